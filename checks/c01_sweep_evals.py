@@ -1,0 +1,114 @@
+"""Check 1: In-PR sweep + evals.
+
+Rule: A passing sweep + evals ran on a commit IN this PR.
+Why: a sign-off vouches for measured code. A green sweep on a commit outside the PR (a dispatch on a
+    side branch, an older base) says nothing about what will merge, and a sweep without evals
+    proves nothing about accuracy.
+Evidence: the check-runs of every commit currently in the PR (checks.yaml), grouped per run. A run
+    passes when at least one benchmark job (`single-node … /`, `multi-node … /`, `agentic /`) and
+    one eval job (`eval /`, `agentic eval /`, `multi-node eval /`) succeeded and every executed job
+    of those lanes succeeded; skipped jobs never count, aggregators such as `collect-evals` are
+    never counted. The run pinned by the reuse command (Check 4) is judged first, then runs on the
+    pinned head, then newer commits. When the head moved after the sign-off, commits after the
+    pinned head are not assessed (the row says so). A FAIL names every run it looked at.
+N/A when: never.
+Unverifiable when: checks.yaml holds no check-runs for the PR's commits.
+Policy: ci (eval_lanes, benchmark_lanes, aggregator_jobs, success_conclusions, not_executed_conclusions, reuse)
+"""
+
+from __future__ import annotations
+
+from verifier import ci
+from verifier.context import CheckContext
+from verifier.results import (
+    CheckResult,
+    CommentEvidence,
+    Finding,
+    MissingEvidence,
+    UrlEvidence,
+    failed,
+    finding,
+    passed,
+    unverifiable,
+)
+
+ID = 1
+NAME = "In-PR sweep + evals"
+MAX_RUNS_LISTED = 6
+
+
+def _short(sha: str) -> str:
+    return sha[:9]
+
+
+def _head_findings(ctx: CheckContext, selection: ci.SweepSelection) -> list[Finding]:
+    pr = ctx.bundle.pr
+    if pr.head_moved:
+        out = [finding("head-moved", UrlEvidence(url=f"{pr.url}/commits/{pr.head_ref_oid}"),
+                       head_sha=_short(pr.head_sha), head_ref_oid=_short(pr.head_ref_oid))]
+        for rj in selection.later[:MAX_RUNS_LISTED]:
+            out.append(finding("run-after-pinned-head", ci.run_evidence(ctx, rj.run_id),
+                               run=rj.run_id, sha=_short(rj.sha)))
+        return out
+    return [finding("head-not-moved", head_sha=_short(pr.head_sha))]
+
+
+def _why_not(ctx: CheckContext, rj: ci.RunJobs) -> Finding:
+    ev = ci.run_evidence(ctx, rj.run_id)
+    bad = rj.not_passed
+    if bad:
+        first = bad[0]
+        return finding("run-jobs-not-passed", ci.run_evidence(ctx, rj.run_id, job=first.name),
+                       run=rj.run_id, sha=_short(rj.sha), not_passed=len(bad), executed=len(rj.executed()),
+                       job=first.name, conclusion=first.conclusion or "still running")
+    if not rj.passed("benchmark"):
+        return finding("run-without-benchmarks", ev, run=rj.run_id, sha=_short(rj.sha))
+    return finding("run-without-evals", ev, run=rj.run_id, sha=_short(rj.sha))
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """PASS when some commit of this PR (up to the pinned head) has a passing sweep with evals."""
+    pr = ctx.bundle.pr
+    selection = ci.sweep_selection(ctx)
+    considered = selection.candidates + selection.later + selection.inconsistent
+    if not considered:
+        outside = [finding("run-outside-pr", ci.run_evidence(ctx, run_id), run=run_id, sha=_short(sha))
+                   for run_id, sha in selection.outside[:MAX_RUNS_LISTED]]
+        if not outside:
+            return unverifiable("no-check-runs", UrlEvidence(url=f"{pr.url}/checks"), missing="checks.yaml")
+        return failed(finding("no-check-runs", UrlEvidence(url=f"{pr.url}/checks"),
+                              MissingEvidence(what="checks.yaml"), missing="checks.yaml"), *outside)
+
+    chosen = selection.run
+    if chosen is not None:
+        findings = [finding(
+            "sweep-passed", ci.run_evidence(ctx, chosen.run_id),
+            run=chosen.run_id, sha=_short(chosen.sha), on_head=chosen.sha == pr.head_sha,
+            pinned=selection.chosen_is_pinned,
+        )]
+        for lane in chosen.lanes():
+            findings.append(finding("lane-passed", lane=lane.lane, passed=lane.passed, total=lane.executed))
+        skipped = len(chosen.skipped)
+        if skipped:
+            findings.append(finding("jobs-skipped", skipped=skipped))
+        pinned = selection.pinned_run_id
+        if pinned is not None and not selection.chosen_is_pinned:
+            command = ci.reuse_command(ctx)
+            ev = [CommentEvidence(id=command.hit.comment.id, url=command.hit.comment.url,
+                                  author=command.hit.comment.author)] if command.hit else []
+            findings.append(finding("pinned-run-not-passing", *ev, ci.run_evidence(ctx, pinned), run=pinned))
+        findings.extend(_head_findings(ctx, selection))
+        return passed(*findings)
+
+    findings = [finding("no-passing-sweep", UrlEvidence(url=f"{pr.url}/checks"),
+                        commits=len(pr.commits), runs=len(selection.candidates))]
+    for rj in selection.candidates[:MAX_RUNS_LISTED]:
+        findings.append(_why_not(ctx, rj))
+    for rj in selection.inconsistent[:MAX_RUNS_LISTED]:
+        run = ctx.bundle.runs[rj.run_id]
+        findings.append(finding("run-head-mismatch", ci.run_evidence(ctx, rj.run_id), run=rj.run_id,
+                                sha=_short(rj.sha), run_sha=_short(run.head_sha)))
+    for run_id, sha in selection.outside[:MAX_RUNS_LISTED]:
+        findings.append(finding("run-outside-pr", ci.run_evidence(ctx, run_id), run=run_id, sha=_short(sha)))
+    findings.extend(_head_findings(ctx, selection))
+    return failed(*findings)

@@ -1,0 +1,326 @@
+"""Check 3: Upstream recipe.
+
+Rule: Every affected vLLM/SGLang production serving configuration is documented upstream (SGLang
+    cookbook or vLLM recipes): the sign-off's additional detail section links the upstream pull
+    request (MERGED, with a merge time) and/or the published page, and the published launch commands
+    cover every production-useful setting of every affected recipe variant and role.
+Why: InferenceX results are only useful to users who can reproduce them with documented upstream
+    commands; an unmerged or incomplete recipe hides the settings that produced the numbers.
+Evidence: links in the sign-off's detail section (allowlisted repositories and hosts only);
+    github.yaml `upstream_prs` (state, merged_at, files) and `pages`; the stored pages' fenced launch
+    commands, parsed with the same SGLang parser as the recipe (`resolve_sglang`); each affected
+    variant's launch argv/env (`verifier.launch`), compared by resolved namespace. Paths differ
+    (cluster mount vs documented path) and are compared by presence; per-point sizing
+    (max-running-requests, CUDA-graph batch sizes) by presence; InferenceX harness-only settings
+    are informational.
+N/A when: no vLLM/SGLang production serving config (policy `upstream.frameworks`) is affected.
+Unverifiable when: a linked PR has no recorded facts, a linked page is not stored, the affected
+    launches cannot be resolved, or a command cannot be parsed for the image's SGLang version.
+Policy: upstream
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.configs import affected_keys, master_entries
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.launch import Launch, launches
+from verifier.results import (
+    CheckResult,
+    CommentEvidence,
+    FileEvidence,
+    Finding,
+    UrlEvidence,
+    failed,
+    finding,
+    not_applicable,
+    passed,
+    unverifiable,
+)
+from verifier.upstream import (
+    Link,
+    PageCommand,
+    classify_dest,
+    classify_env,
+    detail_section,
+    extract_links,
+    flag_namespace,
+    page_text,
+    parse_page,
+)
+
+ID = 3
+NAME = "Upstream recipe"
+MAX_REPORTED = 6
+MAX_LISTED = 8
+
+
+@dataclass
+class _Resolved:
+    """A command line read as a namespace: values by dest, and the dests written on it."""
+
+    namespace: Mapping[str, Any]
+    given: frozenset[str]
+    error: str | None = None
+
+
+@dataclass
+class _Coverage:
+    """How one launch compares with the best page command."""
+
+    launch: Launch
+    command: PageCommand | None
+    missing: list[tuple[str, str, str, str]] = field(default_factory=list)  # (setting, category, want, page)
+    informational: list[tuple[str, str]] = field(default_factory=list)  # (setting, category)
+
+
+def _signoff_evidence(ctx: CheckContext) -> CommentEvidence:
+    s = ctx.bundle.signoff
+    return CommentEvidence(id=s.id, url=s.url, author=s.author)
+
+
+def _resolve(ctx: CheckContext, engine: str, argv: Sequence[str], image: str | None) -> _Resolved:
+    """Resolve a command line (SGLang: the version's real parser spec; vLLM: flag reading)."""
+
+    def compute() -> _Resolved:
+        if engine != "sglang":
+            namespace, given, _ = flag_namespace(argv)
+            return _Resolved(namespace, frozenset(given))
+        from verifier.sglang import SGLangError, resolve_sglang
+
+        try:
+            resolved = resolve_sglang(argv, image=image)
+        except SGLangError as exc:
+            return _Resolved({}, frozenset(), f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
+        return _Resolved(resolved.namespace, resolved.given)
+
+    joined = "\x1f".join(argv)
+    return ctx.memo(f"c03.resolve.{engine}.{image}.{joined}", compute)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a == b:
+        return True
+    if isinstance(a, str | int | float) and isinstance(b, str | int | float) and not isinstance(a, bool):
+        try:
+            return float(str(a)) == float(str(b))
+        except ValueError:
+            return str(a) == str(b)
+    return False
+
+
+def _show(value: Any) -> str:
+    if value is True:
+        return "set"
+    if value is None or value is False:
+        return "unset"
+    if isinstance(value, list | tuple):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def _compare(ctx: CheckContext, launch: Launch, recipe: _Resolved, command: PageCommand, page: _Resolved,
+             exports: Mapping[str, str], policy: Mapping[str, Any]) -> _Coverage:
+    result = _Coverage(launch, command)
+    for dest in sorted(recipe.given):
+        category, mode = classify_dest(dest, policy)
+        want = recipe.namespace.get(dest)
+        if mode == "informational":
+            result.informational.append((dest, category))
+            continue
+        if dest not in page.given:
+            # a restated default is covered by a page that leaves the default in place
+            if mode == "value" and dest in page.namespace and _same(page.namespace.get(dest), want):
+                continue
+            default = page.namespace.get(dest)
+            shown = "unset" if default is None or default is False else f"{_show(default)} (default)"
+            result.missing.append((dest, category, _show(want), shown))
+            continue
+        if mode == "value" and not _same(page.namespace.get(dest), want):
+            result.missing.append((dest, category, _show(want), _show(page.namespace.get(dest))))
+    env = {**exports, **command.env}
+    for name, value in sorted(launch.env.items()):
+        if classify_env(name, policy) == "informational":
+            result.informational.append((name, "harness"))
+            continue
+        if name not in env:
+            result.missing.append((name, "environment", value, "unset"))
+        elif str(env[name]) != str(value):
+            result.missing.append((name, "environment", value, str(env[name])))
+    return result
+
+
+def _link_findings(ctx: CheckContext, links: list[Link], policy: Mapping[str, Any]) -> tuple[
+        list[Finding], list[Finding], CheckResult | None]:
+    """(failures, passes, unverifiable result) for the linked pull requests."""
+    bad: list[Finding] = []
+    good: list[Finding] = []
+    facts = ctx.bundle.github.upstream_prs
+    for link in (x for x in links if x.kind == "pr"):
+        key = link.pr_key or ""
+        fact = facts.get(key)
+        ev = UrlEvidence(url=link.url, text=key)
+        if fact is None:
+            return bad, good, unverifiable("upstream-pr-unrecorded", ev, _signoff_evidence(ctx),
+                                           missing=f"github.yaml upstream_prs {key}", pr=key)
+        if str(fact.state).upper() != "MERGED" or fact.merged_at is None:
+            bad.append(finding("upstream-pr-not-merged", ev, _signoff_evidence(ctx), pr=key,
+                               state=str(fact.state).upper(), merged=fact.merged_at is not None))
+            continue
+        paths = tuple(policy["upstream_repos"][link.repo]["paths"]) if link.repo else ()
+        if paths and fact.files and not any(f.startswith(p) for f in fact.files for p in paths):
+            bad.append(finding("upstream-pr-outside-docs", ev, pr=key, paths=list(paths),
+                               files=list(fact.files[:MAX_REPORTED])))
+            continue
+        if paths and not fact.files:
+            return bad, good, unverifiable("upstream-pr-files-unrecorded", ev, missing=f"files of {key}", pr=key)
+        good.append(finding("upstream-pr-merged", ev, pr=key, date=fact.merged_at.date().isoformat()))
+    return bad, good, None
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """Links merged upstream, published commands cover every affected production variant."""
+    policy = ctx.policy("upstream")
+    try:
+        affected = affected_keys(ctx)
+        head = master_entries(ctx, "head")
+    except InputError as exc:
+        return unverifiable("affected-configs-unreadable", FileEvidence(path=exc.path), missing=exc.path)
+    serving = [k for k in affected.keys if k in head and head[k].framework in policy["frameworks"]]
+    if not serving:
+        frameworks = sorted({str(head[k].framework) for k in affected.keys if k in head})
+        return not_applicable(finding("no-production-serving-config", keys=list(affected.keys),
+                                      frameworks=frameworks))
+
+    section = detail_section(ctx.bundle.signoff.body)
+    if section is None:
+        return failed(finding("detail-section-missing", _signoff_evidence(ctx)))
+    links = extract_links(section, policy)
+    pages = [x for x in links if x.kind == "page"]
+    prs = [x for x in links if x.kind == "pr"]
+    legacy = [x for x in links if x.kind == "legacy"]
+    if not pages and not prs:
+        findings = [finding("no-upstream-link", _signoff_evidence(ctx), keys=serving)]
+        if legacy:
+            findings.append(finding("legacy-link-needs-page", UrlEvidence(url=legacy[0].url), link=legacy[0].url))
+        return failed(*findings)
+
+    bad, good, unknown = _link_findings(ctx, links, policy)
+    if unknown is not None:
+        return unknown
+    if bad:
+        return failed(*bad, *good)
+
+    # published commands
+    commands: list[tuple[Link, str, PageCommand]] = []
+    exports: dict[str, str] = {}
+    if not pages:
+        return unverifiable("published-page-not-linked", *(UrlEvidence(url=p.url) for p in prs),
+                            _signoff_evidence(ctx), missing="published page of " + ", ".join(
+                                p.pr_key or p.url for p in prs), prs=[p.pr_key or p.url for p in prs])
+    for page in pages:
+        rel, text = page_text(ctx.bundle, page.url)
+        if text is None:
+            return unverifiable("page-not-stored", UrlEvidence(url=page.url), missing=rel or f"github.yaml pages {page.url}",
+                                url=page.url)
+        parsed = parse_page(text, policy["launchers"])
+        exports.update(parsed.exports)
+        commands += [(page, rel or page.url, c) for c in parsed.commands]
+
+    try:
+        launch_set = launches(ctx, "head", serving)
+    except InputError as exc:
+        return unverifiable("launches-unresolved", FileEvidence(path=exc.path), missing=exc.path, error=exc.reason)
+    if launch_set.fatal_errors:
+        err = launch_set.fatal_errors[0]
+        return unverifiable("launches-unresolved", FileEvidence(path=err.file, line=err.line),
+                            missing=f"launch of {err.exp_name or err.key}", error=err.message)
+    if not launch_set.launches:
+        return unverifiable("launches-unresolved", missing="launches of " + ", ".join(serving),
+                            error="no point of the affected keys has a launch")
+
+    engines = policy["engines"]
+    gaps: list[_Coverage] = []
+    covered: list[_Coverage] = []
+    informational: set[tuple[str, str]] = set()
+    for launch in launch_set.launches:
+        engine = engines.get(str(launch.point.framework), launch.engine or "")
+        recipe = _resolve(ctx, engine, launch.argv, launch.image)
+        if recipe.error:
+            return unverifiable("recipe-command-unparsable", FileEvidence(path=launch.recipe_path),
+                                missing=f"SGLang parse of {launch.exp_name}", variant=launch.variant_name,
+                                error=recipe.error)
+        candidates = [(link, rel, c) for link, rel, c in commands if c.engine == engine]
+        best: _Coverage | None = None
+        for _link, _rel, command in candidates:
+            page_ns = _resolve(ctx, engine, command.argv, launch.image)
+            if page_ns.error:
+                continue
+            result = _compare(ctx, launch, recipe, command, page_ns, exports, policy)
+            if best is None or len(result.missing) < len(best.missing):
+                best = result
+            if not result.missing:
+                break
+        if best is None:
+            best = _Coverage(launch, None, [("launch command", "command", engine, "none")])
+        informational.update(best.informational)
+        (covered if not best.missing else gaps).append(best)
+
+    page_rel = {c: rel for _link, rel, c in commands}
+    page_url = {c: link.url for link, _rel, c in commands}
+    if gaps:
+        groups: dict[tuple[tuple[str, str, str, str], ...], list[_Coverage]] = {}
+        for gap in gaps:
+            groups.setdefault(tuple(gap.missing), []).append(gap)
+        findings: list[Finding] = []
+        for missing, members in list(groups.items())[:MAX_REPORTED]:
+            settings = [m[0] for m in missing]
+            details = [f"{m[0]} ({m[1]}): recipe {m[2]}, page {m[3]}" for m in missing[:MAX_REPORTED]]
+            evidence: list[Any] = []
+            seen_files: set[str] = set()
+            for gap in members:
+                launch = gap.launch
+                if launch.recipe_path in seen_files:
+                    continue
+                seen_files.add(launch.recipe_path)
+                origin = launch.arg_origin(settings[0]) or launch.env_origin(settings[0])
+                evidence.append(FileEvidence(path=origin[0], line=origin[1]) if origin
+                                else FileEvidence(path=launch.recipe_path))
+            first = members[0]
+            if first.command is not None:
+                evidence.append(FileEvidence(path=page_rel[first.command], line=first.command.line,
+                                             text=first.command.text[:200]))
+                evidence.append(UrlEvidence(url=page_url[first.command]))
+            variants = [f"{g.launch.recipe_path.rsplit('/', 1)[-1]}:{g.launch.variant or 'base'}" for g in members]
+            findings.append(finding(
+                "page-misses-settings", *evidence, keys=sorted({g.launch.key for g in members}),
+                variants=variants[:MAX_LISTED], more=max(0, len(variants) - MAX_LISTED), count=len(members),
+                roles=sorted({g.launch.role for g in members}), settings=settings, details=details,
+                page_line=first.command.line if first.command else 0,
+            ))
+        if len(groups) > MAX_REPORTED:
+            findings.append(finding("more-variants-missing", count=sum(
+                len(m) for m in list(groups.values())[MAX_REPORTED:])))
+        return failed(*findings, *good)
+
+    variants = sorted({(c.launch.recipe_path.rsplit("/", 1)[-1], c.launch.variant or "base") for c in covered})
+    roles = sorted({c.launch.role for c in covered})
+    used = sorted({c.command.line for c in covered if c.command is not None})
+    evidence = [UrlEvidence(url=p.url) for p in pages]
+    result = [
+        *good,
+        finding("page-covers-variants", *evidence, points=len(covered), variants=len(variants),
+                roles=roles, commands=len(used), total_commands=len(commands),
+                pages=[p.url for p in pages], lines=used),
+    ]
+    harness = sorted(name for name, category in informational if category == "harness")
+    other = sorted(name for name, category in informational if category != "harness")
+    if harness:
+        result.append(finding("harness-settings-excluded", settings=harness))
+    if other:
+        result.append(finding("uncategorized-settings-informational", settings=other))
+    return passed(*result)

@@ -1,0 +1,263 @@
+"""Check 8: Architecture hacks.
+
+Rule: Verified that the model architecture isn't changed with benchmark hacks like using
+    --hf-overrides to skip the indexer for every x layers on models that don't natively support
+    this; optimizations that reduce the model architecture's FLOPs are not accepted. Also: new
+    models disable integer all-reduce (SGLang ROCm explicitly sets ROCM_QUICK_REDUCE_QUANTIZATION=NONE;
+    models added before MODELS.md's cutoff are grandfathered), and `publish_events_and_metrics:
+    false` is prohibited in the effective config.
+Why: a benchmark must run the model as designed; config overrides that drop layers, heads or
+    indexer work, and integer-quantized all-reduce on new models, change what is measured.
+Evidence: the file and line of every model-config override (`--json-model-override-args`,
+    `--hf-overrides` / `hf_overrides`), sed/jq edit of a model's config.json, and
+    `publish_events_and_metrics: false`, in the effective launch (recipe, shared block, extra_args)
+    or in the scripts and recipes of affected configs; the worker environment's
+    `*_QUICK_REDUCE_QUANTIZATION` with the MODELS.md row (Date added) of the model.
+N/A when: the PR affects no config and changes no benchmark, recipe or config file.
+Unverifiable when: an affected launch cannot be resolved, or an integer all-reduce setting (or a
+    SGLang ROCm launch) belongs to a model whose Date added MODELS.md does not give.
+Policy: prohibited_settings (architecture: override_args, neutral_override_values,
+    config_edit_patterns, prohibited_values, integer_allreduce), patches (scan_paths, skip_paths)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.launch import Launch, launches
+from verifier.layout import short_path
+from verifier.models_md import models_doc
+from verifier.patches import is_scanned
+from verifier.results import (
+    CheckResult,
+    FileEvidence,
+    Finding,
+    MissingEvidence,
+    failed,
+    finding,
+    not_applicable,
+    passed,
+)
+from verifier.scope import affected_files
+from verifier.yamlio import decode_text
+
+ID = 8
+NAME = "Architecture hacks"
+MAX_LISTED = 6
+
+
+def _norm(name: str) -> str:
+    return name.lstrip("-").replace("_", "-").lower()
+
+
+def _neutral(value: Any, policy: Mapping[str, Any]) -> bool:
+    if value is None or value is False:
+        return True
+    text = str(value).strip().strip("'\"")
+    if text.lower() in {str(v).lower() for v in policy["neutral_override_values"]}:
+        return True
+    try:
+        return json.loads(text) in ({}, None, [])
+    except (ValueError, RecursionError):
+        return False
+
+
+def _walk(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            yield (*path, key), key, value
+            yield from _walk(value, (*path, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _walk(value, (*path, i))
+
+
+def _json_values(value: Any) -> Iterator[tuple[Any, Any]]:
+    """(key, value) pairs inside a JSON-object string (engine configs written as JSON text)."""
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            data = json.loads(value)
+        except (ValueError, RecursionError):
+            return
+        for _, key, inner in _walk(data):
+            yield key, inner
+
+
+def _argv_overrides(launch: Launch, names: set[str]) -> Iterator[tuple[str, str]]:
+    argv = launch.argv
+    for i, token in enumerate(argv):
+        if not token.startswith("--"):
+            continue
+        flag, _, inline = token.partition("=")
+        if _norm(flag) in names:
+            value = inline if inline else (argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("--") else "")
+            yield flag.lstrip("-"), value
+
+
+def _launch_findings(launch: Launch, policy: Mapping[str, Any]) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+    """(message id, file, line, params) for one launch."""
+    out: list[tuple[str, str, int | None, dict[str, Any]]] = []
+    names = {_norm(n) for n in policy["override_args"]}
+    for flag, value in _argv_overrides(launch, names):
+        if not _neutral(value, policy):
+            where = launch.arg_origin(flag) or (launch.recipe_path, None)
+            out.append(("architecture-override", where[0], where[1], {"flag": flag, "value": value}))
+    prohibited = policy["prohibited_values"]
+    for path, key, value in _walk(launch.recipe):
+        candidates = [(key, value), *list(_json_values(value))]
+        for k, v in candidates:
+            if not isinstance(k, str):
+                continue
+            if _norm(k) in names and isinstance(v, Mapping | str) and not _neutral(v if isinstance(v, str) else
+                                                                                   json.dumps(v), policy):
+                if path and path[-1] == k and path[:2] == ("roles", launch.role) and len(path) == 4:
+                    continue  # a role arg: reported from argv above
+                origin = launch.origins.get(path)
+                out.append(("architecture-override", origin.path if origin else launch.recipe_path,
+                            origin.line if origin else None, {"flag": k, "value": json.dumps(v) if not
+                                                              isinstance(v, str) else v}))
+            if k in prohibited and v == prohibited[k] and type(v) is type(prohibited[k]):
+                origin = launch.origins.get(path)
+                out.append(("prohibited-setting", origin.path if origin else launch.recipe_path,
+                            origin.line if origin else None, {"setting": k, "value": json.dumps(v)}))
+    return out
+
+
+def _text_findings(path: str, text: str, policy: Mapping[str, Any]) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+    out: list[tuple[str, str, int | None, dict[str, Any]]] = []
+    names = "|".join(re.escape(n) for n in sorted({*policy["override_args"], *(n.replace("-", "_") for n in
+                                                   policy["override_args"])}, key=len, reverse=True))
+    flag_rx = re.compile(r"(?:--|^|\s|[\"'])(" + names + r")[\"']?\s*(?:=|:|\s)\s*(.+?)\s*$")
+    prohibited = policy["prohibited_values"]
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        for pattern in policy["config_edit_patterns"]:
+            if re.search(pattern, stripped, re.IGNORECASE):
+                out.append(("model-config-edit", path, number, {"text": stripped[:200]}))
+                break
+        match = flag_rx.search(stripped)
+        if match:
+            value = match.group(2).split(" --", 1)[0].strip()
+            if not _neutral(value, policy):
+                out.append(("architecture-override", path, number, {"flag": match.group(1), "value": value[:200]}))
+        for key, bad in prohibited.items():
+            word = json.dumps(bad) if not isinstance(bad, str) else bad
+            if re.search(r"[\"']?" + re.escape(key) + r"[\"']?\s*[:=]\s*[\"']?" + re.escape(str(word)) + r"\b",
+                         stripped, re.IGNORECASE):
+                out.append(("prohibited-setting", path, number, {"setting": key, "value": str(word)}))
+    return out
+
+
+def _model_date(ctx: CheckContext, prefix: str | None) -> tuple[dt.date | None, int | None]:
+    for side in ("base", "head"):
+        doc = models_doc(ctx, side)
+        row = doc.model(prefix or "") if doc is not None else None
+        if row is not None and row.date_added is not None:
+            return row.date_added, row.line
+    return None, None
+
+
+def _allreduce(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any]
+               ) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+    rule = policy["integer_allreduce"]
+    since = dt.date.fromisoformat(rule["since"])
+    settings = {k: v for k, v in launch.env.items() if k.endswith(rule["env_suffix"])}
+    bad = {k: v for k, v in settings.items() if str(v).upper() not in {a.upper() for a in rule["allowed_values"]}}
+    image = (launch.image or "").lower()
+    sku = (launch.point.runner or "").removeprefix("cluster:").split("-", 1)[0].lower()
+    rocm_sglang = (launch.engine == "sglang" and
+                   (any(m in image for m in rule["rocm_image_markers"]) or sku in rule["rocm_skus"]))
+    if not bad and not rocm_sglang:
+        return []
+    date, _ = _model_date(ctx, launch.point.model_prefix)
+    if date is None:
+        return [("allreduce-model-date-unknown", ctx.bundle.path("models_md"), None,
+                 {"prefix": launch.point.model_prefix or "", "missing": f"{launch.point.model_prefix} Date added"})]
+    if date < since:
+        return []
+    out = []
+    for name, value in bad.items():
+        where = launch.env_origin(name) or (launch.recipe_path, None)
+        out.append(("integer-allreduce", where[0], where[1], {"var": name, "value": value,
+                                                              "added": date.isoformat(), "since": rule["since"]}))
+    required = rule["required_env"]
+    if rocm_sglang and str(launch.env.get(required, "")).upper() not in {a.upper() for a in rule["allowed_values"]}:
+        out.append(("rocm-quick-reduce-not-disabled", launch.recipe_path, None,
+                    {"var": required, "added": date.isoformat(), "since": rule["since"]}))
+    return out
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """FAIL on a model-config override, a config.json edit, publish_events_and_metrics: false or
+    integer all-reduce on a new model."""
+    policy = ctx.policy("prohibited_settings")["architecture"]
+    patches = ctx.policy("patches")
+    launch_set = launches(ctx, "head")
+    try:
+        scope = affected_files(ctx)
+        files = [p for p in scope.files if is_scanned(p, patches)]
+    except (InputError, LookupError, ValueError):
+        files = [f.path for f in ctx.bundle.pr.files if f.status != "removed" and is_scanned(f.path, patches)]
+    if not launch_set.keys and not files:
+        return not_applicable(finding("nothing-affected"))
+    hits: dict[tuple[str, str, int | None, str], tuple[str, dict[str, Any], set[str]]] = {}
+    unknown: list[Finding] = []
+
+    def add(item: tuple[str, str, int | None, dict[str, Any]], key: str | None) -> None:
+        mid, path, line, params = item
+        sig = (mid, path, line, str(sorted(params.items())))
+        entry = hits.setdefault(sig, (mid, params, set()))
+        if key:
+            entry[2].add(key)
+
+    allreduce_seen = {"new": set(), "old": set()}
+    for launch in launch_set.launches:
+        for item in _launch_findings(launch, policy):
+            add(item, launch.key)
+        for item in _allreduce(ctx, launch, policy):
+            if item[0] == "allreduce-model-date-unknown":
+                f = finding("allreduce-model-date-unknown", MissingEvidence(what=item[3]["missing"]), key=launch.key,
+                            **item[3])
+                if f not in unknown:
+                    unknown.append(f)
+            else:
+                add(item, launch.key)
+        date, _ = _model_date(ctx, launch.point.model_prefix)
+        if date is not None:
+            since = dt.date.fromisoformat(policy["integer_allreduce"]["since"])
+            allreduce_seen["new" if date >= since else "old"].add(launch.point.model_prefix or "")
+    for path in files:
+        raw = ctx.bundle.head.read(path)
+        if raw is None:
+            continue
+        try:
+            text = decode_text(raw, path)
+        except InputError:
+            continue
+        for item in _text_findings(path, text, policy):
+            if not any(s[1] == item[1] and s[2] == item[2] and s[0] == item[0] for s in hits):
+                add(item, None)
+    for error in launch_set.fatal_errors:
+        unknown.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
+                               MissingEvidence(what=f"the launch of {error.exp_name or error.key}"), key=error.key,
+                               point=error.exp_name or "", error=error.message[:200],
+                               missing=f"the launch of {error.exp_name or error.key}"))
+    if hits:
+        out = []
+        for (mid, path, line, _), (_, params, keys) in list(hits.items())[:MAX_LISTED]:
+            place = short_path(path) + (f":{line}" if line else "")
+            out.append(finding(mid, FileEvidence(path=path, line=line), file=place, configs=sorted(keys), **params))
+        return failed(*out, *unknown)
+    if unknown:
+        return failed(*unknown)
+    return passed(finding("no-architecture-hacks", launches=len(launch_set.launches), files=len(files)),
+                  finding("integer-allreduce-ok", new=sorted(allreduce_seen["new"]), old=sorted(allreduce_seen["old"]),
+                          since=policy["integer_allreduce"]["since"]))

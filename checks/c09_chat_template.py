@@ -1,0 +1,171 @@
+"""Check 9: Chat template.
+
+Rule: Verified that speculative decoding PRs use chat templates to align the AL distribution to
+    the real world.
+Why: draft acceptance depends on the prompt format; raw completions without the model's chat
+    template measure an acceptance no chat deployment sees.
+Evidence: per affected spec-decode point, the benchmark command of its bound recipe (the lane's
+    shared block or the recipe's own `benchmark.command`), the client script it runs and the
+    endpoint that script drives (`/v1/chat/completions`, AIPerf `--endpoint-type chat`); for the
+    fixed-sequence client, the bound `USE_CHAT_TEMPLATE` (true iff the recipe speculates).
+N/A when: no affected config runs a speculative-decoding benchmark.
+Unverifiable when: a spec-decode point cannot be resolved, its client script is missing from the
+    bundle, or the script shows neither a chat nor a raw-completion endpoint.
+Policy: chat_template (chat_clients, use_chat_template_env, fixed_sequence_clients, chat_markers,
+    raw_completion_markers)
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from verifier.configs import points
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.launch import Launch, launches
+from verifier.layout import repo_relative, short_path
+from verifier.results import (
+    CheckResult,
+    FileEvidence,
+    Finding,
+    MissingEvidence,
+    failed,
+    finding,
+    not_applicable,
+    passed,
+)
+from verifier.yamlio import decode_text
+
+ID = 9
+NAME = "Chat template"
+
+
+def _command(launch: Launch) -> str | None:
+    bench = launch.recipe.get("benchmark") if isinstance(launch.recipe.get("benchmark"), Mapping) else {}
+    command = bench.get("command")
+    if isinstance(command, list):
+        return " ".join(str(c) for c in command)
+    return str(command) if command else None
+
+
+def _script(command: str, layout: str) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    for word in reversed(words):
+        if word.endswith((".sh", ".py", ".bash")):
+            path = word.removeprefix("/infmax-workspace/")
+            return repo_relative(path, layout) if not path.startswith("/") else None
+    return None
+
+
+def _markers(text: str, patterns: Any, code_only: bool) -> str | None:
+    for line in text.split("\n"):
+        if code_only and line.lstrip().startswith("#"):
+            continue
+        for pattern in patterns:
+            match = re.search(pattern, line, re.IGNORECASE)
+            if match:
+                return match.group(0)
+    return None
+
+
+def _origin(launch: Launch) -> tuple[str, int | None]:
+    origin = launch.origins.get(("benchmark", "command"))
+    return (origin.path, origin.line) if origin else (launch.recipe_path, None)
+
+
+def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: dict[str, str | None]
+           ) -> tuple[str, Finding]:
+    command = _command(launch)
+    path, line = _origin(launch)
+    if not command:
+        return "unverifiable", finding("benchmark-command-missing", FileEvidence(path=launch.recipe_path),
+                                       MissingEvidence(what="benchmark.command"), key=launch.key,
+                                       point=launch.exp_name, missing="benchmark.command")
+    raw = _markers(command, policy["raw_completion_markers"], code_only=False)
+    if raw:
+        return "fail", finding("raw-completions-command", FileEvidence(path=path, line=line, text=command[:200]),
+                               key=launch.key, point=launch.exp_name, marker=raw, command=command)
+    script = _script(command, ctx.bundle.layout)
+    name = script.rsplit("/", 1)[-1] if script else None
+    if name in policy["fixed_sequence_clients"]:
+        var = policy["use_chat_template_env"]
+        value = str(launch.benchmark_env.get(var, "")).lower()
+        if value != "true":
+            return "fail", finding("chat-template-off", FileEvidence(path=path, line=line), key=launch.key,
+                                   point=launch.exp_name, var=var, value=value or "unset")
+    if script is None:
+        return "unverifiable", finding("client-unknown", FileEvidence(path=path, line=line, text=command[:200]),
+                                       MissingEvidence(what="the benchmark client script"), key=launch.key,
+                                       command=command, missing="the benchmark client script")
+    if script not in cache:
+        raw_bytes = ctx.bundle.head.read(script)
+        try:
+            cache[script] = decode_text(raw_bytes, script) if raw_bytes is not None else None
+        except InputError:
+            cache[script] = None
+    text = cache[script]
+    if text is None:
+        return "unverifiable", finding("client-missing", MissingEvidence(what=short_path(script)), key=launch.key,
+                                       client=short_path(script), missing=short_path(script))
+    raw = _markers(text, policy["raw_completion_markers"], code_only=True)
+    if raw:
+        line_no = next((i for i, ln in enumerate(text.split("\n"), 1) if raw in ln), None)
+        return "fail", finding("raw-completions-client", FileEvidence(path=script, line=line_no), key=launch.key,
+                               client=short_path(script), marker=raw)
+    chat = _markers(text, policy["chat_markers"], code_only=False)
+    if not chat:
+        return "unverifiable", finding("client-endpoint-unknown", FileEvidence(path=script),
+                                       MissingEvidence(what=f"the endpoint {short_path(script)} drives"),
+                                       key=launch.key, client=short_path(script),
+                                       missing=f"the endpoint {short_path(script)} drives")
+    changed = any(f.path == script for f in ctx.bundle.pr.files)
+    return "pass", finding("chat-client", FileEvidence(path=script), key=launch.key, client=short_path(script),
+                           marker=chat, changed=changed,
+                           parser=str(launch.arg("reasoning-parser") or "") or None)
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """FAIL when a spec-decode benchmark drives raw completions without the chat template."""
+    policy = ctx.policy("chat_template")
+    launch_set = launches(ctx, "head")
+    spec = [la for la in launch_set.launches if la.spec is not None and la.spec.speculating]
+    unknown: list[Finding] = []
+    for error in launch_set.fatal_errors:
+        point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
+        if point is not None and point.spec_decoding == "none":
+            continue
+        unknown.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
+                               MissingEvidence(what=f"the launch of {error.exp_name or error.key}"), key=error.key,
+                               point=error.exp_name or "", error=error.message[:200],
+                               missing=f"the launch of {error.exp_name or error.key}"))
+    if not spec and not unknown:
+        return not_applicable(finding("no-spec-decode-benchmark"))
+    fails: list[Finding] = []
+    passes: dict[tuple[str, str], tuple[Finding, int]] = {}
+    cache: dict[str, str | None] = {}
+    for launch in spec:
+        state, item = _judge(ctx, launch, policy, cache)
+        if state == "fail":
+            if item not in fails:
+                fails.append(item)
+        elif state == "unverifiable":
+            if item not in unknown:
+                unknown.append(item)
+        else:
+            key = (launch.key, item.params["client"])
+            prev = passes.get(key)
+            passes[key] = (item, (prev[1] if prev else 0) + 1)
+    if fails:
+        return failed(*fails, *unknown)
+    if unknown:
+        return failed(*unknown)
+    out = []
+    for item, count in passes.values():
+        out.append(item.model_copy(update={"params": {**item.params, "points": count}}))
+    return passed(*out)

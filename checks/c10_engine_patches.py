@@ -1,0 +1,228 @@
+"""Check 10: Engine patches.
+
+Rule: Verified that this PR does not patch the inference engine or serving stack — the pinned image
+    must run as shipped. This covers .patch files / git apply / patch, inline patches embedded in
+    benchmark scripts (e.g. a python3/sed heredoc that rewrites installed engine sources before
+    serving), in-place edits of site-packages, monkey-patching, overwriting container files, and
+    installing forked/rebuilt engine wheels on top of the pinned image. The only exception is a patch
+    covered by a filled-out waiver at docs/waiver/<PR_NUMBER>.md, filed in that same PR, which the
+    sign-off links.
+Why: a benchmark of a patched engine measures something no customer can run; results must come
+    from the pinned upstream image as shipped.
+Evidence: every patch signature with its file and line (changed files of the PR, and the recipes,
+    shared blocks, setup scripts and benchmark scripts of every affected config), the recipe line
+    of a setup script (github.yaml upstream_files facts included: a setup script with no waiver is a
+    patch whatever it contains), and the waiver file and sign-off link that cover it.
+N/A when: never (a PR that touches no benchmark file PASSes with nothing to scan).
+Unverifiable when: a recipe or script an affected config runs is missing from the bundle, or the
+    affected configs cannot be resolved.
+Policy: patches (scan_paths, skip_paths, patch_file_suffixes, signatures, engine_locators,
+    write_markers, engine_path_markers, setup_keys, harness_packages, waiver_requirements,
+    waiver_not_in_force)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from verifier import patches as P
+from verifier.configs.yaml11 import parse_yaml11
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.layout import short_path
+from verifier.results import (
+    CheckResult,
+    CommentEvidence,
+    FileEvidence,
+    Finding,
+    MissingEvidence,
+    failed,
+    finding,
+    passed,
+    unverifiable,
+)
+from verifier.scope import affected_files
+from verifier.yamlio import decode_text
+
+ID = 10
+NAME = "Engine patches"
+MAX_LISTED = 6
+
+
+@dataclass(frozen=True)
+class _Waiver:
+    path: str
+    side: str
+    text: str
+    added_in_pr: bool
+    problems: tuple[str, ...]
+    linked: bool
+
+
+def _read(ctx: CheckContext, side: str, path: str) -> str | None:
+    tree = ctx.bundle.head if side == "head" else ctx.bundle.base
+    raw = tree.read(path)
+    if raw is None:
+        return None
+    try:
+        return decode_text(raw, path)
+    except InputError:
+        return None
+
+
+def _waiver_problems(text: str, policy: Mapping[str, Any]) -> tuple[str, ...]:
+    low = text.lower()
+    problems = [name for name, rx in policy["waiver_requirements"].items() if not re.search(rx, text, re.I)]
+    problems += [f"marked '{m}'" for m in policy["waiver_not_in_force"] if m.lower() in low]
+    return tuple(problems)
+
+
+def _signoff_links(ctx: CheckContext, path: str) -> bool:
+    body = ctx.bundle.signoff.body
+    rel = short_path(path)
+    name = rel.rsplit("/", 1)[-1]
+    pattern = re.compile(r"waiver/" + re.escape(name) + r"\b")
+    return bool(pattern.search(body))
+
+
+def _waivers(ctx: CheckContext) -> list[_Waiver]:
+    """Waivers on the base branch and waivers this PR adds, with their state."""
+    policy = ctx.policy("patches")
+    directory = ctx.bundle.path("waiver_dir")
+    added = {f.path for f in ctx.bundle.pr.files if f.status in ("added", "copied", "renamed")}
+    out: list[_Waiver] = []
+    for side, tree in (("base", ctx.bundle.base), ("head", ctx.bundle.head)):
+        for path in tree.paths(directory):
+            if not path.endswith(".md") or path.endswith("_zh.md"):
+                continue
+            if side == "head" and ctx.bundle.base.has(path):
+                continue
+            text = _read(ctx, side, path) or ""
+            out.append(_Waiver(path, side, text, side == "head" and path in added,
+                               _waiver_problems(text, policy), _signoff_links(ctx, path)))
+    return out
+
+
+def _covers(waiver: _Waiver, hit: P.PatchHit, subject: str) -> bool:
+    text = waiver.text
+    return subject in text or hit.basename in text
+
+
+def _subject(hit: P.PatchHit) -> str:
+    """What a waiver has to name: the setup script for a setup key, else the file that patches."""
+    if hit.signature in ("setup-script", "upstream-setup-script"):
+        value = hit.text.split(":", 1)[-1].strip()
+        return value.rsplit("/", 1)[-1] or hit.basename
+    return hit.basename
+
+
+def _scan(ctx: CheckContext, path: str, side: str, policy: Mapping[str, Any]) -> list[P.PatchHit]:
+    text = _read(ctx, side, path)
+    if text is None:
+        return []
+    hits = P.scan_text(path, text, policy, side)
+    if path.endswith((".yaml", ".yml")):
+        try:
+            doc = parse_yaml11(text, path)
+        except InputError:
+            return hits
+        seen = {h.line for h in hits}
+        hits += [h for h in P.setup_script_hits(path, doc.data, doc.lines, policy, side) if h.line not in seen]
+    return hits
+
+
+def _upstream_hits(ctx: CheckContext, scanned: set[str]) -> list[P.PatchHit]:
+    """Setup scripts the launcher fetches from another repository (github.yaml upstream_files)."""
+    hits = []
+    for source in ctx.bundle.github.upstream_files:
+        used_by = source.used_by
+        users = [used_by] if isinstance(used_by, str) else list(used_by or ())
+        relevant = [u for u in users if any(short_path(s).endswith(short_path(u)) or
+                                            short_path(u).endswith(short_path(s)) for s in scanned)]
+        if users and not relevant:
+            continue
+        for item in source.files:
+            where = relevant[0] if relevant else f"{source.repo}/{item.path}"
+            hits.append(P.PatchHit(where, None, f"setup_script: {item.path} ({source.repo})",
+                                   "upstream-setup-script"))
+    return hits
+
+
+def _hit_params(hit: P.PatchHit) -> dict[str, Any]:
+    return {"file": short_path(hit.path) + (f":{hit.line}" if hit.line else ""),
+            "signature": hit.signature, "text": hit.text}
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """FAIL on any engine patch not covered by a filled-out, linked waiver filed in its PR."""
+    policy = ctx.policy("patches")
+    try:
+        scope = affected_files(ctx)
+    except (InputError, LookupError, ValueError) as exc:
+        return unverifiable("patch-scope-unresolved", missing="affected configs", error=str(exc)[:200])
+    missing = [p for p in scope.required if not ctx.bundle.head.has(p)]
+    targets = sorted({p for p in scope.files if P.is_scanned(p, policy) and ctx.bundle.head.has(p)})
+    hits: list[P.PatchHit] = []
+    for path in targets:
+        hits += _scan(ctx, path, "head", policy)
+    hits += _upstream_hits(ctx, set(targets))
+    if missing and not hits:
+        first = missing[0]
+        return unverifiable("patch-file-missing", MissingEvidence(what=short_path(first)),
+                            missing=short_path(first), files=[short_path(p) for p in missing[:MAX_LISTED]])
+
+    waivers = _waivers(ctx)
+    pr_waiver = next((w for w in waivers if w.path.endswith(f"/{ctx.bundle.pr.number}.md")
+                      or w.path == f"{ctx.bundle.pr.number}.md"), None)
+    uncovered: list[Finding] = []
+    covered: list[Finding] = []
+    for hit in hits:
+        base_text = _read(ctx, "base", hit.path) if hit.signature != "upstream-setup-script" else None
+        preexisting = base_text is not None and hit.text in base_text
+        subject = _subject(hit)
+        candidates = [w for w in waivers if _covers(w, hit, subject)]
+        if not preexisting:
+            candidates = [w for w in candidates if w is pr_waiver]
+        good = [w for w in candidates if (w.added_in_pr or preexisting) and not w.problems and w.linked]
+        ev = FileEvidence(path=hit.path, line=hit.line, text=hit.text[:200]) \
+            if hit.signature != "upstream-setup-script" or hit.path.count("/") > 1 else MissingEvidence(what=hit.text)
+        if good:
+            w = good[0]
+            covered.append(finding("patch-waived", ev, FileEvidence(path=w.path, side=w.side, line=1),
+                                   CommentEvidence(id=ctx.bundle.signoff.id, url=ctx.bundle.signoff.url,
+                                                   author=ctx.bundle.signoff.author),
+                                   waiver=short_path(w.path), **_hit_params(hit)))
+            continue
+        reason = "no-waiver"
+        detail: list[str] = []
+        waiver_path = ""
+        if candidates:
+            w = candidates[0]
+            waiver_path = short_path(w.path)
+            if w.problems:
+                reason, detail = "waiver-incomplete", list(w.problems)
+            elif not w.linked:
+                reason = "waiver-not-linked"
+            else:
+                reason = "waiver-not-filed-in-pr"
+        elif pr_waiver is not None:
+            reason, waiver_path = "waiver-does-not-cover", short_path(pr_waiver.path)
+        extra = [FileEvidence(path=candidates[0].path, side=candidates[0].side, line=1)] if candidates else []
+        uncovered.append(finding(f"engine-patch-{reason}", ev, *extra, waiver=waiver_path,
+                                 problems=detail, preexisting=preexisting, **_hit_params(hit)))
+    if uncovered:
+        shown = uncovered[:MAX_LISTED]
+        more = len(uncovered) - len(shown)
+        tail = [finding("more-patches", count=more)] if more else []
+        return failed(*shown, *tail, *covered[:2])
+    if missing:
+        first = missing[0]
+        return unverifiable("patch-file-missing", MissingEvidence(what=short_path(first)),
+                            missing=short_path(first), files=[short_path(p) for p in missing[:MAX_LISTED]])
+    if covered:
+        return passed(*covered[:MAX_LISTED])
+    return passed(finding("no-engine-patches", files=len(targets), launch=scope.launch_line or "",
+                          recipes=[short_path(p) for p in scope.recipes[:MAX_LISTED]]))

@@ -1,0 +1,194 @@
+"""Check 11: Golden AL.
+
+Rule: For agentic workloads: verified that speculative-decoding configs (EAGLE / MTP / draft models)
+    run with simulated synthetic acceptance, with the acceptance-length value taken from the
+    committed golden AL curve in infx/golden_al_distribution/ for that model, thinking mode, and
+    draft length. A submission may choose any supported draft length, but it may not substitute a
+    different acceptance target.
+Why: acceptance length drives spec-decode throughput; one committed golden value per (model,
+    thinking mode, draft length) keeps every engine's results comparable.
+Evidence: per affected agentic spec-decode point, the spec parameters (method, draft length / DSpark
+    block size) and the golden cell (curve file and line) the connector injects, the simulated
+    acceptance variables in the measured run's server.log, and the file and line of any
+    acceptance length hard-coded in a recipe or script; synthetic-acceptance knobs on non-agentic
+    configs.
+N/A when: no affected config runs an agentic spec-decode point and no non-agentic config sets
+    synthetic-acceptance knobs.
+Unverifiable when: an agentic spec-decode point cannot be resolved from its recipe (other than a
+    missing golden cell, which FAILs).
+Policy: prohibited_settings (simulated_acceptance: env, side_env, args, json_keys, offsets,
+    default_thinking_mode, tolerance)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from verifier.configs import points
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.launch import Launch, launches
+from verifier.layout import short_path
+from verifier.patches import is_scanned
+from verifier.recipes.golden import format_al
+from verifier.results import (
+    CheckResult,
+    FileEvidence,
+    Finding,
+    MissingEvidence,
+    failed,
+    finding,
+    not_applicable,
+    passed,
+)
+from verifier.runlogs import point_logs
+from verifier.scope import affected_files
+from verifier.yamlio import decode_text
+
+ID = 11
+NAME = "Golden AL"
+GOLDEN_MISSING = "missing golden AL"
+
+
+def _knobs(policy: Mapping[str, Any]) -> list[str]:
+    return [*policy["env"], *policy["args"], *policy["json_keys"]]
+
+
+def _knob_rx(policy: Mapping[str, Any]) -> re.Pattern[str]:
+    names = "|".join(re.escape(n) for n in sorted(_knobs(policy), key=len, reverse=True))
+    return re.compile(r"""["']?\b(?P<name>""" + names + r""")\b["']?\s*[=:]\s*["']?(?P<value>-?[0-9]+(?:\.[0-9]+)?)""")
+
+
+def _al_of(name: str, value: float, policy: Mapping[str, Any]) -> float:
+    return value - float(policy["offsets"].get(name, 0))
+
+
+def _launch_knobs(launch: Launch, policy: Mapping[str, Any]) -> dict[str, str]:
+    """Synthetic-acceptance knobs a launch sets (env and args)."""
+    found = {n: launch.env[n] for n in (*policy["env"], *policy["side_env"]) if n in launch.env}
+    for name in policy["args"]:
+        value = launch.arg(name)
+        if value is not None:
+            found[name] = str(value)
+    text = " ".join(launch.argv)
+    for key in policy["json_keys"]:
+        match = re.search(r'"' + re.escape(key) + r'"\s*:\s*([0-9.]+)', text)
+        if match:
+            found[key] = match.group(1)
+    return found
+
+
+def _hardcoded(ctx: CheckContext, policy: Mapping[str, Any], files: list[str]) -> list[tuple[str, int, str, float]]:
+    """(path, line, knob, AL it pins) for acceptance lengths written in recipes and scripts."""
+    rx = _knob_rx(policy)
+    out = []
+    for path in files:
+        raw = ctx.bundle.head.read(path)
+        if raw is None:
+            continue
+        try:
+            text = decode_text(raw, path)
+        except InputError:
+            continue
+        for number, line in enumerate(text.split("\n"), 1):
+            if line.lstrip().startswith("#"):
+                continue
+            for match in rx.finditer(line):
+                out.append((path, number, match.group("name"), _al_of(match.group("name"), float(match.group("value")),
+                                                                      policy)))
+    return out
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """FAIL when an agentic spec-decode point's acceptance target is not its golden AL."""
+    policy = ctx.policy("prohibited_settings")["simulated_acceptance"]
+    tol = float(policy["tolerance"])
+    launch_set = launches(ctx, "head")
+    agentic = [la for la in launch_set.launches if la.point.is_agentic and la.spec is not None and la.spec.speculating]
+    fails: list[Finding] = []
+    unknown: list[Finding] = []
+    for error in launch_set.fatal_errors:
+        point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
+        if point is not None and (not point.is_agentic or point.spec_decoding == "none"):
+            continue
+        if error.message.startswith(GOLDEN_MISSING):
+            fails.append(finding("golden-cell-missing", FileEvidence(path=error.file, line=error.line),
+                                 key=error.key, point=error.exp_name or "", detail=error.message[:240]))
+        else:
+            unknown.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
+                                   MissingEvidence(what=f"the launch of {error.exp_name or error.key}"),
+                                   key=error.key, point=error.exp_name or "", error=error.message[:200],
+                                   missing=f"the launch of {error.exp_name or error.key}"))
+    # synthetic-acceptance knobs on configs that are not agentic spec-decode points
+    for la in launch_set.launches:
+        if la.point.is_agentic:
+            continue
+        knobs = _launch_knobs(la, policy)
+        if knobs:
+            name = next(iter(knobs))
+            where = la.env_origin(name) or la.arg_origin(name) or (la.recipe_path, None)
+            fails.append(finding("knobs-on-non-agentic", FileEvidence(path=where[0], line=where[1]), key=la.key,
+                                 point=la.exp_name, knob=name, value=knobs[name]))
+    if not agentic and not fails and not unknown:
+        return not_applicable(finding("no-agentic-spec-decode"))
+
+    logs = point_logs(ctx)
+    golden_by_recipe: dict[str, set[float]] = {}
+    groups: dict[tuple[str, str, int | None, str, float | None], dict[str, Any]] = {}
+    for la in agentic:
+        syn = la.synthetic
+        golden = syn.golden if syn is not None else None
+        if golden is None or not golden.ok or golden.value is None:
+            fails.append(finding("golden-cell-missing", FileEvidence(path=la.recipe_path), key=la.key,
+                                 point=la.exp_name, detail=(golden.missing if golden else "no golden lookup") or ""))
+            continue
+        golden_by_recipe.setdefault(la.recipe_path, set()).add(golden.value)
+        gkey = (la.key, golden.method, golden.draft_length, golden.thinking_mode, golden.value)
+        group = groups.setdefault(gkey, {"golden": golden, "points": [], "logged": {}, "runs": set(), "launch": la})
+        group["points"].append(la.exp_name)
+        log = logs.get(la.exp_name)
+        if log is None:
+            continue
+        env = log.log.env
+        for name in policy["env"]:
+            if name not in env:
+                continue
+            try:
+                logged = _al_of(name, float(env[name]), policy)
+            except ValueError:
+                logged = float("nan")
+            group["runs"].add(log.run_id)
+            group["logged"][name] = env[name]
+            if not abs(logged - golden.value) <= tol:
+                fails.append(finding("logged-al-differs", log.evidence(ctx), key=la.key, point=la.exp_name,
+                                     knob=name, value=env[name], golden=golden.text, run=log.run_id,
+                                     curve=short_path(golden.file or ""), mode=golden.thinking_mode,
+                                     length=golden.draft_length or 0))
+        side = {n: env[n] for n in policy["side_env"] if n in env}
+        group["logged"].update(side)
+
+    try:
+        scope_files = [p for p in affected_files(ctx).files if is_scanned(p, ctx.policy("patches"))]
+    except (InputError, LookupError, ValueError):
+        scope_files = sorted(golden_by_recipe)
+    for path, line, knob, al in _hardcoded(ctx, policy, sorted(set(scope_files) | set(golden_by_recipe))):
+        goldens = golden_by_recipe.get(path) or {v for s in golden_by_recipe.values() for v in s}
+        if goldens and all(abs(al - g) > tol for g in goldens):
+            fails.append(finding("hardcoded-al-differs", FileEvidence(path=path, line=line), knob=knob,
+                                 file=f"{short_path(path)}:{line}", value=format_al(al),
+                                 golden=sorted(format_al(g) for g in goldens)))
+    if fails:
+        return failed(*fails, *unknown)
+    if unknown:
+        return failed(*unknown)
+    out = []
+    for (key, method, length, mode, _), group in groups.items():
+        golden = group["golden"]
+        ev = [FileEvidence(path=golden.file, line=golden.line, text=f"{length}: {golden.text}")]
+        logged = group["logged"]
+        out.append(finding("golden-al-matches", *ev, key=key, method=method, length=length or 0, mode=mode,
+                           golden=golden.text, curve=short_path(golden.file or ""), points=len(group["points"]),
+                           logged=[f"{k}={v}" for k, v in logged.items()], runs=sorted(group["runs"])))
+    return passed(*out)

@@ -1,0 +1,404 @@
+"""Check 13: Draft precision.
+
+Rule: Verified that every draft model and draft head is served as it ships: the draft that ships
+    with the served checkpoint, at its stored precision, through the pinned upstream image's
+    default handling. No submission-side quantization, dtype override, checkpoint substitution, or
+    patch may lower draft precision below that default, regardless of eval results or AL.
+    SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE is not enabled in the effective recipe, including inherited
+    settings; enabling it is prohibited going forward.
+Why: the draft's precision sets the acceptance a real deployment gets; a draft cut below how it
+    ships (a draft-only FP8 KV cache, a quantized draft, a cast NextN MoE) buys throughput no
+    customer running the shipped checkpoint would see. A sign-off note (e.g. "confirmed offline")
+    is not an exception, and waivers do not cover draft precision.
+Evidence: for every affected spec-decode launch, resolved with the pinned image's SGLang parser
+    (aliases, `=` forms, prefix abbreviations, restated defaults): the recipe file and line of each
+    offending flag or variable, the target's effective KV dtype and where it comes from
+    (`--kv-cache-dtype`, a model hook, the checkpoint's KV quantization or its torch_dtype), the
+    draft checkpoint's stored precision (checkpoints/<repo>/.../config.json), and the measured
+    run's server.log (environment, launch command, server_args, `KV Cache is allocated` and
+    `Load weight end` lines).
+N/A when: no affected config runs a speculative-decoding benchmark.
+Unverifiable when: the checkpoint metadata of the target or draft is missing, a launch cannot be
+    resolved from its recipe, the image's SGLang version is unknown, SGLang would reject the
+    command line, or the target's effective KV dtype cannot be established.
+Policy: prohibited_settings (draft_precision: prohibited_env, off_values, draft_quantization_args,
+    draft_config_keys, draft_kv_dest, target_kv_dest, draft_quantization_dest,
+    target_quantization_dest, online_quantization_methods, neutral_values, non_exception_phrases,
+    atom_online_quant_args, atom_draft_layer_markers), patches (scan_paths, skip_paths)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.configs import affected_keys, points
+from verifier.context import CheckContext
+from verifier.draft_precision import (
+    Checkpoint,
+    DraftIssue,
+    below,
+    draft_repo_path,
+    env_issues,
+    env_text_issues,
+    load_checkpoint,
+    raw_args_issues,
+    sglang_issues,
+    short_dtype,
+)
+from verifier.errors import InputError
+from verifier.launch import Launch, launches
+from verifier.layout import short_path
+from verifier.patches import is_scanned
+from verifier.results import (
+    CheckResult,
+    CommentEvidence,
+    FileEvidence,
+    Finding,
+    MissingEvidence,
+    RunEvidence,
+    failed,
+    finding,
+    not_applicable,
+    passed,
+)
+from verifier.runlogs import PointLog, point_logs
+from verifier.scope import affected_files
+from verifier.sglang import SGLangArgError, UnknownSGLangVersion, effective_kv_dtypes, resolve_sglang
+from verifier.yamlio import decode_text
+
+ID = 13
+NAME = "Draft precision"
+MAX_FILES = 6
+
+_STATIC = {"draft-kv-below-target": "the draft KV cache", "draft-quantization": "the draft weights",
+           "target-quantization-reaches-draft": "the draft weights", "draft-config-quantization": "the draft",
+           "prohibited-env": "the draft", "atom-quantization-reaches-draft": "the draft layers"}
+
+
+@dataclass
+class _Group:
+    """One issue (kind, flag, value) across launches: where it is written and which points run it."""
+
+    issue: DraftIssue
+    keys: dict[str, None] = field(default_factory=dict)
+    places: dict[tuple[str, int | None], None] = field(default_factory=dict)
+    points: dict[str, None] = field(default_factory=dict)
+    targets: dict[str, None] = field(default_factory=dict)
+    sources: dict[str, None] = field(default_factory=dict)
+    runs: dict[tuple[int, str], None] = field(default_factory=dict)
+
+
+@dataclass
+class _State:
+    groups: dict[tuple[str, str, str], _Group] = field(default_factory=dict)
+    unverifiable: list[Finding] = field(default_factory=list)
+    shipped: dict[str, tuple[str, str, str | None]] = field(default_factory=dict)  # key -> (draft, stored, target kv)
+    checkpoint_evidence: dict[str, FileEvidence] = field(default_factory=dict)
+    logs_seen: dict[int, int] = field(default_factory=dict)
+    log_pools: dict[str, str] = field(default_factory=dict)
+    log_draft_quant: dict[str, str] = field(default_factory=dict)
+    target_ckpt: dict[str, str] = field(default_factory=dict)
+    rejected: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
+    draft_method: dict[str, str | None] = field(default_factory=dict)
+    spec_points: int = 0
+
+
+def _place(path: str | None, line: int | None) -> str:
+    if not path:
+        return ""
+    return short_path(path) + (f":{line}" if line else "")
+
+
+def _add(state: _State, issue: DraftIssue, launch: Launch | None, source: str = "",
+         run: tuple[int, str] | None = None) -> None:
+    name = issue.name.lstrip("-")
+    gkey = (issue.kind, name if issue.kind == "prohibited-env" else name.split("=")[0], issue.value)
+    group = state.groups.setdefault(gkey, _Group(issue))
+    if launch is not None:
+        group.keys[launch.key] = None
+        group.points[launch.exp_name] = None
+    if issue.path:
+        group.places[(issue.path, issue.line)] = None
+    if issue.target:
+        group.targets[issue.target] = None
+    if source:
+        group.sources[source] = None
+    if run is not None:
+        group.runs[run] = None
+
+
+def _origin_of(launch: Launch) -> Any:
+    def origin(flag: str) -> tuple[str | None, int | None]:
+        name = flag.lstrip("-").split("=", 1)[0]
+        found = launch.arg_origin(name)
+        if found is None:
+            for written, o in launch.arg_origins.items():
+                if written.split("=", 1)[0] in (name, name.replace("_", "-")):
+                    found = (o.path, o.line)
+                    break
+        return found if found is not None else (launch.recipe_path, None)
+
+    return origin
+
+
+def _env_origin(launch: Launch) -> Any:
+    def origin(name: str) -> tuple[str | None, int | None]:
+        found = launch.env_origin(name)
+        return found if found is not None else (launch.recipe_path, None)
+
+    return origin
+
+
+def _target_source(kv: Any) -> str:
+    step = next((s for s in reversed(kv.reasons) if s.side == "target" and s.rule != "default-auto"), None)
+    return step.rule if step is not None else "unknown"
+
+
+def _checkpoints(ctx: CheckContext, launch: Launch, draft_path: str | None, state: _State
+                 ) -> tuple[Checkpoint | None, Checkpoint | None]:
+    model = launch.point.model or ""
+    files = ctx.bundle.checkpoints
+    target = load_checkpoint(files, model) if model else None
+    method = launch.spec.method if launch.spec else None
+    repo = draft_repo_path(model, launch.model_path, draft_path, method, target)
+    draft = load_checkpoint(files, repo) if repo else None
+    for ckpt, what in ((target, model), (draft, repo)):
+        if ckpt is None:
+            missing = f"checkpoints/{what}/config.json"
+            state.unverifiable.append(finding("checkpoint-missing", MissingEvidence(what=missing), key=launch.key,
+                                              missing=missing))
+            return None, None
+    return target, draft
+
+
+def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], state: _State) -> None:
+    try:
+        resolved = resolve_sglang(launch.argv, image=launch.image)
+    except UnknownSGLangVersion:
+        state.unverifiable.append(finding("image-version-unknown", FileEvidence(path=launch.point.file,
+                                          line=launch.point.line), MissingEvidence(what=f"SGLang version of {launch.image}"),
+                                          key=launch.key, image=launch.image or "", missing="SGLang version"))
+        return
+    except SGLangArgError as exc:
+        state.rejected.setdefault((launch.key, launch.recipe_path, str(exc)[:200]), []).append(launch.variant or "base")
+        return
+    draft_path = resolved.value("speculative_draft_model_path")
+    target, draft = _checkpoints(ctx, launch, draft_path, state)
+    if target is None or draft is None:
+        return
+    kv = effective_kv_dtypes(resolved, target.config, draft.config if draft is not target else None, resolved.version)
+    if kv.target is None:
+        state.unverifiable.append(finding("target-kv-unknown", FileEvidence(path=target.path),
+                                          MissingEvidence(what="the target's effective KV dtype"), key=launch.key,
+                                          detail="; ".join(kv.uncertain) or "unresolved",
+                                          missing="the target's effective KV dtype"))
+        return
+    source = _target_source(kv)
+    state.target_ckpt.setdefault(launch.key, target.path)
+    issues = sglang_issues(resolved, _origin_of(launch), policy, target_kv=kv.target, target_setting=kv.target_setting,
+                           draft_quant_method=draft.quant_method,
+                           draft_stored_unquantized=draft.quant_method is None and draft is not target)
+    for issue in issues:
+        _add(state, issue, launch, source)
+    state.draft_method.setdefault(launch.key, draft.quant_method)
+    state.checkpoint_evidence.setdefault(launch.key, FileEvidence(path=draft.path, line=None,
+                                                                  text=f"stored {draft.stored}"))
+    draft_kv = kv.draft if not resolved.is_given(policy["draft_kv_dest"]) else resolved.value(policy["draft_kv_dest"])
+    state.shipped.setdefault(launch.key, (draft.path.removeprefix("checkpoints/").removesuffix("/config.json"),
+                                          draft.stored, short_dtype(kv.target)))
+    if draft_kv:
+        state.log_pools.setdefault(launch.key, short_dtype(draft_kv))
+
+
+def _judge_other(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], state: _State) -> None:
+    draft_model = launch.spec.draft_model if launch.spec else None
+    target, draft = _checkpoints(ctx, launch, draft_model, state)
+    if target is None or draft is None:
+        return
+    for issue in raw_args_issues(launch.engine or "", launch.args, _origin_of(launch), policy,
+                                 draft_quant_method=draft.quant_method):
+        _add(state, issue, launch)
+    state.shipped.setdefault(launch.key, (draft.path.removeprefix("checkpoints/").removesuffix("/config.json"),
+                                          draft.stored, None))
+
+
+def _judge_log(ctx: CheckContext, launch: Launch, log: PointLog, policy: Mapping[str, Any], state: _State) -> None:
+    run = (log.run_id, log.artifact)
+    state.logs_seen[log.run_id] = state.logs_seen.get(log.run_id, 0) + 1
+    sl = log.log
+
+    def env_origin(name: str) -> tuple[str | None, int | None]:
+        return f"{log.artifact}/{log.file}", sl.env_lines.get(name)
+
+    for issue in env_issues(sl.env, env_origin, policy):
+        _add(state, DraftIssue(issue.kind, issue.name, issue.value, None, None, detail=issue.detail), launch,
+             run=run)
+        state.groups[(issue.kind, issue.name, issue.value)].runs[run] = None
+    target_pool, draft_pool = sl.target_kv, sl.draft_kv
+    if target_pool is not None and draft_pool is not None and below(draft_pool.dtype, target_pool.dtype):
+        found = [g for g in state.groups.values() if g.issue.kind == "draft-kv-below-target" and launch.key in g.keys]
+        for group in found:
+            group.runs[run] = None
+        if not found:
+            issue = DraftIssue("draft-kv-below-target", "KV Cache is allocated", short_dtype(draft_pool.dtype), None,
+                               None, target=short_dtype(target_pool.dtype), target_setting="server.log")
+            _add(state, issue, launch, "server.log", run)
+        state.log_pools[launch.key] = f"{short_dtype(draft_pool.dtype)}/{short_dtype(target_pool.dtype)}"
+    elif target_pool is not None and draft_pool is not None:
+        state.log_pools[launch.key] = f"{short_dtype(draft_pool.dtype)}/{short_dtype(target_pool.dtype)}"
+    args = sl.server_args or {}
+    quant = args.get(policy["draft_quantization_dest"])
+    restated = quant is not None and str(quant).lower() == str(state.draft_method.get(launch.key)).lower()
+    if quant not in (None, "", "None") and not restated and \
+            str(quant).lower() not in {v.lower() for v in policy["neutral_values"]}:
+        found = [g for g in state.groups.values() if g.issue.kind == "draft-quantization" and launch.key in g.keys]
+        for group in found:
+            group.runs[run] = None
+        if not found:
+            _add(state, DraftIssue("draft-quantization", "server_args." + policy["draft_quantization_dest"],
+                                   str(quant)), launch, run=run)
+    load = sl.draft_load
+    if load is not None and load.quant:
+        state.log_draft_quant.setdefault(launch.key, load.quant)
+
+
+def _scan_texts(ctx: CheckContext, state: _State) -> None:
+    """Prohibited variables enabled in scripts and recipes the affected configs run."""
+    try:
+        scope = affected_files(ctx)
+    except (InputError, LookupError, ValueError):
+        return
+    patches_policy = ctx.policy("patches")
+    policy = ctx.policy("prohibited_settings")["draft_precision"]
+    for path in scope.files:
+        if not is_scanned(path, patches_policy):
+            continue
+        raw = ctx.bundle.head.read(path)
+        if raw is None:
+            continue
+        try:
+            text = decode_text(raw, path)
+        except InputError:
+            continue
+        for issue in env_text_issues(path, text, policy):
+            known = any(g.issue.kind == "prohibited-env" and g.issue.name == issue.name and
+                        any(p == issue.path for p, _ in g.places) for g in state.groups.values())
+            if not known:
+                _add(state, issue, None)
+
+
+def _exception_claims(ctx: CheckContext, policy: Mapping[str, Any]) -> list[str]:
+    body = ctx.bundle.signoff.body.lower()
+    return [p for p in policy["non_exception_phrases"] if p.lower() in body]
+
+
+def _issue_finding(ctx: CheckContext, group: _Group, state: _State) -> Finding:
+    issue = group.issue
+    places = [p for p in group.places if p[0]]
+    evidence: list[Any] = [FileEvidence(path=path, line=line) for path, line in places[:MAX_FILES]]
+    evidence += [ctx_run_evidence(ctx, rid, art) for rid, art in list(group.runs)[:2]]
+    files = [_place(path, line) for path, line in places[:MAX_FILES]]
+    params: dict[str, Any] = {
+        "configs": list(group.keys), "flag": issue.name, "value": issue.value, "files": files,
+        "points": len(group.points), "runs": sorted({rid for rid, _ in group.runs}),
+    }
+    if issue.kind in ("draft-quantization", "target-quantization-reaches-draft"):
+        stored = {state.shipped[k][1] for k in group.keys if k in state.shipped}
+        params["stored"] = ", ".join(sorted(stored)) or None
+    if issue.kind == "draft-kv-below-target":
+        ckpts = list(dict.fromkeys(state.target_ckpt[k] for k in group.keys if k in state.target_ckpt))
+        evidence += [FileEvidence(path=c) for c in ckpts[:2]]
+        params.update(target=", ".join(group.targets) or (issue.target or ""), target_setting=issue.target_setting
+                      or "auto", sources=list(group.sources), checkpoints=ckpts[:2])
+    return finding(issue.kind, *evidence, **params)
+
+
+def ctx_run_evidence(ctx: CheckContext, run_id: int, artifact: str) -> RunEvidence:
+    """RunEvidence for a run artifact (the run's URL when the bundle records it)."""
+    run = ctx.bundle.runs.get(run_id)
+    url = run.url if run is not None and run.url else f"{ctx.bundle.pr.url.rsplit('/pull/', 1)[0]}/actions/runs/{run_id}"
+    return RunEvidence(run_id=run_id, url=url, artifact=artifact)
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """FAIL when any affected draft runs below how it ships, or when that cannot be verified."""
+    policy = ctx.policy("prohibited_settings")["draft_precision"]
+    affected = affected_keys(ctx)
+    launch_set = launches(ctx, "head")
+    state = _State()
+    spec = [la for la in launch_set.launches if la.spec is not None and la.spec.speculating]
+    failed_points: list[Finding] = []
+    for error in launch_set.fatal_errors:
+        point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
+        if point is not None and point.spec_decoding == "none":
+            continue
+        failed_points.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
+                                     MissingEvidence(what=f"the launch of {error.exp_name or error.key}"),
+                                     key=error.key, point=error.exp_name or "", error=error.message[:200],
+                                     missing=f"the launch of {error.exp_name or error.key}"))
+    if not spec and not failed_points:
+        return not_applicable(finding("no-spec-decode-benchmark", affected=len(affected.keys)))
+    state.spec_points = len({la.exp_name for la in spec})
+    logs = point_logs(ctx)
+    for launch in spec:
+        for issue in env_issues(launch.env, _env_origin(launch), policy):
+            _add(state, issue, launch)
+        if (launch.engine or "sglang") == "sglang":
+            _judge_sglang(ctx, launch, policy, state)
+        else:
+            _judge_other(ctx, launch, policy, state)
+        log = logs.get(launch.exp_name)
+        if log is not None:
+            _judge_log(ctx, launch, log, policy, state)
+    _scan_texts(ctx, state)
+    for (key, recipe, error), variants in state.rejected.items():
+        state.unverifiable.append(finding("command-line-rejected", FileEvidence(path=recipe),
+                                          MissingEvidence(what="a command line SGLang accepts"), key=key,
+                                          variants=variants[:MAX_FILES], error=error,
+                                          missing="a command line SGLang accepts"))
+
+    signoff = CommentEvidence(id=ctx.bundle.signoff.id, url=ctx.bundle.signoff.url, author=ctx.bundle.signoff.author)
+    unverifiable: list[Finding] = []
+    for item in failed_points + state.unverifiable:
+        if item not in unverifiable:
+            unverifiable.append(item)
+    if state.groups:
+        order = ["draft-kv-below-target", "draft-quantization", "target-quantization-reaches-draft",
+                 "draft-config-quantization", "atom-quantization-reaches-draft", "prohibited-env"]
+        groups = sorted(state.groups.values(), key=lambda g: order.index(g.issue.kind))
+        findings = [_issue_finding(ctx, g, state) for g in groups]
+        if any(g.issue.kind == "draft-kv-below-target" for g in groups):
+            findings.append(finding("fix-draft-kv"))
+        claims = _exception_claims(ctx, policy)
+        if claims:
+            findings.append(finding("signoff-note-not-exception", signoff, phrase=claims[0]))
+        findings += _shipped_findings(state, policy, weights_only=True)
+        return failed(*findings, *unverifiable)
+    if unverifiable:
+        return failed(*unverifiable)
+    return passed(*_shipped_findings(state, policy, weights_only=False))
+
+
+def _shipped_findings(state: _State, policy: Mapping[str, Any], *, weights_only: bool) -> list[Finding]:
+    out: list[Finding] = []
+    weight_kinds = ("draft-quantization", "target-quantization-reaches-draft", "draft-config-quantization",
+                    "atom-quantization-reaches-draft", "prohibited-env")
+    touched = {k for g in state.groups.values() if g.issue.kind in weight_kinds for k in g.keys}
+    for key, (draft, stored, target_kv) in state.shipped.items():
+        if key in touched:
+            continue
+        logged = state.log_draft_quant.get(key) or None
+        if weights_only:
+            out.append(finding("draft-weights-as-shipped", key=key, draft=draft, stored=stored, logged=logged))
+        else:
+            pools = state.log_pools.get(key) or None
+            out.append(finding("draft-as-shipped", key=key, draft=draft, stored=stored, logged=logged,
+                               target_kv=target_kv, pools=pools, points=state.spec_points))
+    names = [item["name"] for item in policy["prohibited_env"]]
+    enabled = {g.issue.name for g in state.groups.values() if g.issue.kind == "prohibited-env"}
+    absent = [n for n in names if n not in enabled]
+    if absent:
+        out.append(finding("prohibited-env-not-enabled", names=absent, runs=sorted(state.logs_seen)))
+    return out

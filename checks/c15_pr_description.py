@@ -1,0 +1,159 @@
+"""Check 15: PR description.
+
+Rule: The PR description matches the assessed configuration: its concrete technical claims (TP
+    sizes and concurrency ranges, host-cache GB per rank, DRAM allocations, scheduling policies,
+    `flag: value` settings and dtypes, images, run ids, which recipes are new / changed / unchanged,
+    whole-curve reruns) agree with the pinned code. Advisory.
+Why: reviewers and readers take the description at its word; a description that contradicts the
+    code misleads the review and the published changelog.
+Evidence: the PR body (English part; the collapsed translation and the AI disclosure are skipped);
+    the head launches of the affected keys (`verifier.launch`), each resolved with SGLang's parser;
+    the PR's changed files; the appended changelog entries; the recorded runs.
+N/A when: the body makes no concrete technical claim.
+Unverifiable when: the affected configs or their launches cannot be resolved.
+Policy: none (claim shapes are fixed in verifier.claims); severity from checks
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifier.changelog import changelog_report
+from verifier.claims import ConfigFacts, Judged, PointFacts, evaluate, extract_claims
+from verifier.configs import affected_keys, master_entries
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.launch import Launch, launches
+from verifier.results import (
+    CheckResult,
+    FileEvidence,
+    UrlEvidence,
+    finding,
+    not_applicable,
+    passed,
+    unverifiable,
+    warned,
+)
+from verifier.upstream import flag_namespace
+
+ID = 15
+NAME = "PR description"
+_ARG_OF_CLAIM = {"host-cache-per-rank": "hicache-size", "schedule-policy": "schedule-policy"}
+
+
+def _settings(launch: Launch) -> dict[str, Any]:
+    """Server settings of a launch by flag name (dashes): SGLang-resolved values, else as written."""
+    if (launch.engine or "") == "sglang":
+        from verifier.sglang import SGLangError, resolve_sglang
+
+        try:
+            resolved = resolve_sglang(launch.argv, image=launch.image)
+        except SGLangError:
+            resolved = None
+        if resolved is not None:
+            return {dest.replace("_", "-"): value for dest, value in resolved.namespace.items()}
+    namespace, _, _ = flag_namespace(launch.argv)
+    return {dest.replace("_", "-"): value for dest, value in namespace.items()}
+
+
+def _facts(ctx: CheckContext) -> tuple[ConfigFacts, list[Launch]]:
+    head = master_entries(ctx, "head")
+    keys = [k for k in affected_keys(ctx).keys if k in head]
+    launch_set = launches(ctx, "head", keys)
+    if launch_set.fatal_errors:
+        err = launch_set.fatal_errors[0]
+        raise InputError(err.file, f"launch of {err.exp_name or err.key}: {err.message}")
+    points = tuple(
+        PointFacts(
+            key=launch.key, exp_name=launch.exp_name, tp=launch.point.tp, conc=launch.point.conc,
+            kv_offloading=launch.point.kv_offloading, total_cpu_dram_gb=launch.point.total_cpu_dram_gb,
+            gpus=launch.point.gpu_count, recipe=launch.recipe_path, settings=_settings(launch),
+        )
+        for launch in launch_set.launches
+    )
+    report = changelog_report(ctx)
+    append_only = any(e.flag("append-only") for e in report.appended) if report.appended else None
+    images = frozenset(str(head[k].image) for k in keys if head[k].image)
+    changed = {f.path: f.status for f in ctx.bundle.pr.files}
+    facts = ConfigFacts(points=points, images=images, changed_files=changed, append_only=append_only,
+                        runs=frozenset(ctx.bundle.runs))
+    return facts, launch_set.launches
+
+
+def _label(judged: Judged) -> str:
+    """A short identifier-like label of a claim (rendered as a code span)."""
+    v = judged.claim.values
+    kind = judged.claim.kind
+    tp = f"TP{v['tp']} " if v.get("tp") is not None else ""
+    if kind == "conc-range":
+        where = f" ({v['recipe']})" if v.get("recipe") else ""
+        return f"{tp}conc {v['low']}-{v['high']}{where}"
+    if kind == "host-cache-per-rank":
+        gb = int(v["gb"]) if v["gb"] == int(v["gb"]) else v["gb"]
+        return f"{gb} GB host cache per rank"
+    if kind == "dram-allocation":
+        util = f" at dram-utilization {v['utilization']}" if v.get("utilization") is not None else ""
+        return f"{v['gb']} GB DRAM allocation{util}"
+    if kind == "schedule-policy":
+        rng = f" at conc {v['low']}-{v['high']}" if v.get("low") is not None else ""
+        return f"{tp}{v['policy']}{rng}"
+    if kind == "setting":
+        where = f" in {v['recipe']}" if v.get("recipe") else ""
+        return f"{v['name']}: {v['value']}{where}"
+    if kind == "recipe-status":
+        return f"{v['recipe']} {v['status']}"
+    if kind == "image":
+        return str(v["image"])
+    if kind == "rerun":
+        return f"{tp}rerun" if tp else "whole-curve rerun"
+    if kind == "run":
+        return f"run {v['run_id']}"
+    return kind
+
+
+def _evidence(judged: Judged, launches_: list[Launch], ctx: CheckContext) -> list[Any]:
+    pr = ctx.bundle.pr
+    evidence: list[Any] = [UrlEvidence(url=pr.url, text=judged.claim.quote)]
+    recipe = judged.claim.values.get("recipe")
+    name = judged.claim.values.get("name") or _ARG_OF_CLAIM.get(judged.claim.kind)
+    for launch in launches_:
+        if recipe and launch.recipe_path.rsplit("/", 1)[-1] == recipe:
+            origin = launch.arg_origin(str(name)) if name else None
+            evidence.append(FileEvidence(path=origin[0], line=origin[1]) if origin
+                            else FileEvidence(path=launch.recipe_path))
+            break
+    return evidence
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """Every concrete claim of the PR body agrees with the pinned configuration."""
+    claims = extract_claims(ctx.bundle.pr.body)
+    if not claims:
+        return not_applicable(finding("no-technical-claims"))
+    try:
+        facts, launch_list = _facts(ctx)
+    except InputError as exc:
+        return unverifiable("claims-facts-unavailable", FileEvidence(path=exc.path), missing=exc.path,
+                            error=exc.reason)
+    judged = evaluate(claims, facts)
+    contradictions = [j for j in judged if j.outcome == "contradiction"]
+    matched = [j for j in judged if j.outcome == "match"]
+    unchecked = [j for j in judged if j.outcome == "unchecked"]
+    if contradictions:
+        findings = [
+            finding("claim-contradicted", *_evidence(j, launch_list, ctx), claim=_label(j), quote=j.claim.quote,
+                    actual=j.actual, line=j.claim.line)
+            for j in contradictions
+        ]
+        if matched:
+            findings.append(finding("claims-match", claims=[_label(j) for j in matched], count=len(matched)))
+        return warned(*findings)
+    findings = []
+    if matched:
+        findings.append(finding("claims-match", UrlEvidence(url=ctx.bundle.pr.url),
+                                claims=[_label(j) for j in matched], count=len(matched)))
+    if unchecked:
+        findings.append(finding("claims-unchecked", claims=[_label(j) for j in unchecked], count=len(unchecked)))
+    if not matched:
+        return not_applicable(finding("no-checkable-claims", claims=[_label(j) for j in unchecked]))
+    return passed(*findings)

@@ -1,0 +1,200 @@
+"""Check 17: Metrics publication.
+
+Rule: Every affected Dynamo TRT-LLM entry (framework dynamo-trt) collects and publishes iteration
+    and KV-cache metrics under its effective settings: `publish_events_and_metrics` is never false,
+    an iteration-metrics control and a KV-cache-metrics control are on (KV events are not required),
+    and the sign-off's additional detail section records the installed Dynamo version.
+Why: Dynamo TRT-LLM results are published together with the engine's iteration and KV-cache
+    metrics; a run that switches them off, or whose Dynamo version is unknown, cannot be audited.
+Evidence: the effective (merged and bound) recipe of every launch of the affected dynamo-trt keys
+    (`verifier.launch`: role args, engine config, extra_args, environment), by file and line; the
+    version in the sign-off's detail section.
+N/A when: no affected config key uses a framework in policy `metrics.frameworks` (dynamo-trt).
+Unverifiable when: the launches of an affected dynamo-trt key cannot be resolved.
+Policy: metrics
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from verifier.configs import affected_keys, master_entries
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.launch import Launch, launches
+from verifier.results import (
+    CheckResult,
+    CommentEvidence,
+    FileEvidence,
+    Finding,
+    failed,
+    finding,
+    not_applicable,
+    passed,
+    unverifiable,
+)
+from verifier.upstream import detail_section
+
+ID = 17
+NAME = "Metrics publication"
+
+
+def _norm(name: str) -> str:
+    return str(name).strip().lstrip("-").lower().replace("-", "_")
+
+
+def _settings(launch: Launch, ignored: set[str]) -> Iterator[tuple[str, Any, tuple[Any, ...]]]:
+    """(normalized name, value, recipe path) of every setting of the effective config, plus argv and env."""
+
+    def walk(node: Any, path: tuple[Any, ...]) -> Iterator[tuple[str, Any, tuple[Any, ...]]]:
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                if not path and str(key) in ignored:
+                    continue
+                yield _norm(str(key)), value, (*path, key)
+                yield from walk(value, (*path, key))
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                yield from walk(value, (*path, index))
+        elif isinstance(node, str) and node.lstrip().startswith("{"):
+            # JSON-string engine configs (e.g. an extra engine config passed as one arg)
+            try:
+                parsed = json.loads(node)
+            except ValueError:
+                return
+            yield from walk(parsed, path)
+
+    yield from walk(launch.recipe, ())
+    argv = launch.argv
+    for index, token in enumerate(argv):
+        if token.startswith("--"):
+            name, eq, inline = token.partition("=")
+            nxt = argv[index + 1] if index + 1 < len(argv) else None
+            value: Any = inline if eq else (nxt if nxt is not None and not nxt.startswith("--") else True)
+            if _norm(name).startswith("no_"):
+                yield _norm(name)[3:], False, ("argv", index)
+            else:
+                yield _norm(name), value, ("argv", index)
+    for name, value in launch.env.items():
+        yield _norm(name), value, ("env", name)
+
+
+def _truth(value: Any, policy: Mapping[str, Any]) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return bool(value)
+    text = str(value).strip().lower()
+    if text in policy["true_values"]:
+        return True
+    if text in policy["false_values"]:
+        return False
+    return None
+
+
+def _evidence(launch: Launch, path: tuple[Any, ...], name: str, value: Any) -> FileEvidence:
+    if path and path[0] == "env":
+        origin = launch.env_origin(str(path[1]))
+    elif path and path[0] == "argv":
+        origin = launch.arg_origin(name)
+    else:
+        found = launch.origins.get(path)
+        origin = (found.path, found.line) if found is not None else None
+    if origin is None:
+        return FileEvidence(path=launch.recipe_path, text=f"{name}: {value}")
+    return FileEvidence(path=origin[0], line=origin[1], text=f"{name}: {value}")
+
+
+def _judge_launch(launch: Launch, policy: Mapping[str, Any]) -> tuple[list[Finding], dict[str, str]]:
+    """(problems, {group: control that is on}) for one launch."""
+    problems: list[Finding] = []
+    disabling = {_norm(s) for s in policy["disabling_settings"]}
+    groups = {"iteration": {_norm(s) for s in policy["iteration_metrics"]},
+              "kv-cache": {_norm(s) for s in policy["kv_cache_metrics"]}}
+    on: dict[str, str] = {}
+    off: dict[str, tuple[str, FileEvidence]] = {}
+    for name, value, path in _settings(launch, set(policy["ignored_sections"])):
+        truth = _truth(value, policy)
+        if name in disabling and truth is False:
+            problems.append(finding("metrics-publication-disabled", _evidence(launch, path, name, value),
+                                    key=launch.key, variant=launch.variant_name, setting=name, value=str(value),
+                                    where=_where(_evidence(launch, path, name, value))))
+        for group, names in groups.items():
+            if name in names:
+                if truth is True:
+                    on.setdefault(group, name)
+                elif truth is False:
+                    off.setdefault(group, (name, _evidence(launch, path, name, value)))
+    for group in groups:
+        if group not in on:
+            if group in off:
+                name, ev = off[group]
+                problems.append(finding("metrics-group-off", ev, key=launch.key, variant=launch.variant_name,
+                                        group=group, setting=name, where=_where(ev)))
+            else:
+                problems.append(finding("metrics-group-unset", FileEvidence(path=launch.recipe_path),
+                                        key=launch.key, variant=launch.variant_name, group=group,
+                                        controls=sorted(groups[group])))
+    return problems, on
+
+
+def _where(ev: FileEvidence) -> str:
+    name = ev.path.rsplit("/", 1)[-1]
+    return f"{name}:{ev.line}" if ev.line else name
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """Dynamo TRT-LLM entries publish iteration and KV-cache metrics, with the Dynamo version recorded."""
+    policy = ctx.policy("metrics")
+    try:
+        affected = affected_keys(ctx)
+        head = master_entries(ctx, "head")
+    except InputError as exc:
+        return unverifiable("affected-configs-unreadable", FileEvidence(path=exc.path), missing=exc.path)
+    present = [k for k in affected.keys if k in head]
+    keys = [k for k in present if head[k].framework in policy["frameworks"]]
+    if not keys:
+        frameworks = sorted({str(head[k].framework) for k in present})
+        return not_applicable(finding("no-dynamo-trt-config", frameworks=frameworks,
+                                      wanted=list(policy["frameworks"])))
+    try:
+        launch_set = launches(ctx, "head", keys)
+    except InputError as exc:
+        return unverifiable("launches-unresolved", FileEvidence(path=exc.path), missing=exc.path, error=exc.reason)
+    if launch_set.fatal_errors or not launch_set.launches:
+        err = launch_set.fatal_errors[0] if launch_set.fatal_errors else None
+        return unverifiable(
+            "launches-unresolved", *([FileEvidence(path=err.file, line=err.line)] if err else []),
+            missing=f"effective config of {err.exp_name or err.key}" if err else "launches of " + ", ".join(keys),
+            error=err.message if err else "no point has a launch",
+        )
+    problems: list[Finding] = []
+    controls: dict[str, set[str]] = {"iteration": set(), "kv-cache": set()}
+    for launch in launch_set.launches:
+        found, on = _judge_launch(launch, policy)
+        for item in found:
+            if item not in problems:
+                problems.append(item)
+        for group, name in on.items():
+            controls[group].add(name)
+
+    signoff = ctx.bundle.signoff
+    sign_ev = CommentEvidence(id=signoff.id, url=signoff.url, author=signoff.author)
+    section = detail_section(signoff.body)
+    match = re.search(str(policy["version_pattern"]), section.text) if section else None
+    if match is None:
+        problems.append(finding("dynamo-version-unrecorded", sign_ev, keys=keys))
+    if problems:
+        return failed(*problems[:8])
+    routers = sorted({str(r.get("version")) for k in keys
+                      if isinstance(r := head[k].get("router"), Mapping) and r.get("version")})
+    return passed(
+        finding("metrics-published", FileEvidence(path=launch_set.launches[0].recipe_path), keys=keys,
+                launches=len(launch_set.launches), iteration=sorted(controls["iteration"]),
+                kv_cache=sorted(controls["kv-cache"])),
+        finding("dynamo-version-recorded", sign_ev, version=match.group(1) if match else "",
+                routers=routers),
+    )

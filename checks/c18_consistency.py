@@ -1,0 +1,434 @@
+"""Check 18: Recipe/image/sweep consistency.
+
+Rule: The recipes, images and sweep of the affected configs are consistent: every generated point
+    binds exactly one recipe variant (CONC, TP/GPU count, KV offloading, spec decoding) with no
+    generation error; host-DRAM cache sizes (hicache-size per rank x ranks, '@dram' values, a
+    literal TOTAL_CPU_DRAM_GB) fit the point's DRAM budget (FORMATS §3.5); every new image is named
+    in the appended changelog entry; the perf-changelog change obeys the byte rules (§5.2) and its
+    entries name every affected key; and against the baseline run (github.yaml baseline_runs) no
+    previously undominated point disappears unexplained, while re-tuned points are listed with their
+    throughput change.
+Why: a point that binds no (or two) variants, a cache larger than the allocation, an unnamed image
+    or a silently dropped frontier point makes the published curve differ from what was reviewed.
+Evidence: head and base launches (`verifier.launch`), points and their DRAM budgets
+    (`verifier.configs`), the changelog report (`verifier.changelog`), bmk_* result.json files of the
+    pinned run (`verifier.ci.sweep_run`) and of the baseline run, Pareto frontiers (`verifier.pareto`).
+N/A when: no config key is affected and perf-changelog.yaml is unchanged.
+Unverifiable when: launches cannot be resolved, a DRAM budget cannot be computed, the pinned or a
+    baseline run (or its bmk_* results) is missing for a key that existed before the PR.
+Policy: consistency, pareto
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from verifier.changelog import changelog_report, match_config_keys
+from verifier.ci import run_evidence, sweep_run
+from verifier.configs import affected_keys, master_entries, points
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.launch import Launch, LaunchSet, launches
+from verifier.model import Run
+from verifier.pareto import MeasuredPoint, measured_curves
+from verifier.results import (
+    CheckResult,
+    FileEvidence,
+    Finding,
+    MissingEvidence,
+    failed,
+    finding,
+    not_applicable,
+    passed,
+    unverifiable,
+)
+
+ID = 18
+NAME = "Recipe/image/sweep consistency"
+GB = 1_000_000_000
+
+
+def _norm(name: str) -> str:
+    return str(name).strip().lstrip("-").lower().replace("-", "_")
+
+
+def _short(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+# --------------------------------------------------------------------------------------------
+# 1. binding and generation errors
+
+
+def _binding(ctx: CheckContext, keys: list[str], launch_set: LaunchSet) -> tuple[list[Finding], list[Finding]]:
+    problems: list[Finding] = []
+    for err in launch_set.fatal_errors[:6]:
+        problems.append(finding("generation-error", FileEvidence(path=err.file, line=err.line), key=err.key,
+                                point=err.exp_name or "", where=f"{_short(err.file)}:{err.line}" if err.line
+                                else _short(err.file), message=err.message))
+    seen: dict[str, str] = {}
+    for key in keys:
+        for point in points(ctx, "head", key):
+            if point.exp_name in seen and seen[point.exp_name] == key:
+                problems.append(finding("duplicate-point", FileEvidence(path=point.file, line=point.line), key=key,
+                                        point=point.exp_name))
+            seen[point.exp_name] = key
+    bound: dict[str, set[str]] = {}
+    for launch in launch_set.launches:
+        bound.setdefault(launch.exp_name, set()).add(f"{_short(launch.recipe_path)}:{launch.variant or 'base'}")
+    for exp_name, variants in bound.items():
+        if len(variants) > 1:
+            problems.append(finding("point-binds-several-variants", key="", point=exp_name,
+                                    variants=sorted(variants)))
+    if problems:
+        return problems, []
+    recipes: dict[str, int] = {}
+    for launch in launch_set.launches:
+        if launch.role in ("agg", "prefill"):
+            recipes[_short(launch.recipe_path)] = recipes.get(_short(launch.recipe_path), 0) + 1
+    variants_n = len({(launch.recipe_path, launch.variant) for launch in launch_set.launches})
+    return [], [finding("points-bound", points=len(bound), variants=variants_n,
+                        recipes=[f"{name} ({count})" for name, count in sorted(recipes.items())])]
+
+
+# --------------------------------------------------------------------------------------------
+# 2. host cache vs DRAM budget
+
+
+def _walk(node: Any, path: tuple[Any, ...], ignored: set[str]) -> Iterator[tuple[str, Any, tuple[Any, ...]]]:
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if not path and str(key) in ignored:
+                continue
+            yield _norm(str(key)), value, (*path, key)
+            yield from _walk(value, (*path, key), ignored)
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _walk(value, (*path, index), ignored)
+    elif isinstance(node, str) and node.lstrip().startswith("{"):
+        try:
+            parsed = json.loads(node)
+        except ValueError:
+            return
+        yield from _walk(parsed, path, ignored)
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def _origin(launch: Launch, path: tuple[Any, ...]) -> FileEvidence:
+    found = launch.origins.get(path)
+    if found is None and path and path[0] == "env":
+        origin = launch.env_origin(str(path[1]))
+        return FileEvidence(path=origin[0], line=origin[1]) if origin else FileEvidence(path=launch.recipe_path)
+    return FileEvidence(path=found.path, line=found.line) if found else FileEvidence(path=launch.recipe_path)
+
+
+def _budget(launch_set: LaunchSet, policy: Mapping[str, Any]) -> tuple[list[Finding], list[Finding], CheckResult | None]:
+    problems: list[Finding] = []
+    fits: dict[str, str] = {}
+    rules = {str(r["name"]): r for r in policy["host_cache_settings"]}
+    ignored = set(policy["ignored_sections"])
+    for launch in launch_set.launches:
+        point = launch.point
+        if point.kv_offloading != "dram" or launch.role not in ("agg", "prefill"):
+            continue
+        budget = point.total_cpu_dram_gb
+        if budget is None:
+            return [], [], unverifiable("dram-budget-unknown", FileEvidence(path=point.file, line=point.line),
+                                        missing=f"DRAM budget of {point.exp_name}", point=point.exp_name)
+        ranks = point.gpu_count or 1
+        literal = launch.benchmark_env.get(str(policy["budget_env"]))
+        if literal is not None and _number(literal) != float(budget):
+            ev = _origin(launch, ("benchmark", "env", str(policy["budget_env"])))
+            problems.append(finding("dram-literal-mismatch", ev, point=point.exp_name, value=str(literal),
+                                    budget=budget, where=f"{_short(ev.path)}:{ev.line}"))
+        items = list(_walk(launch.recipe, (), ignored))
+        items += [(_norm(k), v, ("env", k)) for k, v in launch.env.items()]
+        seen: set[str] = set()
+        for name, value, path in items:
+            rule = rules.get(name)
+            number = _number(value)
+            if rule is None or number is None or name in seen:
+                continue
+            seen.add(name)
+            gb = number if rule["unit"] == "GB" else number / GB
+            total = gb * ranks if rule["scope"] == "per-rank" else gb
+            ev = _origin(launch, path)
+            label = f"{_fmt(gb)} GB x {ranks}" if rule["scope"] == "per-rank" else f"{_fmt(gb)} GB"
+            if total > budget + 1e-9:
+                problems.append(finding("host-cache-over-budget", ev, point=point.exp_name, setting=name,
+                                        size=label, total=_fmt(total), budget=budget,
+                                        where=f"{_short(ev.path)}:{ev.line}"))
+            else:
+                fits.setdefault(f"{name} {label} = {_fmt(total)} GB <= {budget} GB ({_short(launch.recipe_path)})",
+                                point.exp_name)
+    if problems:
+        return problems, [], None
+    if not fits:
+        return [], [], None
+    return [], [finding("host-cache-fits", sizes=sorted(fits))], None
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.1f}"
+
+
+# --------------------------------------------------------------------------------------------
+# 3. images and 4. changelog
+
+
+def _images(ctx: CheckContext, keys: list[str], texts: str) -> tuple[list[Finding], list[Finding]]:
+    head = master_entries(ctx, "head")
+    base = master_entries(ctx, "base")
+    base_images = {str(e.image).replace("#", "/", 1) for e in base.values() if e.image}
+    problems: list[Finding] = []
+    new: list[str] = []
+    for key in keys:
+        image = head[key].image
+        if not image:
+            continue
+        norm = image.replace("#", "/", 1)
+        if norm in base_images:
+            continue
+        new.append(norm)
+        tag = norm.split("@", 1)[0]
+        if norm not in texts and tag not in texts and image not in texts:
+            entry = head[key]
+            problems.append(finding("new-image-unnamed", FileEvidence(path=entry.file, line=entry.field_line("image"),
+                                                                      text=image), key=key, image=image))
+    if problems:
+        return problems, []
+    if new:
+        return [], [finding("new-images-named", images=sorted(set(new)))]
+    return [], [finding("no-new-images")]
+
+
+def _changelog(ctx: CheckContext, keys: list[str]) -> tuple[list[Finding], list[Finding]]:
+    report = changelog_report(ctx)
+    problems: list[Finding] = []
+    for violation in report.violations[:6]:
+        problems.append(finding("changelog-rule-broken", FileEvidence(path=report.path, line=violation.line),
+                                rule=violation.rule, message=violation.message,
+                                where=f"{_short(report.path)}:{violation.line}" if violation.line
+                                else _short(report.path)))
+    if keys and not report.appended:
+        problems.append(finding("changelog-entry-missing", FileEvidence(path=report.path), keys=keys))
+        return problems, []
+    named: set[str] = set()
+    for entry in report.appended:
+        for pattern in entry.config_keys:
+            named.update(match_config_keys(pattern, keys))
+    for key in keys:
+        if key not in named and report.appended:
+            entry = report.appended[0]
+            problems.append(finding("changelog-key-unnamed", FileEvidence(path=report.path, line=entry.line),
+                                    key=key, where=f"{_short(report.path)}:{entry.line}"))
+    if problems:
+        return problems, []
+    lines = [e.line for e in report.appended]
+    return [], [finding("changelog-names-keys", FileEvidence(path=report.path, line=lines[0] if lines else None),
+                        entries=len(report.appended), lines=lines, keys=sorted(named))]
+
+
+# --------------------------------------------------------------------------------------------
+# 5. baseline comparison
+
+
+@dataclass(frozen=True)
+class _Measured:
+    exp_name: str
+    key: str | None
+    tput: float | None
+    e2el: float | None
+    frontier: bool
+
+
+def _exp_name(artifact: str, known: list[str]) -> str:
+    matches = [name for name in known if artifact.endswith("_" + name) or artifact == name]
+    if matches:
+        return max(matches, key=len)
+    return re.sub(r"^bmk_(?:[a-z]+_)?", "", artifact)
+
+
+def _measured(ctx: CheckContext, run: Run, known: list[str]) -> tuple[dict[tuple[str | None, str], _Measured],
+                                                                         list[str]]:
+    """(key, exp-name) -> measured point of a run, and the bmk_* artifacts that could not be read."""
+    curves = measured_curves(ctx, run)
+    policy = ctx.policy("pareto")
+    out: dict[tuple[str | None, str], _Measured] = {}
+    for coverage, members in curves.coverage(int(policy["min_frontier_points"])):
+        on_frontier = {p.label for p in coverage.frontier}
+        for member in members:
+            out[(member.config_key, _exp_name(member.artifact, known))] = _to_measured(member, known, on_frontier)
+    bad = list(curves.expired) + [name for name, _kind, _detail in curves.unreadable]
+    return out, bad
+
+
+def _to_measured(member: MeasuredPoint, known: list[str], frontier: set[str]) -> _Measured:
+    point = member.point
+    tput = _number(point.y) if point is not None else None
+    e2el = _number(point.x) if point is not None else None
+    return _Measured(_exp_name(member.artifact, known), member.config_key, tput, e2el, member.artifact in frontier)
+
+
+def _signature(launch: Launch) -> tuple[Any, ...]:
+    return (launch.image, launch.argv, tuple(sorted(launch.env.items())), launch.role)
+
+
+def _explained(exp_name: str, conc: int | None, texts: str, words: list[str]) -> bool:
+    if exp_name in texts:
+        return True
+    if conc is None:
+        return False
+    lowered = texts.lower()
+    for word in words:
+        for match in re.finditer(re.escape(word.lower()), lowered):
+            window = lowered[max(0, match.start() - 120): match.end() + 120]
+            if re.search(rf"(?<!\d){conc}(?!\d)", window):
+                return True
+    return False
+
+
+def _baseline(ctx: CheckContext, keys: list[str], head_set: LaunchSet, texts: str,
+              policy: Mapping[str, Any]) -> tuple[list[Finding], list[Finding], CheckResult | None]:
+    base_entries = master_entries(ctx, "base")
+    old_keys = [k for k in keys if k in base_entries]
+    if not old_keys:
+        return [], [finding("baseline-not-needed", keys=keys)], None
+    _jobs, pinned = sweep_run(ctx)
+    if pinned is None:
+        return [], [], unverifiable("pinned-run-unavailable", missing="the pinned sweep run (Check 1)")
+    head_names = {(k, p.exp_name) for k in keys for p in points(ctx, "head", k)}
+    base_points = {(k, p.exp_name): p for k in old_keys for p in points(ctx, "base", k)}
+    known = sorted({name for _k, name in head_names} | {name for _k, name in base_points})
+    pinned_points, pinned_bad = _measured(ctx, pinned, known)
+    base_set = launches(ctx, "base", old_keys)
+    base_sig = {(lc.key, lc.exp_name): _signature(lc) for lc in base_set.launches}
+    head_sig = {(lc.key, lc.exp_name): _signature(lc) for lc in head_set.launches}
+    problems: list[Finding] = []
+    retuned: list[tuple[float, str]] = []
+    rerun: list[tuple[float, str]] = []
+    unmeasured: list[str] = []
+    runs: list[int] = []
+    frontier_kept = 0
+    baseline_names: set[tuple[str, str]] = set()
+    for key in old_keys:
+        run_id = ctx.bundle.github.baseline_runs.get(key)
+        if run_id is None:
+            return [], [], unverifiable("baseline-run-unrecorded", missing=f"github.yaml baseline_runs {key}", key=key)
+        run = ctx.bundle.runs.get(run_id)
+        if run is None:
+            return [], [], unverifiable("baseline-run-missing", MissingEvidence(what=f"runs/{run_id}"),
+                                        missing=f"runs/{run_id}", run=run_id, key=key)
+        runs.append(run_id)
+        measured, bad = _measured(ctx, run, known)
+        mine = {name: m for (k, name), m in measured.items() if k == key}
+        if not mine:
+            return [], [], unverifiable("baseline-results-missing", run_evidence(ctx, run_id), missing=(
+                f"bmk_* result.json of {key} in run {run_id}" + (f" ({', '.join(bad[:3])})" if bad else "")),
+                run=run_id, key=key)
+        for name, old in sorted(mine.items()):
+            baseline_names.add((key, name))
+            point = base_points.get((key, name))
+            if (key, name) not in head_names:
+                if old.frontier and not _explained(name, point.conc if point else None, texts,
+                                                   list(policy["removal_words"])):
+                    problems.append(finding(
+                        "frontier-point-removed", run_evidence(ctx, run_id, artifact=f"bmk_*{name}"),
+                        *([FileEvidence(path=point.file, line=point.line, side="base")] if point else []),
+                        key=key, point=name, run=run_id, tput=old.tput or 0.0, e2el=old.e2el or 0.0))
+                continue
+            frontier_kept += 1 if old.frontier else 0
+            new = pinned_points.get((key, name))
+            label = name.removeprefix(f"{point.model_prefix}_") if point and point.model_prefix else name
+            changed = base_sig.get((key, name)) != head_sig.get((key, name))
+            if new is None or new.tput is None or not old.tput:
+                unmeasured.append(label)
+                continue
+            pct = (new.tput - old.tput) / old.tput * 100.0
+            (retuned if changed else rerun).append((pct, label))
+    if problems:
+        return problems, [], None
+    limit = int(policy["max_listed_points"])
+    retuned.sort(key=lambda item: (-abs(item[0]), item[1]))
+    rerun.sort(key=lambda item: (-abs(item[0]), item[1]))
+    findings = [finding(
+        "baseline-compared", *(run_evidence(ctx, r) for r in runs), run_evidence(ctx, pinned.id),
+        runs=runs, pinned=pinned.id, compared=len(retuned) + len(rerun), frontier=frontier_kept,
+        added=len({n for n in head_names if n[0] in old_keys} - baseline_names))]
+    if retuned:
+        findings.append(finding("points-retuned", count=len(retuned),
+                                changes=[f"{label} {pct:+.1f}%" for pct, label in retuned[:limit]],
+                                low=round(min(p for p, _ in retuned), 1), high=round(max(p for p, _ in retuned), 1)))
+    if rerun:
+        findings.append(finding("points-rerun-unchanged", count=len(rerun),
+                                changes=[f"{label} {pct:+.1f}%" for pct, label in rerun[:limit]]))
+    if unmeasured:
+        findings.append(finding("points-not-compared", points=sorted(unmeasured)[:limit], count=len(unmeasured),
+                                unreadable=pinned_bad[:3]))
+    return [], findings, None
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def check(ctx: CheckContext) -> CheckResult:
+    """Points bind one variant, caches fit the budget, images and keys are named, no frontier point is lost."""
+    policy = ctx.policy("consistency")
+    try:
+        affected = affected_keys(ctx)
+        head = master_entries(ctx, "head")
+    except InputError as exc:
+        return unverifiable("affected-configs-unreadable", FileEvidence(path=exc.path), missing=exc.path)
+    keys = [k for k in affected.keys if k in head]
+    report = changelog_report(ctx)
+    if not keys and not report.changed:
+        return not_applicable(finding("nothing-affected", removed=list(affected.removed)))
+
+    texts = "\n".join(d for e in report.appended for d in e.description)
+    problems: list[Finding] = []
+    oks: list[Finding] = []
+    if keys:
+        try:
+            launch_set = launches(ctx, "head", keys)
+        except InputError as exc:
+            return unverifiable("launches-unresolved", FileEvidence(path=exc.path), missing=exc.path, error=exc.reason)
+        bad, good = _binding(ctx, keys, launch_set)
+        problems += bad
+        oks += good
+        bad, good, unknown = _budget(launch_set, policy)
+        if unknown is not None:
+            return unknown
+        problems += bad
+        oks += good
+        bad, good = _images(ctx, keys, texts)
+        problems += bad
+        oks += good
+    bad, good = _changelog(ctx, keys)
+    problems += bad
+    oks += good
+    if keys and not problems:
+        try:
+            bad, good, unknown = _baseline(ctx, keys, launch_set, texts, policy)
+        except InputError as exc:
+            return unverifiable("baseline-unreadable", FileEvidence(path=exc.path), missing=exc.path)
+        if unknown is not None:
+            return unknown
+        problems += bad
+        oks += good
+    if problems:
+        return failed(*problems)
+    return passed(*oks)

@@ -1,0 +1,79 @@
+"""Check 7: deprecated models, scenarios and model-scenario pairs, judged on the review date."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row
+from verifier.models_md import parse_models_md
+from verifier.results import Status
+
+MASTER = "tree/head/inferencex-e2e/configs/nvidia-master.yaml"
+MODELS = "tree/{}/inferencex-e2e/docs/MODELS.md"
+
+
+def test_parse_models_md_deprecations() -> None:
+    text = (CASES / "pr4524" / MODELS.format("base")).read_text(encoding="utf-8")
+    doc = parse_models_md(text, "MODELS.md")
+    deps = {(d.prefix, d.scenario, d.precision): d.effective for d in doc.deprecations}
+    assert deps[("minimaxm3", "8k1k", None)] == dt.date(2026, 8, 4)  # last day Aug 3
+    assert deps[(None, "1k1k", None)] == dt.date(2026, 7, 17)
+    assert deps[("qwen3.5", None, "bf16")] == dt.date(2026, 8, 4)
+    assert doc.model("kimik2.5").retired and not doc.model("minimaxm31flash").retired
+
+
+def test_pass_on_pr4524() -> None:
+    assert row(judge(CASES / "pr4524", only={7}), 7).status is Status.PASS
+
+
+def test_retired_model_fails(tmp_path: Path) -> None:
+    case = clone_bundle(CASES / "pr4524", tmp_path)
+    for side in ("base", "head"):
+        replace_text(case / MODELS.format(side), "| 2026-10-23 ([#4390](https://github.com/SemiAnalysisAI/InferenceX/pull/4390)) | Agentic coding |",
+                     "| 2026-10-23 | None (retired 2026-10-25) |")
+    result = row(judge(case, only={7}), 7)
+    assert result.status is Status.FAIL
+    assert result.result.findings[0].message_id == "model-retired"
+
+
+def test_dated_notice_applies_only_after_the_last_day(tmp_path: Path) -> None:
+    case = clone_bundle(CASES / "pr4524", tmp_path)
+    notice = (
+        "### Wednesday, October 28, 2026\n\n**Wednesday, October 28, 2026** is the last day.\n\n"
+        "| Model | Deprecated | Remains |\n|---|---|---|\n| MiniMax-M3.1-Flash (`minimaxm31flash`) | Agentic coding | Nothing |\n\n"
+    )
+    replace_text(case / MODELS.format("base"), "## Scenarios", notice + "## Scenarios")
+    result = row(judge(case, only={7}), 7)  # review date 2026-10-29 > last day
+    assert result.status is Status.FAIL
+    f = result.result.findings[0]
+    assert f.message_id == "scenario-deprecated" and f.params["since"] == "2026-10-29"
+    edit_yaml(case / "bundle.yaml", lambda d: d.__setitem__("review_date", dt.date(2026, 10, 28)))
+    assert row(judge(case, only={7}), 7).status is Status.PASS  # still the last day
+
+
+def test_deprecated_scenario_for_all_models(tmp_path: Path) -> None:
+    case = clone_bundle(CASES / "pr4524", tmp_path)
+    replace_text(case / MASTER, "    agentic-coding:", "    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n      - {tp: 4, conc-list: [4]}\n    agentic-coding:", count=1)
+    result = row(judge(case, only={7}), 7)
+    assert result.status is Status.FAIL
+    assert any(f.params.get("scenario") == "1k1k" for f in result.result.findings)
+
+
+def test_unlisted_model_is_unverifiable(tmp_path: Path) -> None:
+    case = clone_bundle(CASES / "pr4524", tmp_path)
+    for side in ("base", "head"):
+        replace_text(case / MODELS.format(side), "`minimaxm31flash`", "`other`")
+    result = row(judge(case, only={7}), 7)
+    assert result.status is Status.FAIL and result.result.findings[0].message_id == "model-not-listed"
+
+
+def test_na_when_no_config_is_affected(tmp_path: Path) -> None:
+    case = clone_bundle(CASES / "pr4524", tmp_path)
+    for rel in ("tree/head/inferencex-e2e",):
+        import shutil
+
+        shutil.rmtree(case / rel)
+        shutil.copytree(case / "tree/base/inferencex-e2e", case / rel)
+    edit_yaml(case / "pr.yaml", lambda d: d.__setitem__("files", []))
+    assert row(judge(case, only={7}), 7).status is Status.NA

@@ -1,0 +1,70 @@
+"""Test helpers: locate bundles, clone one into a temp dir, edit its files, judge it."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+PROJECT = Path(__file__).resolve().parents[1]
+SHARED = (PROJECT / ".." / "shared").resolve()
+CASES = SHARED / "cases"
+REFERENCE_DATA = SHARED / "reference" / "data"
+FIXTURES = PROJECT / "fixtures"
+
+
+def clone_bundle(src: Path, dst: Path) -> Path:
+    """Copy a bundle directory into dst (a tmp_path) so a test can edit it; returns the copy."""
+    target = dst / src.name
+    shutil.copytree(src, target)
+    for path in target.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    target.chmod(0o755)
+    return target
+
+
+def read_yaml(path: Path) -> Any:
+    """Load a YAML file round-trip (comments and order preserved)."""
+    yaml = YAML(typ="rt")
+    return yaml.load(path.read_text(encoding="utf-8"))
+
+
+def write_yaml(path: Path, data: Any) -> None:
+    """Write YAML round-trip."""
+    yaml = YAML(typ="rt")
+    yaml.width = 4096
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        yaml.dump(data, fh)
+
+
+def edit_yaml(path: Path, change: Callable[[Any], Any]) -> None:
+    """Load, change (in place or by returning a new document), and write back a YAML file."""
+    data = read_yaml(path)
+    result = change(data)
+    write_yaml(path, data if result is None else result)
+
+
+def replace_text(path: Path, old: str, new: str, count: int = -1) -> None:
+    """Replace text in a file, asserting that the old text is there."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, count), encoding="utf-8")
+
+
+def judge(bundle_dir: Path, only: set[int] | None = None) -> Any:
+    """Read and judge a bundle; returns the runner's Report."""
+    from checks import select
+    from verifier.bundle import read_bundle
+    from verifier.policy import load_policies
+    from verifier.runner import run_checks
+
+    return run_checks(read_bundle(bundle_dir), load_policies(), select(only=only))
+
+
+def row(report: Any, check_id: int) -> Any:
+    """The row of one check in a report."""
+    return next(r for r in report.rows if r.id == check_id)

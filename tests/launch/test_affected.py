@@ -1,0 +1,87 @@
+"""Affected config keys: entry diffs, recipes, shared blocks, scripts, changelog patterns."""
+
+from __future__ import annotations
+
+from tests.launch.helpers import edit, make_ctx, old_layout, tree_files
+from verifier.configs import affected_keys
+
+MASTER = "inferencex-e2e/configs/nvidia-master.yaml"
+SGL = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/tm/sglang/b300-fp4-mtp/agentic.yaml"
+FIXED = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/tm/sglang/b300-fp8/8k1k.yaml"
+KEY = "tm-fp4-b300-sglang-agentic-dspark"
+AGENTIC_SINGLE = ["tm-fp4-b300-sglang-agentic-dspark", "tm-fp4-b300-vllm-agentic-mtp", "tm-fp4-b300-trtllm-agentic-mtp"]
+
+
+def test_no_change_no_keys() -> None:
+    files = tree_files()
+    affected = affected_keys(make_ctx(files, files))
+    assert affected.keys == [] and not affected.errors
+
+
+def test_entry_added_changed_removed() -> None:
+    base = tree_files()
+    head = edit(base, MASTER, "conc-list: [1, 8]", "conc-list: [1, 8, 16]")
+    head = edit(head, MASTER, "tm-fp8-b300-sglang:", "tm-fp8-b300-sglang-renamed:")
+    head = edit(head, MASTER, "  image: vllm/vllm-openai:v0.22.0\n", "  image: vllm/vllm-openai:v0.23.0\n")
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.added == ["tm-fp8-b300-sglang-renamed"]
+    assert affected.removed == ["tm-fp8-b300-sglang"]
+    assert affected.changed == [KEY, "tm-fp4-b300-vllm-agentic-mtp"]
+    assert affected.changed_fields["tm-fp4-b300-vllm-agentic-mtp"] == ["image"]
+    reason = affected.why(KEY)[0]
+    assert (reason.kind, reason.file, reason.line) == ("entry-changed", MASTER, 14)  # the changed row
+    assert affected.why("tm-fp4-b300-vllm-agentic-mtp")[0].line == 47
+
+
+def test_comment_only_change_is_not_a_change() -> None:
+    base = tree_files()
+    head = edit(base, MASTER, "# Fixed-sequence rows bound through a zip group.", "# Reworded comment.")
+    assert affected_keys(make_ctx(head, base)).keys == []
+
+
+def test_recipe_change_affects_the_rows_that_name_it() -> None:
+    base = tree_files()
+    head = edit(base, FIXED, "attention-backend: flashinfer", "attention-backend: triton")
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.keys == ["tm-fp8-b300-sglang"]
+    [reason] = affected.why("tm-fp8-b300-sglang")
+    assert (reason.kind, reason.file, reason.line, reason.detail) == ("recipe-changed", FIXED, 41, "srt-recipe modified")
+
+
+def test_shared_block_and_script_changes_affect_their_lane() -> None:
+    base = tree_files()
+    head = edit(base, "inferencex-e2e/configs/srt-recipes/agentic-single.yaml", "type: custom", "type: custom\n  x: 1")
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.keys == AGENTIC_SINGLE
+    assert {r.kind for k in affected.keys for r in affected.why(k)} == {"shared-block-changed"}
+    head = edit(base, "inferencex-e2e/benchmarks/srt_agentic.sh", "echo agentic", "echo changed")
+    affected = affected_keys(make_ctx(head, base))
+    # agentic-single.yaml and agentic-multi.yaml both run srt_agentic.sh
+    assert affected.keys == [*AGENTIC_SINGLE, "tm-fp4-gb300-dynamo-sglang-agentic-disagg"]
+    assert affected.why(KEY)[0].kind == "benchmark-script-changed"
+    head = edit(base, "inferencex-e2e/benchmarks/single_node/srt_fixed_sequence.sh", "echo fixed", "echo x")
+    assert affected_keys(make_ctx(head, base)).keys == ["tm-fp8-b300-sglang"]
+
+
+def test_legacy_script_by_name_in_old_layout() -> None:
+    base = old_layout(tree_files())
+    base = edit(base, "configs/nvidia-master.yaml",
+                "srt-recipe: benchmarks/single_node/srt-slurm-recipes/tm/vllm/b300-fp4-mtp/agentic.yaml", "x: 1")
+    base["benchmarks/single_node/tm_fp4_b300_vllm_mtp.sh"] = b"echo old\n"
+    head = {**base, "benchmarks/single_node/tm_fp4_b300_vllm_mtp.sh": b"echo new\n"}
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.keys == ["tm-fp4-b300-vllm-agentic-mtp"]
+    assert "legacy" in affected.why("tm-fp4-b300-vllm-agentic-mtp")[0].detail
+
+
+def test_changelog_patterns_with_wildcards() -> None:
+    base = tree_files()
+    log = "inferencex-e2e/perf-changelog.yaml"
+    head = {**base, log: base[log] + b"\n- config-keys:\n    - tm-fp4-b300-*\n  description:\n    - x\n"
+                                       b"  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/4524\n"}
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.keys == []
+    [item] = affected.changelog
+    assert item.pattern == "tm-fp4-b300-*" and item.line == 15
+    assert list(item.keys) == AGENTIC_SINGLE
+    assert affected.all_keys == AGENTIC_SINGLE

@@ -1,0 +1,252 @@
+"""Reads a PR bundle directory (shared/BUNDLE.md, format 1) into the domain model.
+
+A bundle is untrusted: every file is size-capped, must be UTF-8 where it is text, YAML alias
+bombs are refused, symlinks are refused, and nothing in it is ever executed. Anything that does
+not follow the format raises BundleError naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from pydantic import ValidationError
+
+from verifier.errors import BundleError, InputError
+from verifier.model import (
+    Artifact,
+    Bundle,
+    CheckRun,
+    Comment,
+    GitHubFacts,
+    PullRequest,
+    Run,
+    SignOff,
+    Tree,
+)
+from verifier.resources import SCHEMA_DIR
+from verifier.yamlio import decode_text, load_yaml, plain
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+MAX_BUNDLE_BYTES = 1024 * 1024 * 1024
+MAX_BUNDLE_FILES = 50_000
+
+
+def refuse_symlinks(root: Path, path: Path) -> None:
+    """Refuse a path below root if it, or any folder between root and it, is a symbolic link.
+
+    Checking only the file itself is not enough: a symlinked folder (tree/base -> /) would make
+    every file below it look like a plain file of the bundle.
+    """
+    current = root
+    for part in path.relative_to(root).parts:
+        current = current / part
+        if current.is_symlink():
+            raise BundleError(str(current.relative_to(root)), None, "symbolic links are not allowed in a bundle")
+
+
+class _Budget:
+    """Counts bytes and files read so a hostile bundle cannot exhaust memory."""
+
+    def __init__(self) -> None:
+        self.bytes = 0
+        self.files = 0
+
+    def read(self, path: Path, root: Path) -> bytes:
+        rel = str(path.relative_to(root))
+        refuse_symlinks(root, path)
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise BundleError(rel, None, f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit")
+        self.bytes += size
+        self.files += 1
+        if self.bytes > MAX_BUNDLE_BYTES or self.files > MAX_BUNDLE_FILES:
+            raise BundleError(rel, None, "bundle exceeds the size or file-count limit")
+        return path.read_bytes()
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    return json.loads((SCHEMA_DIR / "bundle-v1.schema.json").read_text(encoding="utf-8"))
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.UTC)
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return value
+
+
+def _validate(data: Any, definition: str, rel: str) -> None:
+    schema = {**_schema(), "$ref": f"#/$defs/{definition}"}
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        err = errors[0]
+        field = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        message = err.message if len(err.message) < 200 else err.message[:197] + "..."
+        raise BundleError(rel, field, message)
+
+
+class BundleReader:
+    """Reads one bundle directory."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.budget = _Budget()
+
+    def _bytes(self, rel: str) -> bytes:
+        path = self.root / rel
+        refuse_symlinks(self.root, path)
+        if not path.is_file():
+            raise BundleError(rel, None, "required file is missing")
+        return self.budget.read(path, self.root)
+
+    def _yaml(self, rel: str, definition: str, *, required: bool = True, default: Any = None) -> Any:
+        path = self.root / rel
+        if not required and not path.is_file() and not path.is_symlink():
+            return default
+        try:
+            data = plain(load_yaml(decode_text(self._bytes(rel), rel), rel))
+        except InputError as exc:
+            raise BundleError(rel, None, exc.reason) from None
+        data = _jsonable(data)
+        if data is None and not required:
+            return default
+        _validate(data, definition, rel)
+        return data
+
+    def _build(self, rel: str, factory: Callable[..., Any], data: dict[str, Any]) -> Any:
+        try:
+            return factory(**data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise BundleError(rel, field, err["msg"]) from None
+
+    def _tree(self, side: str, sha: str) -> Tree:
+        base = self.root / "tree" / side
+        files: dict[str, bytes] = {}
+        refuse_symlinks(self.root, base)
+        if base.is_dir():
+            for path in sorted(base.rglob("*")):
+                if path.is_symlink():
+                    raise BundleError(str(path.relative_to(self.root)), None, "symbolic links are not allowed")
+                if path.is_file():
+                    files[path.relative_to(base).as_posix()] = self.budget.read(path, self.root)
+        return Tree(sha=sha, files=files)
+
+    def _folder(self, rel: str) -> dict[str, bytes]:
+        base = self.root / rel
+        out: dict[str, bytes] = {}
+        refuse_symlinks(self.root, base)
+        if base.is_dir():
+            for path in sorted(base.rglob("*")):
+                if path.is_symlink():
+                    raise BundleError(str(path.relative_to(self.root)), None, "symbolic links are not allowed")
+                if path.is_file():
+                    out[path.relative_to(base).as_posix()] = self.budget.read(path, self.root)
+        return out
+
+    def _runs(self) -> dict[int, Run]:
+        runs: dict[int, Run] = {}
+        runs_dir = self.root / "runs"
+        refuse_symlinks(self.root, runs_dir)
+        if not runs_dir.is_dir():
+            return runs
+        for folder in sorted(p for p in runs_dir.iterdir() if p.is_dir() or p.is_symlink()):
+            refuse_symlinks(self.root, folder)
+            rel = f"runs/{folder.name}/run.yaml"
+            data = self._yaml(rel, "run")
+            if str(data["id"]) != folder.name:
+                raise BundleError(rel, "id", f"run id {data['id']} does not match folder {folder.name}")
+            artifacts = []
+            for item in data.get("artifacts") or []:
+                name = str(item["name"])
+                if "/" in name or name in (".", ".."):
+                    raise BundleError(rel, "artifacts.name", f"artifact name {name!r} is not a plain folder name")
+                expired = bool(item.get("expired", False))
+                files = {} if expired else self._folder(f"runs/{folder.name}/{name}")
+                artifacts.append(Artifact(name=name, expired=expired, files=files))
+            fields = {k: v for k, v in data.items() if k != "artifacts"}
+            fields["pull_requests"] = tuple(
+                int(p["number"]) if isinstance(p, dict) else int(p) for p in data.get("pull_requests") or []
+            )
+            runs[int(data["id"])] = self._build(rel, Run, {**fields, "artifacts": tuple(artifacts)})
+        return runs
+
+    def read(self) -> Bundle:
+        """Parse and validate the whole bundle."""
+        if not self.root.is_dir():
+            raise BundleError(str(self.root), None, "not a directory")
+        meta = self._yaml("bundle.yaml", "bundle")
+        pr_data = self._yaml("pr.yaml", "pr")
+        if pr_data["number"] != meta["pr"]:
+            raise BundleError("pr.yaml", "number", f"{pr_data['number']} differs from bundle.yaml pr {meta['pr']}")
+        pr_data = {**pr_data, "repo": meta["repo"], "body": pr_data.get("body") or ""}
+        pr_data.setdefault("head_ref_oid", pr_data["head_sha"])
+        pr = self._build("pr.yaml", PullRequest, pr_data)
+        signoff_data = self._yaml("signoff.yaml", "signoff")
+        signoff_data.setdefault(
+            "url", f"https://github.com/{meta['repo']}/pull/{meta['pr']}#issuecomment-{signoff_data['id']}"
+        )
+        signoff = self._build("signoff.yaml", SignOff, signoff_data)
+        comments = tuple(
+            self._build("comments.yaml", Comment, {**c, "body": c.get("body") or "",
+                                                   "url": f"{pr.url}#issuecomment-{c['id']}"})
+            for c in self._yaml("comments.yaml", "comments", required=False, default=[])
+        )
+        check_runs = tuple(
+            self._build("checks.yaml", CheckRun, {**c, "run_attempt": c.get("run_attempt") or 1})
+            for c in self._yaml("checks.yaml", "checks", required=False, default=[])
+        )
+        gh = self._yaml("github.yaml", "github", required=False, default={}) or {}
+        gh = {k: v for k, v in gh.items() if v is not None}
+        if "teams" in gh:
+            gh["teams"] = {k: tuple(v) for k, v in gh["teams"].items()}
+        github = self._build("github.yaml", GitHubFacts, gh)
+        for url, rel in github.pages.items():
+            if ".." in Path(rel).parts or Path(rel).is_absolute():
+                raise BundleError("github.yaml", f"pages.{url}", "page path escapes the bundle")
+        try:
+            review_date = dt.date.fromisoformat(str(meta["review_date"])[:10])
+        except ValueError:
+            raise BundleError("bundle.yaml", "review_date", f"{meta['review_date']!r} is not a date") from None
+        fields = {
+            "source": str(self.root),
+            "review_date": review_date,
+            "recorded_at": meta.get("recorded_at"),
+            "pr": pr,
+            "signoff": signoff,
+            "comments": comments,
+            "check_runs": check_runs,
+            "github": github,
+            "runs": self._runs(),
+            "pages": {f"pages/{k}": v for k, v in self._folder("pages").items()},
+            "checkpoints": self._folder("checkpoints"),
+            "base": self._tree("base", pr.base_sha),
+            "head": self._tree("head", pr.head_sha),
+        }
+        return self._build("bundle.yaml", Bundle, fields)
+
+
+def read_bundle(root: str | Path) -> Bundle:
+    """Read and validate a bundle directory; raises BundleError with a one-line reason."""
+    try:
+        return BundleReader(Path(root)).read()
+    except RecursionError:
+        raise BundleError(str(root), None, "input nests too deeply") from None
+    except OSError as exc:
+        raise BundleError(str(root), None, f"cannot read: {exc.strerror or exc}") from None

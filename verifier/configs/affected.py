@@ -1,0 +1,326 @@
+"""Which config keys a PR affects, and why.
+
+A key is affected when its master entry is added, changed (parsed data differs) or removed
+between base and head, or when a file its launches read changed in the PR: a recipe its rows name
+(`srt-recipe`, `eval-srt-recipe`, legacy `CONFIG_FILE`), the lane's shared block
+(`configs/srt-recipes/*.yaml`), the benchmark script the shared block or the recipe runs, or a
+legacy per-config benchmark script. The perf-changelog entries the PR appends name keys too
+(`config-keys`, with `*` wildcards); those are reported separately (`changelog_keys`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.configs.master import ConfigEntry, master_configs
+from verifier.configs.points import AGENTIC, FIXED, launch_policy, parse_recipe_ref
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.layout import repo_relative, short_path
+
+_WORKSPACE_PATH = re.compile(r"/infmax-workspace/([\w./-]+)")
+
+
+@dataclass(frozen=True)
+class AffectedReason:
+    """Why one key is affected: kind, the file (repository path), a line when known, a detail."""
+
+    kind: str  # entry-added | entry-changed | entry-removed | recipe-changed | shared-block-changed |
+    #            benchmark-script-changed | changelog
+    file: str
+    line: int | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ChangelogKeys:
+    """One config-keys pattern of an appended changelog entry and the keys it selects."""
+
+    pattern: str
+    line: int
+    keys: tuple[str, ...]
+
+
+@dataclass
+class AffectedConfigs:
+    """The PR's affected config keys with reasons."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    reasons: dict[str, list[AffectedReason]] = field(default_factory=dict)
+    changed_fields: dict[str, list[str]] = field(default_factory=dict)
+    changelog: list[ChangelogKeys] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def keys(self) -> list[str]:
+        """Every key affected by the diff (not the changelog), in first-reason order."""
+        return list(self.reasons)
+
+    @property
+    def changelog_keys(self) -> list[str]:
+        """Keys the appended changelog entries select (wildcards expanded over head keys)."""
+        return list(dict.fromkeys(k for item in self.changelog for k in item.keys))
+
+    @property
+    def all_keys(self) -> list[str]:
+        """Diff-affected keys, then changelog-selected keys."""
+        return list(dict.fromkeys([*self.keys, *self.changelog_keys]))
+
+    def add(self, key: str, reason: AffectedReason) -> None:
+        """Record a reason (deduplicated)."""
+        bucket = self.reasons.setdefault(key, [])
+        if reason not in bucket:
+            bucket.append(reason)
+
+    def why(self, key: str) -> list[AffectedReason]:
+        """The reasons one key is affected ([] when it is not)."""
+        return self.reasons.get(key, [])
+
+
+def _changed_paths(ctx: CheckContext) -> dict[str, str]:
+    """Changed file path -> status, from pr.yaml files plus the tree diff (both must agree)."""
+    out = {f.path: f.status for f in ctx.bundle.pr.files}
+    for f in ctx.bundle.pr.files:
+        if f.previous_path:
+            out.setdefault(f.previous_path, "removed")
+    base, head = ctx.bundle.base.files, ctx.bundle.head.files
+    for path in base.keys() | head.keys():
+        if path not in out and base.get(path) != head.get(path):
+            out[path] = "added" if path not in base else "removed" if path not in head else "modified"
+    return out
+
+
+def _diff_fields(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    names = list(dict.fromkeys([*old, *new]))
+    return [n for n in names if old.get(n, _MISSING) != new.get(n, _MISSING)]
+
+
+_MISSING = object()
+
+
+def first_difference(old: Any, new: Any, path: tuple[Any, ...] = ()) -> tuple[Any, ...]:
+    """The path of the first place two parsed values differ (deepest common container)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in dict.fromkeys([*new, *old]):
+            if old.get(key, _MISSING) != new.get(key, _MISSING):
+                if key in old and key in new:
+                    return first_difference(old[key], new[key], (*path, key))
+                return (*path, key) if key in new else path
+        return path
+    if isinstance(old, list) and isinstance(new, list):
+        for i in range(min(len(old), len(new))):
+            if old[i] != new[i]:
+                return first_difference(old[i], new[i], (*path, i))
+        return (*path, min(len(old), len(new))) if len(new) > len(old) else path
+    return path
+
+
+def _entry_recipes(entry: ConfigEntry, layout: str) -> Iterator[tuple[str, int | None, str]]:
+    """(recipe repo path, row line, source) for every recipe a master entry's rows name."""
+    recipe_dir = entry.get("srt-recipe-dir")
+    recipe_dir = recipe_dir if isinstance(recipe_dir, str) else None
+    for row in entry.rows:
+        data = row.data
+        for source in ("srt-recipe", "eval-srt-recipe"):
+            if isinstance(data.get(source), str):
+                yield parse_recipe_ref(data[source], source, layout, recipe_dir).path, row.line, source
+        for role in ("worker", "prefill", "decode"):
+            worker = data.get(role)
+            settings = worker.get("additional-settings") if isinstance(worker, dict) else None
+            for item in settings if isinstance(settings, list) else ():
+                if isinstance(item, str):
+                    for source in ("CONFIG_FILE", "EVAL_CONFIG_FILE"):
+                        if item.startswith(source + "="):
+                            yield parse_recipe_ref(item.split("=", 1)[1], source, layout).path, row.line, source
+
+
+def _lanes(entry: ConfigEntry) -> set[tuple[str, str]]:
+    """(scenario, lane) pairs of an entry's srt-recipe rows."""
+    lane = "multi" if entry.multinode else "single"
+    return {(row.scenario, lane) for row in entry.rows
+            if any(k in row.data for k in ("srt-recipe", "eval-srt-recipe"))}
+
+
+def _legacy_script_matches(entry: ConfigEntry, stem: str) -> bool:
+    """Legacy launchers name scripts `<prefix>_<precision>_<sku>_<framework>[...].sh`."""
+    if not (entry.model_prefix and entry.precision and entry.sku and entry.framework):
+        return False
+    tokens = {entry.framework, entry.framework.replace("-", "_")}
+    if entry.framework == "trt":
+        tokens.add("trtllm")
+    head = f"{entry.model_prefix}_{entry.precision}_{entry.sku}_"
+    return stem.startswith(head) and any(stem[len(head):].startswith(t) for t in tokens)
+
+
+def compute_affected(ctx: CheckContext) -> AffectedConfigs:
+    """Compute the affected keys (see module docstring)."""
+    result = AffectedConfigs()
+    layout = ctx.bundle.layout
+    try:
+        base = master_configs(ctx, "base").entries
+        head = master_configs(ctx, "head").entries
+    except InputError as exc:
+        result.errors.append(str(exc))
+        return result
+    for key, entry in head.items():
+        old = base.get(key)
+        if old is None:
+            result.added.append(key)
+            result.add(key, AffectedReason("entry-added", entry.file, entry.line))
+            continue
+        if old.text and old.text == entry.text:
+            continue
+        try:
+            fields = _diff_fields(old.data, entry.data)
+        except InputError as exc:
+            result.errors.append(str(exc))
+            fields = ["(unparsable)"]
+        if fields or old.file != entry.file:
+            result.changed.append(key)
+            result.changed_fields[key] = fields
+            line = entry.line
+            if fields and fields[0] != "(unparsable)":
+                where = first_difference(old.data, entry.data)
+                while where and entry.field_line(*where) is None:
+                    where = where[:-1]
+                line = entry.field_line(*where) if where else entry.line
+            result.add(key, AffectedReason("entry-changed", entry.file, line, ", ".join(fields) or "moved"))
+    for key, entry in base.items():
+        if key not in head:
+            result.removed.append(key)
+            result.add(key, AffectedReason("entry-removed", entry.file, entry.line))
+
+    changed = _changed_paths(ctx)
+    interesting = {p: s for p, s in changed.items() if not _is_master_or_meta(ctx, p)}
+    if interesting:
+        _file_reasons(ctx, result, head, base, interesting, layout)
+    _changelog(ctx, result, head)
+    return result
+
+
+def _is_master_or_meta(ctx: CheckContext, path: str) -> bool:
+    return path in {ctx.bundle.path("nvidia_master"), ctx.bundle.path("amd_master"), ctx.bundle.path("changelog")}
+
+
+def _file_reasons(
+    ctx: CheckContext, result: AffectedConfigs, head: dict[str, ConfigEntry], base: dict[str, ConfigEntry],
+    changed: dict[str, str], layout: str,
+) -> None:
+    policy = launch_policy(ctx)
+    # Text a row must contain to name a changed file: its path from the InferenceX root, or the
+    # legacy `recipes/...` form; rows relative to an srt-recipe-dir are always parsed.
+    needles: set[str] = set()
+    for path in changed:
+        short = short_path(path)
+        needles.add(short)
+        legacy = "benchmarks/multi_node/srt-slurm-recipes/"
+        if short.startswith(legacy):
+            needles.add("recipes/" + short.removeprefix(legacy))
+    needles.add("srt-recipe-dir")
+
+    def candidates(pool: dict[str, ConfigEntry]) -> Iterator[ConfigEntry]:
+        for entry in pool.values():
+            text = entry.text
+            if not text or any(needle in text for needle in needles):
+                yield entry
+
+    # 1. recipe files named by rows (either side: a removed or renamed recipe affects base rows too)
+    for pool in (head, base):
+        for entry in candidates(pool):
+            try:
+                refs = list(_entry_recipes(entry, layout))
+            except InputError as exc:
+                result.errors.append(str(exc))
+                continue
+            for path, line, source in refs:
+                if path in changed:
+                    kind = "recipe-changed"
+                    result.add(entry.key, AffectedReason(kind, path, line, f"{source} {changed[path]}"))
+
+    # 2. shared blocks and the scripts they run
+    shared_dir = ctx.bundle.path("srt_shared_dir")
+    lane_of_block: dict[str, set[tuple[str, str]]] = {}
+    for scenario in (FIXED, AGENTIC):
+        for lane_name, rel in policy["shared-blocks"][scenario].items():
+            lane_of_block.setdefault(repo_relative(str(rel), layout), set()).add((scenario, lane_name))
+    script_lanes: dict[str, set[tuple[str, str]]] = {}
+    for block, lanes in lane_of_block.items():
+        raw = ctx.bundle.head.read(block) or ctx.bundle.base.read(block)
+        for match in _WORKSPACE_PATH.finditer(raw.decode("utf-8", "replace") if raw else ""):
+            script_lanes.setdefault(repo_relative(match.group(1), layout), set()).update(lanes)
+    touched_lanes: dict[tuple[str, str], list[AffectedReason]] = {}
+    for path, status in changed.items():
+        if path.startswith(shared_dir) and path.endswith((".yaml", ".yml")):
+            lanes = lane_of_block.get(path)
+            reason = AffectedReason("shared-block-changed", path, None, status)
+            for lane in lanes if lanes else {(s, ln) for s in (FIXED, AGENTIC) for ln in ("single", "multi")}:
+                touched_lanes.setdefault(lane, []).append(reason)
+        for lane in script_lanes.get(path, ()):
+            touched_lanes.setdefault(lane, []).append(AffectedReason("benchmark-script-changed", path, None, status))
+    if touched_lanes:
+        for entry in head.values():
+            try:
+                lanes = _lanes(entry)
+            except InputError:
+                continue
+            for lane in lanes & touched_lanes.keys():
+                for reason in touched_lanes[lane]:
+                    result.add(entry.key, reason)
+
+    # 3. files a recipe refers to through /infmax-workspace/... (scripts, chat templates) and
+    #    legacy per-config benchmark scripts
+    bench_dir = ctx.bundle.path("benchmarks_dir")
+    scripts = {p: s for p, s in changed.items() if p.startswith(bench_dir) and not p.endswith((".yaml", ".yml"))
+               and p not in script_lanes}
+    if not scripts:
+        return
+    from verifier.recipes import recipe_doc
+
+    for entry in head.values():
+        try:
+            refs = {path for path, _, _ in _entry_recipes(entry, layout)}
+        except InputError:
+            continue
+        for recipe in refs:
+            raw = ctx.bundle.head.read(recipe)
+            text = raw.decode("utf-8", "replace") if raw else ""
+            for match in _WORKSPACE_PATH.finditer(text):
+                target = repo_relative(match.group(1), layout)
+                if target in scripts:
+                    doc = recipe_doc(ctx, "head", recipe) if recipe.endswith((".yaml", ".yml")) else None
+                    line = next((ln for p, ln in doc.lines.items() if match.group(0) in str(doc.get(*p))), None) \
+                        if doc else None
+                    result.add(entry.key, AffectedReason("benchmark-script-changed", target, line,
+                                                         f"used by {short_path(recipe)}"))
+        if not refs:
+            for path, status in scripts.items():
+                stem = posixpath.basename(path).removesuffix(".sh")
+                if path.endswith(".sh") and _legacy_script_matches(entry, stem):
+                    result.add(entry.key, AffectedReason("benchmark-script-changed", path, None,
+                                                         f"legacy launcher script ({status})"))
+
+
+def _changelog(ctx: CheckContext, result: AffectedConfigs, head: dict[str, ConfigEntry]) -> None:
+    from verifier.changelog import appended_entries, match_config_keys
+
+    try:
+        appended = appended_entries(ctx)
+    except InputError as exc:
+        result.errors.append(str(exc))
+        return
+    keys = list(head)
+    for entry in appended:
+        for pattern in entry.config_keys:
+            result.changelog.append(ChangelogKeys(pattern, entry.field_line("config-keys"),
+                                                  tuple(match_config_keys(pattern, keys))))
+
+
+def affected_keys(ctx: CheckContext) -> AffectedConfigs:
+    """The PR's affected config keys with reasons (memoized per verdict)."""
+    return ctx.memo("configs.affected", lambda: compute_affected(ctx))

@@ -1,0 +1,345 @@
+"""Master configs (`configs/{nvidia,amd}-master.yaml`): entries, fields and line numbers.
+
+The real `nvidia-master.yaml` is ~330 KB with ~150 top-level entries, and a verdict needs only a
+few of them in detail. So the file is split into top-level entries by the lines that start at
+column 0 (a key followed by `:`), and each entry is parsed on first use with the YAML 1.1 loader
+of `verifier.configs.yaml11`. An entry whose text is byte-identical on the base and head sides is
+parsed once. Anything the splitter does not understand (a quoted or odd top-level key, document
+markers, an alias to an anchor in another entry) falls back to parsing the whole file, so the
+result never depends on the shortcut.
+
+Schema (FORMATS.md §3.1-3.2, `infx/matrix/validation.py`): every top-level key is a config key;
+keys are unique across both master files and never contain `*`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from verifier.configs.yaml11 import Doc, parse_yaml11
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.yamlio import decode_text
+
+Side = Literal["base", "head"]
+VENDOR_FILES: tuple[tuple[str, str], ...] = (("nvidia", "nvidia_master"), ("amd", "amd_master"))
+_SIMPLE_KEY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.+/-]*)[ \t]*:(?:[ \t]|$)")
+SCENARIOS = ("fixed-seq-len", "agentic-coding")
+
+
+@dataclass(frozen=True)
+class SearchRow:
+    """One search-space row of one scenario block of a master entry."""
+
+    key: str
+    file: str
+    scenario: str
+    scenario_index: int
+    index: int
+    data: dict[str, Any]
+    line: int | None
+    scenario_data: dict[str, Any]
+    scenario_line: int | None
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.file, self.scenario, self.scenario_index, self.index))
+
+    @property
+    def isl(self) -> int | None:
+        """Fixed-seq input length of the scenario block."""
+        return self.scenario_data.get("isl")
+
+    @property
+    def osl(self) -> int | None:
+        """Fixed-seq output length of the scenario block."""
+        return self.scenario_data.get("osl")
+
+    @property
+    def dram_utilization(self) -> Any:
+        """The agentic scenario block's dram-utilization (raw YAML value) or None."""
+        return self.scenario_data.get("dram-utilization")
+
+
+class _Chunk:
+    """The text of one top-level entry and, once needed, its parsed form (shared across sides)."""
+
+    __slots__ = ("doc", "error", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.doc: Doc | None = None
+        self.error: InputError | None = None
+
+
+@dataclass(eq=False)
+class ConfigEntry:
+    """One top-level entry of a master config, parsed lazily.
+
+    `line` is the 1-based line of the key in `file`; `field_line(*path)` gives the line of any
+    field below it (e.g. `field_line("image")`, `field_line("scenarios", "agentic-coding", 0,
+    "search-space", 1)`).
+    """
+
+    key: str
+    vendor: str
+    side: str
+    file: str
+    line: int
+    _chunk: _Chunk = field(repr=False)
+    _owner: _MasterFile = field(repr=False)
+
+    @property
+    def text(self) -> str:
+        """The entry's raw text (its lines up to the next top-level key)."""
+        return self._chunk.text
+
+    @cached_property
+    def _parsed(self) -> tuple[dict[str, Any], dict[tuple[Any, ...], int]]:
+        return self._owner.parse_entry(self)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The entry's mapping (plain data, YAML 1.1 semantics). Raises InputError if unparsable."""
+        return self._parsed[0]
+
+    def field_line(self, *path: Any) -> int | None:
+        """1-based line of a field below the entry (no path: the key's line)."""
+        if not path:
+            return self.line
+        return self._parsed[1].get(tuple(path))
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """A top-level field of the entry."""
+        data = self.data
+        return data.get(name, default) if isinstance(data, dict) else default
+
+    @property
+    def image(self) -> str | None:
+        """Container image (str)."""
+        return _str(self.get("image"))
+
+    @property
+    def model(self) -> str | None:
+        """HF model id."""
+        return _str(self.get("model"))
+
+    @property
+    def model_prefix(self) -> str | None:
+        """Canonical model prefix (MODELS.md)."""
+        return _str(self.get("model-prefix"))
+
+    @property
+    def runner(self) -> str | None:
+        """runners.yaml label, e.g. `cluster:b300-dsxe`."""
+        return _str(self.get("runner"))
+
+    @property
+    def precision(self) -> str | None:
+        """fp4 | fp8 | bf16 | ..."""
+        return _str(self.get("precision"))
+
+    @property
+    def framework(self) -> str | None:
+        """sglang | vllm | trt | atom | dynamo-* | ..."""
+        return _str(self.get("framework"))
+
+    @property
+    def multinode(self) -> bool:
+        """The entry's multinode flag (False when absent)."""
+        return self.get("multinode") is True
+
+    @property
+    def disagg(self) -> bool:
+        """The entry's disagg flag (default False)."""
+        return self.get("disagg") is True
+
+    @property
+    def sku(self) -> str | None:
+        """Hardware family of the runner: drop `cluster:`, keep the text before the first `-`."""
+        runner = self.runner
+        if not runner:
+            return None
+        return runner.removeprefix("cluster:").split("-", 1)[0]
+
+    @property
+    def scenarios(self) -> dict[str, Any]:
+        """The `scenarios` mapping ({} when absent or malformed)."""
+        value = self.get("scenarios")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def rows(self) -> tuple[SearchRow, ...]:
+        """Every search-space row of every scenario block, in file order."""
+        out: list[SearchRow] = []
+        for scenario, blocks in self.scenarios.items():
+            if not isinstance(blocks, list):
+                continue
+            for si, block in enumerate(blocks):
+                if not isinstance(block, dict):
+                    continue
+                rows = block.get("search-space")
+                if not isinstance(rows, list):
+                    continue
+                for ri, row in enumerate(rows):
+                    if isinstance(row, dict):
+                        out.append(SearchRow(
+                            key=self.key, file=self.file, scenario=str(scenario), scenario_index=si, index=ri,
+                            data=row, line=self.field_line("scenarios", scenario, si, "search-space", ri),
+                            scenario_data=block, scenario_line=self.field_line("scenarios", scenario, si),
+                        ))
+        return tuple(out)
+
+
+def _str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class MasterError:
+    """A problem with the master configs as a whole (duplicate key, `*` in a key, unparsable file)."""
+
+    kind: str
+    file: str
+    line: int | None
+    key: str | None
+    message: str
+
+
+class _MasterFile:
+    """One master file on one side: its entries split by top-level key, parsed lazily."""
+
+    def __init__(self, vendor: str, side: str, path: str, text: str, cache: dict[str, _Chunk]) -> None:
+        self.vendor = vendor
+        self.side = side
+        self.path = path
+        self.text = text
+        self.entries: list[ConfigEntry] = []
+        self._full: Doc | None = None
+        self._cache = cache
+        if not self._split():
+            self._split_full()
+
+    def _split(self) -> bool:
+        starts: list[tuple[str, int]] = []
+        lines = self.text.split("\n")
+        for i, line in enumerate(lines):
+            if not line or line[0] in " \t#\r":
+                continue
+            match = _SIMPLE_KEY.match(line)
+            if match is None:
+                return False
+            starts.append((match.group(1), i))
+        if not starts:
+            return not self.text.strip() or self._only_comments(lines)
+        for n, (key, start) in enumerate(starts):
+            end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
+            text = "\n".join(lines[start:end]) + "\n"
+            chunk = self._cache.get(text)
+            if chunk is None:
+                chunk = self._cache[text] = _Chunk(text)
+            self.entries.append(ConfigEntry(key, self.vendor, self.side, self.path, start + 1, chunk, self))
+        return True
+
+    @staticmethod
+    def _only_comments(lines: list[str]) -> bool:
+        return all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines)
+
+    def _full_doc(self) -> Doc:
+        if self._full is None:
+            self._full = parse_yaml11(self.text, self.path)
+            if self._full.data is not None and not isinstance(self._full.data, dict):
+                raise InputError(self.path, "top level is not a mapping of config keys")
+        return self._full
+
+    def _split_full(self) -> None:
+        doc = self._full_doc()
+        data = doc.data or {}
+        for key in data:
+            line = doc.line(key) or 1
+            chunk = _Chunk("")
+            self.entries.append(ConfigEntry(str(key), self.vendor, self.side, self.path, line, chunk, self))
+
+    def parse_entry(self, entry: ConfigEntry) -> tuple[dict[str, Any], dict[tuple[Any, ...], int]]:
+        chunk = entry._chunk
+        if chunk.text and chunk.doc is None and chunk.error is None:
+            try:
+                chunk.doc = parse_yaml11(chunk.text, self.path)
+            except InputError as exc:
+                chunk.error = exc
+        doc = chunk.doc
+        if doc is not None and isinstance(doc.data, dict) and list(doc.data) == [entry.key]:
+            offset = entry.line - 1
+            rel = {p[1:]: ln + offset for p, ln in doc.lines.items() if len(p) > 1}
+            value = doc.data[entry.key]
+            return (value if isinstance(value, dict) else {}), rel
+        # Shortcut failed (alias into another entry, odd key): read the entry from the whole file.
+        full = self._full_doc()
+        data = full.data or {}
+        if entry.key not in data:
+            raise chunk.error or InputError(self.path, f"cannot read entry {entry.key!r}")
+        rel = {p[1:]: ln for p, ln in full.lines.items() if len(p) > 1 and p[0] == entry.key}
+        value = data[entry.key]
+        return (value if isinstance(value, dict) else {}), rel
+
+
+@dataclass
+class MasterConfigs:
+    """Both vendors' master configs on one side."""
+
+    side: str
+    entries: dict[str, ConfigEntry]
+    files: dict[str, str]
+    errors: list[MasterError]
+
+    def __iter__(self) -> Iterator[ConfigEntry]:
+        return iter(self.entries.values())
+
+
+def _text(ctx: CheckContext, side: str, path: str) -> str | None:
+    tree = ctx.bundle.base if side == "base" else ctx.bundle.head
+    raw = tree.read(path)
+    return None if raw is None else decode_text(raw, path)
+
+
+def _chunk_cache(ctx: CheckContext) -> dict[str, _Chunk]:
+    return ctx.memo("configs.master.chunks", dict)
+
+
+def load_master(ctx: CheckContext, side: str) -> MasterConfigs:
+    """Split both master files of one side into entries (not memoized; see master_configs)."""
+    entries: dict[str, ConfigEntry] = {}
+    files: dict[str, str] = {}
+    errors: list[MasterError] = []
+    cache = _chunk_cache(ctx)
+    for vendor, logical in VENDOR_FILES:
+        path = ctx.bundle.path(logical)
+        text = _text(ctx, side, path)
+        if text is None:
+            continue
+        files[vendor] = path
+        master = _MasterFile(vendor, side, path, text, cache)
+        for entry in master.entries:
+            if "*" in entry.key:
+                errors.append(MasterError("wildcard-key", path, entry.line, entry.key,
+                                          f"config key {entry.key!r} contains '*'"))
+            if entry.key in entries:
+                first = entries[entry.key]
+                errors.append(MasterError("duplicate-key", path, entry.line, entry.key,
+                                          f"config key {entry.key!r} also defined at {first.file}:{first.line}"))
+                continue
+            entries[entry.key] = entry
+    return MasterConfigs(side=side, entries=entries, files=files, errors=errors)
+
+
+def master_configs(ctx: CheckContext, side: str = "head") -> MasterConfigs:
+    """Both master configs of one side, memoized per verdict (InputError if a file is unreadable)."""
+    return ctx.memo(f"configs.master.{side}", lambda: load_master(ctx, side))
+
+
+def master_entries(ctx: CheckContext, side: str = "head") -> dict[str, ConfigEntry]:
+    """Config key -> ConfigEntry over both vendors' master configs of one side."""
+    return master_configs(ctx, side).entries

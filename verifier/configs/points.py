@@ -1,0 +1,373 @@
+"""Matrix points of a master entry (FORMATS.md §3.4) and the CPU-DRAM budget (§3.5).
+
+`points(ctx, side, key)` reproduces `infx.matrix.generate` closely enough to name, bind and check
+every point a sweep runs: one point per concurrency for single-node rows and agentic multinode
+rows, one point per runner with the whole concurrency list for fixed-seq multinode rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from verifier.configs.master import ConfigEntry, SearchRow, master_entries
+from verifier.configs.runners import ClusterFacts, runners
+from verifier.context import CheckContext
+from verifier.layout import repo_relative
+
+BYTES_PER_MIB = 1_048_576
+BYTES_PER_GB = 1_000_000_000
+DEFAULT_DRAM_CAP_MIB = 2_861_022
+AGENTIC = "agentic-coding"
+FIXED = "fixed-seq-len"
+
+
+def launch_policy(ctx: CheckContext) -> Mapping[str, Any]:
+    """policies/launch.yaml (from the context; the shipped file when the context lacks it)."""
+    try:
+        return ctx.policy("launch")
+    except KeyError:
+        from verifier.policy import load_policies
+
+        return load_policies()["launch"]
+
+
+def dram_budget_gb(
+    available_mib: int,
+    utilization: Any,
+    gpu_count: int,
+    gpus_per_node: int,
+    cap_mib: int = DEFAULT_DRAM_CAP_MIB,
+) -> int:
+    """`agentic_dram_offload_gb`: floor(min(avail, cap) MiB * 2^20 * util * gpus / gpus_per_node / 1e9).
+
+    Decimal arithmetic in the order the launcher uses; `utilization` goes through `str()` first, so
+    a YAML float 0.8 is exactly 0.8. Examples: capped cluster, util 1.0, TP2 -> 749; util 0.8,
+    TP4 -> 1199.
+    """
+    available = min(int(available_mib), int(cap_mib))
+    util = Decimal(str(utilization))
+    total = Decimal(available) * BYTES_PER_MIB * util * gpu_count / gpus_per_node / BYTES_PER_GB
+    return int(total)
+
+
+def conc_values(row: Mapping[str, Any], step: int = 2) -> list[int]:
+    """`conc-list` as given, or `conc-start`..`conc-end` multiplying by step with the end included.
+
+    Raises ValueError for a row with neither form, both forms, or non-positive values.
+    """
+    has_list = "conc-list" in row
+    has_range = "conc-start" in row or "conc-end" in row
+    if has_list == has_range:
+        raise ValueError("row needs exactly one of conc-list or conc-start/conc-end")
+    if has_list:
+        values = row["conc-list"]
+        if not isinstance(values, list) or not values or not all(_is_int(v) and v > 0 for v in values):
+            raise ValueError("conc-list must be a non-empty list of positive integers")
+        return list(values)
+    start, end = row.get("conc-start"), row.get("conc-end")
+    if not (_is_int(start) and _is_int(end)) or start <= 0 or end < start:
+        raise ValueError("conc-start/conc-end must be positive integers with start <= end")
+    out = [start]
+    value = start
+    while value < end:
+        value = min(value * step, end)
+        out.append(value)
+    return out
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def seq_name(isl: Any, osl: Any) -> str:
+    """1k1k / 8k1k / '<isl>_<osl>'."""
+    if isl == 1024 and osl == 1024:
+        return "1k1k"
+    if isl == 8192 and osl == 1024:
+        return "8k1k"
+    return f"{isl}_{osl}"
+
+
+@dataclass(frozen=True)
+class RecipeRef:
+    """A recipe named by a master row: repository path (resolved for the layout) + selector."""
+
+    path: str
+    selector: str | None
+    written: str
+    source: str  # "srt-recipe" | "eval-srt-recipe" | "CONFIG_FILE" | "EVAL_CONFIG_FILE"
+
+    @property
+    def text(self) -> str:
+        """`<path>[:<selector>]` as the master row wrote it."""
+        return self.written
+
+
+def parse_recipe_ref(value: str, source: str, layout: str, recipe_dir: str | None = None) -> RecipeRef:
+    """Split `path.yaml[:selector]`, resolve it against srt-recipe-dir / the InferenceX root."""
+    written = value.strip()
+    path, selector = written, None
+    head, sep, tail = written.rpartition(":")
+    if sep and head.endswith((".yaml", ".yml")):
+        path, selector = head, tail or None
+    if source in ("CONFIG_FILE", "EVAL_CONFIG_FILE") and path.startswith("recipes/"):
+        path = "benchmarks/multi_node/srt-slurm-recipes/" + path.removeprefix("recipes/")
+    elif recipe_dir and not path.startswith(("benchmarks/", "configs/", "inferencex-e2e/")):
+        path = recipe_dir.rstrip("/") + "/" + path
+    return RecipeRef(path=repo_relative(path, layout), selector=selector, written=written, source=source)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Point:
+    """One matrix point (FORMATS.md §3.4) of one master entry on one side."""
+
+    key: str
+    side: str
+    vendor: str
+    scenario: str  # agentic-coding | fixed-seq-len
+    multinode: bool
+    disagg: bool
+    image: str | None
+    model: str | None
+    model_prefix: str | None
+    precision: str | None
+    framework: str | None
+    runner: str | None
+    exp_name: str
+    conc: int | None
+    conc_list: tuple[int, ...]
+    tp: int | None
+    ep: int
+    dp_attn: bool
+    pp: int
+    dcp_size: int
+    pcp_size: int
+    gpu_count: int | None
+    spec_decoding: str
+    kv_offloading: str | None
+    kv_offload_backend: dict[str, Any] | None
+    dram_utilization: Any
+    total_cpu_dram_gb: int | None
+    isl: int | None
+    osl: int | None
+    max_model_len: int | None
+    duration: int | None
+    router: dict[str, Any] | None
+    srt_recipe: RecipeRef | None
+    eval_srt_recipe: RecipeRef | None
+    prefill: dict[str, Any] | None
+    decode: dict[str, Any] | None
+    file: str
+    line: int | None
+    scenario_line: int | None
+    row_index: int
+    scenario_index: int
+    row: dict[str, Any] = field(repr=False, default_factory=dict)
+    errors: tuple[str, ...] = ()
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.side, self.exp_name, self.scenario_index, self.row_index, self.conc))
+
+    @property
+    def is_agentic(self) -> bool:
+        """True for agentic-coding points."""
+        return self.scenario == AGENTIC
+
+    @property
+    def spec_label(self) -> str:
+        """SPEC_DECODING as single-node validation compares it (`draft_model` counts as `mtp`)."""
+        return "mtp" if self.spec_decoding in ("mtp", "draft_model") else self.spec_decoding
+
+    @property
+    def job_suffix(self) -> str:
+        """The exp-name after the model prefix, space separated (check-run naming of the cases)."""
+        if self.is_agentic and not self.multinode:
+            text = f"tp{self.tp} conc{self.conc} {_kv_tag(self.kv_offloading, self.kv_offload_backend)}"
+            return text + (f" spec-{self.spec_decoding}" if self.spec_decoding != "none" else "")
+        prefix = f"{self.model_prefix}_"
+        rest = self.exp_name[len(prefix):] if self.exp_name.startswith(prefix) else self.exp_name
+        return rest.replace("_", " ")
+
+
+def _kv_tag(kv: str | None, backend: Mapping[str, Any] | None) -> str:
+    if kv in (None, "none"):
+        return "kvnone"
+    name = backend.get("name") if isinstance(backend, Mapping) else None
+    return f"kv{kv}-{name}" if name else f"kv{kv}"
+
+
+def _worker_tag(letter: str, worker: Mapping[str, Any] | None) -> str:
+    if not isinstance(worker, Mapping):
+        return f"{letter}0x0"
+    text = f"{letter}{worker.get('num-worker', 1)}x{worker.get('tp')}"
+    ep = worker.get("ep", 1)
+    if _is_int(ep) and ep > 1:
+        text += f"ep{ep}"
+    if worker.get("dp-attn") is True:
+        text += "dpa"
+    return text
+
+
+def _budget(
+    ctx: CheckContext, side: str, entry: ConfigEntry, row: SearchRow, kv: str | None, gpus: int | None,
+    replica: int | None,
+) -> tuple[int | None, list[str]]:
+    """total-cpu-dram-gb for a point and the reasons it could not be computed."""
+    if kv != "dram":
+        return 0, []
+    errors: list[str] = []
+    util = row.dram_utilization
+    if util is None:
+        return None, ["scenario has no dram-utilization but a row offloads to dram"]
+    try:
+        if not 0 < Decimal(str(util)) <= 1:
+            errors.append(f"dram-utilization {util} is outside (0, 1]")
+    except InvalidOperation:
+        return None, [f"dram-utilization {util!r} is not a number"]
+    facts: ClusterFacts | None = runners(ctx, side).cluster(entry.runner)
+    if facts is None:
+        return None, [f"runner {entry.runner} has no cluster facts in runners.yaml"]
+    if facts.available_cpu_dram_mib is None or facts.gpus_per_node is None:
+        return None, [f"cluster {facts.id} lacks available-cpu-dram-mib or gpus-per-node"]
+    per_node = facts.gpus_per_node
+    if gpus is None and replica is not None:  # multinode: prefill (or worker) replica size
+        if replica > per_node:
+            if replica % per_node:
+                return None, [f"replica of {replica} GPUs is not a multiple of {per_node} GPUs per node"]
+            gpus = per_node
+        else:
+            if per_node % replica:
+                return None, [f"{per_node} GPUs per node is not a multiple of the {replica}-GPU replica"]
+            gpus = replica
+    if gpus is None:
+        return None, ["no GPU count for the DRAM budget"]
+    if gpus > per_node:
+        return None, [f"{gpus} GPUs exceed the node's {per_node}"]
+    cap = int(launch_policy(ctx)["dram"]["max-available-cpu-dram-mib"])
+    return dram_budget_gb(facts.available_cpu_dram_mib, util, gpus, per_node, cap), errors
+
+
+def _int_field(data: Mapping[str, Any], name: str, default: int) -> int:
+    value = data.get(name, default)
+    return value if _is_int(value) else default
+
+
+def _recipes(entry: ConfigEntry, row: Mapping[str, Any], layout: str) -> tuple[RecipeRef | None, RecipeRef | None]:
+    recipe_dir = entry.get("srt-recipe-dir")
+    recipe_dir = recipe_dir if isinstance(recipe_dir, str) else None
+    srt = row.get("srt-recipe")
+    ev = row.get("eval-srt-recipe")
+    main = parse_recipe_ref(srt, "srt-recipe", layout, recipe_dir) if isinstance(srt, str) else None
+    evr = parse_recipe_ref(ev, "eval-srt-recipe", layout, recipe_dir) if isinstance(ev, str) else None
+    if main is None:  # legacy: worker additional-settings CONFIG_FILE=recipes/...
+        for role in ("worker", "prefill", "decode"):
+            worker = row.get(role)
+            settings = worker.get("additional-settings") if isinstance(worker, Mapping) else None
+            for item in settings if isinstance(settings, list) else ():
+                if isinstance(item, str) and item.startswith("CONFIG_FILE=") and main is None:
+                    main = parse_recipe_ref(item.split("=", 1)[1], "CONFIG_FILE", layout)
+                elif isinstance(item, str) and item.startswith("EVAL_CONFIG_FILE=") and evr is None:
+                    evr = parse_recipe_ref(item.split("=", 1)[1], "EVAL_CONFIG_FILE", layout)
+    return main, evr
+
+
+def entry_points(ctx: CheckContext, side: str, entry: ConfigEntry) -> list[Point]:
+    """Every point of one master entry (not memoized; see points)."""
+    policy = launch_policy(ctx)
+    step = int(policy["matrix"]["conc-step"])
+    duration = int(policy["matrix"]["agentic-duration"])
+    extra_len = int(policy["matrix"]["max-model-len-extra"])
+    layout = ctx.bundle.layout
+    out: list[Point] = []
+    prefix = entry.model_prefix or "?"
+    for row in entry.rows:
+        data = row.data
+        errors: list[str] = []
+        try:
+            concs = conc_values(data, step)
+        except ValueError as exc:
+            concs, errors = [], [str(exc)]
+        srt, ev = _recipes(entry, data, layout)
+        spec = str(data.get("spec-decoding", "none"))
+        kv = data.get("kv-offloading")
+        kv = str(kv) if kv is not None else ("none" if row.scenario == AGENTIC else None)
+        backend = data.get("kv-offload-backend") if isinstance(data.get("kv-offload-backend"), dict) else None
+        router = data.get("router") if isinstance(data.get("router"), dict) else entry.get("router")
+        agentic = row.scenario == AGENTIC
+        common = {
+            "key": entry.key, "side": side, "vendor": entry.vendor, "scenario": row.scenario,
+            "multinode": entry.multinode, "disagg": entry.disagg, "image": entry.image, "model": entry.model,
+            "model_prefix": entry.model_prefix, "precision": entry.precision, "framework": entry.framework,
+            "runner": entry.runner, "spec_decoding": spec, "kv_offloading": kv if agentic else None,
+            "kv_offload_backend": backend, "dram_utilization": row.dram_utilization if agentic else None,
+            "isl": row.isl, "osl": row.osl, "router": router if isinstance(router, dict) else None,
+            "srt_recipe": srt, "eval_srt_recipe": ev, "file": entry.file, "line": row.line,
+            "scenario_line": row.scenario_line, "row_index": row.index, "scenario_index": row.scenario_index,
+            "row": data, "duration": duration if agentic else None,
+            "max_model_len": (row.isl + row.osl + extra_len)
+            if not agentic and _is_int(row.isl) and _is_int(row.osl) else None,
+        }
+        if not entry.multinode:
+            tp = data.get("tp") if _is_int(data.get("tp")) else None
+            pp, dcp, pcp = (_int_field(data, n, 1) for n in ("pp", "dcp-size", "pcp-size"))
+            gpus = tp * pp * pcp if tp is not None else None
+            if tp is None:
+                errors.append("single-node row has no integer tp")
+            total, dram_errors = _budget(ctx, side, entry, row, kv if agentic else None, gpus, None) if agentic \
+                else (None, [])
+            for conc in concs:
+                if agentic:
+                    name = f"{prefix}_tp{tp}_conc{conc}_{_kv_tag(kv, backend)}"
+                    if spec != "none":
+                        name += f"_spec-{spec}"
+                else:
+                    name = f"{prefix}_{seq_name(row.isl, row.osl)}"
+                out.append(Point(
+                    **common, exp_name=name, conc=conc, conc_list=(conc,), tp=tp,
+                    ep=_int_field(data, "ep", 1), dp_attn=data.get("dp-attn") is True, pp=pp, dcp_size=dcp,
+                    pcp_size=pcp, gpu_count=gpus, total_cpu_dram_gb=total, prefill=None, decode=None,
+                    errors=tuple(errors + dram_errors),
+                ))
+            continue
+        worker = data.get("worker") if isinstance(data.get("worker"), dict) else None
+        prefill = worker or (data.get("prefill") if isinstance(data.get("prefill"), dict) else None)
+        decode = ({**worker, "num-worker": 0} if worker else
+                  data.get("decode") if isinstance(data.get("decode"), dict) else None)
+        if prefill is None:
+            errors.append("multinode row has neither worker nor prefill/decode")
+        replica = None
+        if prefill is not None and _is_int(prefill.get("tp")):
+            replica = prefill["tp"] * _int_field(prefill, "pp", 1) * _int_field(prefill, "pcp-size", 1)
+        total, dram_errors = _budget(ctx, side, entry, row, kv if agentic else None, None, replica) if agentic \
+            else (None, [])
+        mn = {
+            "tp": prefill.get("tp") if prefill and _is_int(prefill.get("tp")) else None,
+            "ep": _int_field(prefill or {}, "ep", 1), "dp_attn": bool(prefill and prefill.get("dp-attn") is True),
+            "pp": _int_field(prefill or {}, "pp", 1), "dcp_size": _int_field(prefill or {}, "dcp-size", 1),
+            "pcp_size": _int_field(prefill or {}, "pcp-size", 1), "gpu_count": replica,
+            "prefill": prefill, "decode": decode, "total_cpu_dram_gb": total,
+            "errors": tuple(errors + dram_errors),
+        }
+        if agentic:
+            for conc in concs:
+                name = f"{prefix}_{_worker_tag('p', prefill)}_{_worker_tag('d', decode)}_conc{conc}"
+                if kv == "dram":
+                    name += f"_kvdram-{(backend or {}).get('name', '')}"
+                out.append(Point(**common, **mn, exp_name=name, conc=conc, conc_list=(conc,)))
+        else:
+            out.append(Point(**common, **mn, exp_name=f"{prefix}_{seq_name(row.isl, row.osl)}", conc=None,
+                             conc_list=tuple(concs)))
+    return out
+
+
+def points(ctx: CheckContext, side: str, key: str) -> list[Point]:
+    """The points of one config key on one side ([] when the side has no such key). Memoized."""
+
+    def compute() -> list[Point]:
+        entry = master_entries(ctx, side).get(key)
+        return [] if entry is None else entry_points(ctx, side, entry)
+
+    return ctx.memo(f"configs.points.{side}.{key}", compute)

@@ -1,0 +1,196 @@
+"""YAML 1.1 loading with line numbers, as InferenceX and srtctl read their files.
+
+InferenceX (`infx.matrix`) and srtctl load master configs and srt-slurm recipes with PyYAML's
+`safe_load`, i.e. YAML 1.1: `on`/`yes` are booleans, `1_000` is an int, `1e-3` stays a string,
+and `<<: *anchor` merge keys are resolved at load time with the keys written next to `<<` winning.
+Because those values become command-line text, the verifier must read the files the same way;
+`verifier.yamlio` (ruamel, YAML 1.2) would not.
+
+This module composes the document with libyaml (C speed) and builds plain Python data itself, so
+it can keep the 1-based line of every mapping key and sequence item (`Doc.lines`, keyed by the
+path tuple) and can refuse hostile input: oversized text, alias bombs, unknown tags. Aliases are
+expanded into independent copies (as `yaml.safe_load` + deep_merge would behave), with a node
+budget so a "billion laughs" document is refused instead of exhausting memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from verifier.errors import InputError
+
+try:  # libyaml is the fast path; the pure loader gives identical results
+    _Loader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Loader = yaml.SafeLoader
+
+MAX_NODES = 2_000_000
+MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
+_COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
+Path = tuple[Any, ...]
+
+
+@dataclass
+class Doc:
+    """A parsed YAML document: plain data plus the 1-based line of every key / item path."""
+
+    data: Any
+    path: str
+    lines: dict[Path, int] = field(default_factory=dict)
+    duplicates: list[tuple[Path, int]] = field(default_factory=list)
+
+    def line(self, *path: Any) -> int | None:
+        """1-based line of the key (or sequence item) at this path; None if absent."""
+        return self.lines.get(tuple(path))
+
+    def get(self, *path: Any, default: Any = None) -> Any:
+        """The value at a path of keys / indexes, or default."""
+        node = self.data
+        for part in path:
+            in_map = isinstance(node, dict) and part in node
+            in_list = isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node)
+            if not (in_map or in_list):
+                return default
+            node = node[part]
+        return node
+
+
+class _Builder:
+    """Turns a composed node graph into plain data, recording lines; expands aliases by copy."""
+
+    def __init__(self, loader: Any, path: str, line_offset: int) -> None:
+        self.loader = loader
+        self.path = path
+        self.offset = line_offset
+        self.count = 0
+        self.lines: dict[Path, int] = {}
+        self.duplicates: list[tuple[Path, int]] = []
+        self.active: set[int] = set()
+
+    def line(self, node: Node) -> int:
+        return int(node.start_mark.line) + 1 + self.offset
+
+    def build(self, node: Node, path: Path) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise InputError(self.path, "YAML aliases expand past the node limit (alias bomb refused)")
+        if isinstance(node, ScalarNode):
+            return self.scalar(node)
+        if node.tag not in _COLLECTION_TAGS:
+            raise InputError(self.path, f"unsupported YAML tag {node.tag!r} at line {self.line(node)}")
+        ident = id(node)
+        if ident in self.active:
+            raise InputError(self.path, f"recursive YAML alias refused (line {self.line(node)})")
+        self.active.add(ident)
+        try:
+            if isinstance(node, SequenceNode):
+                out_list: list[Any] = []
+                for i, item in enumerate(node.value):
+                    self.lines.setdefault((*path, i), self.line(item))
+                    out_list.append(self.build(item, (*path, i)))
+                return out_list
+            if isinstance(node, MappingNode):
+                return self.mapping(node, path)
+        finally:
+            self.active.discard(ident)
+        raise InputError(self.path, f"unsupported YAML node at line {self.line(node)}")
+
+    def scalar(self, node: ScalarNode) -> Any:
+        if node.tag == _STR_TAG:
+            return node.value
+        constructor = self.loader.yaml_constructors.get(node.tag)
+        if constructor is None or node.tag in ("tag:yaml.org,2002:binary", "tag:yaml.org,2002:set"):
+            raise InputError(self.path, f"unsupported YAML tag {node.tag!r} at line {self.line(node)}")
+        try:
+            return constructor(self.loader, node)
+        except (yaml.YAMLError, ValueError, TypeError) as exc:
+            raise InputError(self.path, f"invalid YAML scalar at line {self.line(node)}: {exc}") from None
+
+    def _merge_sources(self, value: Node) -> list[MappingNode]:
+        if isinstance(value, MappingNode):
+            return [value]
+        if isinstance(value, SequenceNode) and all(isinstance(v, MappingNode) for v in value.value):
+            # PyYAML: earlier mappings in a merge list win over later ones.
+            return list(value.value)
+        raise InputError(self.path, f"a '<<' merge key needs a mapping or a list of mappings (line {self.line(value)})")
+
+    def _pairs(self, node: MappingNode, depth: int = 0) -> list[tuple[Node, Node, bool]]:
+        """(key, value, explicit) pairs after resolving merge keys the way PyYAML does."""
+        if depth > 64:
+            raise InputError(self.path, "merge keys nest too deeply")
+        merged: list[tuple[Node, Node, bool]] = []
+        explicit: list[tuple[Node, Node, bool]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == MERGE_TAG:
+                groups = [self._pairs(src, depth + 1) for src in self._merge_sources(value_node)]
+                for group in reversed(groups):
+                    merged.extend((k, v, False) for k, v, _ in group)
+            else:
+                explicit.append((key_node, value_node, True))
+        return merged + explicit
+
+    def mapping(self, node: MappingNode, path: Path) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        seen_explicit: set[Any] = set()
+        for key_node, value_node, is_explicit in self._pairs(node):
+            if not isinstance(key_node, ScalarNode):
+                raise InputError(self.path, f"complex mapping key at line {self.line(key_node)}")
+            key = self.scalar(key_node)
+            try:
+                hash(key)
+            except TypeError:
+                raise InputError(self.path, f"unhashable mapping key at line {self.line(key_node)}") from None
+            if is_explicit:
+                if key in seen_explicit:
+                    self.duplicates.append(((*path, key), self.line(key_node)))
+                seen_explicit.add(key)
+            sub = (*path, key)
+            # The key written last wins, as in PyYAML; its line is the one that counts.
+            for stale in [p for p in self.lines if p[: len(sub)] == sub] if key in out else ():
+                del self.lines[stale]
+            self.lines[sub] = self.line(key_node)
+            out[key] = self.build(value_node, sub)
+        return out
+
+
+def parse_yaml11(text: str, path: str, *, line_offset: int = 0) -> Doc:
+    """Parse one YAML 1.1 document (already-decoded text) into a Doc; InputError when refused.
+
+    `line_offset` is added to every line (for a fragment cut out of a larger file).
+    """
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return Doc(data=None, path=path)
+        builder = _Builder(loader, path, line_offset)
+        data = builder.build(node, ())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1 + line_offset}" if mark is not None else ""
+        raise InputError(path, f"invalid YAML{where}: {exc.problem or exc.context or 'syntax error'}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(path, f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise InputError(path, "YAML nests too deeply") from None
+    finally:
+        loader.dispose()
+    return Doc(data=data, path=path, lines=builder.lines, duplicates=builder.duplicates)
+
+
+def iter_leaves(data: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Yield (path, value) for every non-container value below data (lists descend by index)."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from iter_leaves(v, (*prefix, k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from iter_leaves(v, (*prefix, i))
+    else:
+        yield prefix, data

@@ -1,0 +1,314 @@
+"""Draft-precision rules shared by Check 13 and the `draft-kv-dtype` pre-commit hook.
+
+The rule (checklist, newest prompt's Check 13): every draft model and draft head is served as it
+ships, at its stored precision, through the pinned image's default handling; no submission-side
+quantization, dtype override, checkpoint substitution or patch may lower draft precision below
+that default. This module turns one launch (an SGLang command line already resolved by
+`verifier.sglang.resolve_sglang`, or raw recipe args for other engines) plus its environment into
+`DraftIssue`s, each naming the flag or variable, its value and where it was written. It never
+reads files: callers pass text, args, env and their origins.
+
+* Draft KV cache: `--speculative-draft-kv-cache-dtype` set to a dtype below the target's effective
+  KV dtype is a draft-only precision cut. Restating the default, or the same dtype on target and
+  draft, is fine.
+* Draft quantization: `--speculative-draft-model-quantization` (and engine equivalents) other than
+  none or the draft checkpoint's own method; a target `--quantization` with an online method that
+  reaches a stored-bf16 draft which sets no quantization of its own.
+* Prohibited environment: `SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE`, `SGLANG_GLM_NEXTN_MOE_PTPC` enabled
+  (unset or an off value such as `0` is fine) wherever it takes effect.
+* ATOM online quantization whose `exclude_layer` does not cover the draft layers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from verifier.sglang.kvdtype import SGLANG_NAME, canonical_dtype, dtype_rank
+
+IssueKind = Literal[
+    "draft-kv-below-target",
+    "draft-quantization",
+    "target-quantization-reaches-draft",
+    "draft-config-quantization",
+    "prohibited-env",
+    "atom-quantization-reaches-draft",
+]
+Where = tuple[str | None, int | None]
+OriginOf = Callable[[str], Where]
+
+_ASSIGN = re.compile(r"""(?:^|[\s;&|'"{,(\[])(?:export\s+)?["']?(?P<name>[A-Z][A-Z0-9_]*)["']?\s*(?P<op>=|:)\s*(?P<value>"[^"]*"|'[^']*'|[^\s,;}\])#]*)""")
+
+
+@dataclass(frozen=True)
+class DraftIssue:
+    """One draft-precision violation: what was set, to what, where, and against which baseline."""
+
+    kind: IssueKind
+    name: str  # flag without `--` (as written) or environment variable
+    value: str
+    path: str | None = None
+    line: int | None = None
+    target: str | None = None  # the target's effective KV dtype (SGLang spelling) for KV issues
+    target_setting: str | None = None  # the target's --kv-cache-dtype setting behind it
+    detail: str = ""
+
+    @property
+    def where(self) -> str:
+        """`path:line` (or path, or empty)."""
+        if self.path is None:
+            return ""
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+
+def short_dtype(name: Any) -> str:
+    """SGLang spelling of a dtype (`bfloat16` -> `bf16`); the input when it is not a dtype."""
+    try:
+        canon = canonical_dtype(name)
+    except ValueError:
+        return str(name)
+    return SGLANG_NAME.get(canon, canon) if canon else "auto"
+
+
+def below(draft: Any, target: Any) -> bool | None:
+    """True when dtype `draft` ranks below `target`; None when either is not a known dtype."""
+    try:
+        return dtype_rank(draft) < dtype_rank(target)
+    except (ValueError, KeyError):
+        return None
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def env_enabled(value: Any, policy: Mapping[str, Any]) -> bool:
+    """An SGLang EnvBool is off when unset or one of the policy's off values; anything else is on."""
+    if value is None:
+        return False
+    return str(value).strip().strip("'\"").lower() not in {v.lower() for v in policy["off_values"]}
+
+
+def prohibited_names(policy: Mapping[str, Any]) -> dict[str, str]:
+    """Prohibited environment variable -> what it does."""
+    return {item["name"]: item["effect"] for item in policy["prohibited_env"]}
+
+
+def env_issues(env: Mapping[str, Any], origin_of: OriginOf, policy: Mapping[str, Any]) -> list[DraftIssue]:
+    """Prohibited variables enabled in one environment (name -> value)."""
+    out = []
+    for name, effect in prohibited_names(policy).items():
+        if name in env and env_enabled(env[name], policy):
+            path, line = origin_of(name)
+            out.append(DraftIssue("prohibited-env", name, str(env[name]), path, line, detail=effect))
+    return out
+
+
+def env_text_issues(path: str, text: str, policy: Mapping[str, Any]) -> list[DraftIssue]:
+    """Prohibited variables enabled anywhere in a file's text (`NAME=1`, `NAME: '1'`, `"NAME": "1"`)."""
+    names = prohibited_names(policy)
+    out = []
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if stripped.startswith("#") or not any(n in line for n in names):
+            continue
+        for match in _ASSIGN.finditer(line):
+            name = match.group("name")
+            if name not in names:
+                continue
+            value = match.group("value").strip().strip("'\"")
+            if env_enabled(value, policy):
+                out.append(DraftIssue("prohibited-env", name, value, path, number, detail=names[name]))
+    return out
+
+
+# --------------------------------------------------------------------------- SGLang
+
+
+def sglang_issues(
+    resolved: Any,
+    origin_of: OriginOf,
+    policy: Mapping[str, Any],
+    *,
+    target_kv: str | None,
+    target_setting: str | None,
+    draft_quant_method: str | None = None,
+    draft_stored_unquantized: bool | None = None,
+) -> list[DraftIssue]:
+    """Draft-precision issues of one resolved SGLang command line (a speculating one).
+
+    `target_kv`: the target's effective KV dtype (any spelling; None = unknown, the KV rule is then
+    skipped and the caller reports it). `origin_of(written_flag)` -> (path, line) of the recipe
+    line that wrote a flag. `draft_quant_method`: the draft checkpoint's stored quant_method (a
+    flag restating it is not an override); `draft_stored_unquantized`: True when the draft
+    checkpoint declares no quantization (a target online method would then reach it).
+    """
+    out: list[DraftIssue] = []
+    neutral = {str(v).lower() for v in policy["neutral_values"]}
+
+    def written(dest: str) -> str:
+        return (resolved.flag_for(dest) or "--" + dest.replace("_", "-")).removeprefix("--")
+
+    draft_dest = policy["draft_kv_dest"]
+    if resolved.is_given(draft_dest):
+        value = resolved.value(draft_dest)
+        if value is not None and str(value).lower() != "auto" and target_kv is not None and below(value, target_kv):
+            flag = written(draft_dest)
+            path, line = origin_of("--" + flag)
+            out.append(DraftIssue("draft-kv-below-target", flag, str(value), path, line,
+                                  target=short_dtype(target_kv), target_setting=target_setting or "auto"))
+
+    quant_dest = policy["draft_quantization_dest"]
+    if resolved.is_given(quant_dest):
+        value = resolved.value(quant_dest)
+        text = "" if value is None else str(value)
+        restated = draft_quant_method is not None and text.lower() == str(draft_quant_method).lower()
+        if text and text.lower() not in neutral and not restated:
+            flag = written(quant_dest)
+            path, line = origin_of("--" + flag)
+            out.append(DraftIssue("draft-quantization", flag, text, path, line,
+                                  detail=f"draft checkpoint stores {draft_quant_method or 'unquantized weights'}"))
+    else:
+        target_dest = policy["target_quantization_dest"]
+        method = resolved.value(target_dest) if resolved.is_given(target_dest) else None
+        online = {m.lower() for m in policy["online_quantization_methods"]}
+        if method and str(method).lower() in online and draft_stored_unquantized:
+            flag = written(target_dest)
+            path, line = origin_of("--" + flag)
+            out.append(DraftIssue("target-quantization-reaches-draft", flag, str(method), path, line,
+                                  detail="the draft inherits --quantization when it sets none"))
+    return out
+
+
+# --------------------------------------------------------------------------- other engines
+
+
+def _norm(key: Any) -> str:
+    return str(key).replace("_", "-").lower()
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return value
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+    return None
+
+
+def raw_args_issues(engine: str, args: Mapping[str, Any], origin_of: OriginOf, policy: Mapping[str, Any],
+                    *, draft_quant_method: str | None = None) -> list[DraftIssue]:
+    """Draft quantization written in raw role args of a non-SGLang engine (vLLM, TRT, ATOM)."""
+    out: list[DraftIssue] = []
+    neutral = {str(v).lower() for v in policy["neutral_values"]}
+    flags = {_norm(a) for a in policy["draft_quantization_args"].get(engine, ())}
+    for key, value in args.items():
+        if _norm(key) in flags and value not in (None, False) and str(value).lower() not in neutral:
+            if draft_quant_method and str(value).lower() == draft_quant_method.lower():
+                continue
+            path, line = origin_of("--" + str(key))
+            out.append(DraftIssue("draft-quantization", str(key), str(value), path, line))
+    for key, value in args.items():
+        if _norm(key) not in ("speculative-config",):
+            continue
+        spec = _json(value)
+        if not isinstance(spec, Mapping):
+            continue
+        for field in policy["draft_config_keys"]:
+            inner = spec.get(field)
+            if inner not in (None, False) and str(inner).lower() not in neutral:
+                path, line = origin_of("--" + str(key))
+                out.append(DraftIssue("draft-config-quantization", f"{key}.{field}", str(inner), path, line))
+    if engine == "atom":
+        out += atom_issues(args, origin_of, policy)
+    return out
+
+
+def atom_issues(args: Mapping[str, Any], origin_of: OriginOf, policy: Mapping[str, Any]) -> list[DraftIssue]:
+    """ATOM online quantization must exclude the draft layers (`exclude_layer` coverage)."""
+    out: list[DraftIssue] = []
+    names = {_norm(a) for a in policy["atom_online_quant_args"]}
+    markers = [m.lower() for m in policy["atom_draft_layer_markers"]]
+    for key, value in args.items():
+        if _norm(key) not in names or value in (None, False):
+            continue
+        cfg = _json(value)
+        excluded: Sequence[Any] = ()
+        if isinstance(cfg, Mapping):
+            raw = cfg.get("exclude_layer") or cfg.get("exclude_layers") or ()
+            excluded = raw if isinstance(raw, list) else [raw]
+        if not any(any(m in str(x).lower() for m in markers) for x in excluded):
+            path, line = origin_of("--" + str(key))
+            out.append(DraftIssue("atom-quantization-reaches-draft", str(key), json.dumps(cfg) if cfg else str(value),
+                                  path, line, detail="exclude_layer does not name the draft layers"))
+    return out
+
+
+# --------------------------------------------------------------------------- checkpoints
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A config.json from the bundle's checkpoints/ folder."""
+
+    path: str  # bundle path, e.g. checkpoints/MiniMaxAI/MiniMax-M3.1-Flash/dspark/config.json
+    config: Mapping[str, Any]
+
+    @property
+    def quant_method(self) -> str | None:
+        """`quantization_config.quant_method` (lower case), None when the checkpoint is unquantized."""
+        qc = self.config.get("quantization_config")
+        if isinstance(qc, Mapping) and qc.get("quant_method"):
+            return str(qc["quant_method"]).lower()
+        return None
+
+    @property
+    def stored(self) -> str:
+        """The stored precision in words: the quant method, else the torch dtype."""
+        method = self.quant_method
+        dtype = self.config.get("torch_dtype") or self.config.get("dtype") or "unknown dtype"
+        return method or str(dtype)
+
+
+DSPARK_TARGET_KEYS = ("dspark_block_size", "dspark_markov_rank", "dspark_noise_token_id", "dspark_target_layer_ids")
+
+
+def load_checkpoint(files: Mapping[str, bytes], repo_path: str) -> Checkpoint | None:
+    """config.json of `<repo>/<subdir>` from the bundle's checkpoints (None when absent or unreadable)."""
+    rel = repo_path.strip("/") + "/config.json"
+    raw = files.get(rel)
+    if raw is None or len(raw) > 4 * 1024 * 1024:
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return Checkpoint("checkpoints/" + rel, data) if isinstance(data, Mapping) else None
+
+
+def draft_repo_path(model: str, model_path: str | None, draft_path: str | None, method: str | None,
+                    target: Checkpoint | None) -> str:
+    """Where the draft's config.json lives under checkpoints/ (SGLANG.md 3.2 draft-path defaults).
+
+    An explicit path under the served model's mount (`/model/dspark`) maps into the model's folder;
+    another path is read as a Hugging Face id. Unset: a DSpark draft bundled in the target config
+    (`dspark_*` keys) or the target's `dspark/` subfolder; MTP/NextN/EAGLE heads live in the target.
+    """
+    if draft_path:
+        text = str(draft_path).rstrip("/")
+        mount = (model_path or "").rstrip("/")
+        if mount and (text == mount or text.startswith(mount + "/")):
+            rest = text[len(mount):].strip("/")
+            return f"{model}/{rest}" if rest else model
+        if text.startswith("hf:"):
+            text = text[3:]
+        return text.lstrip("/")
+    if (method or "").lower() == "dspark":
+        if target is not None and any(k in target.config for k in DSPARK_TARGET_KEYS):
+            return model
+        return f"{model}/dspark"
+    return model

@@ -1,0 +1,241 @@
+"""The domain model checks see: one pull request, one sign-off, and the evidence around them.
+
+Checks read only these objects, never the filesystem or the network, so the same checks serve
+offline bundles (verifier.bundle) and live GitHub (verifier.github). Every object is frozen:
+a check cannot change what another check sees.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from verifier.layout import Layout, policy_path
+
+SignoffKind = Literal["conversation comment", "review summary", "inline review comment"]
+FileStatus = Literal["added", "modified", "removed", "renamed", "copied", "changed", "unchanged"]
+
+NEW_LAYOUT_PREFIX = "inferencex-e2e/"
+
+
+class Frozen(BaseModel):
+    """Base for immutable, strictly shaped domain objects (unknown keys are ignored)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", arbitrary_types_allowed=True)
+
+
+class ChangedFile(Frozen):
+    """One file the pull request changes, as GitHub lists it."""
+
+    path: str
+    status: FileStatus
+    previous_path: str | None = None
+
+
+class PullRequest(Frozen):
+    """The pull request under review."""
+
+    repo: str
+    number: int
+    title: str = ""
+    body: str = ""
+    author: str = ""
+    state: Literal["open", "closed", "merged"] = "open"
+    draft: bool = False
+    labels: tuple[str, ...] = ()
+    base_ref: str = "main"
+    base_sha: str
+    head_ref: str = ""
+    head_sha: str
+    head_ref_oid: str
+    commits: tuple[str, ...]
+    files: tuple[ChangedFile, ...]
+    created_at: dt.datetime | None = None
+
+    @property
+    def head_moved(self) -> bool:
+        """True when the PR tip moved past the signed-off commit."""
+        return self.head_ref_oid != self.head_sha
+
+    @property
+    def url(self) -> str:
+        """The PR's web address."""
+        return f"https://github.com/{self.repo}/pull/{self.number}"
+
+
+class Comment(Frozen):
+    """A conversation comment on the PR (oldest first in Bundle.comments)."""
+
+    id: int
+    author: str
+    author_association: str = "NONE"
+    created_at: dt.datetime
+    updated_at: dt.datetime | None = None
+    body: str = ""
+    is_bot: bool = False
+    url: str = ""
+
+
+class SignOff(Frozen):
+    """The CODEOWNER sign-off being verified."""
+
+    kind: SignoffKind
+    id: int
+    url: str
+    author: str
+    author_association: str = "NONE"
+    created_at: dt.datetime
+    updated_at: dt.datetime | None = None
+    body: str
+
+    @property
+    def key(self) -> str:
+        """The sign-off key used in markers: issuecomment-N, pullrequestreview-N or discussion_rN."""
+        prefix = {
+            "conversation comment": "issuecomment-",
+            "review summary": "pullrequestreview-",
+            "inline review comment": "discussion_r",
+        }[self.kind]
+        return f"{prefix}{self.id}"
+
+
+class CheckRun(Frozen):
+    """One check-run (CI job) on one commit of the PR."""
+
+    sha: str
+    name: str
+    conclusion: str | None = None
+    run_id: int | None = None
+    run_attempt: int = 1
+
+
+class Artifact(Frozen):
+    """One artifact of a workflow run; files maps relative path -> bytes (empty when expired)."""
+
+    name: str
+    expired: bool = False
+    files: dict[str, bytes] = Field(default_factory=dict)
+
+
+class Run(Frozen):
+    """A GitHub Actions workflow run and the artifacts the checks read."""
+
+    id: int
+    attempt: int = 1
+    workflow: str = ""
+    head_sha: str = ""
+    conclusion: str | None = None
+    status: str | None = None
+    event: str | None = None
+    path: str | None = None
+    head_branch: str | None = None
+    created_at: dt.datetime | None = None
+    updated_at: dt.datetime | None = None
+    url: str = ""
+    pull_requests: tuple[int, ...] = ()
+    artifacts: tuple[Artifact, ...] = ()
+
+    def artifact(self, name: str) -> Artifact | None:
+        """The artifact with this exact name, if the run has it."""
+        return next((a for a in self.artifacts if a.name == name), None)
+
+
+class Permission(Frozen):
+    """A user's permission on the repository, as the collaborators API reports it."""
+
+    permission: str
+    role_name: str | None = None
+
+
+class UpstreamPR(Frozen):
+    """A pull request in another repository that the sign-off links."""
+
+    state: str
+    merged_at: dt.datetime | None = None
+    url: str = ""
+    title: str = ""
+    base_ref: str | None = None
+    files: tuple[str, ...] = ()
+
+
+class UpstreamFile(Frozen):
+    """A file another repository serves to the launcher at run time, recorded as facts."""
+
+    path: str
+    blob: str | None = None
+    facts: dict[str, object] = Field(default_factory=dict)
+
+
+class UpstreamFiles(Frozen):
+    """Files of another repository that the PR's launcher fetches."""
+
+    repo: str
+    ref: str | None = None
+    commit: str | None = None
+    used_by: tuple[str, ...] | str | None = None
+    files: tuple[UpstreamFile, ...] = ()
+
+
+class GitHubFacts(Frozen):
+    """Facts that live outside the repository. An absent fact is unreadable, never assumed."""
+
+    teams: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    permissions: dict[str, Permission] = Field(default_factory=dict)
+    upstream_prs: dict[str, UpstreamPR] = Field(default_factory=dict)
+    pages: dict[str, str] = Field(default_factory=dict)
+    baseline_runs: dict[str, int] = Field(default_factory=dict)
+    upstream_files: tuple[UpstreamFiles, ...] = ()
+
+
+class Tree(Frozen):
+    """The repository's files at one commit (only those the bundle holds)."""
+
+    sha: str
+    files: dict[str, bytes]
+
+    def has(self, path: str) -> bool:
+        """True when the tree holds this exact path."""
+        return path in self.files
+
+    def read(self, path: str) -> bytes | None:
+        """The raw bytes of a file, or None if the tree does not hold it."""
+        return self.files.get(path)
+
+    def paths(self, prefix: str = "") -> Iterator[str]:
+        """Paths below a prefix, sorted."""
+        return iter(sorted(p for p in self.files if p.startswith(prefix)))
+
+    @property
+    def layout(self) -> Layout:
+        """'new' when the tree keeps InferenceX under inferencex-e2e/ (autumn 2026), else 'old'."""
+        return "new" if any(p.startswith(NEW_LAYOUT_PREFIX) for p in self.files) else "old"
+
+
+class Bundle(Frozen):
+    """Everything needed to judge one sign-off on one pull request."""
+
+    source: str
+    review_date: dt.date
+    recorded_at: dt.datetime | None = None
+    pr: PullRequest
+    signoff: SignOff
+    comments: tuple[Comment, ...] = ()
+    check_runs: tuple[CheckRun, ...] = ()
+    github: GitHubFacts = Field(default_factory=GitHubFacts)
+    runs: dict[int, Run] = Field(default_factory=dict)
+    pages: dict[str, bytes] = Field(default_factory=dict)
+    checkpoints: dict[str, bytes] = Field(default_factory=dict)
+    base: Tree
+    head: Tree
+
+    @property
+    def layout(self) -> Layout:
+        """The InferenceX layout, detected from the trusted base tree."""
+        return self.base.layout if self.base.files else self.head.layout
+
+    def path(self, name: str) -> str:
+        """The repository path of a logical policy file (see verifier.layout) in this bundle's layout."""
+        return policy_path(name, self.layout)

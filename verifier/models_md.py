@@ -1,0 +1,190 @@
+"""MODELS.md: deprecation notices, the Scenarios table and the model support matrix.
+
+Deprecations are data with dates: a dated notice names the LAST day a scenario runs (deprecated
+after it), a Scenarios row says `Deprecated since YYYY-MM-DD`, and the support matrix lists each
+model's active and deprecated scenarios, `None (...)` for a retired model.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+
+from verifier.context import CheckContext
+from verifier.yamlio import decode_text
+
+_HEADING_DATE = re.compile(r"^###\s+\w+,\s+(\w+\s+\d{1,2},\s+\d{4})\s*$")
+_ISO = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_PREFIX = re.compile(r"`([^`]+)`")
+_SCENARIO_WORDS = {
+    "agentic coding": "agentic-coding",
+    "single-turn 8k1k": "8k1k",
+    "single-turn 1k1k": "1k1k",
+    "single-turn 1k8k": "1k8k",
+}
+
+
+@dataclass(frozen=True)
+class TableRow:
+    """A Markdown table row: its cells and its 1-based line."""
+
+    cells: tuple[str, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Deprecation:
+    """One deprecation: which model (None = all models), scenario or precision, from when, and where."""
+
+    scenario: str | None  # agentic-coding | 8k1k | 1k1k | 1k8k | None (every scenario)
+    prefix: str | None
+    precision: str | None
+    effective: dt.date  # deprecated on and after this date
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """A row of the model support matrix."""
+
+    name: str
+    prefixes: tuple[str, ...]
+    date_added: dt.date | None
+    active: str
+    deprecated: str
+    line: int
+
+    @property
+    def retired(self) -> bool:
+        """A model whose Active scenarios cell starts with 'None' no longer runs anything."""
+        return self.active.strip().lower().startswith("none")
+
+    def active_scenarios(self) -> set[str]:
+        """Scenario ids named in the Active scenarios cell."""
+        return scenarios_in(self.active)
+
+
+@dataclass
+class ModelsDoc:
+    """The parsed MODELS.md."""
+
+    path: str
+    models: dict[str, ModelRow] = field(default_factory=dict)
+    scenario_rows: dict[str, TableRow] = field(default_factory=dict)
+    deprecations: list[Deprecation] = field(default_factory=list)
+
+    def model(self, prefix: str) -> ModelRow | None:
+        """The support-matrix row of a model prefix."""
+        return self.models.get(prefix)
+
+
+def scenarios_in(text: str) -> set[str]:
+    """Scenario ids (agentic-coding, 8k1k, 1k1k, 1k8k) a cell of prose names."""
+    low = re.sub(r"\([^)]*\)", "", text.lower())
+    return {sid for words, sid in _SCENARIO_WORDS.items() if words in low}
+
+
+def _cells(line: str) -> tuple[str, ...]:
+    return tuple(c.strip() for c in line.strip().strip("|").split("|"))
+
+
+def _tables(lines: list[str]) -> list[tuple[tuple[str, ...], list[TableRow], int]]:
+    """Every table: header cells, body rows, and the index of the header line."""
+    out = []
+    i = 0
+    while i < len(lines) - 1:
+        if lines[i].lstrip().startswith("|") and re.match(r"^\s*\|?\s*:?-{3,}", lines[i + 1]):
+            header = _cells(lines[i])
+            rows = []
+            j = i + 2
+            while j < len(lines) and lines[j].lstrip().startswith("|"):
+                rows.append(TableRow(_cells(lines[j]), j + 1))
+                j += 1
+            out.append((header, rows, i))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def _date(text: str) -> dt.date | None:
+    m = _ISO.search(text)
+    return dt.date.fromisoformat(m.group(1)) if m else None
+
+
+def _heading_date(lines: list[str], index: int) -> dt.date | None:
+    for k in range(index, -1, -1):
+        m = _HEADING_DATE.match(lines[k].strip())
+        if m:
+            return dt.datetime.strptime(m.group(1).replace(",", ""), "%B %d %Y").date()
+        if lines[k].startswith("## "):
+            return None
+    return None
+
+
+def parse_models_md(text: str, path: str) -> ModelsDoc:
+    """Parse MODELS.md; tables that cannot be read are skipped, never guessed."""
+    lines = text.splitlines()
+    doc = ModelsDoc(path=path)
+    for header, rows, index in _tables(lines):
+        names = [h.lower() for h in header]
+        if names[:3] == ["model", "deprecated", "remains"]:
+            last_day = _heading_date(lines, index)
+            if last_day is None:
+                continue
+            for row in rows:
+                prefixes = _PREFIX.findall(row.cells[0])
+                cell = row.cells[1]
+                precision = None
+                m = re.search(r"\*\*(\w+)\*\*\s+recipes", cell) or re.search(r"all (\w+) recipes", cell.lower())
+                if m:
+                    precision = m.group(1).lower()
+                scenarios = scenarios_in(cell) or {None}
+                for prefix in prefixes or [None]:
+                    for scenario in sorted(scenarios, key=str):
+                        doc.deprecations.append(
+                            Deprecation(scenario, prefix, precision, last_day + dt.timedelta(days=1), row.line, cell)
+                        )
+        elif names[:3] == ["scenario", "isl/osl", "status"]:
+            for row in rows:
+                sid = next(iter(scenarios_in(row.cells[0])), None)
+                if sid is None:
+                    continue
+                doc.scenario_rows[sid] = row
+                status = row.cells[2]
+                if re.match(r"^(\*\*Deprecated for all models\*\*|Deprecated)\s+since", status):
+                    since = _date(status)
+                    if since is not None:
+                        doc.deprecations.append(Deprecation(sid, None, None, since, row.line, status))
+        elif names and names[0].startswith("model architecture") and "prefix" in names:
+            idx = {n: k for k, n in enumerate(names)}
+            for row in rows:
+                cells = row.cells
+                if len(cells) < len(names):
+                    continue
+                prefixes = tuple(_PREFIX.findall(cells[idx["prefix"]]))
+                model = ModelRow(
+                    name=cells[0],
+                    prefixes=prefixes,
+                    date_added=_date(cells[idx.get("date added", 2)]),
+                    active=cells[idx.get("active scenarios", 3)],
+                    deprecated=cells[idx.get("deprecated scenarios", 4)],
+                    line=row.line,
+                )
+                for prefix in prefixes:
+                    doc.models[prefix] = model
+    return doc
+
+
+def models_doc(ctx: CheckContext, side: str = "base") -> ModelsDoc | None:
+    """The parsed MODELS.md of one side of the PR (None when the tree does not hold it)."""
+
+    def compute() -> ModelsDoc | None:
+        tree = ctx.bundle.base if side == "base" else ctx.bundle.head
+        path = ctx.bundle.path("models_md")
+        raw = tree.read(path)
+        return None if raw is None else parse_models_md(decode_text(raw, path), path)
+
+    return ctx.memo(f"models_md:{side}", compute)

@@ -1,0 +1,183 @@
+"""Engine-patch signatures in scripts, recipes and patch files (Check 10).
+
+A patch is anything that changes the inference engine or serving stack inside the pinned image:
+a `.patch` file, `git apply` / `patch`, `sed -i` or a heredoc writing into site-packages or engine
+paths, an inline program that locates the engine and rewrites its files, sitecustomize hooks,
+`pip install` of engine packages, wheels or git forks, and recipe setup scripts. Signatures are
+data (`policies/patches.yaml`); this module only applies them to text, line by line, so every hit
+names its file and 1-based line. Harness and eval dependencies are not patches.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from verifier.layout import short_path
+
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+_PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(.*)", re.IGNORECASE)
+_PROGRAMS = re.compile(r"\b(python3?|bash|sh|perl|ruby|node)\b")
+_WRITERS = re.compile(r"\b(cat|tee)\b")
+
+
+@dataclass(frozen=True)
+class PatchHit:
+    """One patch signature found in one file."""
+
+    path: str
+    line: int | None
+    text: str
+    signature: str
+    side: str = "head"
+
+    @property
+    def basename(self) -> str:
+        """The file's base name."""
+        return self.path.rsplit("/", 1)[-1]
+
+
+@lru_cache(maxsize=256)
+def _rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def is_scanned(path: str, policy: Mapping[str, Any]) -> bool:
+    """True when Check 10 scans this repository path (layout-neutral patterns of the policy)."""
+    rel = short_path(path)
+    if any(fnmatch.fnmatch(rel, pat) for pat in policy["skip_paths"]):
+        return False
+    if is_patch_file(rel, policy):
+        return True
+    return any(fnmatch.fnmatch(rel, pat) for pat in policy["scan_paths"])
+
+
+def is_patch_file(path: str, policy: Mapping[str, Any]) -> bool:
+    """True for `.patch` / `.diff` files."""
+    return any(path.lower().endswith(sfx) for sfx in policy["patch_file_suffixes"])
+
+
+def _pip_is_harness(line: str, policy: Mapping[str, Any]) -> bool:
+    match = _PIP_INSTALL.search(line)
+    if match is None:
+        return False
+    try:
+        words = shlex.split(match.group(1).split("&&")[0].split(";")[0], comments=True)
+    except ValueError:
+        words = match.group(1).split()
+    packages = []
+    skip_next = False
+    for word in words:
+        if skip_next:
+            skip_next = False
+            continue
+        if word in ("-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url",
+                    "-f", "--find-links", "--target", "-t", "--prefix", "--root"):
+            if word in ("-r", "--requirement", "-c", "--constraint"):
+                return False  # a requirements file may hold anything
+            skip_next = True
+            continue
+        if word.startswith("-"):
+            continue
+        packages.append(re.split(r"[<>=!~\[@ ;]", word, maxsplit=1)[0].lower())
+    harness = {p.lower() for p in policy["harness_packages"]}
+    return bool(packages) and all(p in harness for p in packages)
+
+
+def _line_hits(path: str, lines: list[str], policy: Mapping[str, Any], side: str) -> list[PatchHit]:
+    hits: list[PatchHit] = []
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if not line or line.startswith("#") and not line.startswith("#!"):
+            continue
+        for name, pattern in policy["signatures"].items():
+            if _rx(pattern).search(line):
+                if name == "pip-install-engine" and _pip_is_harness(line, policy):
+                    continue
+                hits.append(PatchHit(path, number, line[:300], name, side))
+                break
+    return hits
+
+
+def _heredocs(lines: list[str]) -> Iterable[tuple[int, str, list[str]]]:
+    """(opening line number, opening line, body lines) for each heredoc in a shell text."""
+    i = 0
+    while i < len(lines):
+        match = _HEREDOC.search(lines[i])
+        if match is None:
+            i += 1
+            continue
+        word = match.group(2)
+        body: list[str] = []
+        j = i + 1
+        while j < len(lines) and lines[j].strip() != word:
+            body.append(lines[j])
+            j += 1
+        yield i + 1, lines[i], body
+        i = j + 1
+
+
+def _program_rewrites(text: str, policy: Mapping[str, Any]) -> bool:
+    locates = any(_rx(p).search(text) for p in policy["engine_locators"])
+    writes = any(_rx(p).search(text) for p in policy["write_markers"])
+    return locates and writes
+
+
+def _heredoc_hits(path: str, lines: list[str], policy: Mapping[str, Any], side: str) -> list[PatchHit]:
+    hits: list[PatchHit] = []
+    for number, opener, body in _heredocs(lines):
+        head = opener.split("<<", 1)[0]
+        after = opener.split("<<", 1)[1] if "<<" in opener else ""
+        text = "\n".join(body)
+        if _WRITERS.search(head):
+            target = (head + " " + after).split(">")[-1].strip().split(" ")[0] if ">" in opener else ""
+            if any(m in target for m in policy["engine_path_markers"]):
+                hits.append(PatchHit(path, number, opener.strip()[:300], "heredoc-into-engine", side))
+        elif _PROGRAMS.search(head) and _program_rewrites(text, policy):
+            hits.append(PatchHit(path, number, opener.strip()[:300], "inline-program-rewrites-engine", side))
+    return hits
+
+
+def scan_text(path: str, text: str, policy: Mapping[str, Any], side: str = "head") -> list[PatchHit]:
+    """Every patch signature in one file's text (a patch file is one hit at line 1)."""
+    if is_patch_file(path, policy):
+        first = text.split("\n", 1)[0] if text else ""
+        return [PatchHit(path, 1, first[:300], "patch-file", side)]
+    lines = text.split("\n")
+    hits = _line_hits(path, lines, policy, side)
+    seen = {(h.line, h.signature) for h in hits}
+    for hit in _heredoc_hits(path, lines, policy, side):
+        if (hit.line, hit.signature) not in seen and not any(h.line == hit.line for h in hits):
+            hits.append(hit)
+    if path.endswith(".py") and _program_rewrites(text, policy) and not hits:
+        line = next((n for n, ln in enumerate(lines, 1)
+                     if any(_rx(p).search(ln) for p in policy["engine_locators"])), None)
+        hits.append(PatchHit(path, line, lines[line - 1].strip()[:300] if line else "", "program-rewrites-engine", side))
+    return sorted(hits, key=lambda h: (h.line or 0, h.signature))
+
+
+def setup_script_hits(path: str, doc: Any, lines: Mapping[tuple[Any, ...], int] | None,
+                      policy: Mapping[str, Any], side: str = "head") -> list[PatchHit]:
+    """Recipe keys that run a setup script in the serving container (any depth of the document)."""
+    hits: list[PatchHit] = []
+    keys = set(policy["setup_keys"])
+
+    def walk(node: Any, prefix: tuple[Any, ...]) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                here = (*prefix, key)
+                if key in keys and value not in (None, False, ""):
+                    line = (lines or {}).get(here)
+                    hits.append(PatchHit(path, line, f"{key}: {value}", "setup-script", side))
+                walk(value, here)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                walk(value, (*prefix, i))
+
+    walk(doc, ())
+    return hits

@@ -1,0 +1,78 @@
+"""Clickable, safe evidence links for rendered rows."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote, urlsplit
+
+from verifier.model import Bundle
+from verifier.render.text import code_span
+from verifier.results import (
+    CommentEvidence,
+    Evidence,
+    FileEvidence,
+    MissingEvidence,
+    RunEvidence,
+    UrlEvidence,
+)
+
+_RUN_URL = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/actions/runs/\d+(?:/job/\d+)?$")
+_SAFE_URL_CHARS = "/:?#[]@!$&'*+,;=%-._~"
+
+
+def safe_url(url: str) -> str | None:
+    """An http(s) URL with every character that could break Markdown link syntax percent-encoded."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    encoded = quote(url.strip(), safe=_SAFE_URL_CHARS)
+    return encoded.replace("(", "%28").replace(")", "%29").replace("[", "%5B").replace("]", "%5D")
+
+
+def evidence_url(item: Evidence, bundle: Bundle) -> str | None:
+    """The web address a piece of evidence points at, built from trusted parts where possible."""
+    repo = bundle.pr.repo
+    if isinstance(item, FileEvidence):
+        sha = bundle.pr.head_sha if item.side == "head" else bundle.pr.base_sha
+        anchor = f"#L{item.line}" if item.line else ""
+        return f"https://github.com/{repo}/blob/{sha}/{quote(item.path)}{anchor}"
+    if isinstance(item, RunEvidence):
+        return item.url if _RUN_URL.match(item.url) else f"https://github.com/{repo}/actions/runs/{item.run_id}"
+    if isinstance(item, CommentEvidence):
+        return f"{bundle.pr.url}#issuecomment-{item.id}" if not item.url else safe_url(item.url)
+    if isinstance(item, UrlEvidence):
+        return safe_url(item.url)
+    return None
+
+
+def evidence_label(item: Evidence) -> str:
+    """A short, sanitized label for a piece of evidence (Markdown)."""
+    if isinstance(item, FileEvidence):
+        where = f"{item.path}:{item.line}" if item.line else item.path
+        label = code_span(where)
+        return f"{label} {code_span(item.text)}" if item.text else label
+    if isinstance(item, RunEvidence):
+        extra = f" {code_span(item.job or item.artifact or '')}" if (item.job or item.artifact) else ""
+        return f"run {item.run_id}{extra}"
+    if isinstance(item, CommentEvidence):
+        return f"comment {item.id}" + (f" by {code_span(item.author)}" if item.author else "")
+    if isinstance(item, UrlEvidence):
+        return code_span(item.text or item.url)
+    if isinstance(item, MissingEvidence):
+        return f"missing: {code_span(item.what)}"
+    return code_span(str(item))
+
+
+def evidence_markdown(item: Evidence, bundle: Bundle) -> str:
+    """A Markdown link (or plain label) for a piece of evidence."""
+    label = evidence_label(item)
+    url = evidence_url(item, bundle)
+    if url is None:
+        return label
+    if isinstance(item, FileEvidence) and item.text:
+        head, _, rest = label.partition(" ")
+        return f"[{head}]({url}) {rest}"
+    return f"[{label}]({url})"

@@ -1,0 +1,74 @@
+"""`--format json`: exactly the verdict contract of shared/OUTPUT.md, assembled field by field."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from verifier.render.evidence import evidence_url
+from verifier.render.text import render_summary
+from verifier.results import (
+    CommentEvidence,
+    Evidence,
+    FileEvidence,
+    MissingEvidence,
+    RunEvidence,
+    UrlEvidence,
+)
+from verifier.runner import Report
+
+
+def _evidence(item: Evidence, report: Report) -> dict[str, Any]:
+    if isinstance(item, FileEvidence):
+        out: dict[str, Any] = {"kind": "file", "path": item.path, "line": item.line}
+        if item.text is not None:
+            out["text"] = item.text
+        out["side"] = item.side
+        out["url"] = evidence_url(item, report.bundle)
+        return out
+    if isinstance(item, RunEvidence):
+        out = {"kind": "run", "run_id": item.run_id, "url": evidence_url(item, report.bundle)}
+        if item.job:
+            out["job"] = item.job
+        if item.artifact:
+            out["artifact"] = item.artifact
+        return out
+    if isinstance(item, CommentEvidence):
+        return {"kind": "comment", "id": item.id, "url": evidence_url(item, report.bundle)}
+    if isinstance(item, UrlEvidence):
+        return {"kind": "url", "url": item.url, **({"text": item.text} if item.text else {})}
+    if isinstance(item, MissingEvidence):
+        return {"kind": "missing", "what": item.what}
+    raise TypeError(f"unknown evidence {type(item).__name__}")
+
+
+def verdict_document(report: Report) -> dict[str, Any]:
+    """The OUTPUT.md object for a report."""
+    bundle = report.bundle
+    return {
+        "format": 1,
+        "repo": bundle.pr.repo,
+        "pr": bundle.pr.number,
+        "head_sha": bundle.pr.head_sha,
+        "head_moved": bundle.pr.head_moved,
+        "signoff": {"id": bundle.signoff.id, "author": bundle.signoff.author, "kind": bundle.signoff.kind},
+        "verdict": report.verdict.value,
+        "checks": [
+            {
+                "id": row.id,
+                "name": row.name,
+                "status": row.status.value,
+                "summary": {
+                    "en": render_summary(row.id, row.result, "en"),
+                    "zh": render_summary(row.id, row.result, "zh"),
+                },
+                "evidence": [_evidence(e, report) for e in row.result.evidence],
+            }
+            for row in report.rows
+        ],
+    }
+
+
+def render_json(report: Report) -> str:
+    """The verdict as one JSON object (UTF-8, stable key order)."""
+    return json.dumps(verdict_document(report), ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,118 @@
+"""Turns findings into sentences, in English and Chinese, through the jinja2 templates.
+
+Every str parameter is sanitized before a template sees it: folded onto one line, capped, and
+wrapped in a Markdown code span, so that text taken from a PR (titles, quoted values, paths) can
+never forge our marker, header or rows, start a new line, or @-mention anyone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, Literal
+
+import jinja2
+
+from verifier.resources import TEMPLATE_DIR
+from verifier.results import CheckResult, Finding
+
+Lang = Literal["en", "zh"]
+LANGS: tuple[Lang, ...] = ("en", "zh")
+MAX_PARAM_CHARS = 200
+
+
+def code_span(value: str) -> str:
+    """Render untrusted text as a single-line Markdown code span that nothing can break out of."""
+    text = " ".join(str(value).split())
+    if len(text) > MAX_PARAM_CHARS:
+        text = text[: MAX_PARAM_CHARS - 1] + "…"
+    # A backtick would close the span; U+02CB looks alike and cannot.
+    text = text.replace("`", "\u02cb")
+    # Even inside a code span, never carry an HTML comment opener: it could imitate our marker
+    # to anything that searches the raw comment body.
+    text = text.replace("<!--", "<!\u200c--").replace("-->", "-\u200c->")
+    return f"`{text}`" if text else "` `"
+
+
+def sanitize(value: Any) -> Any:
+    """Sanitize template parameters recursively: strings become code spans, numbers stay numbers."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return code_span(value)
+    if isinstance(value, int | float):
+        return value
+    if isinstance(value, Mapping):
+        return {k: sanitize(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=str) if isinstance(value, set | frozenset) else value
+        return [sanitize(v) for v in items]
+    return code_span(str(value))
+
+
+def _fmt_num(value: Any, digits: int = 4) -> str:
+    if isinstance(value, float):
+        return f"{value:.{digits}g}"
+    return str(value)
+
+
+def _pct(value: Any) -> str:
+    return f"{value:+.1f}%" if isinstance(value, int | float) else str(value)
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The jinja2 environment (strict: an unknown parameter is an error, not an empty string)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["num"] = _fmt_num
+    env.filters["pct"] = _pct
+    return env
+
+
+@cache
+def _module(name: str) -> Any:
+    try:
+        return environment().get_template(name).module
+    except jinja2.TemplateNotFound:
+        return None
+
+
+def _macro_name(message_id: str) -> str:
+    return message_id.replace("-", "_")
+
+
+def message_macro(check_id: int, message_id: str, lang: Lang) -> Any:
+    """The macro that renders a message id: the check's own template first, then the common one."""
+    name = _macro_name(message_id)
+    for template in (f"checks/c{check_id:02d}.{lang}.md.j2", f"common.{lang}.md.j2"):
+        module = _module(template)
+        if module is not None and hasattr(module, name):
+            return getattr(module, name)
+    return None
+
+
+def render_finding(check_id: int, item: Finding, lang: Lang) -> str:
+    """One finding as one sentence in one language."""
+    macro = message_macro(check_id, item.message_id, lang)
+    params = sanitize(item.params)
+    if macro is None:
+        # A missing template is a bug in the project, not the PR: say so, never drop the finding.
+        fallback = message_macro(check_id, "untranslated-message", lang)
+        return " ".join(str(fallback(code_span(item.message_id), params)).split())
+    return " ".join(str(macro(params)).split())
+
+
+def render_summary(check_id: int, result: CheckResult, lang: Lang) -> str:
+    """The row text of one check: its findings' sentences joined."""
+    sentences = [render_finding(check_id, f, lang) for f in result.findings]
+    text = " ".join(s for s in sentences if s)
+    if text:
+        return text
+    return str(message_macro(check_id, "no-findings", lang)({})).strip()

@@ -1,0 +1,109 @@
+"""Runs every registered check, isolates crashes, and derives the verdict from structured results."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from types import ModuleType
+from typing import Any
+
+from verifier.context import CheckContext
+from verifier.model import Bundle
+from verifier.results import CheckResult, Finding, Status
+
+
+class Verdict(StrEnum):
+    """The overall header."""
+
+    APPROVED = "APPROVED"
+    WARN = "WARN"
+    REJECTED = "REJECTED"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One check's row: id, name, whether advisory, its result and how long it took."""
+
+    id: int
+    name: str
+    advisory: bool
+    result: CheckResult
+    seconds: float
+
+    @property
+    def status(self) -> Status:
+        """The row status."""
+        return self.result.status
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything the renderers need: the bundle identity, the rows and the verdict."""
+
+    bundle: Bundle
+    rows: tuple[Row, ...]
+    verdict: Verdict
+
+
+def verdict_of(rows: Iterable[Row]) -> Verdict:
+    """REJECTED if any row FAILs, else WARN if any row WARNs, else APPROVED (N/A counts as a pass)."""
+    statuses = [r.status for r in rows]
+    if Status.FAIL in statuses:
+        return Verdict.REJECTED
+    if Status.WARN in statuses:
+        return Verdict.WARN
+    return Verdict.APPROVED
+
+
+def _severity(policies: Mapping[str, Mapping[str, Any]], check_id: int) -> tuple[str, bool]:
+    entry = policies["checks"]["checks"][str(check_id)] if "checks" in policies else None
+    if entry is None:
+        return "", check_id in (4, 14, 15)
+    return str(entry["name"]), entry["severity"] == "advisory"
+
+
+def _normalise(result: CheckResult, advisory: bool) -> CheckResult:
+    # An advisory check may only warn; a blocking check may never warn.
+    if advisory and result.status is Status.FAIL:
+        return result.model_copy(update={"status": Status.WARN})
+    if not advisory and result.status is Status.WARN:
+        return result.model_copy(update={"status": Status.FAIL})
+    return result
+
+
+def run_check(module: ModuleType, ctx: CheckContext) -> CheckResult:
+    """Run one check; an exception becomes a 'check-crashed' result instead of propagating."""
+    try:
+        result = module.check(ctx)
+        if not isinstance(result, CheckResult):
+            raise TypeError(f"check returned {type(result).__name__}, not CheckResult")
+        return result
+    except Exception as exc:
+        detail = " ".join(str(exc).split())[:300]
+        return CheckResult(
+            status=Status.FAIL,
+            findings=(Finding(message_id="check-crashed", params={"error": f"{type(exc).__name__}: {detail}"}),),
+        )
+
+
+def run_checks(
+    bundle: Bundle,
+    policies: Mapping[str, Mapping[str, Any]],
+    checks: Sequence[ModuleType] | None = None,
+) -> Report:
+    """Judge a bundle with every check and return the report."""
+    if checks is None:
+        from checks import ALL_CHECKS
+
+        checks = ALL_CHECKS
+    ctx = CheckContext(bundle=bundle, policies=policies)
+    rows = []
+    for module in checks:
+        start = time.perf_counter()
+        policy_name, advisory = _severity(policies, module.ID)
+        result = _normalise(run_check(module, ctx), advisory)
+        name = result.name or module.NAME or policy_name
+        rows.append(Row(module.ID, name, advisory, result, time.perf_counter() - start))
+    return Report(bundle=bundle, rows=tuple(rows), verdict=verdict_of(rows))

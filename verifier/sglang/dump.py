@@ -1,0 +1,319 @@
+"""Dump SGLang's real server-argument parser into a JSON "arg spec".
+
+`dump_spec()` imports the installed sglang's `ServerArgs` (skipping `sglang/__init__`, which would
+pull IPython and aiohttp), builds a fresh `argparse.ArgumentParser(prog="sglang serve")`, lets
+`ServerArgs.add_cli_args` populate it, and records every action losslessly enough for
+`verifier.sglang.argspec` to rebuild an equivalent parser with the standard library alone.
+
+This file is deliberately self-contained (standard library plus the sglang under inspection): the
+`--image` form copies it into a container and runs it there with the image's own Python.
+
+CLI (wired as `verify-pr sglang-spec dump`):
+
+    dump [--out FILE] [--image IMAGE] [--stub MODULE[=VERSION]] ...
+
+Without `--image` the sglang installed next to this Python is dumped. `--stub torchvision=0.29.1`
+pre-registers an empty module (old sglang versions import torchvision at import time only for a
+JPEG decoder that the parser never uses).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+SPEC_FORMAT = 1
+ACTION_EXTRAS = ("new_flag", "const_value", "error_message")
+
+# The option that argparse adds itself; it is not part of SGLang's spec.
+_HELP_ACTION = "argparse._HelpAction"
+
+
+class _DummyMeta(type):
+    """Classes whose every public attribute is another dummy class (enums, constants, …)."""
+
+    def __getattr__(cls, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _DummyMeta(name, (), {})
+
+
+class _StubFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Meta-path finder that serves empty modules for a fixed set of top-level names."""
+
+    def __init__(self, stubs: dict[str, str | None]) -> None:
+        self.stubs = stubs
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname.split(".")[0] in self.stubs:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        module = types.ModuleType(spec.name)
+        module.__path__ = []
+        version = self.stubs.get(spec.name.split(".")[0])
+        if version:
+            module.__version__ = version
+
+        def _missing(name: str) -> Any:  # any attribute: a dummy class, enough for import-time use
+            if name.startswith("__"):
+                raise AttributeError(name)
+            return _DummyMeta(name, (), {})
+
+        module.__getattr__ = _missing  # type: ignore[method-assign]
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+def install_stubs(specs: list[str]) -> None:
+    """Register stub modules (`name` or `name=version`) before sglang is imported."""
+    stubs: dict[str, str | None] = {}
+    for item in specs:
+        name, _, version = item.partition("=")
+        stubs[name.strip()] = version.strip() or None
+    if stubs:
+        sys.meta_path.insert(0, _StubFinder(stubs))
+
+
+def _bare_sglang() -> None:
+    """Register `sglang` as a bare package so `sglang/__init__` (IPython, aiohttp) is not run."""
+    if "sglang" in sys.modules:
+        return
+    spec = importlib.util.find_spec("sglang")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("sglang is not installed in this Python environment")
+    pkg = types.ModuleType("sglang")
+    pkg.__path__ = list(spec.submodule_search_locations)
+    pkg.__file__ = spec.origin
+    pkg.__package__ = "sglang"
+    sys.modules["sglang"] = pkg
+
+
+def installed_version() -> str | None:
+    """The installed sglang's version string, read without importing sglang (None if absent)."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return version("sglang")
+    except PackageNotFoundError:
+        return None
+
+
+def build_real_parser(parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> Any:
+    """A parser populated by the installed sglang's `ServerArgs.add_cli_args` (imports torch)."""
+    _bare_sglang()
+    from sglang.srt.server_args import ServerArgs  # noqa: PLC0415 - heavy, on purpose lazy
+
+    parser = parser_class(prog="sglang serve")
+    ServerArgs.add_cli_args(parser)
+    return parser
+
+
+def _qualname(obj: Any) -> str | None:
+    if obj is None:
+        return None
+    if obj in (str, int, float, bool):
+        return obj.__name__
+    module = getattr(obj, "__module__", None)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if name is None:
+        return f"{type(obj).__module__}.{type(obj).__qualname__}"
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def _json_safe(value: Any) -> Any:
+    """A JSON encoding of a default/const/choice value that `argspec.decode_value` inverts."""
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return {"$float": repr(value)}
+        return value
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, tuple):
+        return {"$tuple": [_json_safe(v) for v in value]}
+    if isinstance(value, set | frozenset):
+        return {"$set": sorted((_json_safe(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))}
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        if any(k.startswith("$") for k in value):
+            return {"$dict": {k: _json_safe(v) for k, v in value.items()}}
+        return {k: _json_safe(v) for k, v in value.items()}
+    if value is argparse.SUPPRESS:
+        return {"$suppress": True}
+    return {"$repr": repr(value), "$type": _qualname(type(value))}
+
+
+def _choices(choices: Any) -> Any:
+    if choices is None:
+        return None
+    if isinstance(choices, set | frozenset):
+        return sorted((_json_safe(c) for c in choices), key=lambda v: json.dumps(v, sort_keys=True))
+    return [_json_safe(c) for c in choices]
+
+
+def _rejects(func: Any, raw: str) -> bool:
+    """Whether an argparse type function refuses a value (probed, not assumed)."""
+    try:
+        func(raw)
+    except Exception:
+        return True
+    return False
+
+
+def _type_info(type_name: str | None, func: Any) -> dict[str, Any] | None:
+    """Data a custom argparse type needs to be re-implemented faithfully."""
+    if type_name is None or func is None:
+        return None
+    short = type_name.rsplit(".", 1)[-1]
+    module = sys.modules.get(getattr(func, "__module__", "") or "")
+    backend = getattr(module, "Backend", None) if module is not None else None
+    candidates = [backend.TC_PIECEWISE] if backend is not None and hasattr(backend, "TC_PIECEWISE") else []
+    if short == "parse_cuda_graph_config_arg" and module is not None:
+        phase = getattr(module, "Phase", None)
+        allowed = getattr(module, "ALLOWED_KEYS_PER_PHASE", None)
+        info: dict[str, Any] = {}
+        if phase is not None:
+            info["phases"] = list(getattr(phase, "ALL", ()))
+        if isinstance(allowed, dict):
+            info["allowed_keys"] = {str(k): list(v) for k, v in allowed.items()}
+        first = info.get("phases", ["decode"])[0]
+        info["retired_backends"] = [
+            b for b in candidates if _rejects(func, json.dumps({first: {"backend": b}}))
+        ]
+        return info
+    if short == "parse_cuda_graph_backend_arg":
+        return {"retired_backends": [b for b in candidates if _rejects(func, b)]}
+    return None
+
+
+def spec_of_parser(parser: argparse.ArgumentParser, version: str | None) -> dict[str, Any]:
+    """The JSON-safe spec of an argparse parser (help action excluded)."""
+    actions: list[dict[str, Any]] = []
+    type_info: dict[str, Any] = {}
+    for action in parser._actions:
+        action_name = _qualname(type(action))
+        if action_name == _HELP_ACTION:
+            continue
+        type_name = _qualname(action.type)
+        record: dict[str, Any] = {
+            "option_strings": list(action.option_strings),
+            "dest": action.dest,
+            "action": action_name,
+            "nargs": action.nargs if action.nargs is None or isinstance(action.nargs, int | str) else None,
+            "const": _json_safe(action.const),
+            "default": _json_safe(action.default),
+            "type": type_name,
+            "choices": _choices(action.choices),
+            "required": bool(action.required),
+        }
+        for extra in ACTION_EXTRAS:
+            if hasattr(action, extra):
+                record[extra] = _json_safe(getattr(action, extra))
+        info = _type_info(type_name, action.type)
+        if info and type_name:
+            type_info[type_name] = info
+        actions.append(record)
+    return {
+        "format": SPEC_FORMAT,
+        "sglang_version": version,
+        "prog": parser.prog,
+        "allow_abbrev": parser.allow_abbrev,
+        "prefix_chars": parser.prefix_chars,
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "type_info": dict(sorted(type_info.items())),
+        "actions": actions,
+    }
+
+
+def dump_spec() -> dict[str, Any]:
+    """Dump the installed sglang's server-argument parser (imports sglang, torch and triton)."""
+    parser = build_real_parser()
+    version = installed_version()
+    try:
+        from sglang.version import __version__ as module_version  # noqa: PLC0415
+
+        version = module_version
+    except ImportError:
+        pass
+    return spec_of_parser(parser, version)
+
+
+def spec_json(spec: dict[str, Any]) -> str:
+    """Canonical text of a spec (stable key order, one trailing newline)."""
+    return json.dumps(spec, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _docker_dump(image: str, stubs: list[str]) -> str:
+    docker = shutil.which("docker")
+    if docker is None:
+        raise RuntimeError("--image needs a docker engine, and no `docker` command is installed here")
+    probe = subprocess.run([docker, "info"], capture_output=True, text=True, timeout=60, check=False)
+    if probe.returncode != 0:
+        raise RuntimeError(f"--image needs a running docker engine: `docker info` failed: {probe.stderr.strip()[:300]}")
+    here = Path(__file__).resolve()
+    cmd = [
+        docker, "run", "--rm", "--network", "none", "--entrypoint", "python3",
+        "-v", f"{here}:/tmp/infx_sglang_dump.py:ro", image, "/tmp/infx_sglang_dump.py",
+    ]
+    for stub in stubs:
+        cmd += ["--stub", stub]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"dump inside {image} failed (exit {done.returncode}): {done.stderr.strip()[-800:]}")
+    return done.stdout
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`dump [--out FILE] [--image IMAGE] [--stub MODULE[=VERSION]]...`; returns an exit status."""
+    cli = argparse.ArgumentParser(prog="verify-pr sglang-spec dump", description="Dump SGLang's server-arg spec.")
+    cli.add_argument("--out", help="write the spec here (default: stdout)")
+    cli.add_argument("--image", help="dump the sglang inside this container image (needs docker)")
+    cli.add_argument("--stub", action="append", default=[], metavar="MODULE[=VERSION]",
+                     help="serve an empty module for an import the parser does not use (e.g. torchvision=0.29.1)")
+    args = cli.parse_args(argv)
+    try:
+        if args.image:
+            text = _docker_dump(args.image, args.stub)
+            spec_json(json.loads(text))  # validate that the container printed a spec
+        else:
+            install_stubs(args.stub)
+            text = spec_json(dump_spec())
+    except Exception as exc:  # a CLI: one line on stderr, status 2
+        print(f"sglang-spec dump: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def sglang_spec_main(argv: list[str]) -> int:
+    """`verify-pr sglang-spec dump [--out FILE] [--image IMAGE]`: dump a version's arg spec."""
+    if not argv or argv[0] != "dump":
+        print("usage: verify-pr sglang-spec dump [--out FILE] [--image IMAGE] [--stub MODULE[=VERSION]]",
+              file=sys.stderr)
+        return 2
+    return main(argv[1:])
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,190 @@
+"""Safe loading of untrusted YAML and JSON.
+
+Everything a PR or bundle contains is hostile input: files can be huge, not UTF-8, or YAML
+alias bombs ("billion laughs"). This module is the one place that turns bytes into data; it
+refuses such input with an InputError naming the file, and keeps 1-based line numbers so that
+evidence can point at the exact line.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from verifier.errors import InputError
+
+MAX_TEXT_BYTES = 8 * 1024 * 1024
+# Expanded node count above which a document is treated as an alias bomb. A real master config
+# has ~60k nodes; anchors in recipes reuse a handful of small mappings.
+MAX_EXPANDED_NODES = 2_000_000
+MAX_ALIASES = 10_000
+# Flow collections nested deeper than this are refused before parsing: ruamel's recursive parser
+# fails on them anyway (about 250 levels), but only after seconds of work, and no real file nests
+# beyond a few dozen. Brackets inside strings count too, so the bound is generous.
+MAX_FLOW_DEPTH = 200
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def decode_text(data: bytes, path: str, *, limit: int = MAX_TEXT_BYTES) -> str:
+    """Decode UTF-8 text, refusing oversized input, NUL bytes and invalid encodings."""
+    if len(data) > limit:
+        raise InputError(path, f"file is {len(data)} bytes, over the {limit}-byte limit")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+    if "\x00" in text:
+        raise InputError(path, "contains a NUL byte; not a text file")
+    return text.removeprefix("\ufeff")
+
+
+def _count_aliases(text: str) -> int:
+    # Cheap upper bound: every alias token starts with '*' followed by a name character.
+    count = 0
+    for i, ch in enumerate(text):
+        if ch == "*" and i + 1 < len(text) and (text[i + 1].isalnum() or text[i + 1] in "_-") and (
+            i == 0 or text[i - 1] in " \t\n[{,:-"
+        ):
+            count += 1
+    return count
+
+
+def _flow_depth(text: str) -> int:
+    """Upper bound of the nesting depth of flow collections ([...] and {...})."""
+    brackets = _NOT_BRACKET.sub("", text)
+    if len(brackets) <= MAX_FLOW_DEPTH:
+        return len(brackets)
+    return max(itertools.accumulate(1 if c in "[{" else -1 for c in brackets), default=0)
+
+
+def _expanded_size(node: Any, path: str) -> int:
+    """Size of the document once every alias is expanded; refuses cycles and bombs."""
+    sizes: dict[int, int] = {}
+    in_progress: set[int] = set()
+
+    def size(obj: Any) -> int:
+        if not isinstance(obj, dict | list):
+            return 1
+        key = id(obj)
+        if key in sizes:
+            return sizes[key]
+        if key in in_progress:
+            raise InputError(path, "recursive YAML alias refused")
+        in_progress.add(key)
+        children = obj.values() if isinstance(obj, dict) else obj
+        total = 1
+        for child in children:
+            total += size(child)
+            if total > MAX_EXPANDED_NODES:
+                raise InputError(path, "YAML aliases expand past the node limit (alias bomb refused)")
+        in_progress.discard(key)
+        sizes[key] = total
+        return total
+
+    return size(node)
+
+
+class _NoRecursionConstructor(RoundTripConstructor):
+    """Refuses an alias to an anchor that is still being built.
+
+    ruamel's round-trip constructor silently turns such an alias into None when the anchor is not
+    the document root (`a: &l [x, *l]` loads as `{'a': ['x', None]}`), which would change the data
+    instead of refusing it. A root-level cycle is built as a real cycle and refused by
+    `_expanded_size`.
+    """
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        if node not in self.constructed_objects and node in self.recursive_objects:
+            raise ConstructorError(None, None, "recursive YAML alias refused", node.start_mark)
+        return super().construct_object(node, deep=deep)
+
+
+def _yaml(pure: bool = False) -> YAML:
+    yaml = YAML(typ="rt", pure=pure)
+    yaml.Constructor = _NoRecursionConstructor
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def load_yaml(text: str, path: str) -> Any:
+    """Parse YAML 1.2 (round-trip, so line numbers survive) from already-decoded text.
+
+    Raises InputError for syntax errors, duplicate keys, recursive aliases, alias bombs and
+    flow collections nested too deeply.
+    """
+    if _count_aliases(text) > MAX_ALIASES:
+        raise InputError(path, "too many YAML aliases (alias bomb refused)")
+    if _flow_depth(text) > MAX_FLOW_DEPTH:
+        raise InputError(path, f"YAML nests deeper than {MAX_FLOW_DEPTH} levels; refused")
+    try:
+        data = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = exc.problem or exc.context or "syntax error"
+        raise InputError(path, f"invalid YAML{where}: {problem}") from None
+    except (YAMLError, RecursionError, ValueError) as exc:
+        raise InputError(path, f"invalid YAML: {type(exc).__name__}: {exc}") from None
+    _expanded_size(data, path)
+    return data
+
+
+def load_json(text: str, path: str) -> Any:
+    """Parse JSON, refusing NaN-free violations of the format with a one-line InputError."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        line = getattr(exc, "lineno", None)
+        where = f" at line {line}" if line else ""
+        raise InputError(path, f"invalid JSON{where}: {getattr(exc, 'msg', exc)}") from None
+
+
+def line_of(node: Any, key: Any = None) -> int | None:
+    """1-based line of a mapping key (or of the node itself) in a round-trip document."""
+    try:
+        if key is not None and isinstance(node, CommentedMap):
+            return int(node.lc.key(key)[0]) + 1
+        if key is not None and isinstance(node, CommentedSeq):
+            return int(node.lc.item(key)[0]) + 1
+        if isinstance(node, CommentedMap | CommentedSeq):
+            return int(node.lc.line) + 1
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return None
+    return None
+
+
+def plain(node: Any) -> Any:
+    """Convert a round-trip document into plain dicts, lists and scalars (aliases copied)."""
+    if isinstance(node, dict):
+        return {plain(k): plain(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [plain(v) for v in node]
+    if isinstance(node, str):
+        return str(node)
+    if isinstance(node, bool):
+        return bool(node)
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    return node
+
+
+def walk(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any, Any]]:
+    """Yield (path, parent, key) for every leaf and container below node."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield (*prefix, k), node, k
+            yield from walk(v, (*prefix, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield (*prefix, i), node, i
+            yield from walk(v, (*prefix, i))
