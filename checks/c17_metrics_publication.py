@@ -108,13 +108,13 @@ def _evidence(launch: Launch, path: tuple[Any, ...], name: str, value: Any) -> F
     return FileEvidence(path=origin[0], line=origin[1], text=f"{name}: {value}")
 
 
-def _judge_launch(launch: Launch, policy: Mapping[str, Any]) -> tuple[list[Finding], dict[str, str]]:
+def _judge_launch(launch: Launch, policy: Mapping[str, Any]) -> tuple[list[Finding], dict[str, set[str]]]:
     """(problems, {group: control that is on}) for one launch."""
     problems: list[Finding] = []
     disabling = {_norm(s) for s in policy["disabling_settings"]}
     groups = {"iteration": {_norm(s) for s in policy["iteration_metrics"]},
               "kv-cache": {_norm(s) for s in policy["kv_cache_metrics"]}}
-    on: dict[str, str] = {}
+    on: dict[str, set[str]] = {}
     off: dict[str, tuple[str, FileEvidence]] = {}
     for name, value, path in _settings(launch, set(policy["ignored_sections"])):
         truth = _truth(value, policy)
@@ -125,7 +125,7 @@ def _judge_launch(launch: Launch, policy: Mapping[str, Any]) -> tuple[list[Findi
         for group, names in groups.items():
             if name in names:
                 if truth is True:
-                    on.setdefault(group, name)
+                    on.setdefault(group, set()).add(name)
                 elif truth is False:
                     off.setdefault(group, (name, _evidence(launch, path, name, value)))
     for group in groups:
@@ -178,8 +178,8 @@ def check(ctx: CheckContext) -> CheckResult:
         for item in found:
             if item not in problems:
                 problems.append(item)
-        for group, name in on.items():
-            controls[group].add(name)
+        for group, names in on.items():
+            controls[group].update(names)
 
     signoff = ctx.bundle.signoff
     sign_ev = CommentEvidence(id=signoff.id, url=signoff.url, author=signoff.author)

@@ -284,7 +284,7 @@ def build(dst: Path, *, image: str = IMAGE, base_image: str | None = None, frame
           target_checkpoint: Mapping[str, Any] | None = None, logs: bool = True,
           log_env_extra: Mapping[str, str] | None = None, log_server_args: Mapping[str, Any] | None = None,
           log_draft_kv_pool: str | None = None, log_draft_quant: str | None = "unquantized",
-          golden: Mapping[int, float] | None = None, date_added: str = "2026-06-20",
+          golden: Mapping[int, float] | None = None, date_added: str = "2026-06-20", models_md: str | None = None,
           signoff_extra: str = "", upstream_files: list[dict[str, Any]] | None = None,
           change_recipe: bool = True) -> Path:
     """Write one mini bundle into dst (a new directory); returns dst."""
@@ -307,7 +307,7 @@ def build(dst: Path, *, image: str = IMAGE, base_image: str | None = None, frame
         "configs/runners.yaml": RUNNERS.replace("{cluster_env}", ""),
         "configs/srt-recipes/agentic-single.yaml": SHARED_BLOCK,
         "benchmarks/srt_agentic.sh": CLIENT,
-        "docs/MODELS.md": MODELS_MD.replace("{date}", date_added),
+        "docs/MODELS.md": models_md if models_md is not None else MODELS_MD.replace("{date}", date_added),
         f"infx/golden_al_distribution/{PREFIX}_dspark.yaml": GOLDEN_TEXT.replace("{cells}", cells),
         "docs/PR_REVIEW_CHECKLIST.md": "# PR review checklist\n\n- [ ] Verified that ...\n",
     }
@@ -510,6 +510,77 @@ FIXTURES_SPEC: dict[str, dict[str, dict[str, Any]]] = {
         "unverifiable-missing-client": {"remove_head": ("benchmarks/srt_agentic.sh",)},
     },
 }
+
+
+def _vendor_entry(key: str, framework: str, runner: str, image: str) -> str:
+    return (f"{key}:\n  image: {image}\n  model: {MODEL}\n  model-prefix: {PREFIX}\n  runner: {runner}\n"
+            f"  precision: fp4\n  framework: {framework}\n  multinode: false\n  scenarios:\n    agentic-coding:\n"
+            "    - dram-utilization: 0.8\n      search-space:\n"
+            "      - { tp: 8, kv-offloading: none, spec-decoding: none, conc-list: [4] }\n")
+
+
+ENABLEMENT = "lmsysorg/sglang:dev-quill2flash@sha256:" + "5e" * 32
+NO_DATE_MODELS = MODELS_MD.replace("| Quill-2-Flash | `quill2flash` | {date} ([#5000](https://github.com/SemiAnalysisAI/InferenceX/pull/5000)) | Agentic coding | |\n", "")
+SPEC_NONE_MASTER = master_text(rows=(
+    f"      - {{ tp: 4, kv-offloading: none, spec-decoding: none, conc-list: [4, 8], srt-recipe: {RECIPE} }}\n"))
+UNBOUND_MASTER = master_text(rows=(
+    f"      - {{ tp: 4, kv-offloading: none, spec-decoding: draft_model, conc-list: [4, 8, 16], srt-recipe: {RECIPE} }}\n"))
+ROCM_MASTER = master_text("lmsysorg/sglang-rocm:v0.5.23-rocm700-mi35x", runner="cluster:mi355x-amds")
+
+FIXTURES_SPEC.update({
+    "c06": {
+        "pass-release-image": {},
+        "pass-enablement-in-window": {"image": ENABLEMENT, "base_image": ENABLEMENT, "date_added": "2026-11-01"},
+        "pass-new-hardware-fork": {"master": master_text("rocm/sgl-dev:quill-20261101", runner="cluster:mi455x-amds"),
+                                   "logs": False},
+        "pass-vendor-after-open-source": {"master": master_text() + _vendor_entry(
+            "quill2flash-fp4-b300-trtllm-agentic", "trt", "cluster:b300-dsxe",
+            "nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc23.post1")},
+        "fail-enablement-expired": {"image": ENABLEMENT, "base_image": ENABLEMENT, "date_added": "2026-09-01"},
+        "fail-fork-image": {"image": "ghcr.io#quill-ai/sglang:v0.5.23-quill", "logs": False},
+        "fail-vendor-before-open-source": {"master": master_text() + _vendor_entry(
+            "quill2flash-fp4-mi355x-atom-agentic", "atom", "cluster:mi355x-amds", "rocm/atom:v0.4.0")},
+        "unverifiable-enablement-no-date": {"image": ENABLEMENT, "base_image": ENABLEMENT,
+                                            "models_md": NO_DATE_MODELS},
+        "unverifiable-unknown-framework": {"master": master_text() + _vendor_entry(
+            "quill2flash-fp4-b300-quillserve-agentic", "quillserve", "cluster:b300-dsxe", "quill/serve:1.0")},
+        "na-docs-only": {"change_recipe": False, "head_files": {"docs/notes.md": "# Notes\n"}},
+    },
+    "c08": {
+        "pass-clean": {},
+        "pass-restated-override": {"args": {"json-model-override-args": "{}"}},
+        "pass-integer-allreduce-grandfathered": {"env": {"ROCM_QUICK_REDUCE_QUANTIZATION": "INT4"}},
+        "fail-json-model-override": {"args": {"json-model-override-args": '{"index_topk_freq": 4}'}},
+        "fail-hf-overrides-extra-args": {"extra_args": ["--hf-overrides", '{"num_hidden_layers": 20}']},
+        "fail-config-sed": {"head_files": {"benchmarks/single_node/quill-prep.sh": (
+            "#!/usr/bin/env bash\nsed -i 's/\"num_hidden_layers\": 40/\"num_hidden_layers\": 20/' /model/config.json\n")}},
+        "fail-publish-events-false": {"args": {"kv-events-config": '{"publisher":"zmq","publish_events_and_metrics":false}'}},
+        "fail-integer-allreduce-new-model": {"env": {"ROCM_QUICK_REDUCE_QUANTIZATION": "INT4"}, "date_added": "2026-10-15"},
+        "fail-rocm-sglang-not-disabled": {"master": ROCM_MASTER, "base_master": ROCM_MASTER, "date_added": "2026-10-15",
+                                          "logs": False},
+        "unverifiable-launch-unresolved": {"master": UNBOUND_MASTER, "logs": False},
+        "na-docs-only": {"change_recipe": False, "head_files": {"docs/notes.md": "# Notes\n"}},
+    },
+    "c09": {
+        "pass-chat-client": {},
+        "fail-raw-completions-client": {"head_files": {"benchmarks/srt_agentic.sh": (
+            "#!/usr/bin/env bash\nexec aiperf profile --endpoint-type completions "
+            "--url \"http://localhost:30000/v1/completions\" \"$@\"\n")}},
+        "unverifiable-client-missing": {"remove_head": ("benchmarks/srt_agentic.sh",)},
+        "unverifiable-client-endpoint-unknown": {"head_files": {"benchmarks/srt_agentic.sh":
+                                                                "#!/usr/bin/env bash\nexec quill-bench \"$@\"\n"}},
+        "na-no-spec": {"drop_args": NOSPEC, "logs": False, "master": SPEC_NONE_MASTER},
+    },
+    "c11": {
+        "pass-golden": {},
+        "pass-hardcoded-al-equal": {"env": {"SGLANG_SIMULATE_ACC_LEN": "3.61"}},
+        "fail-golden-cell-missing": {"golden": {4: 3.22, 6: 3.9}, "logs": False},
+        "fail-logged-al-differs": {"log_env_extra": {"SGLANG_SIMULATE_ACC_LEN": "3.9"}},
+        "fail-hardcoded-al-differs": {"env": {"SGLANG_SIMULATE_ACC_LEN": "3.9"}},
+        "unverifiable-launch-unresolved": {"master": UNBOUND_MASTER, "logs": False},
+        "na-no-spec": {"drop_args": NOSPEC, "logs": False, "master": SPEC_NONE_MASTER},
+    },
+})
 
 
 def _merged(spec: Mapping[str, Any]) -> dict[str, Any]:
