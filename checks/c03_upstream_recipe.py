@@ -256,9 +256,11 @@ def check(ctx: CheckContext) -> CheckResult:
                                 error=recipe.error)
         candidates = [(link, rel, c) for link, rel, c in commands if c.engine == engine]
         best: _Coverage | None = None
+        parse_error: str | None = None
         for _link, _rel, command in candidates:
             page_ns = _resolve(ctx, engine, command.argv, launch.image)
             if page_ns.error:
+                parse_error = parse_error or f"line {command.line}: {page_ns.error}"
                 continue
             result = _compare(ctx, launch, recipe, command, page_ns, exports, policy)
             if best is None or len(result.missing) < len(best.missing):
@@ -266,7 +268,8 @@ def check(ctx: CheckContext) -> CheckResult:
             if not result.missing:
                 break
         if best is None:
-            best = _Coverage(launch, None, [("launch command", "command", engine, "none")])
+            page_side = f"none parses ({parse_error})" if parse_error else "none"
+            best = _Coverage(launch, None, [("launch command", "command", engine, page_side)])
         informational.update(best.informational)
         (covered if not best.missing else gaps).append(best)
 

@@ -72,10 +72,6 @@ ID = 13
 NAME = "Draft precision"
 MAX_FILES = 6
 
-_STATIC = {"draft-kv-below-target": "the draft KV cache", "draft-quantization": "the draft weights",
-           "target-quantization-reaches-draft": "the draft weights", "draft-config-quantization": "the draft",
-           "prohibited-env": "the draft", "atom-quantization-reaches-draft": "the draft layers"}
-
 
 @dataclass
 class _Group:

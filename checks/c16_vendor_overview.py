@@ -48,6 +48,22 @@ def _named(result: CheckResult, name: str) -> CheckResult:
     return result.model_copy(update={"name": name})
 
 
+def _na_name(ctx: CheckContext, removed: list[str], policy: Mapping[str, Any]) -> str:
+    """The row name when nothing is submitted: the vendor of removed keys or of a changed master file."""
+    vendors: list[str] = []
+    try:
+        base = master_entries(ctx, "base")
+        vendors = [base[k].vendor for k in removed if k in base]
+    except InputError:
+        pass
+    changed = {f.path for f in ctx.bundle.pr.files}
+    for vendor, logical in (("nvidia", "nvidia_master"), ("amd", "amd_master")):
+        if ctx.bundle.path(logical) in changed:
+            vendors.append(vendor)
+    titles = [str(policy["vendors"][v]["title"]) for v in dict.fromkeys(vendors) if v in policy["vendors"]]
+    return " and ".join(titles) + " overview" if titles else NAME
+
+
 def check(ctx: CheckContext) -> CheckResult:
     """Every affected key is listed in its engine's cell of its model's overview row."""
     policy = ctx.policy("overview")
@@ -58,7 +74,8 @@ def check(ctx: CheckContext) -> CheckResult:
         return unverifiable("affected-configs-unreadable", FileEvidence(path=exc.path), missing=exc.path)
     keys = [k for k in affected.keys if k in head]
     if not keys:
-        return not_applicable(finding("no-submitted-keys", removed=list(affected.removed)))
+        result = not_applicable(finding("no-submitted-keys", removed=list(affected.removed)))
+        return _named(result, _na_name(ctx, affected.removed, policy))
 
     vendors = policy["vendors"]
     by_vendor: dict[str, list[str]] = {}

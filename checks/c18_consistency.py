@@ -139,6 +139,7 @@ def _origin(launch: Launch, path: tuple[Any, ...]) -> FileEvidence:
 def _budget(launch_set: LaunchSet, policy: Mapping[str, Any]) -> tuple[list[Finding], list[Finding], CheckResult | None]:
     problems: list[Finding] = []
     fits: dict[str, str] = {}
+    implicit: set[str] = set()
     rules = {str(r["name"]): r for r in policy["host_cache_settings"]}
     ignored = set(policy["ignored_sections"])
     for launch in launch_set.launches:
@@ -158,12 +159,14 @@ def _budget(launch_set: LaunchSet, policy: Mapping[str, Any]) -> tuple[list[Find
         items = list(_walk(launch.recipe, (), ignored))
         items += [(_norm(k), v, ("env", k)) for k, v in launch.env.items()]
         seen: set[str] = set()
+        sized = False
         for name, value, path in items:
             rule = rules.get(name)
             number = _number(value)
             if rule is None or number is None or name in seen:
                 continue
             seen.add(name)
+            sized = True
             gb = number if rule["unit"] == "GB" else number / GB
             total = gb * ranks if rule["scope"] == "per-rank" else gb
             ev = _origin(launch, path)
@@ -175,11 +178,14 @@ def _budget(launch_set: LaunchSet, policy: Mapping[str, Any]) -> tuple[list[Find
             else:
                 fits.setdefault(f"{name} {label} = {_fmt(total)} GB <= {budget} GB ({_short(launch.recipe_path)})",
                                 point.exp_name)
+        if not sized:
+            implicit.add(point.exp_name)
     if problems:
         return problems, [], None
-    if not fits:
-        return [], [], None
-    return [], [finding("host-cache-fits", sizes=sorted(fits))], None
+    out = [finding("host-cache-fits", sizes=sorted(fits))] if fits else []
+    if implicit:
+        out.append(finding("host-cache-size-implicit", points=sorted(implicit)))
+    return [], out, None
 
 
 def _fmt(value: float) -> str:

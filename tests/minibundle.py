@@ -485,6 +485,7 @@ FIXTURES_SPEC: dict[str, dict[str, dict[str, Any]]] = {
         "fail-target-quantization-reaches-draft": {"args": {"quantization": "fp8"}},
         "fail-draft-kv-below-explicit-target": {"args": {"kv-cache-dtype": "bf16", "speculative-draft-kv-cache-dtype": "fp8_e5m2"}},
         "unverifiable-no-draft-checkpoint": {"draft_checkpoint": False},
+        "unverifiable-recipe-missing": {"remove_head": (RECIPE,), "logs": False},
         "na-no-spec": {"drop_args": NOSPEC, "logs": False, "master": master_text(rows=(
             f"      - {{ tp: 4, kv-offloading: none, spec-decoding: none, conc-list: [4, 8], srt-recipe: {RECIPE} }}\n"))},
     },
@@ -508,6 +509,8 @@ FIXTURES_SPEC: dict[str, dict[str, dict[str, Any]]] = {
         "fail-pip-fork": {"head_files": {"benchmarks/single_node/quill-deps.sh":
                                          "#!/usr/bin/env bash\npip install git+https://github.com/quill/sglang@fix\n"}},
         "unverifiable-missing-client": {"remove_head": ("benchmarks/srt_agentic.sh",)},
+        "fail-upstream-setup-script": {"upstream_files": [{"repo": "NVIDIA/srt-slurm", "used_by": ROOT + RECIPE,
+                                                           "path": "configs/quill-setup.sh"}]},
     },
 }
 

@@ -30,7 +30,6 @@ from verifier.draft_precision import (
     env_text_issues,
     raw_args_issues,
     sglang_issues,
-    short_dtype,
 )
 from verifier.errors import InputError
 from verifier.recipes.argv import env_value, flag_name, value_tokens
@@ -237,7 +236,3 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
 
-
-def describe(issue: DraftIssue) -> str:
-    """One-line description (used by tests and the CLI)."""
-    return f"{issue.where}: {issue.kind} {issue.name}={issue.value} target={short_dtype(issue.target or 'auto')}"

@@ -31,7 +31,7 @@ _DETAIL_HEADING = re.compile(
     r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*additional detail(?:s)? section\s*:?\s*(?:\*\*)?\s*:?\s*$", re.IGNORECASE
 )
 _MD_LINK = re.compile(r"\[([^\]\n]{0,500})\]\((<?)(https?://[^\s)>]{1,2000})>?(?:\s+\"[^\"\n]*\")?\)")
-_BARE_URL = re.compile(r"(?<![(\[<\w])https?://[^\s)\]>`'\"]{1,2000}")
+_BARE_URL = re.compile(r"(?<![\w/])https?://[^\s)\]>`'\"]{1,2000}")
 _SHORT_REF = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]{0,99})/([A-Za-z0-9][\w.-]{0,99})#(\d{1,9})\b")
 _GH_PR_PATH = re.compile(r"^/([^/]+)/([^/]+)/pull/(\d+)(?:/.*)?$")
 _GH_REPO_PATH = re.compile(r"^/([^/]+)/([^/]+)(?:/.*)?$")

@@ -241,3 +241,42 @@ def test_not_applicable_without_vllm_or_sglang_config(case: Path) -> None:
                  "  precision: fp4\n  framework: trt")
     r = _row(case)
     assert r.status is Status.NA, _text(r)
+
+
+def test_unparsable_page_commands_fail(case: Path) -> None:
+    # SGLang 0.5.23 rejects --cuda-graph-max-bs as an ambiguous prefix (SGLANG.md §3.4)
+    replace_text(case / PAGE, "--cuda-graph-max-bs-decode", "--cuda-graph-max-bs")
+    r = _row(case)
+    assert r.status is Status.FAIL
+    assert "none parses" in _text(r) and "ambiguous" in _text(r)
+
+
+def test_upstream_pr_outside_cookbook_fails(case: Path) -> None:
+    edit_yaml(case / "github.yaml",
+              lambda gh: gh["upstream_prs"]["sgl-project/sglang#46807"].update(files=["python/sglang/srt/x.py"]))
+    r = _row(case)
+    assert r.status is Status.FAIL
+    assert r.result.findings[0].message_id == "upstream-pr-outside-docs"
+    assert "docs/cookbook/" in _text(r)
+
+
+@pytest.mark.parametrize("check", ["c03_upstream_recipe", "c15_pr_description", "c16_vendor_overview",
+                                   "c17_metrics_publication", "c18_consistency"])
+def test_templates_define_every_message_id(check: str) -> None:
+    """Each message id the check emits has a macro in both languages (and no macro is orphaned)."""
+    import re
+
+    from tests.kit import PROJECT
+
+    source = (PROJECT / "checks" / f"{check}.py").read_text(encoding="utf-8")
+    ids = set(re.findall(r'(?:finding|unverifiable)\(\s*"([a-z0-9-]+)"', source))
+    assert ids
+    for lang in ("en", "zh"):
+        text = (PROJECT / "templates" / "checks" / f"{check[:3]}.{lang}.md.j2").read_text(encoding="utf-8")
+        macros = set(re.findall(r"\{% macro ([a-z0-9_]+)\(p\) %\}", text))
+        assert macros == {i.replace("-", "_") for i in ids}, lang
+
+
+def test_bare_url_in_parentheses_is_found() -> None:
+    links = extract_links(DetailSection("see (https://docs.sglang.io/cookbook/x) for details", 1), policy())
+    assert [x.url for x in links] == ["https://docs.sglang.io/cookbook/x"]

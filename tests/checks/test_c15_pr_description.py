@@ -141,3 +141,11 @@ def test_unresolvable_configuration_warns_as_unverifiable(case: Path) -> None:
     assert r.status is Status.WARN
     assert r.result.findings[0].message_id == "claims-facts-unavailable"
     assert "agentic-tp2.yaml" in _text(r)
+
+
+def test_unknown_setting_names_are_not_contradictions() -> None:
+    point = PointFacts(key="k", exp_name="p", tp=8, conc=4, kv_offloading="none", total_cpu_dram_gb=0, gpus=8,
+                       recipe="r/x.yaml", settings={"tensor-parallel-size": 8})
+    facts = ConfigFacts(points=(point,), images=frozenset(), changed_files={}, append_only=None)
+    judged = evaluate(extract_claims("The `x.yaml` recipe uses `tp: 8` and `dram-utilization: 0.9`."), facts)
+    assert [j.outcome for j in judged if j.claim.kind == "setting"] == ["unchecked", "unchecked"]

@@ -53,3 +53,29 @@ def collect(server: StandIn, number: int = 4524, **kwargs: Any) -> Any:
     kwargs.setdefault("retry", FAST)
     return collect_bundle(REPO, number, api_url=server.api_url, docs_proxy=server.docs_proxy,
                           hf_endpoint=server.hf_endpoint, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every HTTP request a test makes must go to this machine (the stand-in)."""
+    import urllib.parse
+
+    from verifier.github import client as client_module
+
+    def check(url: str) -> None:
+        host = urllib.parse.urlsplit(url).hostname
+        assert host in ("127.0.0.1", "localhost"), f"test tried to reach {url}"
+
+    original_perform = client_module.Transport.perform
+    original_stream = client_module.Client._stream
+
+    def perform(self: Any, verb: str, url: str, call: Any) -> Any:
+        check(url)
+        return original_perform(self, verb, url, call)
+
+    def stream(self: Any, url: str, *args: Any, **kwargs: Any) -> Any:
+        check(url)
+        return original_stream(self, url, *args, **kwargs)
+
+    monkeypatch.setattr(client_module.Transport, "perform", perform)
+    monkeypatch.setattr(client_module.Client, "_stream", stream)

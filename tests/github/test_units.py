@@ -126,23 +126,23 @@ def test_transport_is_bounded_and_counts_every_attempt() -> None:
     sleeps: list[float] = []
     transport = Transport(stats, RetryPolicy(attempts=3, base_delay=1, max_delay=3), sleeps.append)
     answers = iter([_Resp(500), _Resp(502), _Resp(503)])
-    assert transport.perform("GET", "https://x/repos/o/r", lambda: next(answers)).status == 503  # type: ignore[arg-type, return-value]
+    assert transport.perform("GET", "http://127.0.0.1/repos/o/r", lambda: next(answers)).status == 503  # type: ignore[arg-type, return-value]
     assert stats.requests == 3 and stats.retries == 2 and sleeps == [1, 2]
     with pytest.raises(GitHubError, match="rate limit exhausted"):
-        transport.perform("GET", "https://x/y", lambda: _Resp(429, {"x-ratelimit-remaining": "0"}))  # type: ignore[arg-type, return-value]
+        transport.perform("GET", "http://127.0.0.1/y", lambda: _Resp(429, {"x-ratelimit-remaining": "0"}))  # type: ignore[arg-type, return-value]
 
 
 def test_comment_posts_are_not_repeated_after_5xx() -> None:
     stats = CollectStats()
     transport = Transport(stats, RetryPolicy(attempts=5, base_delay=0), lambda _s: None)
-    assert transport.perform("POST", "https://x/repos/o/r/issues/1/comments", lambda: _Resp(502)).status == 502  # type: ignore[arg-type, return-value]
+    assert transport.perform("POST", "http://127.0.0.1/repos/o/r/issues/1/comments", lambda: _Resp(502)).status == 502  # type: ignore[arg-type, return-value]
     assert stats.requests == 1
 
     def boom() -> _Resp:
         raise requests.ConnectionError("down")
 
     with pytest.raises(GitHubError, match="cannot reach"):
-        transport.perform("GET", "https://x/y", boom)  # type: ignore[arg-type]
+        transport.perform("GET", "http://127.0.0.1/y", boom)  # type: ignore[arg-type]
 
 
 def test_action_files_exist_and_never_check_out_pr_code() -> None:
@@ -166,3 +166,31 @@ def test_policy_file_loads() -> None:
     settings = load_policies()["github"]
     assert RetryPolicy.from_policy(settings["retry"]).attempts >= 2
     assert Path(PROJECT / "policies" / "schema" / "github.schema.json").is_file()
+
+
+@pytest.mark.parametrize("text", ["yes", "null", "2026-10-29", "  leading\nspaces  \n", "crlf\r\nline\r\n", "tab\there\n",
+                                  "trailing space \nnext", "# not a comment", "- not a list", "emoji ✅ 中文\n", "",
+                                  "cr\ronly", "nel\x85x", "ls\u2028x\n", "\ufeffbom\n"])
+def test_written_strings_round_trip_exactly(text: str, tmp_path: Path) -> None:
+    from tests.kit import CASES
+    from verifier.bundle import read_bundle
+    from verifier.github.record import write_bundle
+
+    bundle = read_bundle(CASES / "pr4524")
+    pr = bundle.pr.model_copy(update={"body": text, "title": text.replace("\n", " ")})
+    so = bundle.signoff.model_copy(update={"body": text})
+    edited = bundle.model_copy(update={"pr": pr, "signoff": so})
+    write_bundle(edited, tmp_path / "b")
+    again = read_bundle(tmp_path / "b")
+    assert again.pr.body == text and again.signoff.body == text and again.pr.title == pr.title
+
+
+def test_record_directory_must_be_empty(tmp_path: Path) -> None:
+    from tests.kit import CASES
+    from verifier.bundle import read_bundle
+    from verifier.github.record import write_bundle
+
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "keep.txt").write_text("mine")
+    with pytest.raises(UsageError, match="not empty"):
+        write_bundle(read_bundle(CASES / "pr4524"), tmp_path / "x")

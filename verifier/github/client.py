@@ -318,7 +318,7 @@ class Client:
                             return 413, b"", ""
                     return 200, bytes(body), response.headers.get("content-type", "")
             except requests.RequestException:
-                if attempt == self.retry.attempts:
+                if attempt >= min(2, self.retry.attempts):  # an unreachable host rarely comes back
                     return 0, b"", ""
                 self.stats.retries += 1
                 self.sleep(self.retry.backoff(attempt))

@@ -421,11 +421,9 @@ class _Collector:
             if batch or not batches:
                 batches.append(batch)
             for index, oids in enumerate(batches):
-                refs = pending_prs if index == 0 else []
-                ok = self._graphql(oids, needed, refs, got, prs)
-                if not ok:
+                if not self._graphql(oids, needed, pending_prs if index == 0 else [], got, prs):
                     break
-                pending_prs = [] if index == 0 else pending_prs
+            pending_prs = [ref for ref in pending_prs if ref.key not in prs]
         for oid in sorted(needed):
             if oid in got:
                 continue
@@ -476,9 +474,7 @@ class _Collector:
         try:
             data, _errors = self.client.graphql("\n".join(lines))
         except GithubException as exc:
-            if exc.status == 401 and not self.client.token:
-                raise to_github_error(exc, "GraphQL") from None
-            if exc.status in (401,):
+            if exc.status == 401:
                 raise to_github_error(exc, "GraphQL") from None
             self.client.graphql_enabled = False
             self.absent(f"GraphQL unavailable ({exc.status}); REST used instead")
@@ -659,7 +655,8 @@ class _Collector:
         files: dict[str, bytes] = {}
         fetched: dict[str, str | None] = {}
         for url in urls:
-            target = url.split("#", 1)[0]
+            # through the proxy the URL goes as written (fragment included); directly, without fragment
+            target = url if self.docs_proxy else url.split("#", 1)[0]
             if target not in fetched:
                 self.say(f"page {target}")
                 fetched[target] = self._page(target, files)
@@ -688,6 +685,7 @@ class _Collector:
             return None
         parts = urllib.parse.urlsplit(url)
         slug = re.sub(r"[^A-Za-z0-9.]+", "-", f"{parts.hostname}{parts.path}").strip("-.")[:80] or "page"
+        url = url.split("#", 1)[0]
         digest = hashlib.sha1(url.encode("utf-8")).hexdigest()[:8]
         ext = ".md" if ("markdown" in ctype or url.endswith((".md", ".mdx")) or "text/plain" in ctype) else ".html"
         rel = f"pages/{slug}-{digest}{ext}"

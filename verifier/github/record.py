@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -20,9 +21,16 @@ from ruamel.yaml import YAML
 from verifier.errors import BundleError, UsageError
 from verifier.model import Bundle, Run
 
+# characters a YAML literal block cannot carry exactly (line breaks other than \n are normalised)
+_NOT_LITERAL = re.compile("[\r\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029\ufeff]")
+
 
 def _literal(representer: Any, value: str) -> Any:
-    style = "|" if "\n" in value else None
+    style = None
+    if _NOT_LITERAL.search(value):
+        style = '"'
+    elif "\n" in value:
+        style = "|"
     return representer.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

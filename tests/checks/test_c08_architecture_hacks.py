@@ -1,0 +1,53 @@
+"""Check 8 (Architecture hacks): fixtures and the canonical cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checks import c08_architecture_hacks as c08
+from tests.checks.fixture_runner import assert_fixture, file_lines, fixture_dirs, params, run_one
+from tests.kit import CASES
+
+RECIPE = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/quill2flash/sglang/b300-fp4-mtp/agentic.yaml"
+
+
+@pytest.mark.parametrize("bundle", fixture_dirs(8), ids=lambda p: p.name)
+def test_fixture(bundle: Path) -> None:
+    assert_fixture(bundle, 8)
+
+
+def _fx(name: str) -> Path:
+    return next(p for p in fixture_dirs(8) if p.name == name)
+
+
+def test_docstring_and_identity() -> None:
+    assert (c08.ID, c08.NAME) == (8, "Architecture hacks")
+    for heading in ("Rule:", "Why:", "Evidence:", "N/A when:", "Unverifiable when:", "Policy:"):
+        assert heading in (c08.__doc__ or "")
+
+
+@pytest.mark.parametrize(("name", "message", "line"), [
+    ("fail-json-model-override", "architecture-override", 30),
+    ("fail-hf-overrides-extra-args", "architecture-override", 18),
+    ("fail-publish-events-false", "prohibited-setting", 30),
+    ("fail-integer-allreduce-new-model", "integer-allreduce", 32),
+])
+def test_fail_names_file_and_line(name: str, message: str, line: int) -> None:
+    result = run_one(_fx(name), 8)
+    assert result.findings[0].message_id == message
+    assert (RECIPE, line) in file_lines(result)
+
+
+def test_config_sed_in_script() -> None:
+    result = run_one(_fx("fail-config-sed"), 8)
+    assert ("inferencex-e2e/benchmarks/single_node/quill-prep.sh", 2) in file_lines(result)
+    assert "config.json" in params(result, "model-config-edit")["text"]
+
+
+@pytest.mark.parametrize("case", ["pr4524", "pr4524-approved"])
+def test_cases_pass(case: str) -> None:
+    result = run_one(CASES / case, 8)
+    assert result.status.value == "PASS"
+    assert params(result, "integer-allreduce-ok")["new"] == ["minimaxm31flash"]

@@ -1,0 +1,48 @@
+"""Check 9 (Chat template): fixtures and the canonical cases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checks import c09_chat_template as c09
+from tests.checks.fixture_runner import assert_fixture, fixture_dirs, params, run_one
+
+
+@pytest.mark.parametrize("bundle", fixture_dirs(9), ids=lambda p: p.name)
+def test_fixture(bundle: Path) -> None:
+    assert_fixture(bundle, 9)
+
+
+def test_docstring_and_identity() -> None:
+    assert (c09.ID, c09.NAME) == (9, "Chat template")
+    for heading in ("Rule:", "Why:", "Evidence:", "N/A when:", "Unverifiable when:", "Policy:"):
+        assert heading in (c09.__doc__ or "")
+
+
+@pytest.mark.parametrize("case", ["pr4524", "pr4524-approved"])
+def test_cases_use_the_chat_client(case: str) -> None:
+    from tests.kit import CASES
+
+    result = run_one(CASES / case, 9)
+    assert result.status.value == "PASS"
+    p = params(result, "chat-client")
+    assert (p["client"], p["marker"], p["points"], p["changed"]) == (
+        "benchmarks/srt_agentic.sh", "/v1/chat/completions", 15, False)
+
+
+def test_raw_completions_client_names_line() -> None:
+    result = run_one(next(p for p in fixture_dirs(9) if p.name == "fail-raw-completions-client"), 9)
+    assert params(result, "raw-completions-client")["marker"] == "/v1/completions"
+    assert any(getattr(e, "line", None) == 2 for e in result.evidence)
+
+
+@pytest.mark.parametrize(("command", "expected"), [
+    ("bash /infmax-workspace/benchmarks/srt_agentic.sh", "benchmarks/srt_agentic.sh"),
+    ("python3 /infmax-workspace/benchmarks/x.py --flag", "benchmarks/x.py"),
+    ("aiperf profile --url http://x", None),
+])
+def test_script_of_command(command: str, expected: str | None) -> None:
+    got = c09._script(command, "old")
+    assert got == expected

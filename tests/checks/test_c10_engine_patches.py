@@ -1,0 +1,102 @@
+"""Check 10 (Engine patches): fixtures, the canonical cases and the signature scanner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checks import c10_engine_patches as c10
+from tests.checks.fixture_runner import assert_fixture, file_lines, fixture_dirs, params, run_one
+from tests.kit import CASES
+from verifier.patches import is_scanned, scan_text, setup_script_hits
+from verifier.policy import load_policies
+
+POLICY = load_policies()["patches"]
+
+
+@pytest.mark.parametrize("bundle", fixture_dirs(10), ids=lambda p: p.name)
+def test_fixture(bundle: Path) -> None:
+    assert_fixture(bundle, 10)
+
+
+def _fx(name: str) -> Path:
+    return next(p for p in fixture_dirs(10) if p.name == name)
+
+
+def test_docstring_and_identity() -> None:
+    assert (c10.ID, c10.NAME) == (10, "Engine patches")
+    for heading in ("Rule:", "Why:", "Evidence:", "N/A when:", "Unverifiable when:", "Policy:"):
+        assert heading in (c10.__doc__ or "")
+
+
+@pytest.mark.parametrize("case", ["pr4524", "pr4524-approved"])
+def test_cases_pass(case: str) -> None:
+    result = run_one(CASES / case, 10)
+    assert result.status.value == "PASS"
+    assert params(result, "no-engine-patches")["files"] >= 3
+
+
+def test_waiver_not_linked_fails_and_linked_passes() -> None:
+    result = run_one(_fx("fail-waiver-not-linked"), 10)
+    assert result.findings[0].message_id == "engine-patch-waiver-not-linked"
+    assert ("inferencex-e2e/benchmarks/single_node/quill-fix.sh", 2) in file_lines(result)
+    ok = run_one(_fx("pass-waiver"), 10)
+    assert {f.message_id for f in ok.findings} == {"patch-waived"}
+
+
+def test_setup_script_names_recipe_line() -> None:
+    result = run_one(_fx("fail-setup-script"), 10)
+    p = params(result, "engine-patch-no-waiver")
+    assert p["signature"] == "setup-script" and p["file"].endswith("agentic.yaml:13")
+
+
+# A shell script as text (never executed): one line per signature, plus harmless look-alikes.
+END = "E" + "OF"
+SCRIPT = "\n".join([
+    "#!/bin/bash",
+    "git apply /tmp/fix.patch",
+    "pip install aiperf==0.3 lm-eval",
+    "pip install vllm-benchmarks",
+    "pip install sglang==0.5.9",
+    "pip install https://example.com/x.whl",
+    "sed -i 's/a/b/' /usr/local/lib/python3.12/dist-packages/sglang/srt/x.py",
+    "sed -i 's/a/b/' results.txt",
+    f"python3 - <<'{END}'",
+    "import importlib.util, pathlib",
+    "p = pathlib.Path(importlib.util.find_spec('sglang').origin).parent / 'srt/x.py'",
+    "p.write_text(p.read_text().replace('a', 'b'))",
+    END,
+    f"python3 - <<{END}",
+    "print('hello')",
+    END,
+    f"cat > /sgl-workspace/sglang/python/sglang/srt/foo.py <<{END}",
+    "x = 1",
+    END,
+    f"cat > results.json <<{END}",
+    "{}",
+    END,
+    "patch -p1 < fix.diff",
+    'echo "no patch here"',
+    "",
+])
+
+
+def test_scan_text_signatures() -> None:
+    hits = [(h.line, h.signature) for h in scan_text("a.sh", SCRIPT, POLICY)]
+    assert hits == [(2, "git-apply"), (5, "pip-install-engine"), (6, "pip-install-engine"),
+                    (7, "sed-in-place-engine"), (9, "inline-program-rewrites-engine"),
+                    (17, "heredoc-into-engine"), (23, "patch-command")]
+
+
+def test_patch_file_and_setup_key() -> None:
+    assert [h.signature for h in scan_text("x/fix.patch", "--- a\n+++ b\n", POLICY)] == ["patch-file"]
+    hits = setup_script_hits("r.yaml", {"base": {"setup_script": "s.sh"}}, {("base", "setup_script"): 7}, POLICY)
+    assert [(h.line, h.signature) for h in hits] == [(7, "setup-script")]
+
+
+@pytest.mark.parametrize(("path", "scanned"), [
+    ("inferencex-e2e/benchmarks/single_node/x.sh", True), ("inferencex-e2e/docs/waiver/5101.md", False),
+    ("benchmarks/fix.patch", True), ("inferencex-e2e/perf-changelog.yaml", False), ("README.md", False)])
+def test_scope_of_scan(path: str, scanned: bool) -> None:
+    assert is_scanned(path, POLICY) is scanned

@@ -1,0 +1,187 @@
+"""The `draft-kv-dtype` pre-commit hook (`verify-pr precommit <files>`, verifier/hook.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.kit import CASES, PROJECT
+from verifier.hook import precommit_main
+
+M31 = "tree/head/inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300-fp4-mtp"
+RECIPES = [CASES / "pr4524" / M31 / "agentic.yaml", CASES / "pr4524" / M31 / "agentic-tp2.yaml"]
+APPROVED = [CASES / "pr4524-approved" / M31 / "agentic.yaml", CASES / "pr4524-approved" / M31 / "agentic-tp2.yaml"]
+PYTHON = sys.executable
+
+
+def recipe(args: str, *, env: str = "", extra: str = "", override: str = "") -> str:
+    """A small SGLang DSpark recipe; `args`/`env` are extra lines under the base role."""
+    text = (
+        "base:\n  schema: 2\n  name: quill-agentic\n  engine: sglang\n  roles:\n    agg:\n"
+        "      nodes: 1\n      workers: 1\n      gpus: 4\n"
+        + (f"      extra_args: {extra}\n" if extra else "")
+        + "      args:\n        tensor-parallel-size: 4\n        speculative-algorithm: DSPARK\n"
+        "        speculative-dspark-block-size: 5\n" + args
+        + ("      env:\n" + env if env else "")
+        + "override_tp4_c4:\n  benchmark:\n    env:\n      CONC: '4'\n" + override
+    )
+    return text
+
+
+def write(tmp_path: Path, rel: str, text: str) -> str:
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+QUILL = "benchmarks/single_node/srt-slurm-recipes/quill/sglang/b300/agentic.yaml"
+
+
+def test_pr4524_recipes_fail_with_file_line_and_fix(capsys: pytest.CaptureFixture[str]) -> None:
+    assert precommit_main([str(p) for p in RECIPES]) == 1
+    out = capsys.readouterr().out
+    assert f"{RECIPES[0]}:39: speculative-draft-kv-cache-dtype fp8_e4m3" in out
+    assert f"{RECIPES[1]}:37: speculative-draft-kv-cache-dtype fp8_e4m3" in out
+    assert "below the target's KV dtype bf16" in out
+    assert out.count("  fix: ") == 2
+
+
+def test_approved_recipes_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    assert precommit_main([str(p) for p in APPROVED]) == 0
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize(("args", "extra", "line", "needle"), [
+    ("        speculative_draft_kv_cache_dtype: fp8_e5m2\n", "", 14, "speculative-draft-kv-cache-dtype fp8_e5m2"),
+    ("", "['--speculative-draft-kv-cache-dtype=fp8_e4m3']", 10, "speculative-draft-kv-cache-dtype fp8_e4m3"),
+    ("        speculative-draft-kv-cache: fp8_e4m3\n", "", 14, "speculative-draft-kv-cache fp8_e4m3"),
+    ("        kv-cache-dtype: bf16\n        speculative-draft-kv-cache-dtype: fp8_e4m3\n", "", 15, "below"),
+    ("        speculative-draft-model-quantization: fp8\n", "", 14, "quantizes the draft"),
+])
+def test_spellings_are_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: str, extra: str,
+                               line: int, needle: str) -> None:
+    path = write(tmp_path, QUILL, recipe(args, extra=extra))
+    assert precommit_main([path]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:{line}: " in out and needle in out, out
+
+
+@pytest.mark.parametrize("args", [
+    "",
+    "        speculative-draft-kv-cache-dtype: bf16\n",  # restates the default
+    "        speculative-draft-kv-cache-dtype: auto\n",
+    "        kv-cache-dtype: fp8_e4m3\n        speculative-draft-kv-cache-dtype: fp8_e4m3\n",  # same dtype on both
+])
+def test_defaults_and_same_dtype_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: str) -> None:
+    path = write(tmp_path, QUILL, recipe(args))
+    assert precommit_main([path]) == 0, capsys.readouterr().out
+
+
+def test_model_whose_auto_kv_is_fp8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = recipe("        speculative-draft-kv-cache-dtype: fp8_e4m3\n")
+    path = write(tmp_path, "benchmarks/single_node/srt-slurm-recipes/dsv4/sglang/b300/agentic.yaml", text)
+    assert precommit_main([path]) == 0, capsys.readouterr().out
+
+
+def test_variant_without_speculation_is_not_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = recipe("", override="  roles:\n    agg:\n      args:\n        speculative-algorithm: null\n"
+                               "        speculative-draft-kv-cache-dtype: fp8_e4m3\n")
+    path = write(tmp_path, QUILL, text)
+    assert precommit_main([path]) == 0, capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("text", "rc"), [
+    ("#!/bin/bash\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1\n", 1),
+    ("#!/bin/bash\nexport SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=0\n", 0),
+    ("#!/bin/bash\n# SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=1 is prohibited\n", 0),
+    ("#!/bin/bash\nSGLANG_GLM_NEXTN_MOE_PTPC=true python3 -m sglang.launch_server\n", 1),
+])
+def test_prohibited_env_in_scripts(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, rc: int) -> None:
+    path = write(tmp_path, "benchmarks/single_node/launch.sh", text)
+    assert precommit_main([path]) == rc, capsys.readouterr().out
+
+
+def test_prohibited_env_in_recipe_env(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, QUILL, recipe("", env="        SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE: 'true'\n"))
+    assert precommit_main([path]) == 1
+    out = capsys.readouterr().out
+    assert f"{path}:15: SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=true is prohibited" in out
+    assert out.count(f"{path}:15:") == 1  # reported once, not per variant or per scan
+
+
+def test_unreadable_and_unrelated_files_are_ignored(tmp_path: Path) -> None:
+    bad = write(tmp_path, "benchmarks/x.yaml", "base: [unclosed\n")
+    assert precommit_main([bad, str(tmp_path / "missing.yaml")]) == 0
+
+
+def test_no_torch_or_sglang_import() -> None:
+    code = (
+        "import sys\nfrom verifier.hook import precommit_main\n"
+        f"rc = precommit_main({[str(p) for p in RECIPES]!r})\n"
+        "assert rc == 1, rc\n"
+        "assert 'torch' not in sys.modules and 'sglang' not in sys.modules, 'heavy import'\n"
+    )
+    done = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True, cwd=PROJECT, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def test_hook_is_fast_on_a_typical_commit() -> None:
+    """`verify-pr precommit` on the two recipes of PR 4524 (target < 0.3 s; asserted loosely here)."""
+    exe = shutil.which("verify-pr", path=str(Path(PYTHON).parent)) or "verify-pr"
+    best = 99.0
+    for _ in range(3):
+        start = time.perf_counter()
+        done = subprocess.run([exe, "precommit", *map(str, RECIPES)], capture_output=True, text=True, timeout=120)
+        best = min(best, time.perf_counter() - start)
+        assert done.returncode == 1, done.stderr
+    print(f"verify-pr precommit (2 recipes): {best:.3f} s")
+    assert best < 2.0
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env, timeout=120)
+
+
+@pytest.mark.slow
+def test_pre_commit_try_repo(tmp_path: Path) -> None:
+    """The manifest works end to end: `pre-commit try-repo` on a committed copy of this project."""
+    pre_commit = shutil.which("pre-commit", path=str(Path(PYTHON).parent))
+    if pre_commit is None or shutil.which("git") is None:
+        pytest.skip("pre-commit or git not available")
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=PROJECT, capture_output=True,
+                            text=True, check=True).stdout.split("\n")
+    repo = tmp_path / "hookrepo"
+    for rel in listed:
+        if not rel or rel.startswith((".venv/", "fixtures/")) or not (PROJECT / rel).is_file():
+            continue
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(PROJECT / rel, repo / rel)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "hook under test")
+    target = tmp_path / "inferencex"
+    staged = target / "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300/agentic.yaml"
+    staged.parent.mkdir(parents=True)
+    shutil.copy2(RECIPES[0], staged)
+    clean = staged.parent / "agentic-clean.yaml"
+    shutil.copy2(APPROVED[0], clean)
+    _git(target, "init", "-q")
+    _git(target, "add", "-A")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+    done = subprocess.run([pre_commit, "try-repo", str(repo), "draft-kv-dtype", "--all-files"], cwd=target,
+                          capture_output=True, text=True, env=env, timeout=900)
+    out = done.stdout + done.stderr
+    if "Installing environment" in out and "agentic.yaml" not in out and done.returncode != 0:
+        pytest.skip(f"pre-commit could not build the hook environment (offline?): {out[-300:]}")
+    assert done.returncode == 1, out
+    assert "agentic.yaml:39: speculative-draft-kv-cache-dtype fp8_e4m3" in out, out
+    assert "agentic-clean.yaml" not in out.split("- exit code")[-1], out
