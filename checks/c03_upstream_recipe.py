@@ -46,6 +46,7 @@ from verifier.upstream import (
     PageCommand,
     classify_dest,
     classify_env,
+    classify_url,
     detail_section,
     extract_links,
     flag_namespace,
@@ -66,6 +67,11 @@ class _Resolved:
     namespace: Mapping[str, Any]
     given: frozenset[str]
     error: str | None = None
+    flags: Mapping[str, str] = field(default_factory=dict)  # dest -> the declared option that set it
+
+    def flag(self, dest: str) -> str | None:
+        """The option string written for a dest on this command line (declared long form)."""
+        return self.flags.get(dest)
 
 
 @dataclass
@@ -76,6 +82,13 @@ class _Coverage:
     command: PageCommand | None
     missing: list[tuple[str, str, str, str]] = field(default_factory=list)  # (setting, category, want, page)
     informational: list[tuple[str, str]] = field(default_factory=list)  # (setting, category)
+    extras: int = 0  # production settings the page command sets to a value this variant does not run
+    sizing_matches: int = 0  # per-point sizing values the page command states exactly
+
+    def rank(self) -> tuple[int, int, int]:
+        """Lower is the command that documents this variant: fewest differences either way, then the
+        command with this point's own sizing, then fewest settings the variant needs but lacks."""
+        return (len(self.missing) + self.extras, 0 if self.sizing_matches else 1, len(self.missing))
 
 
 def _signoff_evidence(ctx: CheckContext) -> CommentEvidence:
@@ -89,14 +102,15 @@ def _resolve(ctx: CheckContext, engine: str, argv: Sequence[str], image: str | N
     def compute() -> _Resolved:
         if engine != "sglang":
             namespace, given, _ = flag_namespace(argv)
-            return _Resolved(namespace, frozenset(given))
+            return _Resolved(namespace, frozenset(given), flags={d: "--" + d.replace("_", "-") for d in given})
         from verifier.sglang import SGLangError, resolve_sglang
 
         try:
             resolved = resolve_sglang(argv, image=image)
         except SGLangError as exc:
             return _Resolved({}, frozenset(), f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
-        return _Resolved(resolved.namespace, resolved.given)
+        flags = {use.dest: use.option_string for use in resolved.uses}
+        return _Resolved(resolved.namespace, resolved.given, flags=flags)
 
     joined = "\x1f".join(argv)
     return ctx.memo(f"c03.resolve.{engine}.{image}.{joined}", compute)
@@ -129,8 +143,9 @@ def _compare(ctx: CheckContext, launch: Launch, recipe: _Resolved, command: Page
     for dest in sorted(recipe.given):
         category, mode = classify_dest(dest, policy)
         want = recipe.namespace.get(dest)
+        name = recipe.flag(dest) or dest
         if mode == "informational":
-            result.informational.append((dest, category))
+            result.informational.append((name, category))
             continue
         if dest not in page.given:
             # a restated default is covered by a page that leaves the default in place
@@ -138,10 +153,18 @@ def _compare(ctx: CheckContext, launch: Launch, recipe: _Resolved, command: Page
                 continue
             default = page.namespace.get(dest)
             shown = "unset" if default is None or default is False else f"{_show(default)} (default)"
-            result.missing.append((dest, category, _show(want), shown))
+            result.missing.append((name, category, _show(want), shown))
             continue
         if mode == "value" and not _same(page.namespace.get(dest), want):
-            result.missing.append((dest, category, _show(want), _show(page.namespace.get(dest))))
+            result.missing.append((name, category, _show(want), _show(page.namespace.get(dest))))
+        elif mode == "presence" and category == "per-point sizing" and _same(page.namespace.get(dest), want):
+            result.sizing_matches += 1
+    for dest in sorted(page.given - recipe.given):
+        # a production setting the page command adds that this variant does not run: the command
+        # documents another variant (used only to pick the command that documents this one)
+        _category, mode = classify_dest(dest, policy)
+        if mode == "value" and not _same(page.namespace.get(dest), recipe.namespace.get(dest)):
+            result.extras += 1
     env = {**exports, **command.env}
     for name, value in sorted(launch.env.items()):
         if classify_env(name, policy) == "informational":
@@ -182,6 +205,19 @@ def _link_findings(ctx: CheckContext, links: list[Link], policy: Mapping[str, An
     return bad, good, None
 
 
+def _recorded_pages(ctx: CheckContext, engines: set[str | None], policy: Mapping[str, Any]) -> list[Link]:
+    """Stored published pages (allowlisted hosts of the linked PRs' engines) that hold launch commands."""
+    found: list[Link] = []
+    for url in ctx.bundle.github.pages:
+        link = classify_url(str(url), policy)
+        if link is None or link.kind != "page" or link.engine not in engines:
+            continue
+        _rel, text = page_text(ctx.bundle, link.url)
+        if text is not None and parse_page(text, policy["launchers"]).commands:
+            found.append(link)
+    return found
+
+
 def check(ctx: CheckContext) -> CheckResult:
     """Links merged upstream, published commands cover every affected production variant."""
     policy = ctx.policy("upstream")
@@ -218,10 +254,17 @@ def check(ctx: CheckContext) -> CheckResult:
     # published commands
     commands: list[tuple[Link, str, PageCommand]] = []
     exports: dict[str, str] = {}
+    notes: list[Finding] = []
     if not pages:
-        return unverifiable("published-page-not-linked", *(UrlEvidence(url=p.url) for p in prs),
-                            _signoff_evidence(ctx), missing="published page of " + ", ".join(
-                                p.pr_key or p.url for p in prs), prs=[p.pr_key or p.url for p in prs])
+        # The merged PR satisfies the link requirement; its content is judged on the published page
+        # the evidence recorded for it (github.yaml pages), when there is one with launch commands.
+        pages = _recorded_pages(ctx, {p.engine for p in prs}, policy)
+        if not pages:
+            return unverifiable("published-page-not-linked", *(UrlEvidence(url=p.url) for p in prs),
+                                _signoff_evidence(ctx), missing="published page of " + ", ".join(
+                                    p.pr_key or p.url for p in prs), prs=[p.pr_key or p.url for p in prs])
+        notes.append(finding("page-recorded-not-linked", *(UrlEvidence(url=p.url) for p in pages),
+                             pages=[p.url for p in pages], prs=[p.pr_key or p.url for p in prs]))
     for page in pages:
         rel, text = page_text(ctx.bundle, page.url)
         if text is None:
@@ -263,9 +306,9 @@ def check(ctx: CheckContext) -> CheckResult:
                 parse_error = parse_error or f"line {command.line}: {page_ns.error}"
                 continue
             result = _compare(ctx, launch, recipe, command, page_ns, exports, policy)
-            if best is None or len(result.missing) < len(best.missing):
+            if best is None or result.rank() < best.rank():
                 best = result
-            if not result.missing:
+            if not result.missing and not result.extras:
                 break
         if best is None:
             page_side = f"none parses ({parse_error})" if parse_error else "none"
@@ -308,7 +351,7 @@ def check(ctx: CheckContext) -> CheckResult:
         if len(groups) > MAX_REPORTED:
             findings.append(finding("more-variants-missing", count=sum(
                 len(m) for m in list(groups.values())[MAX_REPORTED:])))
-        return failed(*findings, *good)
+        return failed(*findings, *good, *notes)
 
     variants = sorted({(c.launch.recipe_path.rsplit("/", 1)[-1], c.launch.variant or "base") for c in covered})
     roles = sorted({c.launch.role for c in covered})
@@ -316,6 +359,7 @@ def check(ctx: CheckContext) -> CheckResult:
     evidence = [UrlEvidence(url=p.url) for p in pages]
     result = [
         *good,
+        *notes,
         finding("page-covers-variants", *evidence, points=len(covered), variants=len(variants),
                 roles=roles, commands=len(used), total_commands=len(commands),
                 pages=[p.url for p in pages], lines=used),

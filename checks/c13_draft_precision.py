@@ -38,11 +38,11 @@ from verifier.context import CheckContext
 from verifier.draft_precision import (
     Checkpoint,
     DraftIssue,
-    below,
     draft_repo_path,
     env_issues,
     env_text_issues,
     load_checkpoint,
+    lowers,
     raw_args_issues,
     sglang_issues,
     short_dtype,
@@ -84,6 +84,7 @@ class _Group:
     targets: dict[str, None] = field(default_factory=dict)
     sources: dict[str, None] = field(default_factory=dict)
     runs: dict[tuple[int, str], None] = field(default_factory=dict)
+    spellings: dict[str, None] = field(default_factory=dict)
 
 
 @dataclass
@@ -117,6 +118,8 @@ def _add(state: _State, issue: DraftIssue, launch: Launch | None, source: str = 
         group.points[launch.exp_name] = None
     if issue.path:
         group.places[(issue.path, issue.line)] = None
+    if issue.written:
+        group.spellings[issue.written] = None
     if issue.target:
         group.targets[issue.target] = None
     if source:
@@ -233,7 +236,7 @@ def _judge_log(ctx: CheckContext, launch: Launch, log: PointLog, policy: Mapping
              run=run)
         state.groups[(issue.kind, issue.name, issue.value)].runs[run] = None
     target_pool, draft_pool = sl.target_kv, sl.draft_kv
-    if target_pool is not None and draft_pool is not None and below(draft_pool.dtype, target_pool.dtype):
+    if target_pool is not None and draft_pool is not None and lowers(draft_pool.dtype, target_pool.dtype):
         found = [g for g in state.groups.values() if g.issue.kind == "draft-kv-below-target" and launch.key in g.keys]
         for group in found:
             group.runs[run] = None
@@ -299,6 +302,7 @@ def _issue_finding(ctx: CheckContext, group: _Group, state: _State) -> Finding:
     params: dict[str, Any] = {
         "configs": list(group.keys), "flag": issue.name, "value": issue.value, "files": files,
         "points": len(group.points), "runs": sorted({rid for rid, _ in group.runs}),
+        "written": list(group.spellings),
     }
     if issue.kind in ("draft-quantization", "target-quantization-reaches-draft"):
         stored = {state.shipped[k][1] for k in group.keys if k in state.shipped}
@@ -306,8 +310,11 @@ def _issue_finding(ctx: CheckContext, group: _Group, state: _State) -> Finding:
     if issue.kind == "draft-kv-below-target":
         ckpts = list(dict.fromkeys(state.target_ckpt[k] for k in group.keys if k in state.target_ckpt))
         evidence += [FileEvidence(path=c) for c in ckpts[:2]]
+        sources = list(group.sources)
+        from_flag = sources == ["flag"]  # an explicit --kv-cache-dtype: the checkpoint played no part
         params.update(target=", ".join(group.targets) or (issue.target or ""), target_setting=issue.target_setting
-                      or "auto", sources=list(group.sources), checkpoints=ckpts[:2])
+                      or "auto", sources=["--kv-cache-dtype"] if from_flag else sources,
+                      checkpoints=[] if from_flag else ckpts[:2])
     return finding(issue.kind, *evidence, **params)
 
 

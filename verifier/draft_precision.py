@@ -48,13 +48,14 @@ class DraftIssue:
     """One draft-precision violation: what was set, to what, where, and against which baseline."""
 
     kind: IssueKind
-    name: str  # flag without `--` (as written) or environment variable
+    name: str  # flag without `--` (SGLang: the declared option; other engines: as written) or env variable
     value: str
     path: str | None = None
     line: int | None = None
     target: str | None = None  # the target's effective KV dtype (SGLang spelling) for KV issues
     target_setting: str | None = None  # the target's --kv-cache-dtype setting behind it
     detail: str = ""
+    written: str | None = None  # the spelling on the command line when it differs from `name` (a prefix)
 
     @property
     def where(self) -> str:
@@ -77,6 +78,20 @@ def below(draft: Any, target: Any) -> bool | None:
     """True when dtype `draft` ranks below `target`; None when either is not a known dtype."""
     try:
         return dtype_rank(draft) < dtype_rank(target)
+    except (ValueError, KeyError):
+        return None
+
+
+def lowers(draft: Any, target: Any) -> bool | None:
+    """True when a draft dtype is below `target` or a different dtype of the same width.
+
+    A same-width conversion (fp8_e5m2 for an fp8_e4m3 target, fp16 for bf16) is a precision
+    override too (CONTRIBUTING.md: no same-width dtype conversion of the draft); only the same
+    dtype or a wider one keeps the draft at (or above) its default. None when either is unknown.
+    """
+    try:
+        d, t = dtype_rank(draft), dtype_rank(target)
+        return d < t or (d == t and canonical_dtype(draft) != canonical_dtype(target))
     except (ValueError, KeyError):
         return None
 
@@ -148,17 +163,27 @@ def sglang_issues(
     out: list[DraftIssue] = []
     neutral = {str(v).lower() for v in policy["neutral_values"]}
 
-    def written(dest: str) -> str:
-        return (resolved.flag_for(dest) or "--" + dest.replace("_", "-")).removeprefix("--")
+    def flag(dest: str) -> tuple[str, str | None]:
+        """(the declared option the dest was set with, the spelling written when it differs)."""
+        use = resolved.use_for(dest)
+        if use is None:
+            return dest.replace("_", "-"), None
+        name = use.option_string.removeprefix("--")
+        spelled = use.written.removeprefix("--")
+        return name, (spelled if spelled != name else None)
+
+    def origin(name: str, spelled: str | None) -> Where:
+        return origin_of("--" + (spelled or name))
 
     draft_dest = policy["draft_kv_dest"]
     if resolved.is_given(draft_dest):
         value = resolved.value(draft_dest)
-        if value is not None and str(value).lower() != "auto" and target_kv is not None and below(value, target_kv):
-            flag = written(draft_dest)
-            path, line = origin_of("--" + flag)
-            out.append(DraftIssue("draft-kv-below-target", flag, str(value), path, line,
-                                  target=short_dtype(target_kv), target_setting=target_setting or "auto"))
+        if value is not None and str(value).lower() != "auto" and target_kv is not None and lowers(value, target_kv):
+            name, spelled = flag(draft_dest)
+            path, line = origin(name, spelled)
+            out.append(DraftIssue("draft-kv-below-target", name, str(value), path, line,
+                                  target=short_dtype(target_kv), target_setting=target_setting or "auto",
+                                  written=spelled))
 
     quant_dest = policy["draft_quantization_dest"]
     if resolved.is_given(quant_dest):
@@ -166,19 +191,20 @@ def sglang_issues(
         text = "" if value is None else str(value)
         restated = draft_quant_method is not None and text.lower() == str(draft_quant_method).lower()
         if text and text.lower() not in neutral and not restated:
-            flag = written(quant_dest)
-            path, line = origin_of("--" + flag)
-            out.append(DraftIssue("draft-quantization", flag, text, path, line,
-                                  detail=f"draft checkpoint stores {draft_quant_method or 'unquantized weights'}"))
+            name, spelled = flag(quant_dest)
+            path, line = origin(name, spelled)
+            out.append(DraftIssue("draft-quantization", name, text, path, line,
+                                  detail=f"draft checkpoint stores {draft_quant_method or 'unquantized weights'}",
+                                  written=spelled))
     else:
         target_dest = policy["target_quantization_dest"]
         method = resolved.value(target_dest) if resolved.is_given(target_dest) else None
         online = {m.lower() for m in policy["online_quantization_methods"]}
         if method and str(method).lower() in online and draft_stored_unquantized:
-            flag = written(target_dest)
-            path, line = origin_of("--" + flag)
-            out.append(DraftIssue("target-quantization-reaches-draft", flag, str(method), path, line,
-                                  detail="the draft inherits --quantization when it sets none"))
+            name, spelled = flag(target_dest)
+            path, line = origin(name, spelled)
+            out.append(DraftIssue("target-quantization-reaches-draft", name, str(method), path, line,
+                                  detail="the draft inherits --quantization when it sets none", written=spelled))
     return out
 
 

@@ -52,14 +52,15 @@ _FIX = {
 
 def _message(issue: DraftIssue, variant: str | None) -> str:
     where = f" (variant {variant})" if variant and variant != "base" else ""
+    name = f"{issue.name} (written as {issue.written})" if issue.written else issue.name
     if issue.kind == "draft-kv-below-target":
-        return (f"{issue.name} {issue.value} puts the draft KV cache below the target's KV dtype {issue.target} "
+        return (f"{name} {issue.value} puts the draft KV cache below the target's KV dtype {issue.target} "
                 f"(kv-cache-dtype {issue.target_setting}){where}; Check 13 FAILs a draft-only precision cut")
     if issue.kind == "prohibited-env":
         return f"{issue.name}={issue.value} is prohibited: it {issue.detail}"
     if issue.kind in ("draft-quantization", "draft-config-quantization"):
-        return f"{issue.name} {issue.value} quantizes the draft{where}; drafts run as they ship"
-    return f"{issue.name} {issue.value}: {issue.detail}{where}"
+        return f"{name} {issue.value} quantizes the draft{where}; drafts run as they ship"
+    return f"{name} {issue.value}: {issue.detail}{where}"
 
 
 def _sglang_version(data: Mapping[str, Any]) -> str | None:
