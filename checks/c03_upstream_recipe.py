@@ -341,7 +341,8 @@ def check(ctx: CheckContext) -> CheckResult:
                 evidence.append(FileEvidence(path=page_rel[first.command], line=first.command.line,
                                              text=first.command.text[:200]))
                 evidence.append(UrlEvidence(url=page_url[first.command]))
-            variants = [f"{g.launch.recipe_path.rsplit('/', 1)[-1]}:{g.launch.variant or 'base'}" for g in members]
+            variants = [f"{g.launch.recipe_path.rsplit('/', 1)[-1]}:{g.launch.variant or 'base'}"
+                        + (f" (conc {g.launch.point.conc})" if g.launch.point.conc is not None else "") for g in members]
             findings.append(finding(
                 "page-misses-settings", *evidence, keys=sorted({g.launch.key for g in members}),
                 variants=variants[:MAX_LISTED], more=max(0, len(variants) - MAX_LISTED), count=len(members),

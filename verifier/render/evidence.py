@@ -36,6 +36,14 @@ def evidence_url(item: Evidence, bundle: Bundle) -> str | None:
     """The web address a piece of evidence points at, built from trusted parts where possible."""
     repo = bundle.pr.repo
     if isinstance(item, FileEvidence):
+        if item.path.startswith("checkpoints/"):
+            # Checkpoint metadata comes from the Hugging Face repo, not from InferenceX.
+            parts = item.path.split("/")
+            if len(parts) >= 4:
+                return f"https://huggingface.co/{quote('/'.join(parts[1:3]))}/blob/main/{quote('/'.join(parts[3:]))}"
+            return None
+        if item.path.startswith(("pages/", "runs/")):
+            return None  # bundle-only copies; the page or run is linked by its own evidence
         sha = bundle.pr.head_sha if item.side == "head" else bundle.pr.base_sha
         anchor = f"#L{item.line}" if item.line else ""
         return f"https://github.com/{repo}/blob/{sha}/{quote(item.path)}{anchor}"

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from verifier.render.evidence import evidence_markdown
-from verifier.render.text import Lang, environment, render_summary
+from verifier.render.text import Lang, environment, render_finding, render_summary
 from verifier.results import Status
 from verifier.runner import Report, Verdict
 
@@ -44,6 +44,7 @@ class RenderedRow:
     status: str
     emoji: str
     summary: str
+    headline: str
     evidence: tuple[str, ...]
 
 
@@ -58,6 +59,7 @@ def _rows(report: Report, lang: Lang) -> list[RenderedRow]:
                 status=row.status.value,
                 emoji=EMOJI[row.status],
                 summary=render_summary(row.id, row.result, lang),
+                headline=render_finding(row.id, row.result.findings[0], lang) if row.result.findings else "",
                 evidence=evidence if row.status in (Status.FAIL, Status.WARN) else (),
             )
         )
