@@ -53,8 +53,16 @@ def _head_findings(ctx: CheckContext, selection: ci.SweepSelection) -> list[Find
     return [finding("head-not-moved", head_sha=_short(pr.head_sha))]
 
 
-def _why_not(ctx: CheckContext, rj: ci.RunJobs) -> Finding:
+def _outside_first(selection: ci.SweepSelection) -> list[tuple[int, str]]:
+    """Runs outside the PR, the run the reuse command names first, then the newest."""
+    pinned = selection.command_run_id
+    return sorted(selection.outside, key=lambda item: (item[0] != pinned, -item[0]))
+
+
+def _why_not(ctx: CheckContext, rj: ci.RunJobs, stale: dict[int, tuple[str, ...]]) -> Finding:
     ev = ci.run_evidence(ctx, rj.run_id)
+    if rj.run_id in stale and rj.is_passing:
+        return finding("run-measured-other-keys", ev, run=rj.run_id, sha=_short(rj.sha), measured=list(stale[rj.run_id]))
     bad = rj.not_passed
     if bad:
         first = bad[0]
@@ -73,11 +81,16 @@ def check(ctx: CheckContext) -> CheckResult:
     considered = selection.candidates + selection.later + selection.inconsistent
     if not considered:
         outside = [finding("run-outside-pr", ci.run_evidence(ctx, run_id), run=run_id, sha=_short(sha))
-                   for run_id, sha in selection.outside[:MAX_RUNS_LISTED]]
+                   for run_id, sha in _outside_first(selection)[:MAX_RUNS_LISTED]]
         if not outside:
             return unverifiable("no-check-runs", UrlEvidence(url=f"{pr.url}/checks"), missing="checks.yaml")
-        return failed(finding("no-check-runs", UrlEvidence(url=f"{pr.url}/checks"),
-                              MissingEvidence(what="checks.yaml"), missing="checks.yaml"), *outside)
+        if not ctx.bundle.check_runs:
+            return failed(finding("no-check-runs", UrlEvidence(url=f"{pr.url}/checks"),
+                                  MissingEvidence(what="checks.yaml"), missing="checks.yaml"), *outside)
+        # Sweeps were recorded, but only on commits that are not (or no longer) in the PR: the root
+        # issue is that no commit of the PR has a passing sweep; the outside runs are supporting detail.
+        return failed(finding("no-passing-sweep", UrlEvidence(url=f"{pr.url}/checks"),
+                              commits=len(pr.commits), runs=0), *outside, *_head_findings(ctx, selection))
 
     chosen = selection.run
     if chosen is not None:
@@ -103,12 +116,12 @@ def check(ctx: CheckContext) -> CheckResult:
     findings = [finding("no-passing-sweep", UrlEvidence(url=f"{pr.url}/checks"),
                         commits=len(pr.commits), runs=len(selection.candidates))]
     for rj in selection.candidates[:MAX_RUNS_LISTED]:
-        findings.append(_why_not(ctx, rj))
+        findings.append(_why_not(ctx, rj, selection.stale))
     for rj in selection.inconsistent[:MAX_RUNS_LISTED]:
         run = ctx.bundle.runs[rj.run_id]
         findings.append(finding("run-head-mismatch", ci.run_evidence(ctx, rj.run_id), run=rj.run_id,
                                 sha=_short(rj.sha), run_sha=_short(run.head_sha)))
-    for run_id, sha in selection.outside[:MAX_RUNS_LISTED]:
+    for run_id, sha in _outside_first(selection)[:MAX_RUNS_LISTED]:
         findings.append(finding("run-outside-pr", ci.run_evidence(ctx, run_id), run=run_id, sha=_short(sha)))
     findings.extend(_head_findings(ctx, selection))
     return failed(*findings)

@@ -42,6 +42,17 @@ def _label(record: evals.EvalRecord) -> str:
     return record.job or record.config_key or record.where
 
 
+def _number_text(value: float, minimum_decimals: int = 0) -> str:
+    """A score or bar as written in result and thresholds files: `0.90`, `0.963`, `0.8812`."""
+    text = f"{value:.{minimum_decimals}f}"
+    return text if float(text) == value else format(value, ".6g")
+
+
+def _bar_params(th: evals.Threshold) -> dict[str, object]:
+    return {"threshold": th.value, "threshold_text": _number_text(th.value, 2), "source": th.source,
+            "file": (th.path or "thresholds.yaml").rsplit("/", 1)[-1]}
+
+
 def _threshold_evidence(th: evals.Threshold) -> list[FileEvidence]:
     if th.path is None:
         return []
@@ -105,7 +116,7 @@ def check(ctx: CheckContext) -> CheckResult:
         if record.score < th.value:
             fails.append(finding("eval-below-threshold", art_ev, *_threshold_evidence(th), job=label,
                                  config=record.config_key or "unknown", task=record.task, metric=record.metric,
-                                 score=record.score, threshold=th.value, source=th.source))
+                                 score=record.score, score_text=_number_text(record.score), **_bar_params(th)))
             continue
         if record.head_sha and record.head_sha != run.head_sha:
             fails.append(finding("eval-record-other-commit", art_ev, job=label, sha=record.head_sha[:9],
@@ -129,7 +140,8 @@ def check(ctx: CheckContext) -> CheckResult:
             continue
         images.add(expected)
         oks.append(finding("eval-passed", art_ev, *_threshold_evidence(th), job=label, task=record.task,
-                           metric=record.metric, score=record.score, threshold=th.value, source=th.source))
+                           metric=record.metric, score=record.score, score_text=_number_text(record.score),
+                           **_bar_params(th)))
 
     # Every executed eval job of the run needs a record.
     recorded_jobs = {r.job for r in found.records if r.job}

@@ -12,9 +12,15 @@ Evidence: links in the sign-off's detail section (allowlisted repositories and h
     variant's launch argv/env (`verifier.launch`), compared by resolved namespace. Paths differ
     (cluster mount vs documented path) and are compared by presence; per-point sizing
     (max-running-requests, CUDA-graph batch sizes) by presence; InferenceX harness-only settings
-    are informational.
+    are informational. Each variant is judged against the page command that documents it: the one
+    with the fewest differences either way (production settings the variant needs but the command
+    lacks, plus ones the command sets that the variant does not run), then the one with the
+    point's own sizing. A sign-off that links only merged PRs is judged on the published page the
+    evidence records for them (github.yaml pages). When no SGLang parser is known for the image,
+    recipe and page are both read flag by flag.
 N/A when: no vLLM/SGLang production serving config (policy `upstream.frameworks`) is affected.
-Unverifiable when: a linked PR has no recorded facts, a linked page is not stored, the affected
+Unverifiable when: a linked PR has no recorded facts, a linked page is not stored (or only PRs are
+    linked and no published page with commands is recorded), the affected
     launches cannot be resolved, or a command cannot be parsed for the image's SGLang version.
 Policy: upstream
 """
@@ -68,6 +74,7 @@ class _Resolved:
     given: frozenset[str]
     error: str | None = None
     flags: Mapping[str, str] = field(default_factory=dict)  # dest -> the declared option that set it
+    parser: str = "sglang"  # "sglang" (the version's parser), "flags" (no parser known: flag reading)
 
     def flag(self, dest: str) -> str | None:
         """The option string written for a dest on this command line (declared long form)."""
@@ -103,10 +110,15 @@ def _resolve(ctx: CheckContext, engine: str, argv: Sequence[str], image: str | N
         if engine != "sglang":
             namespace, given, _ = flag_namespace(argv)
             return _Resolved(namespace, frozenset(given), flags={d: "--" + d.replace("_", "-") for d in given})
-        from verifier.sglang import SGLangError, resolve_sglang
+        from verifier.sglang import SGLangError, UnknownSGLangVersion, resolve_sglang
 
         try:
             resolved = resolve_sglang(argv, image=image)
+        except UnknownSGLangVersion:
+            # No parser is known for this image: recipe and page are both read flag by flag, the same way.
+            namespace, given, _ = flag_namespace(argv)
+            return _Resolved(namespace, frozenset(given), flags={d: "--" + d.replace("_", "-") for d in given},
+                             parser="flags")
         except SGLangError as exc:
             return _Resolved({}, frozenset(), f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
         flags = {use.dest: use.option_string for use in resolved.uses}
@@ -290,6 +302,7 @@ def check(ctx: CheckContext) -> CheckResult:
     gaps: list[_Coverage] = []
     covered: list[_Coverage] = []
     informational: set[tuple[str, str]] = set()
+    unparsed: set[str] = set()
     for launch in launch_set.launches:
         engine = engines.get(str(launch.point.framework), launch.engine or "")
         recipe = _resolve(ctx, engine, launch.argv, launch.image)
@@ -297,6 +310,8 @@ def check(ctx: CheckContext) -> CheckResult:
             return unverifiable("recipe-command-unparsable", FileEvidence(path=launch.recipe_path),
                                 missing=f"SGLang parse of {launch.exp_name}", variant=launch.variant_name,
                                 error=recipe.error)
+        if recipe.parser == "flags" and engine == "sglang" and launch.image:
+            unparsed.add(launch.image)
         candidates = [(link, rel, c) for link, rel, c in commands if c.engine == engine]
         best: _Coverage | None = None
         parse_error: str | None = None
@@ -316,6 +331,8 @@ def check(ctx: CheckContext) -> CheckResult:
         informational.update(best.informational)
         (covered if not best.missing else gaps).append(best)
 
+    if unparsed:
+        notes.append(finding("read-without-parser", images=sorted(unparsed)))
     page_rel = {c: rel for _link, rel, c in commands}
     page_url = {c: link.url for link, _rel, c in commands}
     if gaps:

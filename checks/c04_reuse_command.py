@@ -75,7 +75,7 @@ def check(ctx: CheckContext) -> CheckResult:
                                       MissingEvidence(what=missing), run=command.run_id, missing=missing))
     if command.status == "invalid":
         evidence = [ci.run_evidence(ctx, command.run_id)] if command.run_id is not None else []
-        params: dict[str, object] = dict.fromkeys(_PROBLEM_KINDS, "")
+        params: dict[str, object] = dict.fromkeys(_PROBLEM_KINDS)  # None: not a problem
         labels = []
         for kind, value in command.problems:
             if kind == "label":

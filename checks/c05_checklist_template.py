@@ -3,18 +3,31 @@
 Rule: Verified that as of the moment of typing this, this is the latest version of
     PR_REVIEW_CHECKLIST.md. The sign-off must carry every item of the current template (the
     `## Template` block of PR_REVIEW_CHECKLIST.md on the PR's base), nested items included, each
-    checked. Minor wording drift is fine; a missing or unchecked item is not.
+    checked. Minor wording drift is fine; a missing item is not, and neither is an unchecked item
+    unless the additional detail section explains it (a detail bullet on the item's subject that
+    says it does not apply or cannot be satisfied, e.g. `**append-only:** N/A. ...`).
 Why: Reviewers who paste a stale checklist skip the newest rules; the template is how policy changes
     reach every sign-off.
 Evidence: the missing or unchecked template items (template file and line), the sign-off comment.
 N/A when: never; every sign-off must follow the template.
 Unverifiable when: the checklist file or its `## Template` block is missing from the base tree.
-Policy: checklist.match_threshold, checklist.quote_words
+Policy: checklist.match_threshold, checklist.reworded_threshold, checklist.unchecked_explanation,
+    checklist.quote_words
 """
 
 from __future__ import annotations
 
-from verifier.checklist import TRIGGER, checkboxes, match_items, template_block
+import re
+
+from verifier.checklist import (
+    TRIGGER,
+    checkboxes,
+    detail_blocks,
+    explained_items,
+    match_items,
+    normalize,
+    template_block,
+)
 from verifier.context import CheckContext
 from verifier.results import (
     CheckResult,
@@ -58,9 +71,22 @@ def check(ctx: CheckContext) -> CheckResult:
     findings = []
     if TRIGGER not in signoff.body:
         findings.append(finding("trigger-phrase-missing", sign_ev, phrase=TRIGGER))
-    matches = match_items(template, signed, float(policy["match_threshold"]))
+    matches = match_items(template, signed, float(policy["match_threshold"]), float(policy["reworded_threshold"]))
     missing = [m for m in matches if m.signoff is None]
-    unchecked = [m for m in matches if m.signoff is not None and not m.signoff.checked]
+    explain = policy["unchecked_explanation"]
+    markers = [re.compile(m) for m in explain["markers"]]
+    stopwords = frozenset(w for word in explain["stopwords"] for w in normalize(word))
+    reasons = explained_items(template, detail_blocks(signoff.body), markers, stopwords,
+                              int(explain["min_shared_words"]))
+    unchecked, explained = [], []
+    for index, m in enumerate(matches):
+        if m.signoff is None or m.signoff.checked:
+            continue
+        reason = reasons.get(index)
+        if reason is None:
+            unchecked.append(m)
+        else:
+            explained.append((m, reason))
     for m in missing:
         findings.append(
             finding(
@@ -88,4 +114,14 @@ def check(ctx: CheckContext) -> CheckResult:
             *findings,
         )
     nested = sum(1 for t in template if t.depth > 0)
+    if explained:
+        return passed(
+            finding("all-items-present", total=len(template), top=len(template) - nested, nested=nested,
+                    explained=len(explained)),
+            *(
+                finding("item-unchecked-explained", sign_ev, item=_quote(m.template.text, words),
+                        reason=_quote(reason, words * 2), nested=m.template.depth > 0)
+                for m, reason in explained
+            ),
+        )
     return passed(finding("all-items-checked", total=len(template), top=len(template) - nested, nested=nested))

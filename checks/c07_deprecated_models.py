@@ -11,6 +11,9 @@ Unverifiable when: MODELS.md is missing from both trees, the affected model pref
     model support matrix, or the affected master entry cannot be read.
 Policy: models (fixed-sequence ISL/OSL names)
 
+Notices: a dated notice (`### <Weekday, Month D, YYYY>`) deprecates through its `| Model | Deprecated |
+Remains |` table or through its prose ("**<date>** is the last day for the **<scenario>** scenario on
+**<model>** (`prefix`)"); both are read.
 Dates: a dated notice names the LAST day a scenario runs, so it applies after that date; a Scenarios
 row `Deprecated since D` applies from D. Both are judged against the bundle's review date.
 Deprecations are taken from both trees, so a PR cannot lift one by editing MODELS.md; a model's
@@ -19,11 +22,12 @@ support-matrix row is taken from the head (a new model is added in the same PR),
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from verifier.configs import affected_keys, master_entries
 from verifier.context import CheckContext
-from verifier.models_md import Deprecation, ModelRow, ModelsDoc, models_doc
+from verifier.models_md import SCENARIO_NAMES, Deprecation, ModelRow, ModelsDoc, models_doc
 from verifier.results import (
     CheckResult,
     FileEvidence,
@@ -91,18 +95,20 @@ def _judge_key(
     scenarios = _entry_scenarios(entry, names)
     for scenario, line in scenarios:
         scen_ev = FileEvidence(path=entry.file, line=line or entry.line, text=f"{key}: {scenario}")
-        seen: set[tuple[int, str]] = set()
-        for doc in docs:
-            for dep in doc.deprecations:
-                if (dep.line, doc.path) in seen or not _applies(dep, prefix, scenario, precision, ctx):
-                    continue
-                seen.add((dep.line, doc.path))
-                failures.append(finding(
-                    "scenario-deprecated", scen_ev,
-                    FileEvidence(path=doc.path, line=dep.line, text=dep.text[:160], side="base"),
-                    key=key, prefix=prefix, scenario=scenario, since=dep.effective.isoformat(),
-                    precision=dep.precision,
-                ))
+        # One finding per scenario: the earliest deprecation in force (a notice's prose and its
+        # table, or the base and head copies of MODELS.md, say the same thing).
+        applying = [(dep, doc) for doc in docs for dep in doc.deprecations
+                    if _applies(dep, prefix, scenario, precision, ctx)]
+        if applying:
+            dep, doc = min(applying, key=lambda item: (item[0].effective, item[0].notice is None, item[0].line))
+            failures.append(finding(
+                "scenario-deprecated", scen_ev,
+                FileEvidence(path=doc.path, line=dep.line, text=dep.text[:160], side="base"),
+                key=key, prefix=prefix, scenario=scenario, scenario_name=SCENARIO_NAMES.get(scenario, scenario),
+                since=dep.effective.isoformat(), precision=dep.precision, notice=dep.notice,
+                last_day=(dep.effective - dt.timedelta(days=1)).isoformat() if dep.notice else None,
+                models_md=doc.path.rsplit("/", 1)[-1], line=dep.line,
+            ))
         if scenario not in row.active_scenarios() and not any(f.params.get("scenario") == scenario for f in failures):
             failures.append(finding("scenario-not-active", scen_ev, row_ev, key=key, prefix=prefix,
                                     scenario=scenario, active=row.active))

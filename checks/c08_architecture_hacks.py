@@ -145,7 +145,7 @@ def _text_findings(path: str, text: str, policy: Mapping[str, Any]) -> list[tupl
                 break
         match = flag_rx.search(stripped)
         if match:
-            value = match.group(2).split(" --", 1)[0].strip()
+            value = match.group(2).split(" --", 1)[0].strip().strip("'\"")
             if not _neutral(value, policy):
                 out.append(("architecture-override", path, number, {"flag": match.group(1), "value": value[:200]}))
         for key, bad in prohibited.items():
@@ -173,8 +173,10 @@ def _allreduce(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any]
     bad = {k: v for k, v in settings.items() if str(v).upper() not in {a.upper() for a in rule["allowed_values"]}}
     image = (launch.image or "").lower()
     sku = (launch.point.runner or "").removeprefix("cluster:").split("-", 1)[0].lower()
-    rocm_sglang = (launch.engine == "sglang" and
-                   (any(m in image for m in rule["rocm_image_markers"]) or sku in rule["rocm_skus"]))
+    # The runner's SKU decides the platform; the image name only when the SKU is neither (new hardware).
+    rocm_image = any(m in image for m in rule["rocm_image_markers"])
+    rocm_sglang = launch.engine == "sglang" and (sku in rule["rocm_skus"] or
+                                                  (rocm_image and sku not in rule["cuda_skus"]))
     if not bad and not rocm_sglang:
         return []
     date, _ = _model_date(ctx, launch.point.model_prefix)

@@ -50,6 +50,9 @@ from verifier.yamlio import decode_text
 ID = 11
 NAME = "Golden AL"
 GOLDEN_MISSING = "missing golden AL"
+# Args that set the draft length (SGLang DSpark block size / num steps, vLLM and ATOM speculative config).
+LENGTH_ARGS = ("speculative-dspark-block-size", "speculative-num-steps", "num-speculative-tokens",
+               "speculative-config", "speculative_config")
 
 
 def _knobs(policy: Mapping[str, Any]) -> list[str]:
@@ -137,12 +140,18 @@ def check(ctx: CheckContext) -> CheckResult:
     logs = point_logs(ctx)
     golden_by_recipe: dict[str, set[float]] = {}
     groups: dict[tuple[str, str, int | None, str, float | None], dict[str, Any]] = {}
+    missing: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for la in agentic:
         syn = la.synthetic
         golden = syn.golden if syn is not None else None
         if golden is None or not golden.ok or golden.value is None:
-            fails.append(finding("golden-cell-missing", FileEvidence(path=la.recipe_path), key=la.key,
-                                 point=la.exp_name, detail=(golden.missing if golden else "no golden lookup") or ""))
+            spec = syn.spec if syn is not None else la.spec
+            length = spec.draft_length if spec is not None else None
+            field = next((f for f in LENGTH_ARGS if la.arg(f) is not None), "")
+            where = (la.arg_origin(field) if field else None) or (la.recipe_path, None)
+            cell = missing.setdefault((la.key, str(spec.method if spec else ""), str(length), where[0]), {
+                "where": where, "golden": golden, "length": length, "field": field, "points": []})
+            cell["points"].append(la.exp_name)
             continue
         golden_by_recipe.setdefault(la.recipe_path, set()).add(golden.value)
         gkey = (la.key, golden.method, golden.draft_length, golden.thinking_mode, golden.value)
@@ -169,6 +178,17 @@ def check(ctx: CheckContext) -> CheckResult:
         side = {n: env[n] for n in policy["side_env"] if n in env}
         group["logged"].update(side)
 
+    for (key, method, _, _), cell in missing.items():
+        golden, (path, line) = cell["golden"], cell["where"]
+        evidence: list[Any] = [FileEvidence(path=path, line=line)]
+        if golden is not None and golden.file:
+            evidence.append(FileEvidence(path=golden.file, line=golden.line))
+        fails.append(finding("golden-cell-missing", *evidence, key=key, point=cell["points"][0],
+                             points=len(cell["points"]), method=method, length=cell["length"] or 0,
+                             flag=cell["field"] or None, file=short_path(path) + (f":{line}" if line else ""),
+                             mode=golden.thinking_mode if golden else "",
+                             curve=short_path(golden.file) if golden and golden.file else None,
+                             detail=(golden.missing if golden else "no golden lookup") or ""))
     try:
         scope_files = [p for p in affected_files(ctx).files if is_scanned(p, ctx.policy("patches"))]
     except (InputError, LookupError, ValueError):

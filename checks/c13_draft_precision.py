@@ -16,7 +16,10 @@ Evidence: for every affected spec-decode launch, resolved with the pinned image'
     (`--kv-cache-dtype`, a model hook, the checkpoint's KV quantization or its torch_dtype), the
     draft checkpoint's stored precision (checkpoints/<repo>/.../config.json), and the measured
     run's server.log (environment, launch command, server_args, `KV Cache is allocated` and
-    `Load weight end` lines).
+    `Load weight end` lines). An explicit draft path other than where the draft ships (the served
+    checkpoint's `dspark/` folder or the checkpoint itself) or a PoR draft that MODELS.md's engine
+    submission table names for the model is a substituted checkpoint. Without a resolvable command
+    line, the server log's `server_args` and KV pools still name a draft-only KV cut.
 N/A when: no affected config runs a speculative-decoding benchmark.
 Unverifiable when: the checkpoint metadata of the target or draft is missing, a launch cannot be
     resolved from its recipe, the image's SGLang version is unknown, SGLang would reject the
@@ -24,7 +27,8 @@ Unverifiable when: the checkpoint metadata of the target or draft is missing, a 
 Policy: prohibited_settings (draft_precision: prohibited_env, off_values, draft_quantization_args,
     draft_config_keys, draft_kv_dest, target_kv_dest, draft_quantization_dest,
     target_quantization_dest, online_quantization_methods, neutral_values, non_exception_phrases,
-    atom_online_quant_args, atom_draft_layer_markers), patches (scan_paths, skip_paths)
+    atom_online_quant_args, atom_draft_layer_markers), patches (scan_paths, skip_paths); MODELS.md
+    "Agreed draft model(s) (PoR)" column (bundle tree)
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.configs import affected_keys, points
+from verifier.configs import affected_keys, master_entries, points
 from verifier.context import CheckContext
 from verifier.draft_precision import (
     Checkpoint,
@@ -43,9 +47,11 @@ from verifier.draft_precision import (
     env_text_issues,
     load_checkpoint,
     lowers,
+    por_drafts,
     raw_args_issues,
     sglang_issues,
     short_dtype,
+    substituted_draft,
 )
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
@@ -71,6 +77,9 @@ from verifier.yamlio import decode_text
 ID = 13
 NAME = "Draft precision"
 MAX_FILES = 6
+LOG_POOLS = "server.log KV pools"
+# Raw args that name a non-SGLang draft checkpoint (else it sits in the speculative config).
+DRAFT_MODEL_ARGS = ("speculative-model", "speculative-draft-model", "draft-model", "speculative-model-dir")
 
 
 @dataclass
@@ -99,6 +108,9 @@ class _State:
     target_ckpt: dict[str, str] = field(default_factory=dict)
     rejected: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
     draft_method: dict[str, str | None] = field(default_factory=dict)
+    substituted: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (chosen repo, shipped repo)
+    kv_from_recipe: set[str] = field(default_factory=set)  # keys whose draft KV issue was resolved from the recipe
+    unknown_images: dict[tuple[str, str], dict[str, None]] = field(default_factory=dict)  # (key, image) -> points
     spec_points: int = 0
 
 
@@ -155,19 +167,49 @@ def _target_source(kv: Any) -> str:
     return step.rule if step is not None else "unknown"
 
 
-def _checkpoints(ctx: CheckContext, launch: Launch, draft_path: str | None, state: _State
+def _por(ctx: CheckContext) -> dict[str, tuple[tuple[str, ...], int]]:
+    """MODELS.md (head, else base) PoR draft repositories per model-prefix."""
+    def compute() -> dict[str, tuple[tuple[str, ...], int]]:
+        for tree in (ctx.bundle.head, ctx.bundle.base):
+            raw = tree.read(ctx.bundle.path("models_md"))
+            if raw is None:
+                continue
+            try:
+                return por_drafts(decode_text(raw, ctx.bundle.path("models_md")))
+            except InputError:
+                continue
+        return {}
+
+    return ctx.memo("c13.por_drafts", compute)
+
+
+def _checkpoints(ctx: CheckContext, launch: Launch, draft_path: str | None, state: _State,
+                 flag: tuple[str, str | None] = ("speculative-draft-model-path", None)
                  ) -> tuple[Checkpoint | None, Checkpoint | None]:
+    """Target and draft config.json; a substituted draft path is an issue, a missing config unverifiable.
+
+    `flag`: (the declared option that set the draft path, its spelling when abbreviated).
+    """
     model = launch.point.model or ""
     files = ctx.bundle.checkpoints
     target = load_checkpoint(files, model) if model else None
     method = launch.spec.method if launch.spec else None
+    row = _por(ctx).get(launch.point.model_prefix or "")
+    swap = substituted_draft(model, launch.model_path, draft_path, method, target, row[0] if row else None)
+    if swap is not None:
+        path, line = _origin_of(launch)("--" + (flag[1] or flag[0]))
+        _add(state, DraftIssue("draft-checkpoint-substituted", flag[0], str(draft_path), path, line, detail=swap[1],
+                               written=flag[1]), launch)
+        state.substituted.setdefault(launch.key, swap)
     repo = draft_repo_path(model, launch.model_path, draft_path, method, target)
     draft = load_checkpoint(files, repo) if repo else None
-    for ckpt, what in ((target, model), (draft, repo)):
+    for ckpt, what, role in ((target, model, "target"), (draft, repo, "draft")):
         if ckpt is None:
+            if role == "draft" and swap is not None:
+                return None, None  # the substitution is the finding; its config cannot change that
             missing = f"checkpoints/{what}/config.json"
             state.unverifiable.append(finding("checkpoint-missing", MissingEvidence(what=missing), key=launch.key,
-                                              missing=missing))
+                                              missing=missing, is_target=role == "target"))
             return None, None
     return target, draft
 
@@ -176,15 +218,17 @@ def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], 
     try:
         resolved = resolve_sglang(launch.argv, image=launch.image)
     except UnknownSGLangVersion:
-        state.unverifiable.append(finding("image-version-unknown", FileEvidence(path=launch.point.file,
-                                          line=launch.point.line), MissingEvidence(what=f"SGLang version of {launch.image}"),
-                                          key=launch.key, image=launch.image or "", missing="SGLang version"))
+        state.unknown_images.setdefault((launch.key, launch.image or ""), {})[launch.exp_name] = None
         return
     except SGLangArgError as exc:
         state.rejected.setdefault((launch.key, launch.recipe_path, str(exc)[:200]), []).append(launch.variant or "base")
         return
-    draft_path = resolved.value("speculative_draft_model_path")
-    target, draft = _checkpoints(ctx, launch, draft_path, state)
+    draft_dest = "speculative_draft_model_path"
+    draft_path = resolved.value(draft_dest)
+    use = resolved.use_for(draft_dest)
+    flag = (use.option_string.removeprefix("--"), use.written.removeprefix("--") if use.abbreviated else None) \
+        if use is not None else (draft_dest.replace("_", "-"), None)
+    target, draft = _checkpoints(ctx, launch, draft_path, state, flag)
     if target is None or draft is None:
         return
     kv = effective_kv_dtypes(resolved, target.config, draft.config if draft is not target else None, resolved.version)
@@ -201,6 +245,8 @@ def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], 
                            draft_stored_unquantized=draft.quant_method is None and draft is not target)
     for issue in issues:
         _add(state, issue, launch, source)
+        if issue.kind == "draft-kv-below-target":
+            state.kv_from_recipe.add(launch.key)
     state.draft_method.setdefault(launch.key, draft.quant_method)
     state.checkpoint_evidence.setdefault(launch.key, FileEvidence(path=draft.path, line=None,
                                                                   text=f"stored {draft.stored}"))
@@ -213,7 +259,8 @@ def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], 
 
 def _judge_other(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], state: _State) -> None:
     draft_model = launch.spec.draft_model if launch.spec else None
-    target, draft = _checkpoints(ctx, launch, draft_model, state)
+    written = next((k for k in DRAFT_MODEL_ARGS if launch.arg(k) is not None), "speculative-config")
+    target, draft = _checkpoints(ctx, launch, draft_model, state, (written, None))
     if target is None or draft is None:
         return
     for issue in raw_args_issues(launch.engine or "", launch.args, _origin_of(launch), policy,
@@ -221,6 +268,25 @@ def _judge_other(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], s
         _add(state, issue, launch)
     state.shipped.setdefault(launch.key, (draft.path.removeprefix("checkpoints/").removesuffix("/config.json"),
                                           draft.stored, None))
+
+
+def _logged_kv_issue(launch: Launch, args: Mapping[str, Any], policy: Mapping[str, Any], draft: str,
+                     target: str) -> DraftIssue:
+    """A draft KV pool below the target's seen only in a server log (the launch could not be resolved).
+
+    Names the flag the server_args line records (and the recipe line when the recipe spells it
+    exactly), else the pools alone.
+    """
+    dest = policy["draft_kv_dest"]
+    setting = args.get(dest)
+    target_setting = str(args.get(policy["target_kv_dest"]) or "auto")
+    if setting in (None, "", "None", "auto"):
+        return DraftIssue("draft-kv-pool-below-target", "KV Cache is allocated", draft, None, None, target=target,
+                          target_setting=target_setting)
+    name = dest.replace("_", "-")
+    path, line = _origin_of(launch)("--" + name) if launch.arg(name) is not None else (None, None)
+    return DraftIssue("draft-kv-below-target", name, str(setting), path, line, target=target,
+                      target_setting=target_setting)
 
 
 def _judge_log(ctx: CheckContext, launch: Launch, log: PointLog, policy: Mapping[str, Any], state: _State) -> None:
@@ -236,18 +302,18 @@ def _judge_log(ctx: CheckContext, launch: Launch, log: PointLog, policy: Mapping
              run=run)
         state.groups[(issue.kind, issue.name, issue.value)].runs[run] = None
     target_pool, draft_pool = sl.target_kv, sl.draft_kv
-    if target_pool is not None and draft_pool is not None and lowers(draft_pool.dtype, target_pool.dtype):
-        found = [g for g in state.groups.values() if g.issue.kind == "draft-kv-below-target" and launch.key in g.keys]
-        for group in found:
-            group.runs[run] = None
-        if not found:
-            issue = DraftIssue("draft-kv-below-target", "KV Cache is allocated", short_dtype(draft_pool.dtype), None,
-                               None, target=short_dtype(target_pool.dtype), target_setting="server.log")
-            _add(state, issue, launch, "server.log", run)
-        state.log_pools[launch.key] = f"{short_dtype(draft_pool.dtype)}/{short_dtype(target_pool.dtype)}"
-    elif target_pool is not None and draft_pool is not None:
-        state.log_pools[launch.key] = f"{short_dtype(draft_pool.dtype)}/{short_dtype(target_pool.dtype)}"
     args = sl.server_args or {}
+    if target_pool is not None and draft_pool is not None and lowers(draft_pool.dtype, target_pool.dtype):
+        if launch.key in state.kv_from_recipe:
+            for group in state.groups.values():
+                if group.issue.kind == "draft-kv-below-target" and launch.key in group.keys:
+                    group.runs[run] = None
+                    group.points[launch.exp_name] = None
+        else:
+            _add(state, _logged_kv_issue(launch, args, policy, short_dtype(draft_pool.dtype),
+                                         short_dtype(target_pool.dtype)), launch, LOG_POOLS, run)
+    if target_pool is not None and draft_pool is not None:
+        state.log_pools[launch.key] = f"{short_dtype(draft_pool.dtype)}/{short_dtype(target_pool.dtype)}"
     quant = args.get(policy["draft_quantization_dest"])
     restated = quant is not None and str(quant).lower() == str(state.draft_method.get(launch.key)).lower()
     if quant not in (None, "", "None") and not restated and \
@@ -255,9 +321,11 @@ def _judge_log(ctx: CheckContext, launch: Launch, log: PointLog, policy: Mapping
         found = [g for g in state.groups.values() if g.issue.kind == "draft-quantization" and launch.key in g.keys]
         for group in found:
             group.runs[run] = None
+            group.points[launch.exp_name] = None
         if not found:
-            _add(state, DraftIssue("draft-quantization", "server_args." + policy["draft_quantization_dest"],
-                                   str(quant)), launch, run=run)
+            name = policy["draft_quantization_dest"].replace("_", "-")
+            path, line = _origin_of(launch)("--" + name) if launch.arg(name) is not None else (None, None)
+            _add(state, DraftIssue("draft-quantization", name, str(quant), path, line), launch, run=run)
     load = sl.draft_load
     if load is not None and load.quant:
         state.log_draft_quant.setdefault(launch.key, load.quant)
@@ -304,10 +372,13 @@ def _issue_finding(ctx: CheckContext, group: _Group, state: _State) -> Finding:
         "points": len(group.points), "runs": sorted({rid for rid, _ in group.runs}),
         "written": list(group.spellings),
     }
+    if issue.kind == "draft-checkpoint-substituted":
+        chosen = {state.substituted[k][0] for k in group.keys if k in state.substituted}
+        params.update(repo=", ".join(sorted(chosen)), shipped=issue.detail)
     if issue.kind in ("draft-quantization", "target-quantization-reaches-draft"):
         stored = {state.shipped[k][1] for k in group.keys if k in state.shipped}
         params["stored"] = ", ".join(sorted(stored)) or None
-    if issue.kind == "draft-kv-below-target":
+    if issue.kind in ("draft-kv-below-target", "draft-kv-pool-below-target"):
         ckpts = list(dict.fromkeys(state.target_ckpt[k] for k in group.keys if k in state.target_ckpt))
         evidence += [FileEvidence(path=c) for c in ckpts[:2]]
         sources = list(group.sources)
@@ -361,6 +432,14 @@ def check(ctx: CheckContext) -> CheckResult:
                                           MissingEvidence(what="a command line SGLang accepts"), key=key,
                                           variants=variants[:MAX_FILES], error=error,
                                           missing="a command line SGLang accepts"))
+    head = master_entries(ctx, "head")
+    for (key, image), names in state.unknown_images.items():
+        entry = head.get(key)
+        where = FileEvidence(path=entry.file, line=entry.field_line("image") or entry.line, text=f"image: {image}") \
+            if entry is not None else MissingEvidence(what=key)
+        state.unverifiable.append(finding("image-version-unknown", where,
+                                          MissingEvidence(what=f"the SGLang version of {image}"), key=key,
+                                          image=image, points=len(names), missing="SGLang version"))
 
     signoff = CommentEvidence(id=ctx.bundle.signoff.id, url=ctx.bundle.signoff.url, author=ctx.bundle.signoff.author)
     unverifiable: list[Finding] = []
@@ -368,11 +447,11 @@ def check(ctx: CheckContext) -> CheckResult:
         if item not in unverifiable:
             unverifiable.append(item)
     if state.groups:
-        order = ["draft-kv-below-target", "draft-quantization", "target-quantization-reaches-draft",
+        order = ["draft-checkpoint-substituted", "draft-kv-below-target", "draft-kv-pool-below-target", "draft-quantization", "target-quantization-reaches-draft",
                  "draft-config-quantization", "atom-quantization-reaches-draft", "prohibited-env"]
         groups = sorted(state.groups.values(), key=lambda g: order.index(g.issue.kind))
         findings = [_issue_finding(ctx, g, state) for g in groups]
-        if any(g.issue.kind == "draft-kv-below-target" for g in groups):
+        if any(g.issue.kind in ("draft-kv-below-target", "draft-kv-pool-below-target") for g in groups):
             findings.append(finding("fix-draft-kv"))
         claims = _exception_claims(ctx, policy)
         if claims:
@@ -386,7 +465,7 @@ def check(ctx: CheckContext) -> CheckResult:
 
 def _shipped_findings(state: _State, policy: Mapping[str, Any], *, weights_only: bool) -> list[Finding]:
     out: list[Finding] = []
-    weight_kinds = ("draft-quantization", "target-quantization-reaches-draft", "draft-config-quantization",
+    weight_kinds = ("draft-checkpoint-substituted", "draft-quantization", "target-quantization-reaches-draft", "draft-config-quantization",
                     "atom-quantization-reaches-draft", "prohibited-env")
     touched = {k for g in state.groups.values() if g.issue.kind in weight_kinds for k in g.keys}
     for key, (draft, stored, target_kv) in state.shipped.items():

@@ -54,7 +54,7 @@ def _bypass_findings(ctx: CheckContext) -> list[Finding]:
     pattern = re.compile(policy["pattern"])
     out = []
     for comment in reversed(ctx.bundle.comments):
-        if comment.is_bot or comment.author.lower().endswith("[bot]") or not pattern.search(comment.body):
+        if comment.is_bot or comment.author.lower().endswith("[bot]") or not pattern.search(_claim_text(comment.body)):
             continue
         ev = CommentEvidence(id=comment.id, url=comment.url, author=comment.author)
         perm = ctx.bundle.github.permissions.get(comment.author)
@@ -67,7 +67,16 @@ def _bypass_findings(ctx: CheckContext) -> list[Finding]:
             out.append(finding("admin-bypass-not-admin", ev, author=comment.author, permission=perm.permission,
                                role=perm.role_name or "none"))
         break
-    return out
+    return out or [finding("admin-bypass-none")]
+
+
+_QUOTED_OR_CHECKBOX = re.compile(r"^\s*(?:>|[-*+]\s+\[[ xX]\])")
+
+
+def _claim_text(body: str) -> str:
+    """A comment without its checklist checkboxes and quoted lines: the checklist item that says
+    "recorded admin bypass required" (or a quote of someone else) is not a claim of a bypass."""
+    return "\n".join(line for line in body.splitlines() if not _QUOTED_OR_CHECKBOX.match(line))
 
 
 def check(ctx: CheckContext) -> CheckResult:

@@ -56,6 +56,13 @@ def _settings(launch: Launch) -> dict[str, Any]:
     return {dest.replace("_", "-"): value for dest, value in namespace.items()}
 
 
+def _float(value: Any) -> float | None:
+    try:
+        return None if value is None or isinstance(value, bool) else float(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _facts(ctx: CheckContext) -> tuple[ConfigFacts, list[Launch]]:
     head = master_entries(ctx, "head")
     keys = [k for k in affected_keys(ctx).keys if k in head]
@@ -68,6 +75,7 @@ def _facts(ctx: CheckContext) -> tuple[ConfigFacts, list[Launch]]:
             key=launch.key, exp_name=launch.exp_name, tp=launch.point.tp, conc=launch.point.conc,
             kv_offloading=launch.point.kv_offloading, total_cpu_dram_gb=launch.point.total_cpu_dram_gb,
             gpus=launch.point.gpu_count, recipe=launch.recipe_path, settings=_settings(launch),
+            dram_utilization=_float(launch.point.dram_utilization),
         )
         for launch in launch_set.launches
     )

@@ -126,7 +126,8 @@ def _judge_key(key: str, entry: Any, overview: Overview, policy: Mapping[str, An
     if row is None:
         return finding("overview-model-missing", FileEvidence(path=path, line=overview.header_line),
                        FileEvidence(path=entry.file, line=entry.field_line("model-prefix")),
-                       key=key, prefix=prefix, where=f"{path.rsplit('/', 1)[-1]}:{overview.header_line}"), None
+                       key=key, prefix=prefix, model=str(entry.model or ""),
+                       where=f"{path.rsplit('/', 1)[-1]}:{overview.header_line}"), None
     found = row.column_of(key)
     evidence = FileEvidence(path=path, line=row.line, text=row.text[:300])
     file = path.rsplit("/", 1)[-1]

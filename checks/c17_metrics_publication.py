@@ -95,6 +95,13 @@ def _truth(value: Any, policy: Mapping[str, Any]) -> bool | None:
     return None
 
 
+def _yaml(value: Any) -> str:
+    """A value as the recipe spells it (booleans in YAML/JSON lower case)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _evidence(launch: Launch, path: tuple[Any, ...], name: str, value: Any) -> FileEvidence:
     if path and path[0] == "env":
         origin = launch.env_origin(str(path[1]))
@@ -104,8 +111,8 @@ def _evidence(launch: Launch, path: tuple[Any, ...], name: str, value: Any) -> F
         found = launch.origins.get(path)
         origin = (found.path, found.line) if found is not None else None
     if origin is None:
-        return FileEvidence(path=launch.recipe_path, text=f"{name}: {value}")
-    return FileEvidence(path=origin[0], line=origin[1], text=f"{name}: {value}")
+        return FileEvidence(path=launch.recipe_path, text=f"{name}: {_yaml(value)}")
+    return FileEvidence(path=origin[0], line=origin[1], text=f"{name}: {_yaml(value)}")
 
 
 def _judge_launch(launch: Launch, policy: Mapping[str, Any]) -> tuple[list[Finding], dict[str, set[str]]]:
@@ -120,7 +127,8 @@ def _judge_launch(launch: Launch, policy: Mapping[str, Any]) -> tuple[list[Findi
         truth = _truth(value, policy)
         if name in disabling and truth is False:
             problems.append(finding("metrics-publication-disabled", _evidence(launch, path, name, value),
-                                    key=launch.key, variant=launch.variant_name, setting=name, value=str(value),
+                                    key=launch.key, variant=launch.variant_name, setting=name, value=_yaml(value),
+                                    assignment=f"{name}: {_yaml(value)}",
                                     where=_where(_evidence(launch, path, name, value))))
         for group, names in groups.items():
             if name in names:

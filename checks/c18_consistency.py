@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier.changelog import changelog_report, match_config_keys
-from verifier.ci import run_evidence, sweep_run
+from verifier.ci import measured_run, run_evidence
 from verifier.configs import affected_keys, master_entries, points
 from verifier.context import CheckContext
 from verifier.errors import InputError
-from verifier.launch import Launch, LaunchSet, launches
+from verifier.launch import EXACTLY_ONE, Launch, LaunchSet, launches
 from verifier.model import Run
 from verifier.pareto import MeasuredPoint, measured_curves
 from verifier.results import (
@@ -67,9 +67,16 @@ def _short(path: str) -> str:
 def _binding(ctx: CheckContext, keys: list[str], launch_set: LaunchSet) -> tuple[list[Finding], list[Finding]]:
     problems: list[Finding] = []
     for err in launch_set.fatal_errors[:6]:
+        where = f"{_short(err.file)}:{err.line}" if err.line else _short(err.file)
+        marker = f" for {err.exp_name}: " if err.exp_name else None
+        if marker and err.message.startswith(EXACTLY_ONE) and marker in err.message:
+            # the binder's own sentence repeats the recipe path and point; keep the decisive part
+            problems.append(finding("point-binding-failed", FileEvidence(path=err.file, line=err.line), key=err.key,
+                                    point=err.exp_name or "", recipe=_short(err.file), where=where,
+                                    detail=err.message.split(marker, 1)[1]))
+            continue
         problems.append(finding("generation-error", FileEvidence(path=err.file, line=err.line), key=err.key,
-                                point=err.exp_name or "", where=f"{_short(err.file)}:{err.line}" if err.line
-                                else _short(err.file), message=err.message))
+                                point=err.exp_name or "", where=where, message=err.message))
     seen: dict[str, str] = {}
     for key in keys:
         for point in points(ctx, "head", key):
@@ -138,6 +145,7 @@ def _origin(launch: Launch, path: tuple[Any, ...]) -> FileEvidence:
 
 def _budget(launch_set: LaunchSet, policy: Mapping[str, Any]) -> tuple[list[Finding], list[Finding], CheckResult | None]:
     problems: list[Finding] = []
+    over: dict[tuple[str, str, str, str, int], tuple[FileEvidence, list[str]]] = {}
     fits: dict[str, str] = {}
     implicit: set[str] = set()
     rules = {str(r["name"]): r for r in policy["host_cache_settings"]}
@@ -172,14 +180,18 @@ def _budget(launch_set: LaunchSet, policy: Mapping[str, Any]) -> tuple[list[Find
             ev = _origin(launch, path)
             label = f"{_fmt(gb)} GB x {ranks}" if rule["scope"] == "per-rank" else f"{_fmt(gb)} GB"
             if total > budget + 1e-9:
-                problems.append(finding("host-cache-over-budget", ev, point=point.exp_name, setting=name,
-                                        size=label, total=_fmt(total), budget=budget,
-                                        where=f"{_short(ev.path)}:{ev.line}"))
+                written = f"{path[-1]}: {value}" if path and path[0] != "env" else f"{path[-1]}={value}"
+                group = over.setdefault((written, label, _fmt(total), f"{_short(ev.path)}:{ev.line}", budget),
+                                        (ev, []))
+                group[1].append(point.exp_name)
             else:
                 fits.setdefault(f"{name} {label} = {_fmt(total)} GB <= {budget} GB ({_short(launch.recipe_path)})",
                                 point.exp_name)
         if not sized:
             implicit.add(point.exp_name)
+    for (written, label, total, where, budget), (ev, names) in over.items():
+        problems.append(finding("host-cache-over-budget", ev, points=names, count=len(names), setting=written,
+                                recipe=where.split(":", 1)[0], size=label, total=total, budget=budget, where=where))
     if problems:
         return problems, [], None
     out = [finding("host-cache-fits", sizes=sorted(fits))] if fits else []
@@ -231,7 +243,8 @@ def _changelog(ctx: CheckContext, keys: list[str]) -> tuple[list[Finding], list[
                                 where=f"{_short(report.path)}:{violation.line}" if violation.line
                                 else _short(report.path)))
     if keys and not report.appended:
-        problems.append(finding("changelog-entry-missing", FileEvidence(path=report.path), keys=keys))
+        if not problems:  # a broken history hides the appended entries; the broken rule is the finding
+            problems.append(finding("changelog-entry-missing", FileEvidence(path=report.path), keys=keys))
         return problems, []
     named: set[str] = set()
     for entry in report.appended:
@@ -314,7 +327,9 @@ def _baseline(ctx: CheckContext, keys: list[str], head_set: LaunchSet, texts: st
     old_keys = [k for k in keys if k in base_entries]
     if not old_keys:
         return [], [finding("baseline-not-needed", keys=keys)], None
-    _jobs, pinned = sweep_run(ctx)
+    # The run whose points will be published: Check 1's run, else the run the reuse command pins.
+    run_id, _source = measured_run(ctx)
+    pinned = ctx.bundle.runs.get(run_id) if run_id is not None else None
     if pinned is None:
         return [], [], unverifiable("pinned-run-unavailable", missing="the pinned sweep run (Check 1)")
     head_names = {(k, p.exp_name) for k in keys for p in points(ctx, "head", k)}
@@ -355,7 +370,7 @@ def _baseline(ctx: CheckContext, keys: list[str], head_set: LaunchSet, texts: st
                     problems.append(finding(
                         "frontier-point-removed", run_evidence(ctx, run_id, artifact=f"bmk_*{name}"),
                         *([FileEvidence(path=point.file, line=point.line, side="base")] if point else []),
-                        key=key, point=name, run=run_id, tput=old.tput or 0.0, e2el=old.e2el or 0.0))
+                        key=key, point=name, run=run_id, tput=round(old.tput or 0.0), e2el=old.e2el or 0.0))
                 continue
             frontier_kept += 1 if old.frontier else 0
             new = pinned_points.get((key, name))

@@ -61,7 +61,8 @@ def test_approved_recipes_pass(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(("args", "extra", "line", "needle"), [
     ("        speculative_draft_kv_cache_dtype: fp8_e5m2\n", "", 14, "speculative-draft-kv-cache-dtype fp8_e5m2"),
     ("", "['--speculative-draft-kv-cache-dtype=fp8_e4m3']", 10, "speculative-draft-kv-cache-dtype fp8_e4m3"),
-    ("        speculative-draft-kv-cache: fp8_e4m3\n", "", 14, "speculative-draft-kv-cache fp8_e4m3"),
+    ("        speculative-draft-kv-cache: fp8_e4m3\n", "", 14,
+     "speculative-draft-kv-cache-dtype (written as speculative-draft-kv-cache) fp8_e4m3"),
     ("        kv-cache-dtype: bf16\n        speculative-draft-kv-cache-dtype: fp8_e4m3\n", "", 15, "below"),
     ("        speculative-draft-model-quantization: fp8\n", "", 14, "quantizes the draft"),
 ])

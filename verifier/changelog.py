@@ -249,7 +249,7 @@ def _history_violations(base: str, head: str) -> tuple[bool, list[ChangelogViola
                                               f"corrected pr-link {link} is not a PR link", {"link": link}))
             corrections += 1
             continue
-        out.append(ChangelogViolation("history-modified", i + 1, "a history line was changed",
+        out.append(ChangelogViolation("history-modified", i + 1, "a history line was changed (existing entries are byte-immutable)",
                                       {"base": old[:200], "head": new[:200]}))
         return False, out
     if corrections and len(head_lines) > len(base_lines):
@@ -266,7 +266,7 @@ def _suffix_violations(base: str, suffix: str, first_line: int) -> list[Changelo
     if not suffix.startswith(want):
         out.append(ChangelogViolation(
             "bad-separator", first_line,
-            "new entries must follow the history after exactly one empty line, starting with '- config-keys:'",
+            "new entries must follow the history after exactly one blank line, starting with '- config-keys:'",
         ))
     lines = suffix.split("\n")
     starts = [i for i, line in enumerate(lines) if line.startswith(ENTRY_START)]
@@ -276,7 +276,7 @@ def _suffix_violations(base: str, suffix: str, first_line: int) -> list[Changelo
         if before != "" or (two_before is not None and two_before.strip() == ""):
             out.append(ChangelogViolation(
                 "entries-not-separated", first_line + i,
-                "consecutive new entries must be separated by exactly one empty line",
+                "consecutive new entries must be separated by exactly one blank line",
             ))
     return out
 

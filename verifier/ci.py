@@ -351,6 +351,8 @@ class SweepSelection:
     outside: tuple[tuple[int, str], ...] = ()
     later: tuple[RunJobs, ...] = ()
     inconsistent: tuple[RunJobs, ...] = field(default=())
+    command_run_id: int | None = None  # the run the winning reuse command names, valid or not
+    stale: dict[int, tuple[str, ...]] = field(default_factory=dict)  # run id -> the keys it measured
 
     @property
     def chosen_is_pinned(self) -> bool:
@@ -366,7 +368,8 @@ def _sweep_selection(ctx: CheckContext) -> SweepSelection:
     if pr.head_sha in usable:
         usable = set(commits[: commits.index(pr.head_sha) + 1])
     position = {sha: i for i, sha in enumerate(commits)}
-    pinned = reuse_command(ctx).pinned_run_id
+    command = reuse_command(ctx)
+    pinned = command.pinned_run_id
 
     candidates: list[RunJobs] = []
     later: list[RunJobs] = []
@@ -399,7 +402,8 @@ def _sweep_selection(ctx: CheckContext) -> SweepSelection:
         )
 
     candidates.sort(key=rank)
-    chosen = next((rj for rj in candidates if rj.is_passing), None)
+    stale = _stale_runs(ctx, candidates)
+    chosen = next((rj for rj in candidates if rj.is_passing and rj.run_id not in stale), None)
     return SweepSelection(
         run=chosen,
         pinned_run_id=pinned,
@@ -407,7 +411,37 @@ def _sweep_selection(ctx: CheckContext) -> SweepSelection:
         outside=tuple(outside),
         later=tuple(later),
         inconsistent=tuple(inconsistent),
+        command_run_id=command.run_id,
+        stale=stale,
     )
+
+
+_JOB_KEY = re.compile(r"/\s*([a-z0-9][a-z0-9._]*(?:-[a-z0-9._]+){3,})(?:\s|$)")
+
+
+def job_config_key(name: str) -> str | None:
+    """The config key a matrix job names after its lane (`agentic / <key> tp2 conc32 ...`), if any."""
+    m = _JOB_KEY.search(name)
+    return m.group(1) if m else None
+
+
+def _stale_runs(ctx: CheckContext, candidates: list[RunJobs]) -> dict[int, tuple[str, ...]]:
+    """Runs whose benchmark jobs measured only config keys the PR no longer submits.
+
+    A sweep on an earlier commit validates the PR only if it measured an affected configuration;
+    one that ran a key since renamed or removed (e.g. a `...-tp2` key folded into another) does
+    not. Runs whose job names carry no recognizable key are never treated as stale.
+    """
+    from verifier.configs import affected_keys, master_entries
+
+    head = master_entries(ctx, "head")
+    submitted = {k for k in affected_keys(ctx).keys if k in head} or set(head)
+    stale: dict[int, tuple[str, ...]] = {}
+    for rj in candidates:
+        keys = {k for job in rj.executed("benchmark") if (k := job_config_key(job.name))}
+        if keys and not keys & submitted:
+            stale[rj.run_id] = tuple(sorted(keys))
+    return stale
 
 
 def sweep_selection(ctx: CheckContext) -> SweepSelection:

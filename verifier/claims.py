@@ -34,8 +34,8 @@ _TP = re.compile(r"\bTP\s?(\d{1,3})\b", re.IGNORECASE)
 _RANGE = re.compile(
     r"\bconc(?:urrenc(?:y|ies))?\s+(\d{1,5})\s*(?:to|through|-|–|—|\.\.)\s*(\d{1,5})\b", re.IGNORECASE
 )
-_GB_PER_RANK = re.compile(r"\b(\d{1,6}(?:\.\d+)?)\s*GB\s+(?:per|/|each)\s*(?:rank|GPU)\b", re.IGNORECASE)
-_GB_ALLOC = re.compile(r"\b(\d{1,6})\s*GB\s+(?:DRAM\s+|host\s+|CPU\s+)?(?:allocation|budget|allowance)\b", re.I)
+_GB_PER_RANK = re.compile(r"\b(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d{1,6}(?:\.\d+)?)\s*GB\s+(?:per|/|each)\s*(?:rank|GPU)\b", re.IGNORECASE)
+_GB_ALLOC = re.compile(r"\b(\d{1,3}(?:,\d{3})+|\d{1,6})\s*GB\s+(?:DRAM\s+|host\s+|CPU\s+)?(?:allocation|budget|allowance)\b", re.I)
 _UTIL = re.compile(r"\bDRAM[ -]utili[sz]ation\s*(?:of|=|:)?\s*(\d(?:\.\d+)?)\b", re.IGNORECASE)
 _GPUS = re.compile(r"\b(one|two|four|eight|\d)[ -]GPU\b", re.IGNORECASE)
 _CODE = re.compile(r"`([^`\n]{1,300})`")
@@ -88,6 +88,7 @@ class PointFacts:
     gpus: int | None
     recipe: str | None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    dram_utilization: float | None = None
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def _sentences(body: str) -> Iterable[tuple[int, str, Mapping[str, Any]]]:
         context: dict[str, Any] = {}
         label = _LABEL.match(line)
         if label:
-            tp = _TP.search(label.group(1))
+            tp = _TP.search(_RECIPE.sub(" ", label.group(1)))
             if tp:
                 context["tp"] = int(tp.group(1))
             line = line[label.end() :]
@@ -149,7 +150,8 @@ def _quote(sentence: str) -> str:
 
 
 def _context_tp(sentence: str, context: Mapping[str, Any]) -> int | None:
-    tps = {int(m.group(1)) for m in _TP.finditer(sentence)}
+    # a recipe file name (`agentic-tp2.yaml`) is not a claim about the TP size
+    tps = {int(m.group(1)) for m in _TP.finditer(_RECIPE.sub(" ", sentence))}
     if len(tps) == 1:
         return tps.pop()
     if not tps:
@@ -192,7 +194,7 @@ def extract_claims(body: str) -> list[Claim]:
                 continue
             if "host" in window or "hicache" in window or "dram" in window or "cpu" in window:
                 claims.append(Claim("host-cache-per-rank", quote, line,
-                                    {"gb": float(match.group(1)), "tp": tp, "recipe": recipe}))
+                                    {"gb": float(match.group(1).replace(",", "")), "tp": tp, "recipe": recipe}))
         for match in _GB_ALLOC.finditer(sentence):
             if _APPROX.search(sentence[: match.start()]):
                 continue
@@ -203,7 +205,7 @@ def extract_claims(body: str) -> list[Claim]:
                 word = gpus.group(1).lower()
                 gpu_count = _WORD_NUMBERS.get(word) or (int(word) if word.isdigit() else None)
             claims.append(Claim("dram-allocation", quote, line, {
-                "gb": int(match.group(1)), "utilization": float(util.group(1)) if util else None,
+                "gb": int(match.group(1).replace(",", "")), "utilization": float(util.group(1)) if util else None,
                 "gpus": gpu_count, "tp": tp,
             }))
         if policy and not _RANGE.search(sentence) and (recipe or tp):
@@ -257,6 +259,30 @@ def _norm_image(image: str) -> str:
     return image.replace("#", "/", 1).rstrip("…").rstrip(".")
 
 
+def _basename(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def _same_path(a: str, b: str) -> bool:
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def _fmt_tps(points: Sequence[PointFacts]) -> str:
+    tps = sorted({p.tp for p in points if p.tp is not None})
+    return ", ".join(f"TP{t}" for t in tps) if tps else "of unknown TP size"
+
+
+def _fmt_utils(utils: Sequence[float]) -> str:
+    return ", ".join(f"{u:g}" if u != int(u) else f"{u:.1f}" for u in utils)
+
+
+def _fmt_range(points: Sequence[PointFacts]) -> str:
+    concs = sorted({p.conc for p in points if p.conc is not None})
+    if len(concs) < 2:
+        return _fmt_concs(points)
+    return f"{concs[0]}-{concs[-1]} ({_fmt_concs(points)})"
+
+
 def _fmt_concs(points: Sequence[PointFacts]) -> str:
     concs = sorted({p.conc for p in points if p.conc is not None})
     return ", ".join(str(c) for c in concs) if concs else "none"
@@ -290,13 +316,16 @@ def judge(claim: Claim, facts: ConfigFacts) -> Judged:
     if kind == "conc-range":
         points = _points(facts, v.get("tp"), v.get("recipe"))
         if not points:
-            if v.get("tp") is not None and v.get("recipe") is None:
-                tps = sorted({p.tp for p in facts.points if p.tp is not None})
-                return Judged(claim, "contradiction", f"no TP{v['tp']} points (TP sizes: {tps})")
-            return Judged(claim, "unchecked")
+            if v.get("tp") is None:
+                return Judged(claim, "unchecked")
+            scope = _points(facts, None, v.get("recipe"))
+            if not scope:
+                return Judged(claim, "unchecked")
+            where = f"the {v['recipe']} points are" if v.get("recipe") else "the points are"
+            return Judged(claim, "contradiction", f"no TP{v['tp']} points ({where} {_fmt_tps(scope)})")
         concs = sorted({p.conc for p in points if p.conc is not None})
         if concs and (concs[0] != v["low"] or concs[-1] != v["high"]):
-            return Judged(claim, "contradiction", f"concurrencies {_fmt_concs(points)}")
+            return Judged(claim, "contradiction", f"concurrencies {_fmt_range(points)}")
         return Judged(claim, "match", f"concurrencies {_fmt_concs(points)}")
     if kind == "host-cache-per-rank":
         points = [p for p in _points(facts, v.get("tp"), v.get("recipe")) if p.kv_offloading == "dram"]
@@ -305,7 +334,7 @@ def judge(claim: Claim, facts: ConfigFacts) -> Judged:
             return Judged(claim, "unchecked")
         if any(_same(str(int(v["gb"])) if v["gb"] == int(v["gb"]) else str(v["gb"]), s) for s in sizes):
             return Judged(claim, "match", f"hicache-size {', '.join(sizes)}")
-        return Judged(claim, "contradiction", f"hicache-size {', '.join(sizes)}")
+        return Judged(claim, "contradiction", f"hicache-size {', '.join(sizes)} (GB per rank)")
     if kind == "dram-allocation":
         points = [p for p in facts.points if p.kv_offloading == "dram" and p.total_cpu_dram_gb is not None]
         if v.get("gpus") is not None:
@@ -315,9 +344,14 @@ def judge(claim: Claim, facts: ConfigFacts) -> Judged:
         budgets = sorted({p.total_cpu_dram_gb for p in points if p.total_cpu_dram_gb is not None})
         if not budgets:
             return Judged(claim, "unchecked")
-        if v["gb"] in budgets:
-            return Judged(claim, "match", f"total-cpu-dram-gb {v['gb']}")
-        return Judged(claim, "contradiction", "total-cpu-dram-gb " + ", ".join(str(b) for b in budgets))
+        util = v.get("utilization")
+        utils = sorted({float(p.dram_utilization) for p in points if p.dram_utilization is not None})
+        if v["gb"] not in budgets:
+            return Judged(claim, "contradiction", "total-cpu-dram-gb " + ", ".join(str(b) for b in budgets)
+                          + (" GB" + (f" at dram-utilization {_fmt_utils(utils)}" if utils else "")))
+        if util is not None and utils and float(util) not in utils:
+            return Judged(claim, "contradiction", f"total-cpu-dram-gb {v['gb']} at dram-utilization {_fmt_utils(utils)}")
+        return Judged(claim, "match", f"total-cpu-dram-gb {v['gb']}")
     if kind == "schedule-policy":
         points = _points(facts, v.get("tp"), v.get("recipe"))
         if v.get("low") is not None:
@@ -345,22 +379,28 @@ def judge(claim: Claim, facts: ConfigFacts) -> Judged:
         return Judged(claim, "contradiction", f"{name} {', '.join(sorted(known)) or 'unset'}")
     if kind == "recipe-status":
         recipe = str(v["recipe"])
-        statuses = {path.rsplit("/", 1)[-1]: status for path, status in facts.changed_files.items()}
-        known = recipe in statuses or any(
-            (p.recipe or "").rsplit("/", 1)[-1] == recipe for p in facts.points
-        )
-        status = statuses.get(recipe, "unchanged")
-        if not known:
+        # every file of that name the PR changes or a point runs (several directories can hold an
+        # `agentic.yaml`): the claim holds when one of them has the claimed status
+        candidates = {path: status for path, status in facts.changed_files.items() if _basename(path) == recipe}
+        for p in facts.points:
+            if p.recipe and _basename(p.recipe) == recipe and not any(_same_path(p.recipe, f) for f in candidates):
+                candidates[p.recipe] = "unchanged"
+        if not candidates:
             return Judged(claim, "unchecked")
         claimed = v["status"]
-        changed = status != "unchanged"
-        if claimed == "unchanged" and changed:
-            return Judged(claim, "contradiction", f"{recipe} is {status} in this PR")
-        if claimed == "added" and status != "added":
-            return Judged(claim, "contradiction", f"{recipe} is {status} in this PR")
-        if claimed == "modified" and not changed:
-            return Judged(claim, "contradiction", f"{recipe} is unchanged in this PR")
-        return Judged(claim, "match", f"{recipe} {status}")
+
+        def agrees(status: str) -> bool:
+            if claimed == "unchanged":
+                return status == "unchanged"
+            if claimed == "added":
+                return status == "added"
+            return status != "unchanged"
+
+        found = sorted(set(candidates.values()))
+        agreeing = [status for status in found if agrees(status)]
+        if agreeing:
+            return Judged(claim, "match", f"{recipe} {agreeing[0]}")
+        return Judged(claim, "contradiction", f"{recipe} is {' / '.join(found)} in this PR")
     if kind == "image":
         claimed = _norm_image(str(v["image"]))
         images = {_norm_image(i) for i in facts.images}

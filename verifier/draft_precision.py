@@ -30,7 +30,9 @@ from typing import Any, Literal
 from verifier.sglang.kvdtype import SGLANG_NAME, canonical_dtype, dtype_rank
 
 IssueKind = Literal[
+    "draft-checkpoint-substituted",
     "draft-kv-below-target",
+    "draft-kv-pool-below-target",
     "draft-quantization",
     "target-quantization-reaches-draft",
     "draft-config-quantization",
@@ -320,7 +322,8 @@ def draft_repo_path(model: str, model_path: str | None, draft_path: str | None, 
                     target: Checkpoint | None) -> str:
     """Where the draft's config.json lives under checkpoints/ (SGLANG.md 3.2 draft-path defaults).
 
-    An explicit path under the served model's mount (`/model/dspark`) maps into the model's folder;
+    An explicit path under the served model's mount (`/model/dspark`) or under a local directory
+    named after the model (`/models/MiniMax-M3.1-Flash/dspark`) maps into the model's folder;
     another path is read as a Hugging Face id. Unset: a DSpark draft bundled in the target config
     (`dspark_*` keys) or the target's `dspark/` subfolder; MTP/NextN/EAGLE heads live in the target.
     """
@@ -332,9 +335,72 @@ def draft_repo_path(model: str, model_path: str | None, draft_path: str | None, 
             return f"{model}/{rest}" if rest else model
         if text.startswith("hf:"):
             text = text[3:]
+        name = model.rstrip("/").rsplit("/", 1)[-1]
+        parts = text.split("/")
+        if text.startswith("/") and name and name in parts:  # a staged copy: /models/<name>/dspark
+            rest = "/".join(parts[len(parts) - parts[::-1].index(name):])
+            return f"{model}/{rest}" if rest else model
         return text.lstrip("/")
     if (method or "").lower() == "dspark":
         if target is not None and any(k in target.config for k in DSPARK_TARGET_KEYS):
             return model
         return f"{model}/dspark"
     return model
+
+
+_BACKTICKED_REPO = re.compile(r"`([A-Za-z0-9][\w.-]*/[\w.-]+)`")
+_PREFIX_CELL = re.compile(r"\(`([^`]+)`\)")
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def por_drafts(models_md: str) -> dict[str, tuple[tuple[str, ...], int]]:
+    """MODELS.md engine-submission table: model-prefix -> (agreed PoR draft repos, line).
+
+    The table is the one whose header has an "Agreed draft model(s) (PoR)" column; a row's model
+    cell names its prefix as `(`prefix`)`, and the PoR cell names standalone drafts as backticked
+    Hugging Face ids (`Inferact/Kimi-K3-DSpark`). Native heads and drafts shipped in the served
+    checkpoint name no separate repository.
+    """
+    out: dict[str, tuple[tuple[str, ...], int]] = {}
+    column: int | None = None
+    for number, line in enumerate(models_md.split("\n"), 1):
+        if not line.lstrip().startswith("|"):
+            column = None
+            continue
+        cells = _cells(line)
+        if column is None:
+            column = next((i for i, c in enumerate(cells) if "draft model" in c.lower() and "por" in c.lower()
+                           and "pending" not in c.lower()), None)
+            continue
+        if set("".join(cells)) <= set("-: ") or len(cells) <= column:
+            continue
+        match = _PREFIX_CELL.search(cells[0])
+        if match:
+            out[match.group(1)] = (tuple(_BACKTICKED_REPO.findall(cells[column])), number)
+    return out
+
+
+def substituted_draft(model: str, model_path: str | None, draft_path: str | None, method: str | None,
+                      target: Checkpoint | None, por: Sequence[str] | None) -> tuple[str, str] | None:
+    """(chosen draft repo, the repo the draft ships in) when an explicit draft path substitutes the draft.
+
+    The draft ships where SGLang looks without a path (the served checkpoint's `dspark/` folder or
+    the checkpoint itself, whose MTP/NextN head is built in), or in a repository MODELS.md names as
+    the model's agreed PoR draft (`por`). Any other explicit path is a substituted checkpoint. None
+    when no path is given or it names a shipped location. With `por` None (no MODELS.md row) a
+    separate repository cannot be judged and is not reported here.
+    """
+    if not draft_path:
+        return None
+    chosen = draft_repo_path(model, model_path, draft_path, method, target)
+    shipped = draft_repo_path(model, model_path, None, method, target)
+    allowed = {shipped.lower(), model.lower(), *(r.lower() for r in por or ())}
+    if chosen.lower() in allowed:
+        return None
+    inside = chosen.lower().startswith(model.lower() + "/")
+    if por is None and not inside:
+        return None
+    return chosen, shipped

@@ -323,6 +323,13 @@ class _Resolver:
         data = resolve_dram(data, origins, point, variant.file)
         engine = engine_type(data) or policy["engines"].get(point.framework or "") or ""
         data, synthetic = inject_synthetic(ctx, self.side, point, data, origins, engine)
+        golden = synthetic.golden
+        if synthetic.active and golden is not None and (not golden.ok or golden.value is None):
+            spec = synthetic.spec
+            self.error(point, golden.file or ctx.bundle.path("golden_al_dir"), golden.line,
+                       f"missing golden AL for {point.model_prefix} {spec.method if spec else None} draft length "
+                       f"{spec.draft_length if spec else None} ({golden.thinking_mode}): {golden.missing}",
+                       "golden", fatal=False)
         launcher = policy["launcher"]
         model = point.model or ""
         staged_dir = self.cluster.staged_model_dir(model) if self.cluster else None

@@ -23,6 +23,9 @@ _SCENARIO_WORDS = {
     "single-turn 1k1k": "1k1k",
     "single-turn 1k8k": "1k8k",
 }
+SCENARIO_NAMES = {sid: words[0].upper() + words[1:] for words, sid in _SCENARIO_WORDS.items()}
+_LAST_DAY = re.compile(r"\bis the last day for\b", re.IGNORECASE)
+_PRECISION = (re.compile(r"\*\*(\w+)\*\*\s+recipes"), re.compile(r"\ball (\w+) recipes", re.IGNORECASE))
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class Deprecation:
     effective: dt.date  # deprecated on and after this date
     line: int
     text: str
+    notice: str | None = None  # the dated notice heading ("Tuesday, September 8, 2026"), if any
 
 
 @dataclass(frozen=True)
@@ -114,39 +118,83 @@ def _date(text: str) -> dt.date | None:
     return dt.date.fromisoformat(m.group(1)) if m else None
 
 
-def _heading_date(lines: list[str], index: int) -> dt.date | None:
+def _heading_date(lines: list[str], index: int) -> tuple[dt.date, str] | None:
+    """The date and text of the dated notice heading (### Weekday, Month D, YYYY) above a line."""
     for k in range(index, -1, -1):
         m = _HEADING_DATE.match(lines[k].strip())
         if m:
-            return dt.datetime.strptime(m.group(1).replace(",", ""), "%B %d %Y").date()
-        if lines[k].startswith("## "):
+            try:
+                day = dt.datetime.strptime(m.group(1).replace(",", ""), "%B %d %Y").date()
+            except ValueError:
+                return None
+            return day, lines[k].strip().lstrip("#").strip()
+        if lines[k].startswith("## ") or lines[k].startswith("### "):
             return None
     return None
+
+
+def _precision(text: str) -> str | None:
+    for pattern in _PRECISION:
+        m = pattern.search(text)
+        if m:
+            return m.group(1).lower()
+    return None
+
+
+def _prose_deprecations(lines: list[str], table_lines: set[int]) -> list[Deprecation]:
+    """Dated notices written as prose: "**<date>** is the last day for the **<scenario>** scenario on
+    **<model>** (`prefix`)." A sentence that names neither a scenario, a model nor a precision refers
+    to the notice's table, which is read separately."""
+    out: list[Deprecation] = []
+    for index, line in enumerate(lines):
+        if index + 1 in table_lines or line.lstrip().startswith("|"):
+            continue
+        m = _LAST_DAY.search(line)
+        if m is None:
+            continue
+        dated = _heading_date(lines, index)
+        if dated is None:
+            continue
+        last_day, notice = dated
+        rest = line[m.end():]
+        end = re.search(r"\.(?:\s|$)", rest)
+        sentence = rest[: end.start()] if end else rest
+        scenarios = scenarios_in(sentence)
+        prefixes = _PREFIX.findall(sentence)
+        precision = _precision(sentence)
+        if not scenarios and not prefixes and precision is None:
+            continue
+        for prefix in prefixes or [None]:
+            for scenario in sorted(scenarios, key=str) or [None]:
+                out.append(Deprecation(scenario, prefix, precision, last_day + dt.timedelta(days=1), index + 1,
+                                       line.strip(), notice))
+    return out
 
 
 def parse_models_md(text: str, path: str) -> ModelsDoc:
     """Parse MODELS.md; tables that cannot be read are skipped, never guessed."""
     lines = text.splitlines()
     doc = ModelsDoc(path=path)
-    for header, rows, index in _tables(lines):
+    tables = _tables(lines)
+    table_lines = {row.line for _, rows, _ in tables for row in rows}
+    for header, rows, index in tables:
         names = [h.lower() for h in header]
         if names[:3] == ["model", "deprecated", "remains"]:
-            last_day = _heading_date(lines, index)
-            if last_day is None:
+            dated = _heading_date(lines, index)
+            if dated is None:
                 continue
+            last_day, notice = dated
             for row in rows:
+                if len(row.cells) < 2:
+                    continue
                 prefixes = _PREFIX.findall(row.cells[0])
                 cell = row.cells[1]
-                precision = None
-                m = re.search(r"\*\*(\w+)\*\*\s+recipes", cell) or re.search(r"all (\w+) recipes", cell.lower())
-                if m:
-                    precision = m.group(1).lower()
+                precision = _precision(cell)
                 scenarios = scenarios_in(cell) or {None}
                 for prefix in prefixes or [None]:
                     for scenario in sorted(scenarios, key=str):
-                        doc.deprecations.append(
-                            Deprecation(scenario, prefix, precision, last_day + dt.timedelta(days=1), row.line, cell)
-                        )
+                        doc.deprecations.append(Deprecation(scenario, prefix, precision,
+                                                            last_day + dt.timedelta(days=1), row.line, cell, notice))
         elif names[:3] == ["scenario", "isl/osl", "status"]:
             for row in rows:
                 sid = next(iter(scenarios_in(row.cells[0])), None)
@@ -175,6 +223,7 @@ def parse_models_md(text: str, path: str) -> ModelsDoc:
                 )
                 for prefix in prefixes:
                     doc.models[prefix] = model
+    doc.deprecations.extend(_prose_deprecations(lines, table_lines))
     return doc
 
 

@@ -154,7 +154,9 @@ def scan_text(path: str, text: str, policy: Mapping[str, Any], side: str = "head
     for hit in _heredoc_hits(path, lines, policy, side):
         if (hit.line, hit.signature) not in seen and not any(h.line == hit.line for h in hits):
             hits.append(hit)
-    if path.endswith(".py") and _program_rewrites(text, policy) and not hits:
+    if path.endswith((".py", ".sh", ".bash")) and _program_rewrites(text, policy) and not hits:
+        # A program or script that locates the installed engine (sglang.__file__, site-packages, ...)
+        # and writes files (`sed -i "$SITE/..."`, open(..., "w")) rewrites engine sources.
         line = next((n for n, ln in enumerate(lines, 1)
                      if any(_rx(p).search(ln) for p in policy["engine_locators"])), None)
         hits.append(PatchHit(path, line, lines[line - 1].strip()[:300] if line else "", "program-rewrites-engine", side))

@@ -48,12 +48,29 @@ def test_pr4524_passes_on_the_pinned_run() -> None:
         in r.result.evidence
 
 
+def _fail_pinned_tp2_c48(item: dict[str, Any]) -> None:
+    if item["sha"] == HEAD and item["name"].endswith("tp2 conc48 kvdram-hicache spec-draft_model") \
+            and item["name"].startswith("agentic /"):
+        item["conclusion"] = "failure"
+
+
+def test_failed_pinned_run_does_not_fall_back_to_a_run_of_a_key_no_longer_submitted(case: Path) -> None:
+    # Run 40345805111 on in-PR commit 6481cd6b3 is green, but it measured the old
+    # `...-dspark-tp2` key that the PR folded into `...-dspark`: it validates nothing assessed.
+    _set(case, _fail_pinned_tp2_c48)
+    r = _judge(case)
+    assert r.status is Status.FAIL
+    text = _text(r)
+    assert "40345805111" in text and "minimaxm31flash-fp4-b300-sglang-agentic-dspark-tp2" in text
+    assert "failure" in text
+
+
 def test_failed_pinned_run_falls_back_to_another_in_pr_commit(case: Path) -> None:
-    def fail_one(item: dict[str, Any]) -> None:
-        if item["sha"] == HEAD and item["name"].endswith("tp2 conc48 kvdram-hicache spec-draft_model") \
-                and item["name"].startswith("agentic /"):
-            item["conclusion"] = "failure"
-    _set(case, fail_one)
+    def fail_and_rename(item: dict[str, Any]) -> None:
+        _fail_pinned_tp2_c48(item)
+        item["name"] = item["name"].replace("-dspark-tp2 ", "-dspark ")
+
+    _set(case, fail_and_rename)
     r = _judge(case)
     assert r.status is Status.PASS
     text = _text(r)

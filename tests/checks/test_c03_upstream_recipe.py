@@ -152,7 +152,7 @@ def test_page_missing_draft_kv_flag_fails_per_variant(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     text = _text(r)
-    assert "speculative_draft_kv_cache_dtype (quantization and KV dtype): recipe fp8_e4m3, page unset" in text
+    assert "--speculative-draft-kv-cache-dtype (quantization and KV dtype): recipe fp8_e4m3, page unset" in text
     assert "role `agg`" in text and "15 variants" in text and "agentic.yaml:override_tp4_c1" in text
     assert any(getattr(e, "path", "").endswith("agentic-tp2.yaml") and e.line == 37 for e in r.result.evidence)
 
@@ -162,7 +162,7 @@ def test_page_missing_schedule_policy_fails_lpm_points_only(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     text = _text(r)
-    assert "schedule_policy (scheduling): recipe lpm, page fcfs (default)" in text
+    assert "--schedule-policy (scheduling): recipe lpm, page fcfs (default)" in text
     assert "3 variants" in text and "agentic-tp2.yaml:zip_override_tp2_hicache_lpm[2]" in text
     assert "zip_override_tp2_hicache[0]" not in text  # the fcfs TP2 points stay covered
 
@@ -171,7 +171,7 @@ def test_page_value_mismatch_fails(case: Path) -> None:
     replace_text(case / PAGE, "--hicache-size 370", "--hicache-size 400")
     r = _row(case)
     assert r.status is Status.FAIL
-    assert "hicache_size (cache and offload): recipe 370, page 400" in _text(r)
+    assert "--hicache-size (cache and offload): recipe 370, page 400" in _text(r)
 
 
 def test_page_missing_environment_fails(case: Path) -> None:
@@ -230,6 +230,13 @@ def test_pr_link_without_page_is_unverifiable(case: Path) -> None:
     edit_yaml(case / "signoff.yaml", lambda so: so.update(body=so["body"].replace(
         "https://docs.sglang.io/cookbook/autoregressive/MiniMax/MiniMax-M3.1#agentic-long-context-deployment",
         "https://example.com/page")))
+    # the merged PR's published page is still recorded: its commands are compared
+    assert _row(case).status is Status.PASS
+
+    def drop(gh: Any) -> None:
+        del gh["pages"]["https://docs.sglang.io/cookbook/autoregressive/MiniMax/MiniMax-M3.1#agentic-long-context-deployment"]
+
+    edit_yaml(case / "github.yaml", drop)
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "published-page-not-linked"

@@ -45,13 +45,14 @@ def test_draft_kv_names_flag_value_file_line_and_run() -> None:
 
 @pytest.mark.parametrize(("name", "flag", "value", "line"), [
     ("fail-draft-kv-equals-form", "speculative-draft-kv-cache-dtype", "fp8_e5m2", 18),
-    ("fail-draft-kv-prefix-abbreviation", "speculative-draft-kv-cache", "fp8_e4m3", 30),
+    ("fail-draft-kv-prefix-abbreviation", "speculative-draft-kv-cache-dtype", "fp8_e4m3", 30),
     ("fail-draft-kv-below-explicit-target", "speculative-draft-kv-cache-dtype", "fp8_e5m2", 31),
 ])
 def test_spellings_resolve_to_the_draft_kv_flag(name: str, flag: str, value: str, line: int) -> None:
     result = run_one(_fx(name), 13)
     p = params(result, "draft-kv-below-target")
     assert (p["flag"], p["value"]) == (flag, value)
+    assert p["written"] == (["speculative-draft-kv-cache"] if "prefix" in name else [])
     assert (RECIPE, line) in file_lines(result)
 
 

@@ -79,9 +79,9 @@ def test_point_without_variant_is_a_generation_error(case: Path) -> None:
     replace_text(case / f"{RECIPES}/agentic-tp2.yaml", "CONC: ['44', '46', '48']", "CONC: ['44', '47', '48']")
     r = _row(case)
     assert r.status is Status.FAIL
-    assert r.result.findings[0].message_id == "generation-error"
+    assert r.result.findings[0].message_id == "point-binding-failed"
     assert "minimaxm31flash_tp2_conc46_kvdram-hicache_spec-draft_model" in _text(r)
-    assert "Expected exactly one matching single-node SRT recipe" in _text(r)
+    assert "no variant matches" in _text(r) and "agentic-tp2.yaml" in _text(r)
 
 
 def test_new_image_must_be_named_in_changelog(case: Path) -> None:

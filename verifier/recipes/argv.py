@@ -117,7 +117,7 @@ def build_command(
             flags.append(token)
             origin = origins.get(("roles", role, "extra_args", i)) or origins.get(("roles", role, "extra_args"))
             if origin is not None:
-                arg_origins.setdefault(token.removeprefix("--"), origin)
+                arg_origins.setdefault(token.removeprefix("--").split("=", 1)[0], origin)  # `--flag=value` too
     return Command(module, tuple(argv), arg_origins, tuple(flags))
 
 

@@ -372,7 +372,12 @@ def inject_synthetic(
     ctx: CheckContext, side: str, point: Point, data: dict[str, Any], origins: dict[Path, Origin],
     engine: str, thinking_mode: str | None = None, eval_only: bool = False,
 ) -> tuple[dict[str, Any], Synthetic]:
-    """Apply `synthetic_acceptance.build_overrides` (RecipeError when the golden cell is missing)."""
+    """Apply `synthetic_acceptance.build_overrides`.
+
+    A missing golden cell injects nothing and returns `Synthetic(active=True, golden=<not ok>)`: the
+    connector would stop that launch, which is Check 11's finding; the command line is still the
+    recipe's, so the other checks can judge it.
+    """
     if eval_only or point.scenario != AGENTIC or point.spec_decoding == "none":
         return data, Synthetic(False, None, None)
     gen = generation_role(data)
@@ -382,9 +387,7 @@ def inject_synthetic(
     golden = golden_al(ctx, side, point.model_prefix or "", spec.method or "", spec.draft_length, thinking_mode,
                        spec.draft_model, spec.sample_method)
     if not golden.ok or golden.value is None:
-        raise RecipeError(f"missing golden AL for {point.model_prefix} {spec.method} draft length "
-                          f"{spec.draft_length} ({golden.thinking_mode}): {golden.missing}",
-                          golden.file or ctx.bundle.path("golden_al_dir"), golden.line)
+        return data, Synthetic(True, spec, golden)
     al = golden.value
     origin = Origin(golden.file or "", golden.line)
     injected: list[tuple[str, str, str]] = []

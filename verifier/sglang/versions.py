@@ -80,13 +80,26 @@ def _policy(policy: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return policy if policy is not None else sglang_policy()
 
 
+_DOCKER_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
+
+
+def _hub(ref: ImageRef) -> ImageRef:
+    """The same reference without Docker Hub's explicit registry (`docker.io#lmsysorg/sglang` = `lmsysorg/sglang`)."""
+    repo = ref.repository
+    for prefix in _DOCKER_HUB:
+        if repo.lower().startswith(prefix):
+            repo = repo[len(prefix):]
+            break
+    return ImageRef(raw=ref.raw, repository=repo, tag=ref.tag, digest=ref.digest)
+
+
 def version_for_image(image: str, policy: Mapping[str, Any] | None = None) -> str:
     """The SGLang version an image runs, by policies/sglang.yaml; UnknownSGLangVersion otherwise."""
     pol = _policy(policy)
-    ref = parse_image(image)
+    ref = _hub(parse_image(image))
     images = pol.get("images", {})
     for entry in images.get("exact", ()):
-        want = parse_image(entry["image"])
+        want = _hub(parse_image(entry["image"]))
         if want.normalized == ref.normalized:
             return str(entry["version"])
     for rule in images.get("tags", ()):
