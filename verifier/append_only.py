@@ -305,7 +305,7 @@ def _files(ctx: CheckContext, facts: AppendOnlyFacts) -> None:
     skip = {bundle.path("changelog"), bundle.path("nvidia_master"), bundle.path("amd_master")}
     affected = affected_keys(ctx)
     by_file: dict[str, list[tuple[str, Any]]] = {}
-    for key, reasons in affected.reasons.items():
+    for key, reasons in [*affected.reasons.items(), *affected.indirect.items()]:
         for reason in reasons:
             by_file.setdefault(reason.file, []).append((key, reason))
     paths = []
@@ -327,7 +327,8 @@ def _files(ctx: CheckContext, facts: AppendOnlyFacts) -> None:
                 facts.violations.append(Violation("changed-file-affects-unselected", path, reason.line,
                                                   params={"path": path, "file": path.rsplit("/", 1)[-1],
                                                           "key": key}))
-            elif reason.kind in ("shared-block-changed", "benchmark-script-changed"):
+            elif reason.kind in ("shared-block-changed", "benchmark-script-changed", "recipe-script-changed",
+                                 "launcher-script-changed"):
                 facts.violations.append(Violation("changed-file-affects-existing-points", path, reason.line,
                                                   params={"path": path, "file": path.rsplit("/", 1)[-1],
                                                           "key": key}))

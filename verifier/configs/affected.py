@@ -30,7 +30,7 @@ class AffectedReason:
     """Why one key is affected: kind, the file (repository path), a line when known, a detail."""
 
     kind: str  # entry-added | entry-changed | entry-removed | recipe-changed | shared-block-changed |
-    #            benchmark-script-changed | changelog
+    #            benchmark-script-changed | launcher-script-changed (the config's own legacy script)
     file: str
     line: int | None = None
     detail: str = ""
@@ -56,6 +56,11 @@ class AffectedConfigs:
     changed_fields: dict[str, list[str]] = field(default_factory=dict)
     changelog: list[ChangelogKeys] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # Keys touched only through a shared recipe block or benchmark script, and not named by a new
+    # changelog entry: their benchmarks change, but the PR does not submit them. Checks that judge a
+    # submission (launches, images, docs) leave them out of `keys`; the changed shared files
+    # themselves are still scanned (Checks 8 and 10) and judged inside every submitted launch.
+    indirect: dict[str, list[AffectedReason]] = field(default_factory=dict)
 
     @property
     def keys(self) -> list[str]:
@@ -201,7 +206,19 @@ def compute_affected(ctx: CheckContext) -> AffectedConfigs:
     if interesting:
         _file_reasons(ctx, result, head, base, interesting, layout)
     _changelog(ctx, result, head)
+    _set_aside_indirect(result)
     return result
+
+
+_INDIRECT = frozenset({"shared-block-changed", "benchmark-script-changed"})
+
+
+def _set_aside_indirect(result: AffectedConfigs) -> None:
+    """Move keys affected only through shared files (and not named by the changelog) out of `keys`."""
+    changelog_named = set(result.changelog_keys)
+    for key, reasons in list(result.reasons.items()):
+        if key not in changelog_named and reasons and all(r.kind in _INDIRECT for r in reasons):
+            result.indirect[key] = result.reasons.pop(key)
 
 
 def _is_master_or_meta(ctx: CheckContext, path: str) -> bool:
@@ -296,13 +313,13 @@ def _file_reasons(
                     doc = recipe_doc(ctx, "head", recipe) if recipe.endswith((".yaml", ".yml")) else None
                     line = next((ln for p, ln in doc.lines.items() if match.group(0) in str(doc.get(*p))), None) \
                         if doc else None
-                    result.add(entry.key, AffectedReason("benchmark-script-changed", target, line,
+                    result.add(entry.key, AffectedReason("recipe-script-changed", target, line,
                                                          f"used by {short_path(recipe)}"))
         if not refs:
             for path, status in scripts.items():
                 stem = posixpath.basename(path).removesuffix(".sh")
                 if path.endswith(".sh") and _legacy_script_matches(entry, stem):
-                    result.add(entry.key, AffectedReason("benchmark-script-changed", path, None,
+                    result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
 
 
