@@ -24,9 +24,16 @@ from verifier.model import Run
 from verifier.yamlio import decode_text, line_of, load_json, load_yaml, plain
 
 
+_DOCKER_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
+
+
 def normalize_image(image: str) -> str:
-    """An image reference with its first `#` read as `/`, surrounding space removed."""
-    return image.strip().replace("#", "/", 1)
+    """An image reference with its first `#` read as `/` and Docker Hub's explicit registry dropped."""
+    text = image.strip().replace("#", "/", 1)
+    for prefix in _DOCKER_HUB:
+        if text.lower().startswith(prefix):
+            return text[len(prefix):]
+    return text
 
 
 # --------------------------------------------------------------------------------------------

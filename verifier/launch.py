@@ -248,8 +248,11 @@ class _Resolver:
         self.side = side
         self.entry = entry
         self.policy = launch_policy(ctx)
-        self.cluster: ClusterFacts | None = runners(ctx, side).cluster(entry.runner)
+        table = runners(ctx, side)
+        self.cluster: ClusterFacts | None = table.cluster(entry.runner)
         self.result = LaunchSet(side=side, keys=(entry.key,))
+        if table.error is not None:  # cluster env and staged model paths of the launch are unknown
+            self.error(None, table.file, None, f"unreadable, so cluster facts are unknown: {table.error}", "input")
         self._seen_problems: set[tuple[str, int | None, str]] = set()
 
     def error(self, point: Point | None, file: str, line: int | None, message: str, kind: str,

@@ -34,7 +34,7 @@ def error(*argv: str, version: str = V23) -> SGLangArgError:
 
 
 def test_committed_specs() -> None:
-    assert available_versions() == [V16, V23]
+    assert {V16, V23} <= set(available_versions())  # every version: tests/sglang/test_specs_versions.py
     for version, count in ((V23, 531), (V16, 460)):
         spec = load_argspec(version)
         assert spec.data["sglang_version"] == version
@@ -215,8 +215,8 @@ def test_launcher_prefix_is_stripped() -> None:
 def test_unknown_image_and_version() -> None:
     with pytest.raises(UnknownSGLangVersion):
         resolve_sglang(["--model-path", "/m"], image="lmsysorg/sglang:dev-something-new")
-    with pytest.raises(UnknownSGLangVersion, match="no SGLang arg spec is committed for version 0.5.19"):
-        resolve_sglang(["--model-path", "/m"], image="lmsysorg/sglang:v0.5.19-cu130")
+    with pytest.raises(UnknownSGLangVersion, match="no SGLang arg spec is committed for version 0.5.7"):
+        resolve_sglang(["--model-path", "/m"], image="lmsysorg/sglang:v0.5.7-cu130")
     with pytest.raises(UnknownSGLangVersion):
         resolve_sglang(["--model-path", "/m"])
     assert resolve_sglang(["--model-path", "/m"], image="lmsysorg/sglang:v0.5.16-cu130").version == V16

@@ -227,7 +227,10 @@ def _budget(
             errors.append(f"dram-utilization {util} is outside (0, 1]")
     except InvalidOperation:
         return None, [f"dram-utilization {util!r} is not a number"]
-    facts: ClusterFacts | None = runners(ctx, side).cluster(entry.runner)
+    table = runners(ctx, side)
+    if table.error is not None:
+        return None, [f"{table.file} is unreadable ({table.error}), so cluster facts are unknown"]
+    facts: ClusterFacts | None = table.cluster(entry.runner)
     if facts is None:
         return None, [f"runner {entry.runner} has no cluster facts in runners.yaml"]
     if facts.available_cpu_dram_mib is None or facts.gpus_per_node is None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from verifier.configs.yaml11 import Doc, parse_yaml11
 from verifier.context import CheckContext
+from verifier.errors import InputError
 from verifier.yamlio import decode_text
 
 
@@ -47,10 +48,11 @@ class Runners:
     """runners.yaml of one side."""
 
     file: str
-    format: str  # "old" (hardware:) | "new" (clusters:) | "missing"
+    format: str  # "old" (hardware:) | "new" (clusters:) | "missing" | "unreadable"
     labels: dict[str, list[str]]
     clusters: dict[str, ClusterFacts]
     doc: Doc | None = None
+    error: str | None = None  # why an "unreadable" file was refused (not UTF-8, invalid YAML, ...)
 
     def cluster(self, runner: str | None) -> ClusterFacts | None:
         """Cluster facts for a master `runner:` value (`cluster:<id>`, an old hardware key, or a
@@ -146,7 +148,8 @@ def _env_str(value: Any) -> str:
 
 
 def runners(ctx: CheckContext, side: str = "head") -> Runners:
-    """runners.yaml of one side, memoized (format "missing" when the tree lacks it)."""
+    """runners.yaml of one side, memoized (format "missing" when the tree lacks it, "unreadable" with
+    `error` set when the file is not UTF-8 or not valid YAML: no cluster facts are known then)."""
 
     def compute() -> Runners:
         path = ctx.bundle.path("runners")
@@ -154,6 +157,9 @@ def runners(ctx: CheckContext, side: str = "head") -> Runners:
         raw = tree.read(path)
         if raw is None:
             return Runners(file=path, format="missing", labels={}, clusters={})
-        return parse_runners(decode_text(raw, path), path)
+        try:
+            return parse_runners(decode_text(raw, path), path)
+        except InputError as exc:
+            return Runners(file=path, format="unreadable", labels={}, clusters={}, error=exc.reason)
 
     return ctx.memo(f"configs.runners.{side}", compute)
