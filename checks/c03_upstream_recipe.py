@@ -27,6 +27,7 @@ Policy: upstream
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -139,7 +140,24 @@ def _same(a: Any, b: Any) -> bool:
     return False
 
 
+def _normalized(dest: str, value: Any, policy: Mapping[str, Any]) -> Any:
+    """A JSON-object string as a dict (key order and spacing are not settings), without the keys the
+    connector injects into it (policy `settings.injected_json_keys`, e.g. vLLM synthetic acceptance)."""
+    if not isinstance(value, str) or not value.lstrip().startswith("{"):
+        return value
+    try:
+        data = json.loads(value)
+    except ValueError:
+        return value
+    if not isinstance(data, dict):
+        return value
+    injected = (policy["settings"].get("injected_json_keys") or {}).get(dest) or ()
+    return {k: v for k, v in data.items() if k not in injected}
+
+
 def _show(value: Any) -> str:
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
     if value is True:
         return "set"
     if value is None or value is False:
@@ -154,28 +172,30 @@ def _compare(ctx: CheckContext, launch: Launch, recipe: _Resolved, command: Page
     result = _Coverage(launch, command)
     for dest in sorted(recipe.given):
         category, mode = classify_dest(dest, policy)
-        want = recipe.namespace.get(dest)
+        want = _normalized(dest, recipe.namespace.get(dest), policy)
+        got = _normalized(dest, page.namespace.get(dest), policy)
         name = recipe.flag(dest) or dest
         if mode == "informational":
             result.informational.append((name, category))
             continue
         if dest not in page.given:
             # a restated default is covered by a page that leaves the default in place
-            if mode == "value" and dest in page.namespace and _same(page.namespace.get(dest), want):
+            if mode == "value" and dest in page.namespace and _same(got, want):
                 continue
-            default = page.namespace.get(dest)
+            default = got
             shown = "unset" if default is None or default is False else f"{_show(default)} (default)"
             result.missing.append((name, category, _show(want), shown))
             continue
-        if mode == "value" and not _same(page.namespace.get(dest), want):
-            result.missing.append((name, category, _show(want), _show(page.namespace.get(dest))))
-        elif mode == "presence" and category == "per-point sizing" and _same(page.namespace.get(dest), want):
+        if mode == "value" and not _same(got, want):
+            result.missing.append((name, category, _show(want), _show(got)))
+        elif mode == "presence" and category == "per-point sizing" and _same(got, want):
             result.sizing_matches += 1
     for dest in sorted(page.given - recipe.given):
         # a production setting the page command adds that this variant does not run: the command
         # documents another variant (used only to pick the command that documents this one)
         _category, mode = classify_dest(dest, policy)
-        if mode == "value" and not _same(page.namespace.get(dest), recipe.namespace.get(dest)):
+        if mode == "value" and not _same(_normalized(dest, page.namespace.get(dest), policy),
+                                         _normalized(dest, recipe.namespace.get(dest), policy)):
             result.extras += 1
     env = {**exports, **command.env}
     for name, value in sorted(launch.env.items()):

@@ -28,6 +28,7 @@ from typing import Any
 
 from verifier.configs import points
 from verifier.context import CheckContext
+from verifier.engine_args import vllm_speculative_config
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
 from verifier.layout import short_path
@@ -173,6 +174,17 @@ def check(ctx: CheckContext) -> CheckResult:
             if not abs(logged - golden.value) <= tol:
                 fails.append(finding("logged-al-differs", log.evidence(ctx), key=la.key, point=la.exp_name,
                                      knob=name, value=env[name], golden=golden.text, run=log.run_id,
+                                     curve=short_path(golden.file or ""), mode=golden.thinking_mode,
+                                     length=golden.draft_length or 0))
+        cfg = vllm_speculative_config(list(log.log.command or ())) if la.engine == "vllm" else None
+        al = cfg.synthetic_acceptance_length if cfg is not None else None
+        if al is not None:  # FORMATS 4.8: vLLM carries the AL inside the logged speculative-config
+            knob = "speculative-config synthetic_acceptance_length"
+            group["runs"].add(log.run_id)
+            group["logged"][knob] = f"{al:g}"
+            if not abs(al - golden.value) <= tol:
+                fails.append(finding("logged-al-differs", log.evidence(ctx), key=la.key, point=la.exp_name,
+                                     knob=knob, value=f"{al:g}", golden=golden.text, run=log.run_id,
                                      curve=short_path(golden.file or ""), mode=golden.thinking_mode,
                                      length=golden.draft_length or 0))
         side = {n: env[n] for n in policy["side_env"] if n in env}

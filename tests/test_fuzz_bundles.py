@@ -29,12 +29,12 @@ from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.comments import CommentedSeq
 
 from tests.kit import CASES, FIXTURES, clone_bundle
 
 BASES = (CASES / "pr4524", CASES / "pr4524-approved", FIXTURES / "pr4524")
-FAST_CASES = 150
+FAST_CASES = 200
 SLOW_CASES = 1500
 STATUSES = {"PASS", "FAIL", "WARN", "N/A"}
 
@@ -70,6 +70,10 @@ MASTER_KEYS = (
 )
 WEIRD_NUMBERS: tuple[Any, ...] = (0, -1, "abc", "4", 1.5, 10**12, None, [], {}, [0, -1, "x"], True)
 DELETABLE_ROOTS = ("tree/", "runs/", "pages/", "checkpoints/")
+# Files most checks read; mutations pick among these more often than among the ~60 run artifacts.
+HOT = ("-master.yaml", "runners.yaml", "recipe", "MODELS.md", "CHECKLIST.md", "CODEOWNERS", "perf-changelog",
+       "thresholds.yaml", "golden_al", "overview/", "waiver/", ".sh", "pages/", "checkpoints/", "run.yaml",
+       "results.json")
 
 
 # ---------------------------------------------------------------- file helpers
@@ -96,6 +100,12 @@ def _files(root: Path, *, suffixes: tuple[str, ...] = (), prefix: str = "", name
             continue
         out.append(rel)
     return out
+
+
+def _pick_file(rng: random.Random, pool: list[str]) -> str | None:
+    """A file of the pool, three times in four among the files most checks read."""
+    hot = [f for f in pool if "/" not in f or any(h in f for h in HOT)]
+    return _pick(rng, hot if hot and rng.random() < 0.75 else pool)
 
 
 def _load_yaml(path: Path) -> Any:
@@ -150,7 +160,7 @@ def m_delete(root: Path, rng: random.Random) -> str | None:
     pool = [f for f in _files(root) if f.startswith(DELETABLE_ROOTS)]
     if rng.random() < 0.1:
         pool = [f for f in _files(root) if "/" not in f]
-    rel = _pick(rng, pool)
+    rel = _pick_file(rng, pool)
     if rel is None:
         return None
     (root / rel).unlink()
@@ -159,7 +169,7 @@ def m_delete(root: Path, rng: random.Random) -> str | None:
 
 def m_truncate(root: Path, rng: random.Random) -> str | None:
     """Cut a file at a random byte (possibly inside a UTF-8 sequence)."""
-    rel = _pick(rng, _files(root))
+    rel = _pick_file(rng, _files(root))
     if rel is None:
         return None
     data = (root / rel).read_bytes()
@@ -317,7 +327,7 @@ def m_server_log(root: Path, rng: random.Random) -> str | None:
 
 
 def _master_files(root: Path) -> list[str]:
-    return [f for f in _files(root, prefix="tree/", suffixes=("-master.yaml",))]
+    return _files(root, prefix="tree/", suffixes=("-master.yaml",))
 
 
 def m_master_weird(root: Path, rng: random.Random) -> str | None:
@@ -391,7 +401,7 @@ def m_recipe_shape(root: Path, rng: random.Random) -> str | None:
 def m_text(root: Path, rng: random.Random) -> str | None:
     """Insert hostile lines into a text document (markdown, script, CODEOWNERS, page, YAML)."""
     pool = _files(root, suffixes=(".md", ".sh", "CODEOWNERS", ".yaml", ".log"))
-    rel = _pick(rng, pool)
+    rel = _pick_file(rng, pool)
     if rel is None:
         return None
     path = root / rel
@@ -427,7 +437,7 @@ def m_pr_fields(root: Path, rng: random.Random) -> str | None:
 
 def m_invalid_utf8(root: Path, rng: random.Random) -> str | None:
     """Put invalid UTF-8 (or a NUL byte) into a file."""
-    rel = _pick(rng, _files(root))
+    rel = _pick_file(rng, _files(root))
     if rel is None:
         return None
     data = (root / rel).read_bytes()
@@ -435,6 +445,64 @@ def m_invalid_utf8(root: Path, rng: random.Random) -> str | None:
     junk = _pick(rng, [b"\xff\xfe\x80", b"\x00", b"\xc3", b"\xed\xa0\x80"])
     (root / rel).write_bytes(data[:at] + junk + data[at:])
     return f"bytes {junk!r} into {rel} at {at}"
+
+
+def m_weird_leaf(root: Path, rng: random.Random) -> str | None:
+    """Give a recipe, result or eval record leaf an odd number/type (tp -1, conc "x", score [] ...)."""
+    pool = [f for f in _files(root, suffixes=(".yaml", ".json")) if "recipe" in f or f.endswith("result.json")
+            or f.endswith("results.json") or "golden_al" in f or "thresholds" in f or "perf-changelog" in f]
+    rel = _pick(rng, pool)
+    if rel is None:
+        return None
+    path = root / rel
+    is_json = rel.endswith(".json")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if is_json else _load_yaml(path)
+    except ValueError:
+        return None
+    leaves = [(c, k, t) for c, k, t in _slots(data) if not isinstance(c[k], dict | list)]
+    if not leaves:
+        return None
+    descs = []
+    for container, key, trail in [_pick(rng, leaves) for _ in range(rng.randint(1, 4))]:
+        value = _pick(rng, list(WEIRD_NUMBERS))
+        container[key] = json.loads(json.dumps(value)) if isinstance(value, list | dict) else value
+        descs.append(f"{'.'.join(map(str, trail))}={_short(value)}")
+    if is_json:
+        path.write_text(json.dumps(data), encoding="utf-8")
+    else:
+        _dump_yaml(path, data)
+    return f"leaf {rel} " + ", ".join(descs)
+
+
+def m_refs(root: Path, rng: random.Random) -> str | None:
+    """Point a run reference (baseline run, check-run run_id, /use command) at a run the bundle lacks."""
+    how = rng.randrange(3)
+    ghost = _pick(rng, [1, 99999999999, 40739166139])
+    if how == 0:
+        data = _load_yaml(root / "github.yaml")
+        runs = data.get("baseline_runs") if isinstance(data, dict) else None
+        if not isinstance(runs, dict) or not runs:
+            return None
+        key = _pick(rng, list(runs))
+        runs[key] = ghost
+        _dump_yaml(root / "github.yaml", data)
+        return f"baseline run of {key} -> {ghost}"
+    if how == 1:
+        data = _load_yaml(root / "checks.yaml")
+        if not isinstance(data, list) or not data:
+            return None
+        for item in rng.sample(data, min(len(data), rng.randint(1, 5))):
+            if isinstance(item, dict):
+                item["run_id"] = ghost
+        _dump_yaml(root / "checks.yaml", data)
+        return f"check-runs run_id -> {ghost}"
+    data = _load_yaml(root / "comments.yaml")
+    if not isinstance(data, list) or not data or not isinstance(data[-1], dict):
+        return None
+    data[-1]["body"] = f"/use {ghost}\n/reuse-sweep-run\n/use -5"
+    _dump_yaml(root / "comments.yaml", data)
+    return f"/use {ghost} in the last comment"
 
 
 MUTATIONS: tuple[tuple[Mutation, int], ...] = (
@@ -452,7 +520,9 @@ MUTATIONS: tuple[tuple[Mutation, int], ...] = (
     (m_recipe_shape, 2),
     (m_text, 2),
     (m_pr_fields, 2),
-    (m_invalid_utf8, 1),
+    (m_invalid_utf8, 2),
+    (m_weird_leaf, 4),
+    (m_refs, 2),
 )
 
 

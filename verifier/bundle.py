@@ -100,6 +100,20 @@ def _validate(data: Any, definition: str, rel: str) -> None:
         raise BundleError(rel, field, message)
 
 
+def _pr_numbers(items: Any, rel: str) -> tuple[int, ...]:
+    """PR numbers of a run's `pull_requests` (plain numbers or `{number: N}` objects)."""
+    out = []
+    for i, item in enumerate(items or []):
+        value = item.get("number") if isinstance(item, dict) else item
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise BundleError(rel, f"pull_requests.{i}", f"{value!r} is not a PR number")
+        try:
+            out.append(int(value))
+        except ValueError:
+            raise BundleError(rel, f"pull_requests.{i}", f"{value!r} is not a PR number") from None
+    return tuple(out)
+
+
 class BundleReader:
     """Reads one bundle directory."""
 
@@ -181,9 +195,7 @@ class BundleReader:
                 files = {} if expired else self._folder(f"runs/{folder.name}/{name}")
                 artifacts.append(Artifact(name=name, expired=expired, files=files))
             fields = {k: v for k, v in data.items() if k != "artifacts"}
-            fields["pull_requests"] = tuple(
-                int(p["number"]) if isinstance(p, dict) else int(p) for p in data.get("pull_requests") or []
-            )
+            fields["pull_requests"] = _pr_numbers(data.get("pull_requests"), rel)
             runs[int(data["id"])] = self._build(rel, Run, {**fields, "artifacts": tuple(artifacts)})
         return runs
 

@@ -23,7 +23,6 @@ from verifier.errors import InputError
 from verifier.model import Run
 from verifier.yamlio import decode_text, line_of, load_json, load_yaml, plain
 
-
 _DOCKER_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
 
 

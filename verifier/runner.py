@@ -10,8 +10,9 @@ from types import ModuleType
 from typing import Any
 
 from verifier.context import CheckContext
+from verifier.errors import InputError
 from verifier.model import Bundle
-from verifier.results import CheckResult, Finding, Status
+from verifier.results import CheckResult, FileEvidence, Finding, Status, unverifiable
 
 
 class Verdict(StrEnum):
@@ -74,12 +75,22 @@ def _normalise(result: CheckResult, advisory: bool) -> CheckResult:
 
 
 def run_check(module: ModuleType, ctx: CheckContext) -> CheckResult:
-    """Run one check; an exception becomes a 'check-crashed' result instead of propagating."""
+    """Run one check; an exception becomes a result instead of propagating.
+
+    An InputError (a bundle or repository file the check needs was refused as malformed: not
+    UTF-8, invalid YAML/JSON, too big) is a fact about the evidence, not a bug: the check could not
+    establish its facts, so it is unverifiable naming that file (`input-unreadable`). A shared
+    derived fact that failed this way is cached by `ctx.memo`, so every check that needs it says so.
+    Any other exception is a bug and becomes 'check-crashed'.
+    """
     try:
         result = module.check(ctx)
         if not isinstance(result, CheckResult):
             raise TypeError(f"check returned {type(result).__name__}, not CheckResult")
         return result
+    except InputError as exc:
+        reason = " ".join(str(exc.reason).split())[:300]
+        return unverifiable("input-unreadable", FileEvidence(path=exc.path), missing=exc.path, reason=reason)
     except Exception as exc:
         detail = " ".join(str(exc).split())[:300]
         return CheckResult(

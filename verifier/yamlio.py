@@ -133,6 +133,9 @@ def load_yaml(text: str, path: str) -> Any:
         raise InputError(path, f"invalid YAML{where}: {problem}") from None
     except (YAMLError, RecursionError, ValueError) as exc:
         raise InputError(path, f"invalid YAML: {type(exc).__name__}: {exc}") from None
+    except (KeyError, TypeError, AttributeError, IndexError) as exc:
+        # ruamel fails this way on some hostile input, e.g. `%YAML 9.9` (no resolver for that version)
+        raise InputError(path, f"invalid YAML: the parser refused it ({type(exc).__name__}: {exc})") from None
     _expanded_size(data, path)
     return data
 

@@ -102,7 +102,8 @@ def test_vllm_and_trt_synthetic_acceptance_forms() -> None:
     transfer = json.loads(vllm.args["kv-transfer-config"])
     assert transfer["kv_connector_extra_config"]["max_local_cpu_size"] == 374  # @dram inside a JSON string
     assert vllm.env["LMCACHE_MAX_LOCAL_CPU_SIZE"] == "374"
-    assert vllm.arg_origin("speculative-config")[0].endswith("tm_mtp.yaml")
+    # the synthetic keys are merged into the recipe's own speculative-config, which keeps its line
+    assert vllm.arg_origin("speculative-config")[0].endswith("tm/vllm/b300-fp4-mtp/agentic.yaml")
     trt = launches(ctx, "head", ["tm-fp4-b300-trtllm-agentic-mtp"]).launches[0]
     assert trt.env["TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"] == "2"  # golden AL 3.0 minus one
     assert trt.args["kv_cache_config"]["host_cache_size"] == 599 * 10**9 // 2

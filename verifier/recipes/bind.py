@@ -425,8 +425,13 @@ def inject_synthetic(
             sets = [((*env_path, "TILERT_SIMULATE_ACC_LEN"), format_al(al)),
                     ((*env_path, "TILERT_SIMULATE_ACC_METHOD"), "match-expected")]
         for path, value in sets:
+            merged_into_recipe = engine == "vllm" and path in origins
             data = set_path(data, path, value)
-            origins[path] = origin
+            # vLLM's injected keys are merged into the recipe's own speculative-config, which keeps the
+            # recipe's file:line (its draft settings live there); a value the launcher replaces or adds
+            # points at the golden curve it came from.
+            if not merged_into_recipe:
+                origins[path] = origin
             injected.append((role, path[2], str(path[3])))
     environment = data.get("environment") if isinstance(data.get("environment"), Mapping) else {}
     for name in [n for n in environment if str(n).startswith(SIM_ENV_PREFIXES)]:
