@@ -400,7 +400,8 @@ def check(ctx: CheckContext) -> CheckResult:
         *notes,
         finding("page-covers-variants", *evidence, points=len(covered), variants=len(variants),
                 roles=roles, commands=len(used), total_commands=len(commands),
-                pages=[p.url for p in pages], lines=used),
+                pages=[p.url for p in pages], lines=used,
+                resolved=all(c.launch.engine == "sglang" for c in covered)),
     ]
     harness = sorted(name for name, category in informational if category == "harness")
     other = sorted(name for name, category in informational if category != "harness")

@@ -190,7 +190,13 @@ def parse_models_md(text: str, path: str) -> ModelsDoc:
                 prefixes = _PREFIX.findall(row.cells[0])
                 cell = row.cells[1]
                 precision = _precision(cell)
-                scenarios = scenarios_in(cell) or {None}
+                scenarios = scenarios_in(cell)
+                if not scenarios:
+                    # Only a precision deprecation, or an explicit "every scenario"/"all", spans every
+                    # scenario; a cell naming nothing recognizable deprecates nothing we can apply.
+                    if precision is None and not re.search(r"\b(all|every|everything)\b", cell.lower()):
+                        continue
+                    scenarios = {None}
                 for prefix in prefixes or [None]:
                     for scenario in sorted(scenarios, key=str):
                         doc.deprecations.append(Deprecation(scenario, prefix, precision,
