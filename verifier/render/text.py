@@ -31,7 +31,7 @@ def code_span(value: str) -> str:
     # Even inside a code span, never carry an HTML comment opener: it could imitate our marker
     # to anything that searches the raw comment body.
     text = text.replace("<!--", "<!\u200c--").replace("-->", "-\u200c->")
-    return f"`{text}`" if text else "` `"
+    return f"`{text}`" if text else ""
 
 
 def sanitize(value: Any) -> Any:
