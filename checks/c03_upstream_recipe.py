@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.configs import affected_keys, master_entries
+from verifier.configs import affected_keys, submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
@@ -255,12 +255,12 @@ def check(ctx: CheckContext) -> CheckResult:
     policy = ctx.policy("upstream")
     try:
         affected = affected_keys(ctx)
-        head = master_entries(ctx, "head")
+        head = submitted_entries(ctx)
     except InputError as exc:
         return unverifiable("affected-configs-unreadable", FileEvidence(path=exc.path), missing=exc.path)
-    serving = [k for k in affected.keys if k in head and head[k].framework in policy["frameworks"]]
+    serving = [k for k, entry in head.items() if entry.framework in policy["frameworks"]]
     if not serving:
-        frameworks = sorted({str(head[k].framework) for k in affected.keys if k in head})
+        frameworks = sorted({str(entry.framework) for entry in head.values()})
         return not_applicable(finding("no-production-serving-config", keys=list(affected.keys),
                                       frameworks=frameworks))
 

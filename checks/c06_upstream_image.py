@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.configs import ConfigEntry, affected_keys, master_entries
+from verifier.configs import ConfigEntry, affected_keys, master_entries, submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.models_md import models_doc
@@ -201,20 +201,18 @@ def check(ctx: CheckContext) -> CheckResult:
     policy = ctx.policy("images")
     affected = affected_keys(ctx)
     try:
-        head = master_entries(ctx, "head")
+        submitted = submitted_entries(ctx)
         master_entries(ctx, "base")
     except InputError as exc:
         return unverifiable("master-config-unreadable", missing=exc.path if hasattr(exc, "path") else "master config",
                             error=str(exc)[:200])
-    keys = [k for k in affected.keys if k in head]
-    if not keys:
+    if not submitted:
         return not_applicable(finding("no-affected-entries", removed=len(affected.removed)))
     fails: list[Finding] = []
     unknown: list[Finding] = []
     passes: list[Finding] = []
     frameworks: set[str] = set()
-    for key in keys:
-        entry = head[key]
+    for key, entry in submitted.items():
         try:
             state, items = _judge(ctx, key, entry, key in affected.added, policy)
             frameworks.add(entry.framework or "")

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from verifier.configs import affected_keys, master_entries
+from verifier.configs import submitted_entries
 from verifier.context import CheckContext
 from verifier.models_md import SCENARIO_NAMES, Deprecation, ModelRow, ModelsDoc, models_doc
 from verifier.results import (
@@ -119,10 +119,8 @@ def _judge_key(
 
 def check(ctx: CheckContext) -> CheckResult:
     """Each affected config's model, scenario and precision is active in MODELS.md on the review date."""
-    affected = affected_keys(ctx)
-    head = master_entries(ctx, "head")
-    keys = [k for k in affected.keys if k in head]
-    if not keys:
+    submitted = submitted_entries(ctx)
+    if not submitted:
         return not_applicable(finding("no-config-affected"))
     docs = [d for d in (models_doc(ctx, "head"), models_doc(ctx, "base")) if d is not None]
     if not docs:
@@ -130,8 +128,8 @@ def check(ctx: CheckContext) -> CheckResult:
     names = dict(ctx.policy("models")["fixed_seq_scenarios"])
     failures: list[Finding] = []
     passes: list[Finding] = []
-    for key in keys:
-        f, p = _judge_key(ctx, key, head[key], docs, names)
+    for key, entry in submitted.items():
+        f, p = _judge_key(ctx, key, entry, docs, names)
         failures.extend(f)
         passes.extend(p)
     if failures:

@@ -45,7 +45,7 @@ from verifier.results import (
     passed,
 )
 from verifier.scope import affected_files
-from verifier.yamlio import decode_text
+from verifier.yamlio import text_or_none
 
 ID = 8
 NAME = "Architecture hacks"
@@ -237,12 +237,8 @@ def check(ctx: CheckContext) -> CheckResult:
             since = dt.date.fromisoformat(policy["integer_allreduce"]["since"])
             allreduce_seen["new" if date >= since else "old"].add(launch.point.model_prefix or "")
     for path in files:
-        raw = ctx.bundle.head.read(path)
-        if raw is None:
-            continue
-        try:
-            text = decode_text(raw, path)
-        except InputError:
+        text = text_or_none(ctx.bundle.head.read(path), path)
+        if text is None:
             continue
         for item in _text_findings(path, text, policy):
             if not any(s[1] == item[1] and s[2] == item[2] and s[0] == item[0] for s in hits):

@@ -24,7 +24,6 @@ from typing import Any
 
 from verifier.configs import points
 from verifier.context import CheckContext
-from verifier.errors import InputError
 from verifier.launch import Launch, launches
 from verifier.layout import repo_relative, short_path
 from verifier.results import (
@@ -37,7 +36,7 @@ from verifier.results import (
     not_applicable,
     passed,
 )
-from verifier.yamlio import decode_text
+from verifier.yamlio import text_or_none
 
 ID = 9
 NAME = "Chat template"
@@ -104,11 +103,7 @@ def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: 
                                        MissingEvidence(what="the benchmark client script"), key=launch.key,
                                        command=command, missing="the benchmark client script")
     if script not in cache:
-        raw_bytes = ctx.bundle.head.read(script)
-        try:
-            cache[script] = decode_text(raw_bytes, script) if raw_bytes is not None else None
-        except InputError:
-            cache[script] = None
+        cache[script] = text_or_none(ctx.bundle.head.read(script), script)
     text = cache[script]
     if text is None:
         return "unverifiable", finding("client-missing", MissingEvidence(what=short_path(script)), key=launch.key,

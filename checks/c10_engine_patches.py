@@ -45,7 +45,7 @@ from verifier.results import (
     unverifiable,
 )
 from verifier.scope import affected_files
-from verifier.yamlio import decode_text
+from verifier.yamlio import text_or_none
 
 ID = 10
 NAME = "Engine patches"
@@ -64,13 +64,7 @@ class _Waiver:
 
 def _read(ctx: CheckContext, side: str, path: str) -> str | None:
     tree = ctx.bundle.head if side == "head" else ctx.bundle.base
-    raw = tree.read(path)
-    if raw is None:
-        return None
-    try:
-        return decode_text(raw, path)
-    except InputError:
-        return None
+    return text_or_none(tree.read(path), path)
 
 
 def _waiver_problems(text: str, policy: Mapping[str, Any]) -> tuple[str, ...]:

@@ -46,7 +46,7 @@ from verifier.results import (
 )
 from verifier.runlogs import point_logs
 from verifier.scope import affected_files
-from verifier.yamlio import decode_text
+from verifier.yamlio import text_or_none
 
 ID = 11
 NAME = "Golden AL"
@@ -89,12 +89,8 @@ def _hardcoded(ctx: CheckContext, policy: Mapping[str, Any], files: list[str]) -
     rx = _knob_rx(policy)
     out = []
     for path in files:
-        raw = ctx.bundle.head.read(path)
-        if raw is None:
-            continue
-        try:
-            text = decode_text(raw, path)
-        except InputError:
+        text = text_or_none(ctx.bundle.head.read(path), path)
+        if text is None:
             continue
         for number, line in enumerate(text.split("\n"), 1):
             if line.lstrip().startswith("#"):

@@ -72,7 +72,7 @@ from verifier.results import (
 from verifier.runlogs import PointLog, point_logs
 from verifier.scope import affected_files
 from verifier.sglang import SGLangArgError, UnknownSGLangVersion, effective_kv_dtypes, resolve_sglang
-from verifier.yamlio import decode_text
+from verifier.yamlio import decode_text, text_or_none
 
 ID = 13
 NAME = "Draft precision"
@@ -342,12 +342,8 @@ def _scan_texts(ctx: CheckContext, state: _State) -> None:
     for path in scope.files:
         if not is_scanned(path, patches_policy):
             continue
-        raw = ctx.bundle.head.read(path)
-        if raw is None:
-            continue
-        try:
-            text = decode_text(raw, path)
-        except InputError:
+        text = text_or_none(ctx.bundle.head.read(path), path)
+        if text is None:
             continue
         for issue in env_text_issues(path, text, policy):
             known = any(g.issue.kind == "prohibited-env" and g.issue.name == issue.name and

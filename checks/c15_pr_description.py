@@ -20,7 +20,7 @@ from typing import Any
 
 from verifier.changelog import changelog_report
 from verifier.claims import ConfigFacts, Judged, PointFacts, evaluate, extract_claims
-from verifier.configs import affected_keys, master_entries
+from verifier.configs import submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
@@ -64,8 +64,8 @@ def _float(value: Any) -> float | None:
 
 
 def _facts(ctx: CheckContext) -> tuple[ConfigFacts, list[Launch]]:
-    head = master_entries(ctx, "head")
-    keys = [k for k in affected_keys(ctx).keys if k in head]
+    submitted = submitted_entries(ctx)
+    keys = list(submitted)
     launch_set = launches(ctx, "head", keys)
     if launch_set.fatal_errors:
         err = launch_set.fatal_errors[0]
@@ -81,7 +81,7 @@ def _facts(ctx: CheckContext) -> tuple[ConfigFacts, list[Launch]]:
     )
     report = changelog_report(ctx)
     append_only = any(e.flag("append-only") for e in report.appended) if report.appended else None
-    images = frozenset(str(head[k].image) for k in keys if head[k].image)
+    images = frozenset(str(e.image) for e in submitted.values() if e.image)
     changed = {f.path: f.status for f in ctx.bundle.pr.files}
     facts = ConfigFacts(points=points, images=images, changed_files=changed, append_only=append_only,
                         runs=frozenset(ctx.bundle.runs))

@@ -18,7 +18,7 @@ import fnmatch
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.configs import affected_keys, master_entries
+from verifier.configs import affected_keys, master_entries, submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.overview import Overview, read_overview
@@ -69,18 +69,17 @@ def check(ctx: CheckContext) -> CheckResult:
     policy = ctx.policy("overview")
     try:
         affected = affected_keys(ctx)
-        head = master_entries(ctx, "head")
+        head = submitted_entries(ctx)
     except InputError as exc:
         return unverifiable("affected-configs-unreadable", FileEvidence(path=exc.path), missing=exc.path)
-    keys = [k for k in affected.keys if k in head]
-    if not keys:
+    if not head:
         result = not_applicable(finding("no-submitted-keys", removed=list(affected.removed)))
         return _named(result, _na_name(ctx, affected.removed, policy))
 
     vendors = policy["vendors"]
     by_vendor: dict[str, list[str]] = {}
-    for key in keys:
-        by_vendor.setdefault(head[key].vendor, []).append(key)
+    for key, entry in head.items():
+        by_vendor.setdefault(entry.vendor, []).append(key)
     titles = [str(vendors[v]["title"]) if v in vendors else v for v in by_vendor]
     name = " and ".join(titles) + " overview"
 

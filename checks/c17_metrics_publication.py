@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from verifier.configs import affected_keys, master_entries
+from verifier.configs import submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
@@ -158,14 +158,12 @@ def check(ctx: CheckContext) -> CheckResult:
     """Dynamo TRT-LLM entries publish iteration and KV-cache metrics, with the Dynamo version recorded."""
     policy = ctx.policy("metrics")
     try:
-        affected = affected_keys(ctx)
-        head = master_entries(ctx, "head")
+        head = submitted_entries(ctx)
     except InputError as exc:
         return unverifiable("affected-configs-unreadable", FileEvidence(path=exc.path), missing=exc.path)
-    present = [k for k in affected.keys if k in head]
-    keys = [k for k in present if head[k].framework in policy["frameworks"]]
+    keys = [k for k, entry in head.items() if entry.framework in policy["frameworks"]]
     if not keys:
-        frameworks = sorted({str(head[k].framework) for k in present})
+        frameworks = sorted({str(entry.framework) for entry in head.values()})
         return not_applicable(finding("no-dynamo-trt-config", frameworks=frameworks,
                                       wanted=list(policy["frameworks"])))
     try:

@@ -29,7 +29,7 @@ from typing import Any
 
 from verifier.changelog import changelog_report, match_config_keys
 from verifier.ci import measured_run, run_evidence
-from verifier.configs import affected_keys, master_entries, points
+from verifier.configs import affected_keys, master_entries, points, submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.launch import EXACTLY_ONE, Launch, LaunchSet, launches
@@ -411,10 +411,9 @@ def check(ctx: CheckContext) -> CheckResult:
     policy = ctx.policy("consistency")
     try:
         affected = affected_keys(ctx)
-        head = master_entries(ctx, "head")
+        keys = list(submitted_entries(ctx))
     except InputError as exc:
         return unverifiable("affected-configs-unreadable", FileEvidence(path=exc.path), missing=exc.path)
-    keys = [k for k in affected.keys if k in head]
     report = changelog_report(ctx)
     if not keys and not report.changed:
         return not_applicable(finding("nothing-affected", removed=list(affected.removed)))

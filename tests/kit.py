@@ -68,3 +68,10 @@ def judge(bundle_dir: Path, only: set[int] | None = None) -> Any:
 def row(report: Any, check_id: int) -> Any:
     """The row of one check in a report."""
     return next(r for r in report.rows if r.id == check_id)
+
+
+def row_summary(r: Any, sep: str = "\n") -> str:
+    """A report row's rendered summary: English, then Chinese, joined by sep."""
+    from verifier.render.text import render_summary
+
+    return render_summary(r.id, r.result, "en") + sep + render_summary(r.id, r.result, "zh")

@@ -432,10 +432,9 @@ def _stale_runs(ctx: CheckContext, candidates: list[RunJobs]) -> dict[int, tuple
     one that ran a key since renamed or removed (e.g. a `...-tp2` key folded into another) does
     not. Runs whose job names carry no recognizable key are never treated as stale.
     """
-    from verifier.configs import affected_keys, master_entries
+    from verifier.configs import master_entries, submitted_entries
 
-    head = master_entries(ctx, "head")
-    submitted = {k for k in affected_keys(ctx).keys if k in head} or set(head)
+    submitted = set(submitted_entries(ctx)) or set(master_entries(ctx, "head"))
     stale: dict[int, tuple[str, ...]] = {}
     for rj in candidates:
         keys = {k for job in rj.executed("benchmark") if (k := job_config_key(job.name))}

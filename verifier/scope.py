@@ -14,12 +14,12 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from verifier.configs import affected_keys, launch_policy, master_entries, points
+from verifier.configs import launch_policy, points, submitted_entries
 from verifier.configs.yaml11 import parse_yaml11
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.layout import repo_relative
-from verifier.yamlio import decode_text
+from verifier.yamlio import text_or_none
 
 _WORKSPACE = re.compile(r"/infmax-workspace/([\w./-]+)")
 SETUP_DIR = "benchmarks/multi_node/srt-slurm-recipes/configs/"
@@ -40,13 +40,7 @@ class Scope:
 
 
 def _text(ctx: CheckContext, path: str) -> str | None:
-    raw = ctx.bundle.head.read(path)
-    if raw is None:
-        return None
-    try:
-        return decode_text(raw, path)
-    except InputError:
-        return None
+    return text_or_none(ctx.bundle.head.read(path), path)
 
 
 def _setup_scripts(path: str, text: str, layout: str) -> dict[str, tuple[str, int | None]]:
@@ -69,15 +63,13 @@ def _setup_scripts(path: str, text: str, layout: str) -> dict[str, tuple[str, in
 def compute_scope(ctx: CheckContext) -> Scope:
     """The scope (see module docstring); raises InputError when the master configs are unreadable."""
     layout = ctx.bundle.layout
-    affected = affected_keys(ctx)
-    head = master_entries(ctx, "head")
+    keys = list(submitted_entries(ctx))
     changed = [f.path for f in ctx.bundle.pr.files if f.status != "removed"]
     files: dict[str, None] = dict.fromkeys(changed)
     required: dict[str, None] = {}
     recipes: dict[str, None] = {}
     setups: dict[str, tuple[str, int | None]] = {}
     policy = launch_policy(ctx)
-    keys = [k for k in affected.keys if k in head]
     for key in keys:
         for point in points(ctx, "head", key):
             for ref in (point.srt_recipe, point.eval_srt_recipe):

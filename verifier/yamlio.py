@@ -46,6 +46,16 @@ def decode_text(data: bytes, path: str, *, limit: int = MAX_TEXT_BYTES) -> str:
     return text.removeprefix("\ufeff")
 
 
+def text_or_none(data: bytes | None, path: str) -> str | None:
+    """`decode_text`, but None when the file is absent (data None) or is not readable text."""
+    if data is None:
+        return None
+    try:
+        return decode_text(data, path)
+    except InputError:
+        return None
+
+
 def _count_aliases(text: str) -> int:
     # Cheap upper bound: every alias token starts with '*' followed by a name character.
     count = 0

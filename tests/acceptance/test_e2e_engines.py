@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.acceptance.support import report_text
 from tests.kit import FIXTURES, clone_bundle, judge, replace_text
 
 E2E = FIXTURES / "e2e"
@@ -39,13 +40,6 @@ def _everywhere(bundle: Path, old: str, new: str) -> None:
 
 def _statuses(report: object) -> dict[int, str]:
     return {r.id: r.status.value if hasattr(r.status, "value") else str(r.status) for r in report.rows}  # type: ignore[attr-defined]
-
-
-def _text(report: object, check_id: int) -> str:
-    from verifier.render.text import render_summary
-
-    row = next(r for r in report.rows if r.id == check_id)  # type: ignore[attr-defined]
-    return render_summary(check_id, row.result, "en") + " " + render_summary(check_id, row.result, "zh")
 
 
 @pytest.mark.parametrize("name", [NV, AMD])
@@ -137,6 +131,6 @@ def test_mutation(tmp_path: Path, label: str, name: str, mutate: Callable[[Path]
     report = judge(bundle)
     assert _statuses(report) == APPROVED | changed, label
     for check_id, needles in mentions.items():
-        text = _text(report, check_id)
+        text = report_text(report, check_id)
         for needle in needles:
             assert needle in text, (label, check_id, needle, text)

@@ -16,14 +16,14 @@ import hashlib
 import json
 import re
 import shutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, read_yaml, replace_text
-from verifier.render.json import verdict_document
+from tests.acceptance.support import assert_rows, row_text, verdict
+from tests.kit import CASES, clone_bundle, edit_yaml, read_yaml, replace_text
 
 APPROVED = CASES / "pr4524-approved"
 REJECTED = CASES / "pr4524"
@@ -44,47 +44,6 @@ pytestmark = pytest.mark.skipif(not CASES.is_dir(), reason="shared cases not ava
 
 
 # ------------------------------------------------------------------------------------------ helpers
-
-
-def expected_statuses(case: Path) -> dict[int, str]:
-    """The case's expected status of every row."""
-    return {int(k): str(v) for k, v in read_yaml(case / "expected.yaml")["checks"].items()}
-
-
-def verdict(bundle: Path) -> dict[str, Any]:
-    """The OUTPUT.md document of a bundle."""
-    return verdict_document(judge(bundle))
-
-
-def row_text(doc: Mapping[str, Any], check_id: int) -> str:
-    """English and Chinese summaries of one row."""
-    item = next(c for c in doc["checks"] if c["id"] == check_id)
-    return item["summary"]["en"] + "\n" + item["summary"]["zh"]
-
-
-def assert_rows(doc: Mapping[str, Any], case: Path, changes: Mapping[int, str] | None = None,
-                mentions: Mapping[int, Iterable[str]] | None = None,
-                absent: Mapping[int, Iterable[str]] | None = None) -> None:
-    """Every row's status equals the case's expectation with `changes` applied; the verdict follows
-    the OUTPUT.md rule; FAIL/WARN rows carry evidence; `mentions` / `absent` are row substrings."""
-    want = {**expected_statuses(case), **(changes or {})}
-    got = {c["id"]: c["status"] for c in doc["checks"]}
-    assert got == want, {k: (got[k], want[k]) for k in want if got[k] != want[k]}
-    statuses = set(want.values())
-    verdict_word = "REJECTED" if "FAIL" in statuses else "WARN" if "WARN" in statuses else "APPROVED"
-    assert doc["verdict"] == verdict_word
-    for row in doc["checks"]:
-        assert "check-crashed" not in json.dumps(row), row
-        if row["status"] in ("FAIL", "WARN"):
-            assert row["evidence"], f"check {row['id']} has no evidence"
-    for check_id, needles in (mentions or {}).items():
-        text = row_text(doc, check_id)
-        for needle in needles:
-            assert needle in text, f"check {check_id} row lacks {needle!r}: {text}"
-    for check_id, needles in (absent or {}).items():
-        text = row_text(doc, check_id)
-        for needle in needles:
-            assert needle not in text, f"check {check_id} row has {needle!r}: {text}"
 
 
 def clone(case: Path, tmp_path: Path) -> Path:

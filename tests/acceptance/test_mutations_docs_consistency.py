@@ -11,14 +11,14 @@ substrings of the FAIL/WARN rows (English and Chinese summaries together).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, read_yaml, replace_text
-from verifier.render.json import verdict_document
+from tests.acceptance.support import assert_rows, expected_statuses, row_text, verdict
+from tests.kit import CASES, clone_bundle, edit_yaml, read_yaml, replace_text
 
 APPROVED = CASES / "pr4524-approved"
 REJECTED = CASES / "pr4524"
@@ -37,48 +37,6 @@ pytestmark = pytest.mark.skipif(not CASES.is_dir(), reason="shared cases not ava
 
 
 # ------------------------------------------------------------------------------------------ helpers
-
-
-def expected_statuses(case: Path) -> dict[int, str]:
-    """The case's expected status of every row."""
-    return {int(k): str(v) for k, v in read_yaml(case / "expected.yaml")["checks"].items()}
-
-
-def verdict(bundle: Path) -> dict[str, Any]:
-    """The OUTPUT.md document of a bundle."""
-    return verdict_document(judge(bundle))
-
-
-def row_text(doc: Mapping[str, Any], check_id: int) -> str:
-    """English and Chinese summaries of one row."""
-    item = next(c for c in doc["checks"] if c["id"] == check_id)
-    return item["summary"]["en"] + "\n" + item["summary"]["zh"]
-
-
-def assert_rows(doc: Mapping[str, Any], case: Path, changes: Mapping[int, str] | None = None,
-                mentions: Mapping[int, Iterable[str]] | None = None,
-                absent: Mapping[int, Iterable[str]] | None = None) -> None:
-    """Every row has the case's status with `changes` applied; FAIL/WARN rows name their evidence."""
-    want = {**expected_statuses(case), **(changes or {})}
-    got = {c["id"]: c["status"] for c in doc["checks"]}
-    diff = {k: (got.get(k), v) for k, v in want.items() if got.get(k) != v}
-    texts = {k: row_text(doc, k)[:1500] for k in diff}
-    assert not diff, (diff, texts)
-    statuses = set(want.values())
-    verdict_ = "REJECTED" if "FAIL" in statuses else "WARN" if "WARN" in statuses else "APPROVED"
-    assert doc["verdict"] == verdict_
-    for check_id, needles in (mentions or {}).items():
-        text = row_text(doc, check_id)
-        for needle in needles:
-            assert needle in text, f"check {check_id} row lacks {needle!r}: {text[:2000]}"
-    for check_id, needles in (absent or {}).items():
-        text = row_text(doc, check_id)
-        for needle in needles:
-            assert needle not in text, f"check {check_id} row contains {needle!r}: {text[:2000]}"
-    for item in doc["checks"]:
-        assert "check-crashed" not in str(item), item
-        if item["status"] in ("FAIL", "WARN"):
-            assert item["evidence"], f"check {item['id']} has no evidence"
 
 
 def server_logs(bundle: Path, pattern: str = "*", run: int = PIN) -> list[Path]:

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, judge, read_yaml, replace_text
+from tests.acceptance.support import expected_statuses, report_text
+from tests.kit import CASES, clone_bundle, judge, replace_text
 
 PR = CASES / "pr4524"
 APPROVED = CASES / "pr4524-approved"
@@ -41,19 +42,6 @@ pytestmark = pytest.mark.skipif(not CASES.is_dir(), reason="shared cases not ava
 
 
 # ------------------------------------------------------------------------------------------ helpers
-
-
-def expected(case: Path) -> dict[int, str]:
-    """The case's expected status per check."""
-    return {int(k): str(v) for k, v in read_yaml(case / "expected.yaml")["checks"].items()}
-
-
-def row_text(report: Any, check_id: int) -> str:
-    """A row's rendered summary, English and Chinese together."""
-    from verifier.render.text import render_summary
-
-    r = next(x for x in report.rows if x.id == check_id)
-    return render_summary(check_id, r.result, "en") + " " + render_summary(check_id, r.result, "zh")
 
 
 def _logs(bundle: Path, tp: str | None, spec: bool) -> Iterator[Path]:
@@ -215,7 +203,7 @@ def check_mutation(tmp_path: Path, m: Mutation) -> Any:
     bundle = clone_bundle(m.case, tmp_path)
     m.edit(bundle)
     report = judge(bundle, m.only)
-    want = {**expected(m.case), **m.changes}
+    want = {**expected_statuses(m.case), **m.changes}
     got = {r.id: str(r.status) for r in report.rows}
     if m.only is not None:
         want = {k: v for k, v in want.items() if k in m.only}
@@ -224,15 +212,15 @@ def check_mutation(tmp_path: Path, m: Mutation) -> Any:
         verdict = "REJECTED" if "FAIL" in got.values() else "WARN" if "WARN" in got.values() else "APPROVED"
         assert str(report.verdict) == verdict
     for check_id, needles in m.mentions.items():
-        text = row_text(report, check_id)
+        text = report_text(report, check_id)
         for needle in needles:
             assert needle in text, f"check {check_id} row lacks {needle!r}: {text[:1500]}"
     for check_id, needles in m.absent.items():
-        text = row_text(report, check_id)
+        text = report_text(report, check_id)
         for needle in needles:
             assert needle not in text, f"check {check_id} row mentions {needle!r}: {text[:1500]}"
     for r in report.rows:
-        assert "check-crashed" not in [f.message_id for f in r.result.findings], (r.id, row_text(report, r.id))
+        assert "check-crashed" not in [f.message_id for f in r.result.findings], (r.id, report_text(report, r.id))
     return report
 
 
@@ -608,7 +596,7 @@ def test_check10(tmp_path: Path, name: str) -> None:
 
 def test_check10_script_that_locates_and_rewrites_the_engine(tmp_path: Path) -> None:
     report = check_mutation(tmp_path, Mutation(APPROVED, lambda b: _setup_script(b), {10: "FAIL"}, only={10}))
-    text = row_text(report, 10)
+    text = report_text(report, 10)
     assert "patch-sglang-dspark.sh" in text and "sglang.__file__" in text
 
 

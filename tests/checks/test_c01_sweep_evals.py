@@ -8,18 +8,13 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, row
-from verifier.render.text import render_summary
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, row, row_summary
 from verifier.results import RunEvidence, Status
 
 PINNED = 40739166138
 HEAD = "51bb400fde2167c9a265ec9d7e19f61a61d7b7ee"
 OLDER = "6481cd6b3e73b30b4a129ee904303ff99f913689"
 OUTSIDE = "9b45b789b65072f5a2d266b17b38be425a98d593"
-
-
-def _text(r: Any) -> str:
-    return render_summary(1, r.result, "en") + "\n" + render_summary(1, r.result, "zh")
 
 
 def _judge(path: Path) -> Any:
@@ -41,7 +36,7 @@ def _set(case: Path, change: Any) -> None:
 def test_pr4524_passes_on_the_pinned_run() -> None:
     r = _judge(CASES / "pr4524")
     assert r.status is Status.PASS
-    text = _text(r)
+    text = row_summary(r)
     assert str(PINNED) in text and "16/16 `agentic /`" in text and "2/2 `agentic eval /`" in text
     assert "pinned by the reuse command" in text and "has not moved" in text
     assert RunEvidence(run_id=PINNED, url=f"https://github.com/SemiAnalysisAI/InferenceX/actions/runs/{PINNED}") \
@@ -60,7 +55,7 @@ def test_failed_pinned_run_does_not_fall_back_to_a_run_of_a_key_no_longer_submit
     _set(case, _fail_pinned_tp2_c48)
     r = _judge(case)
     assert r.status is Status.FAIL
-    text = _text(r)
+    text = row_summary(r)
     assert "40345805111" in text and "minimaxm31flash-fp4-b300-sglang-agentic-dspark-tp2" in text
     assert "failure" in text
 
@@ -73,7 +68,7 @@ def test_failed_pinned_run_falls_back_to_another_in_pr_commit(case: Path) -> Non
     _set(case, fail_and_rename)
     r = _judge(case)
     assert r.status is Status.PASS
-    text = _text(r)
+    text = row_summary(r)
     assert "40345805111" in text and "6/6 `agentic /`" in text and "1/1 `agentic eval /`" in text
     assert f"{PINNED}, is not a passing in-PR sweep" in text
 
@@ -87,7 +82,7 @@ def test_rerun_attempt_replaces_the_failed_attempt(case: Path) -> None:
     edit_yaml(case / "checks.yaml", add_attempt)
     r = _judge(case)
     assert r.status is Status.PASS
-    assert "16/16 `agentic /`" in _text(r) and str(PINNED) in _text(r)
+    assert "16/16 `agentic /`" in row_summary(r) and str(PINNED) in row_summary(r)
 
 
 def test_no_passing_run_fails_and_names_the_runs(case: Path) -> None:
@@ -97,7 +92,7 @@ def test_no_passing_run_fails_and_names_the_runs(case: Path) -> None:
     _set(case, no_evals)
     r = _judge(case)
     assert r.status is Status.FAIL
-    text = _text(r)
+    text = row_summary(r)
     assert "No passing sweep/eval was found on any commit in this PR" in text
     assert f"Run {PINNED} on `51bb400fd` has no passing eval job" in text
     assert "40229871503" in text  # older failing runs are named too
@@ -108,7 +103,7 @@ def test_green_collect_evals_never_counts_as_an_eval(case: Path) -> None:
     edit_yaml(case / "checks.yaml", lambda items: [i for i in items if not i["name"].startswith("agentic eval /")])
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "has no passing eval job" in _text(r)
+    assert "has no passing eval job" in row_summary(r)
 
 
 def test_run_outside_the_pr_never_counts(case: Path) -> None:
@@ -118,7 +113,7 @@ def test_run_outside_the_pr_never_counts(case: Path) -> None:
     edit_yaml(case / "checks.yaml", move)
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "`9b45b789b`, which is not a commit of this PR" in _text(r)
+    assert "`9b45b789b`, which is not a commit of this PR" in row_summary(r)
 
 
 def test_head_moved_judges_the_pinned_head_only(case: Path) -> None:
@@ -130,7 +125,7 @@ def test_head_moved_judges_the_pinned_head_only(case: Path) -> None:
     edit_yaml(case / "pr.yaml", moved)
     r = _judge(case)
     assert r.status is Status.PASS
-    assert "the new commit was not" in _text(r) and "`fffffffff`" in _text(r)
+    assert "the new commit was not" in row_summary(r) and "`fffffffff`" in row_summary(r)
 
     # A passing run that exists only on the later commit is not assessed.
     def only_later(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -139,7 +134,7 @@ def test_head_moved_judges_the_pinned_head_only(case: Path) -> None:
     edit_yaml(case / "runs" / str(PINNED) / "run.yaml", lambda run: run.update(head_sha=new))
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert f"Run {PINNED} on the newer commit `fffffffff` was not assessed" in _text(r)
+    assert f"Run {PINNED} on the newer commit `fffffffff` was not assessed" in row_summary(r)
 
 
 def test_no_check_runs_is_unverifiable(case: Path) -> None:
@@ -148,7 +143,7 @@ def test_no_check_runs_is_unverifiable(case: Path) -> None:
     r = _judge(case)
     assert r.status is Status.FAIL
     assert [f.message_id for f in r.result.findings] == ["no-check-runs"]
-    assert "checks.yaml" in _text(r)
+    assert "checks.yaml" in row_summary(r)
     assert any(getattr(e, "what", None) == "checks.yaml" for e in r.result.evidence)
 
 
@@ -157,7 +152,7 @@ def test_only_a_run_outside_the_pr_is_still_unverifiable_and_named(case: Path) -
     r = _judge(case)
     assert r.status is Status.FAIL
     assert [f.message_id for f in r.result.findings] == ["no-check-runs", "run-outside-pr"]
-    assert "40543116004" in _text(r)
+    assert "40543116004" in row_summary(r)
 
 
 def test_small_independent_bundle_without_evals_fails(tmp_path: Path) -> None:
@@ -165,6 +160,6 @@ def test_small_independent_bundle_without_evals_fails(tmp_path: Path) -> None:
 
     r = _judge(minibundle.build(tmp_path / "mini"))
     assert r.status is Status.FAIL
-    text = _text(r)
+    text = row_summary(r)
     assert "No passing sweep/eval was found on any commit in this PR" in text
     assert f"Run {minibundle.RUN_ID} on `a5101b0cd` has no passing eval job" in text

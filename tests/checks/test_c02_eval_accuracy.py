@@ -9,18 +9,13 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row
-from verifier.render.text import render_summary
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
 from verifier.results import Status
 
 PINNED = 40739166138
 KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"
 IMAGE = "lmsysorg/sglang:dev-minimax-m31-flash@sha256:614b1509f63adaffb3c13cdea7eded07ea96bbf8eb05491a719b3c4f6b8895d5"
 THRESHOLDS = "tree/{side}/inferencex-e2e/infx/evals/thresholds.yaml"
-
-
-def _text(r: Any) -> str:
-    return render_summary(2, r.result, "en") + "\n" + render_summary(2, r.result, "zh")
 
 
 def _judge(path: Path) -> Any:
@@ -47,7 +42,7 @@ def _edit_records(case: Path, change: Any) -> None:
 def test_pr4524_passes_with_both_scores() -> None:
     r = _judge(CASES / "pr4524")
     assert r.status is Status.PASS
-    text = _text(r)
+    text = row_summary(r)
     assert "0.9629 >= 0.9 (`default`)" in text and "0.9666 >= 0.9 (`default`)" in text
     assert IMAGE in text
     assert any(getattr(e, "path", None) == "inferencex-e2e/infx/evals/thresholds.yaml" and e.line == 3
@@ -58,7 +53,7 @@ def test_score_below_default_fails_naming_config_task_score_threshold(case: Path
     _edit_records(case, lambda rs: rs[1].update(score=0.8812))
     r = _judge(case)
     assert r.status is Status.FAIL
-    text = _text(r)
+    text = row_summary(r)
     assert f"`{KEY}` `gsm8k` scored 0.8812 (`em_strict`), below the threshold 0.9 (`default`)" in text
     assert "tp4 conc96" in text
 
@@ -69,21 +64,21 @@ def test_model_threshold_applies_and_head_cannot_lower_the_bar(case: Path) -> No
                      '"models": {\n    "minimaxm31flash": {"gsm8k": 0.965},')
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "0.9629 (`em_strict`), below the threshold 0.965 (`models.minimaxm31flash`)" in _text(r)
+    assert "0.9629 (`em_strict`), below the threshold 0.965 (`models.minimaxm31flash`)" in row_summary(r)
 
     # The head lowers the bar again: the stricter base bar still applies.
     replace_text(case / THRESHOLDS.format(side="head"), '"minimaxm31flash": {"gsm8k": 0.965},', "")
     r = _judge(case)
-    assert r.status is Status.FAIL and "0.965" in _text(r)
+    assert r.status is Status.FAIL and "0.965" in row_summary(r)
 
 
 def test_unknown_task_falls_back_to_085(case: Path) -> None:
     _edit_records(case, lambda rs: [rec.update(task="brand_new_task", score=0.86) for rec in rs])
     r = _judge(case)
-    assert r.status is Status.PASS and "0.86 >= 0.85 (`fallback`)" in _text(r)
+    assert r.status is Status.PASS and "0.86 >= 0.85 (`fallback`)" in row_summary(r)
     _edit_records(case, lambda rs: rs[0].update(score=0.84))
     r = _judge(case)
-    assert r.status is Status.FAIL and "below the threshold 0.85 (`fallback`)" in _text(r)
+    assert r.status is Status.FAIL and "below the threshold 0.85 (`fallback`)" in row_summary(r)
 
 
 def test_other_image_fails_and_hash_separator_is_normalized(case: Path) -> None:
@@ -92,7 +87,7 @@ def test_other_image_fails_and_hash_separator_is_normalized(case: Path) -> None:
     _edit_records(case, lambda rs: rs[0].update(image="lmsysorg/sglang:v0.5.23-cu130"))
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "ran on `lmsysorg/sglang:v0.5.23-cu130`, not on the image of" in _text(r)
+    assert "ran on `lmsysorg/sglang:v0.5.23-cu130`, not on the image of" in row_summary(r)
 
 
 @pytest.mark.parametrize(
@@ -110,21 +105,21 @@ def test_invalid_records_fail(case: Path, change: dict[str, Any], needle: str) -
     _edit_records(case, lambda rs: rs[0].update(change))
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert needle in _text(r)
+    assert needle in row_summary(r)
 
 
 def test_eval_job_without_a_record_fails(case: Path) -> None:
     _edit_records(case, lambda rs: rs[:1])
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "The eval job `agentic eval / minimaxm31flash-fp4-b300-sglang-agentic-dspark tp4 conc96" in _text(r)
+    assert "The eval job `agentic eval / minimaxm31flash-fp4-b300-sglang-agentic-dspark tp4 conc96" in row_summary(r)
 
 
 def test_empty_results_fail(case: Path) -> None:
     _results_path(case).write_text("[]", encoding="utf-8")
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "hold no eval results" in _text(r)
+    assert "hold no eval results" in row_summary(r)
 
 
 def test_expired_eval_artifact_is_unverifiable(case: Path) -> None:
@@ -135,7 +130,7 @@ def test_expired_eval_artifact_is_unverifiable(case: Path) -> None:
     edit_yaml(case / "runs" / str(PINNED) / "run.yaml", expire)
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "`eval_results_all` of run 40739166138 has expired" in _text(r)
+    assert "`eval_results_all` of run 40739166138 has expired" in row_summary(r)
     assert any(getattr(e, "what", None) == "eval_results_all" for e in r.result.evidence)
 
 
@@ -143,7 +138,7 @@ def test_record_without_image_is_unverifiable(case: Path) -> None:
     _edit_records(case, lambda rs: rs[0].pop("image"))
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "the image the eval" in _text(r) and "is unknown" in _text(r)
+    assert "the image the eval" in row_summary(r) and "is unknown" in row_summary(r)
 
 
 def test_no_passing_sweep_is_unverifiable(case: Path) -> None:
@@ -152,7 +147,7 @@ def test_no_passing_sweep_is_unverifiable(case: Path) -> None:
     edit_yaml(case / "checks.yaml", no_evals)
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "no passing in-PR sweep run" in _text(r)
+    assert "no passing in-PR sweep run" in row_summary(r)
 
 
 def _lm_eval(strict: float, flexible: float, **extra: Any) -> dict[str, Any]:
@@ -180,7 +175,7 @@ def test_lm_eval_every_exact_match_metric_is_compared(case: Path) -> None:
     _use_lm_eval(case, _lm_eval(0.95, 0.87), meta)
     r = _judge(case)
     assert r.status is Status.FAIL
-    text = _text(r)
+    text = row_summary(r)
     assert "scored 0.87 (`exact_match,flexible-extract`), below the threshold 0.9" in text
     assert "stderr" not in text
 
@@ -190,14 +185,14 @@ def test_lm_eval_passes_with_identity(case: Path) -> None:
     _use_lm_eval(case, _lm_eval(0.95, 0.96), meta)
     r = _judge(case)
     assert r.status is Status.PASS
-    assert "`exact_match,strict-match` 0.95 >= 0.9" in _text(r)
+    assert "`exact_match,strict-match` 0.95 >= 0.9" in row_summary(r)
 
 
 def test_lm_eval_integration_error_fails(case: Path) -> None:
     meta = {"infmax_model_prefix": "minimaxm31flash", "config_key": KEY, "image": IMAGE}
     _use_lm_eval(case, _lm_eval(0.95, 0.96, integration_error={"type": "OOM", "message": "x"}), meta)
     r = _judge(case)
-    assert r.status is Status.FAIL and "integration error (`OOM: x`)" in _text(r)
+    assert r.status is Status.FAIL and "integration error (`OOM: x`)" in row_summary(r)
 
 
 def test_lm_eval_without_image_is_unverifiable(case: Path) -> None:
@@ -205,7 +200,7 @@ def test_lm_eval_without_image_is_unverifiable(case: Path) -> None:
     _use_lm_eval(case, _lm_eval(0.95, 0.96), {"infmax_model_prefix": "minimaxm31flash", "config_key": KEY})
     r = _judge(case)
     assert r.status is Status.FAIL
-    assert "is unknown" in _text(r)
+    assert "is unknown" in row_summary(r)
 
 
 def test_small_independent_bundle_without_evals_is_unverifiable(tmp_path: Path) -> None:
@@ -213,4 +208,4 @@ def test_small_independent_bundle_without_evals_is_unverifiable(tmp_path: Path) 
 
     r = _judge(minibundle.build(tmp_path / "mini"))
     assert r.status is Status.FAIL
-    assert "no passing in-PR sweep run" in _text(r)
+    assert "no passing in-PR sweep run" in row_summary(r)

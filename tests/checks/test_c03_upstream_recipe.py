@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
 from verifier.policy import load_policies
-from verifier.render.text import render_summary
 from verifier.results import Status
 from verifier.upstream import (
     DetailSection,
@@ -32,10 +31,6 @@ def policy() -> Any:
 
 def _row(path: Path) -> Any:
     return row(judge(path, only={3}), 3)
-
-
-def _text(r: Any) -> str:
-    return render_summary(3, r.result, "en") + "\n" + render_summary(3, r.result, "zh")
 
 
 @pytest.fixture()
@@ -141,8 +136,8 @@ def test_settings_are_classified_by_policy(dest: str, category: str, mode: str) 
 @pytest.mark.parametrize("name", ["pr4524", "pr4524-approved"])
 def test_cases_pass(name: str) -> None:
     r = _row(CASES / name)
-    assert r.status is Status.PASS, _text(r)
-    text = _text(r)
+    assert r.status is Status.PASS, row_summary(r)
+    text = row_summary(r)
     assert "sgl-project/sglang#47214" in text and "16 affected points" in text
     assert "SGLANG_SIMULATE_ACC_LEN" in text  # injected acceptance is harness-only
 
@@ -151,7 +146,7 @@ def test_page_missing_draft_kv_flag_fails_per_variant(case: Path) -> None:
     replace_text(case / PAGE, "  --speculative-draft-kv-cache-dtype fp8_e4m3 \\\n", "")
     r = _row(case)
     assert r.status is Status.FAIL
-    text = _text(r)
+    text = row_summary(r)
     assert "--speculative-draft-kv-cache-dtype (quantization and KV dtype): recipe fp8_e4m3, page unset" in text
     assert "role `agg`" in text and "15 variants" in text and "agentic.yaml:override_tp4_c1" in text
     assert any(getattr(e, "path", "").endswith("agentic-tp2.yaml") and e.line == 37 for e in r.result.evidence)
@@ -161,7 +156,7 @@ def test_page_missing_schedule_policy_fails_lpm_points_only(case: Path) -> None:
     replace_text(case / PAGE, "  --schedule-policy lpm \\\n", "")
     r = _row(case)
     assert r.status is Status.FAIL
-    text = _text(r)
+    text = row_summary(r)
     assert "--schedule-policy (scheduling): recipe lpm, page fcfs (default)" in text
     assert "3 variants" in text and "agentic-tp2.yaml:zip_override_tp2_hicache_lpm[2]" in text
     assert "zip_override_tp2_hicache[0]" not in text  # the fcfs TP2 points stay covered
@@ -171,14 +166,14 @@ def test_page_value_mismatch_fails(case: Path) -> None:
     replace_text(case / PAGE, "--hicache-size 370", "--hicache-size 400")
     r = _row(case)
     assert r.status is Status.FAIL
-    assert "--hicache-size (cache and offload): recipe 370, page 400" in _text(r)
+    assert "--hicache-size (cache and offload): recipe 370, page 400" in row_summary(r)
 
 
 def test_page_missing_environment_fails(case: Path) -> None:
     replace_text(case / PAGE, "export SGLANG_TIMEOUT_KEEP_ALIVE=900\n", "")
     r = _row(case)
     assert r.status is Status.FAIL
-    assert "SGLANG_TIMEOUT_KEEP_ALIVE (environment): recipe 900, page unset" in _text(r)
+    assert "SGLANG_TIMEOUT_KEEP_ALIVE (environment): recipe 900, page unset" in row_summary(r)
 
 
 def test_unmerged_upstream_pr_fails(case: Path) -> None:
@@ -189,7 +184,7 @@ def test_unmerged_upstream_pr_fails(case: Path) -> None:
     edit_yaml(case / "github.yaml", reopen)
     r = _row(case)
     assert r.status is Status.FAIL
-    assert "sgl-project/sglang#46807" in _text(r) and "OPEN" in _text(r)
+    assert "sgl-project/sglang#46807" in row_summary(r) and "OPEN" in row_summary(r)
 
 
 def test_unrecorded_upstream_pr_is_unverifiable(case: Path) -> None:
@@ -200,7 +195,7 @@ def test_unrecorded_upstream_pr_is_unverifiable(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "upstream-pr-unrecorded"
-    assert "github.yaml upstream_prs sgl-project/sglang#47214" in _text(r)
+    assert "github.yaml upstream_prs sgl-project/sglang#47214" in row_summary(r)
 
 
 def test_unstored_page_is_unverifiable(case: Path) -> None:
@@ -247,7 +242,7 @@ def test_not_applicable_without_vllm_or_sglang_config(case: Path) -> None:
                  "  framework: sglang", "model-prefix: minimaxm31flash\n  runner: cluster:b300-dsxe\n"
                  "  precision: fp4\n  framework: trt")
     r = _row(case)
-    assert r.status is Status.NA, _text(r)
+    assert r.status is Status.NA, row_summary(r)
 
 
 def test_unparsable_page_commands_fail(case: Path) -> None:
@@ -255,7 +250,7 @@ def test_unparsable_page_commands_fail(case: Path) -> None:
     replace_text(case / PAGE, "--cuda-graph-max-bs-decode", "--cuda-graph-max-bs")
     r = _row(case)
     assert r.status is Status.FAIL
-    assert "none parses" in _text(r) and "ambiguous" in _text(r)
+    assert "none parses" in row_summary(r) and "ambiguous" in row_summary(r)
 
 
 def test_upstream_pr_outside_cookbook_fails(case: Path) -> None:
@@ -264,7 +259,7 @@ def test_upstream_pr_outside_cookbook_fails(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "upstream-pr-outside-docs"
-    assert "docs/cookbook/" in _text(r)
+    assert "docs/cookbook/" in row_summary(r)
 
 
 @pytest.mark.parametrize("check", ["c03_upstream_recipe", "c15_pr_description", "c16_vendor_overview",

@@ -9,18 +9,13 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, row
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, row, row_summary
 from verifier import ci
 from verifier.model import Comment
-from verifier.render.text import render_summary
 from verifier.results import Status
 
 PINNED = 40739166138
 USE_COMMENT = 4708820533
-
-
-def _text(r: Any) -> str:
-    return render_summary(4, r.result, "en") + "\n" + render_summary(4, r.result, "zh")
 
 
 def _judge(path: Path) -> Any:
@@ -66,7 +61,7 @@ def test_command_regex(body: str, expected: tuple[str, int | None] | None) -> No
 def test_pr4524_pinned_run_passes() -> None:
     r = _judge(CASES / "pr4524")
     assert r.status is Status.PASS
-    text = _text(r)
+    text = row_summary(r)
     assert "`COLLABORATOR` `nvpohanh` posted `/use 40739166138`" in text
     assert "That is the Check 1 run." in text
     assert any(getattr(e, "id", None) == USE_COMMENT for e in r.result.evidence)
@@ -80,7 +75,7 @@ def test_no_command_warns(case: Path) -> None:
     edit_yaml(case / "comments.yaml", _drop_use)
     r = _judge(case)
     assert r.status is Status.WARN
-    assert "No authorized reuse command has been posted on this PR" in _text(r)
+    assert "No authorized reuse command has been posted on this PR" in row_summary(r)
     assert r.result.evidence  # names the PR
 
 
@@ -95,7 +90,7 @@ def test_unauthorized_and_bot_commands_never_count(case: Path) -> None:
     edit_yaml(case / "comments.yaml", edit)
     r = _judge(case)
     assert r.status is Status.WARN
-    text = _text(r)
+    text = row_summary(r)
     assert "No authorized reuse command" in text
     assert "bots never count" in text and "`CONTRIBUTOR`" in text
 
@@ -108,7 +103,7 @@ def test_newest_authorized_comment_wins_and_unrecorded_run_is_unverifiable(case:
     edit_yaml(case / "comments.yaml", edit)
     r = _judge(case)
     assert r.status is Status.WARN
-    text = _text(r)
+    text = row_summary(r)
     assert "`/reuse-sweep-run 40345805111`" in text and "runs/40345805111/run.yaml" in text
     assert any(getattr(e, "what", None) == "runs/40345805111/run.yaml" for e in r.result.evidence)
 
@@ -121,7 +116,7 @@ def test_bare_reuse_selects_the_latest_eligible_run(case: Path) -> None:
     edit_yaml(case / "comments.yaml", edit)
     r = _judge(case)
     assert r.status is Status.PASS
-    assert "selects the latest eligible run, 40739166138" in _text(r)
+    assert "selects the latest eligible run, 40739166138" in row_summary(r)
 
 
 @pytest.mark.parametrize(
@@ -139,7 +134,7 @@ def test_invalid_source_run_warns(case: Path, edit: dict[str, Any], needle: str)
     edit_yaml(case / "runs" / str(PINNED) / "run.yaml", lambda run: run.update(edit))
     r = _judge(case)
     assert r.status is Status.WARN
-    text = _text(r)
+    text = row_summary(r)
     assert "is not valid for reuse" in text
     assert needle in text
 
@@ -148,7 +143,7 @@ def test_pinned_run_may_have_failed(case: Path) -> None:
     edit_yaml(case / "runs" / str(PINNED) / "run.yaml", lambda run: run.update(conclusion="failure"))
     r = _judge(case)
     assert r.status is Status.PASS
-    assert "conclusion `failure`" in _text(r)
+    assert "conclusion `failure`" in row_summary(r)
 
 
 def test_expired_artifacts_invalidate_reuse(case: Path) -> None:
@@ -158,7 +153,7 @@ def test_expired_artifacts_invalidate_reuse(case: Path) -> None:
     edit_yaml(case / "runs" / str(PINNED) / "run.yaml", expire)
     r = _judge(case)
     assert r.status is Status.WARN
-    assert "no unexpired result artifact" in _text(r)
+    assert "no unexpired result artifact" in row_summary(r)
 
 
 @pytest.mark.parametrize("label", ["evals-only", "agentx-fast"])
@@ -166,7 +161,7 @@ def test_invalidating_labels(case: Path, label: str) -> None:
     edit_yaml(case / "pr.yaml", lambda pr: pr["labels"].append(label))
     r = _judge(case)
     assert r.status is Status.WARN
-    assert f"label `{label}` makes reuse invalid" in _text(r)
+    assert f"label `{label}` makes reuse invalid" in row_summary(r)
 
 
 def test_small_independent_bundle_member_use_passes(tmp_path: Path) -> None:
@@ -174,5 +169,5 @@ def test_small_independent_bundle_member_use_passes(tmp_path: Path) -> None:
 
     r = _judge(minibundle.build(tmp_path / "mini"))
     assert r.status is Status.PASS
-    assert f"`MEMBER` `quill-owner` posted `/use {minibundle.RUN_ID}`" in _text(r)
-    assert "Check 1 run" not in _text(r)  # Check 1 fails there: no eval job
+    assert f"`MEMBER` `quill-owner` posted `/use {minibundle.RUN_ID}`" in row_summary(r)
+    assert "Check 1 run" not in row_summary(r)  # Check 1 fails there: no eval job

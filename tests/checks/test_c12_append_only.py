@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
 from verifier import append_only
 from verifier.bundle import read_bundle
 from verifier.configs import points
 from verifier.context import CheckContext
 from verifier.policy import load_policies
-from verifier.render.text import render_summary
 from verifier.results import Status
 
 KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"
@@ -27,10 +26,6 @@ MASTER = f"{E2E}/configs/nvidia-master.yaml"
 RECIPE = f"{E2E}/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300-fp4-mtp/agentic.yaml"
 SCRIPT = f"{E2E}/benchmarks/srt_agentic.sh"
 LINK = "  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/4524\n"
-
-
-def _text(r: Any) -> str:
-    return render_summary(12, r.result, "en") + "\n" + render_summary(12, r.result, "zh")
 
 
 def _judge(path: Path) -> Any:
@@ -66,7 +61,7 @@ def clean(case: Path) -> Path:
 def test_pr4524_is_not_applicable() -> None:
     r = _judge(CASES / "pr4524")
     assert r.status is Status.NA
-    assert "append-only: true" in _text(r)
+    assert "append-only: true" in row_summary(r)
 
 
 def test_no_appended_entry_is_not_applicable(case: Path) -> None:
@@ -79,7 +74,7 @@ def test_pr4524_as_append_only_fails_naming_the_recipe(case: Path) -> None:
     _append_only(case)
     r = _judge(case)
     assert r.status is Status.FAIL
-    text = _text(r)
+    text = row_summary(r)
     assert "`agentic.yaml`" in text and "changes the launch of 9 existing points" in text
     assert "`minimaxm31flash_tp4_conc1_kvnone`" not in text  # the non-speculative c1 recipe is unchanged
     assert any(getattr(e, "path", None) == RECIPE for e in r.result.evidence)
@@ -87,8 +82,8 @@ def test_pr4524_as_append_only_fails_naming_the_recipe(case: Path) -> None:
 
 def test_clean_append_only_passes(clean: Path) -> None:
     r = _judge(clean)
-    assert r.status is Status.PASS, _text(r)
-    assert "all 10 base points keep the same recipe fingerprint and launch (10 kept), 6 new points" in _text(r)
+    assert r.status is Status.PASS, row_summary(r)
+    assert "all 10 base points keep the same recipe fingerprint and launch (10 kept), 6 new points" in row_summary(r)
 
 
 def test_mixing_with_a_regular_entry_fails(clean: Path) -> None:
@@ -98,13 +93,13 @@ def test_mixing_with_a_regular_entry_fails(clean: Path) -> None:
                     encoding="utf-8")
     r = _judge(clean)
     assert r.status is Status.FAIL
-    assert "mixed with a regular changelog entry" in _text(r)
+    assert "mixed with a regular changelog entry" in row_summary(r)
 
 
 def test_eval_modifier_conflicts(case: Path) -> None:
     _append_only(case, extra="  evals-only: true\n")
     r = _judge(case)
-    assert r.status is Status.FAIL and "also sets `evals-only`" in _text(r)
+    assert r.status is Status.FAIL and "also sets `evals-only`" in row_summary(r)
 
 
 def test_changed_benchmark_script_fails_naming_it(clean: Path) -> None:
@@ -113,7 +108,7 @@ def test_changed_benchmark_script_fails_naming_it(clean: Path) -> None:
     _add_file(clean, SCRIPT)
     r = _judge(clean)
     assert r.status is Status.FAIL
-    assert "`srt_agentic.sh`" in _text(r) and "can affect existing points" in _text(r)
+    assert "`srt_agentic.sh`" in row_summary(r) and "can affect existing points" in row_summary(r)
 
 
 def test_unscoped_changed_file_fails(clean: Path) -> None:
@@ -122,7 +117,7 @@ def test_unscoped_changed_file_fails(clean: Path) -> None:
     (clean / "tree" / "head" / other).write_text("x = 1\n", encoding="utf-8")
     edit_yaml(clean / "pr.yaml", lambda pr: pr["files"].append({"path": other, "status": "added"}))
     r = _judge(clean)
-    assert r.status is Status.FAIL and "`helper.py`" in _text(r)
+    assert r.status is Status.FAIL and "`helper.py`" in row_summary(r)
 
 
 def test_docs_change_is_neutral(clean: Path) -> None:
@@ -136,8 +131,8 @@ def test_removed_base_point_fails(clean: Path) -> None:
     replace_text(clean / "tree" / "head" / MASTER, "conc-list: [32, 64, 80, 96]", "conc-list: [32, 64, 96]")
     r = _judge(clean)
     assert r.status is Status.FAIL
-    assert "`minimaxm31flash_tp4_conc80_kvdram-hicache_spec-draft_model`" in _text(r)
-    assert "is no longer generated" in _text(r)
+    assert "`minimaxm31flash_tp4_conc80_kvdram-hicache_spec-draft_model`" in row_summary(r)
+    assert "is no longer generated" in row_summary(r)
 
 
 def test_unselected_config_change_fails(clean: Path) -> None:
@@ -149,7 +144,7 @@ def test_unselected_config_change_fails(clean: Path) -> None:
     replace_text(master, "model-prefix: dsv4\n", "model-prefix: dsv4x\n", count=1)
     r = _judge(clean)
     assert r.status is Status.FAIL
-    assert f"`{key}` changes although the append-only entry does not select it" in _text(r)
+    assert f"`{key}` changes although the append-only entry does not select it" in row_summary(r)
 
 
 def test_unresolvable_base_launch_is_unverifiable(clean: Path) -> None:
@@ -157,7 +152,7 @@ def test_unresolvable_base_launch_is_unverifiable(clean: Path) -> None:
     edit_yaml(clean / "pr.yaml", lambda pr: pr["files"].append({"path": RECIPE, "status": "removed"}))
     r = _judge(clean)
     assert r.status is Status.FAIL
-    assert "cannot be resolved" in _text(r)
+    assert "cannot be resolved" in row_summary(r)
 
 
 def _ctx() -> CheckContext:

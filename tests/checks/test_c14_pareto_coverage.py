@@ -9,17 +9,12 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, row
-from verifier.render.text import render_summary
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, row, row_summary
 from verifier.results import Status
 
 PINNED = 40739166138
 CURVE = "minimaxm31flash/agentic-coding/b300_sglang/fp4/run 40739166138/p90"
 TP2_C46 = "bmk_agentic_minimaxm31flash_tp2_conc46_kvdram-hicache_spec-draft_model"
-
-
-def _text(r: Any) -> str:
-    return render_summary(14, r.result, "en") + "\n" + render_summary(14, r.result, "zh")
 
 
 def _judge(path: Path) -> Any:
@@ -45,7 +40,7 @@ def _artifacts(case: Path) -> list[str]:
 def test_pr4524_has_11_frontier_points() -> None:
     r = _judge(CASES / "pr4524")
     assert r.status is Status.PASS
-    text = _text(r)
+    text = row_summary(r)
     assert f"Curve `{CURVE}`: 16 measured points, 0 invalid, 11 frontier points" in text
     assert "`tp2_conc48_kvdram-hicache_spec-draft_model`" in text
     assert "`tp4_conc1_kvnone`," not in text  # the non-speculative c1 point is dominated
@@ -61,14 +56,14 @@ def test_below_five_frontier_points_warns(case: Path) -> None:
                                                 or a["name"] in keep]))
     r = _judge(case)
     assert r.status is Status.WARN
-    assert f"Curve `{CURVE}` has only 3 frontier points, below the recommended 5 (4 measured, 0 invalid)" in _text(r)
+    assert f"Curve `{CURVE}` has only 3 frontier points, below the recommended 5 (4 measured, 0 invalid)" in row_summary(r)
 
 
 def test_invalid_point_warns_and_is_named(case: Path) -> None:
     _edit_result(case, TP2_C46, {"p90_e2el": 0})
     r = _judge(case)
     assert r.status is Status.WARN
-    text = _text(r)
+    text = row_summary(r)
     assert "has 1 invalid points" in text and "`tp2_conc46_kvdram-hicache_spec-draft_model`" in text
     assert any(getattr(e, "artifact", None) == TP2_C46 for e in r.result.evidence)
 
@@ -76,7 +71,7 @@ def test_invalid_point_warns_and_is_named(case: Path) -> None:
 def test_config_key_and_image_never_split_a_curve(case: Path) -> None:
     _edit_result(case, TP2_C46, {"config_key": "other-key", "image": "lmsysorg/sglang:v0.5.23"})
     r = _judge(case)
-    assert r.status is Status.PASS and "16 measured points" in _text(r)
+    assert r.status is Status.PASS and "16 measured points" in row_summary(r)
 
 
 def test_precision_splits_curves_and_each_is_counted(case: Path) -> None:
@@ -85,7 +80,7 @@ def test_precision_splits_curves_and_each_is_counted(case: Path) -> None:
             _edit_result(case, name, {"precision": "fp8"})
     r = _judge(case)
     assert r.status is Status.PASS  # 10 TP4 points (8 frontier) and 6 TP2 points (6 frontier)
-    text = _text(r)
+    text = row_summary(r)
     assert "fp4/run 40739166138/p90`: 10 measured points, 0 invalid, 8 frontier points" in text
     assert "fp8/run 40739166138/p90`: 6 measured points, 0 invalid, 6 frontier points" in text
 
@@ -94,7 +89,7 @@ def test_normalized_interactivity_restriction(case: Path) -> None:
     _edit_result(case, TP2_C46, {"isOnNormalizedInteractivityFrontier": True})
     r = _judge(case)
     assert r.status is Status.WARN
-    assert "has only 1 frontier points" in _text(r)
+    assert "has only 1 frontier points" in row_summary(r)
 
 
 def test_expired_and_unreadable_points_are_unverifiable(case: Path) -> None:
@@ -107,7 +102,7 @@ def test_expired_and_unreadable_points_are_unverifiable(case: Path) -> None:
      "result.json").write_text("{not json", encoding="utf-8")
     r = _judge(case)
     assert r.status is Status.WARN
-    text = _text(r)
+    text = row_summary(r)
     assert "1 measured-point artifacts of run 40739166138 have expired" in text and TP2_C46 in text
     assert "`bmk_agentic_minimaxm31flash_tp4_conc8_kvnone_spec-draft_model` cannot be read" in text
 
@@ -120,7 +115,7 @@ def test_without_a_passing_sweep_the_pinned_run_is_measured(case: Path) -> None:
     _no_evals(case)
     r = _judge(case)
     assert r.status is Status.PASS
-    assert "16 measured points" in _text(r) and "points of the pinned run 40739166138 were counted" in _text(r)
+    assert "16 measured points" in row_summary(r) and "points of the pinned run 40739166138 were counted" in row_summary(r)
 
 
 def test_no_sweep_and_no_pinned_run_is_unverifiable(case: Path) -> None:
@@ -128,7 +123,7 @@ def test_no_sweep_and_no_pinned_run_is_unverifiable(case: Path) -> None:
     edit_yaml(case / "comments.yaml", lambda cs: [c for c in cs if c["id"] != 4708820533])
     r = _judge(case)
     assert r.status is Status.WARN
-    assert "there is no run to read measured points from" in _text(r)
+    assert "there is no run to read measured points from" in row_summary(r)
     assert any(e.kind == "missing" for e in r.result.evidence)
 
 
@@ -137,7 +132,7 @@ def test_small_independent_bundle_warns_below_five(tmp_path: Path) -> None:
 
     r = _judge(minibundle.build(tmp_path / "mini"))
     assert r.status is Status.WARN
-    assert "has only 2 frontier points, below the recommended 5 (2 measured, 0 invalid)" in _text(r)
+    assert "has only 2 frontier points, below the recommended 5 (2 measured, 0 invalid)" in row_summary(r)
 
 
 @pytest.mark.parametrize(
@@ -158,4 +153,4 @@ def test_admin_bypass_is_verified_but_stays_warn(case: Path, author: str, needle
     edit_yaml(case / "comments.yaml", add)
     r = _judge(case)
     assert r.status is Status.WARN
-    assert needle in _text(r)
+    assert needle in row_summary(r)

@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, row
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, row, row_summary
 from verifier.claims import ConfigFacts, PointFacts, evaluate, extract_claims
-from verifier.render.text import render_summary
 from verifier.results import Status
 
 TP2 = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300-fp4-mtp/agentic-tp2.yaml"
@@ -18,10 +17,6 @@ TP2 = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/s
 
 def _row(path: Path) -> Any:
     return row(judge(path, only={15}), 15)
-
-
-def _text(r: Any) -> str:
-    return render_summary(15, r.result, "en") + "\n" + render_summary(15, r.result, "zh")
 
 
 def _edit_body(case: Path, old: str, new: str) -> None:
@@ -90,8 +85,8 @@ def test_evaluate_reports_contradictions_with_actual_values() -> None:
 @pytest.mark.parametrize("name", ["pr4524", "pr4524-approved"])
 def test_cases_pass(name: str) -> None:
     r = _row(CASES / name)
-    assert r.status is Status.PASS, _text(r)
-    text = _text(r)
+    assert r.status is Status.PASS, row_summary(r)
+    text = row_summary(r)
     for needle in ("TP2 conc 32-48", "370 GB host cache per rank", "749 GB DRAM allocation at dram-utilization 1.0",
                    "TP2 lpm at conc 44-48", "whole-curve rerun"):
         assert needle in text
@@ -112,10 +107,10 @@ def test_cases_pass(name: str) -> None:
 def test_contradictions_warn(case: Path, old: str, new: str, needles: list[str]) -> None:
     _edit_body(case, old, new)
     r = _row(case)
-    assert r.status is Status.WARN, _text(r)
+    assert r.status is Status.WARN, row_summary(r)
     assert r.result.findings[0].message_id == "claim-contradicted"
     for needle in needles:
-        assert needle in _text(r)
+        assert needle in row_summary(r)
     assert r.result.evidence
 
 
@@ -125,14 +120,14 @@ def test_append_only_contradicts_whole_curve_rerun(case: Path) -> None:
     path.write_text(path.read_text().replace(link, link + "  append-only: true\n"))
     r = _row(case)
     assert r.status is Status.WARN
-    assert "whole-curve rerun" in _text(r) and "append-only: true" in _text(r)
+    assert "whole-curve rerun" in row_summary(r) and "append-only: true" in row_summary(r)
 
 
 def test_no_claims_is_not_applicable(case: Path) -> None:
     edit_yaml(case / "pr.yaml", lambda pr: pr.update(body="Tidy up.\n\n## AI model disclosure\n\nNo AI used."))
     r = _row(case)
     assert r.status is Status.NA
-    assert "no concrete technical claim" in _text(r)
+    assert "no concrete technical claim" in row_summary(r)
 
 
 def test_unresolvable_configuration_warns_as_unverifiable(case: Path) -> None:
@@ -140,7 +135,7 @@ def test_unresolvable_configuration_warns_as_unverifiable(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.WARN
     assert r.result.findings[0].message_id == "claims-facts-unavailable"
-    assert "agentic-tp2.yaml" in _text(r)
+    assert "agentic-tp2.yaml" in row_summary(r)
 
 
 def test_unknown_setting_names_are_not_contradictions() -> None:

@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
 from verifier.overview import parse_overview
-from verifier.render.text import render_summary
 from verifier.results import Status
 
 KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"
@@ -21,10 +20,6 @@ HEADER = ["Model", "Prefix", "SGLang", "vLLM", "TRT-LLM", "Dynamo"]
 
 def _row(path: Path) -> Any:
     return row(judge(path, only={16}), 16)
-
-
-def _text(r: Any) -> str:
-    return render_summary(16, r.result, "en") + "\n" + render_summary(16, r.result, "zh")
 
 
 @pytest.fixture()
@@ -61,7 +56,7 @@ def test_parse_overview_table() -> None:
 def test_cases_pass_with_vendor_name(name: str) -> None:
     r = _row(CASES / name)
     assert r.status is Status.PASS and r.name == "NVIDIA overview"
-    assert "nvidia.md:13" in _text(r) and KEY in _text(r) and "SGLang" in _text(r)
+    assert "nvidia.md:13" in row_summary(r) and KEY in row_summary(r) and "SGLang" in row_summary(r)
 
 
 def test_key_missing_from_cell_fails(case: Path) -> None:
@@ -69,7 +64,7 @@ def test_key_missing_from_cell_fails(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL and r.name == "NVIDIA overview"
     assert r.result.findings[0].message_id == "overview-key-missing"
-    assert KEY in _text(r) and "nvidia.md:13" in _text(r)
+    assert KEY in row_summary(r) and "nvidia.md:13" in row_summary(r)
     assert r.result.evidence[0].line == 13  # type: ignore[union-attr]
 
 
@@ -78,7 +73,7 @@ def test_key_in_wrong_engine_cell_fails(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "overview-key-wrong-column"
-    assert "`vLLM`" in _text(r) and "`SGLang`" in _text(r)
+    assert "`vLLM`" in row_summary(r) and "`SGLang`" in row_summary(r)
 
 
 def test_model_row_missing_fails(case: Path) -> None:
@@ -86,7 +81,7 @@ def test_model_row_missing_fails(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "overview-model-missing"
-    assert "minimaxm31flash" in _text(r) and "nvidia.md:11" in _text(r)
+    assert "minimaxm31flash" in row_summary(r) and "nvidia.md:11" in row_summary(r)
 
 
 def test_missing_overview_is_unverifiable(case: Path) -> None:
@@ -94,7 +89,7 @@ def test_missing_overview_is_unverifiable(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL and r.name == "NVIDIA overview"
     assert r.result.findings[0].message_id == "overview-missing"
-    assert "inferencex-e2e/docs/overview/nvidia.md" in _text(r)
+    assert "inferencex-e2e/docs/overview/nvidia.md" in row_summary(r)
 
 
 def test_overview_without_table_is_unverifiable(case: Path) -> None:
@@ -114,4 +109,4 @@ def test_no_affected_key_is_not_applicable(case: Path) -> None:
      "agentic-tp2.yaml").unlink()
     edit_yaml(case / "pr.yaml", lambda pr: pr.update(files=[f for f in pr["files"] if "changelog" in f["path"]]))
     r = _row(case)
-    assert r.status is Status.NA, _text(r)
+    assert r.status is Status.NA, row_summary(r)

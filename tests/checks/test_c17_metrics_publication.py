@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row
-from verifier.render.text import render_summary
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
 from verifier.results import Status
 
 E2E = "inferencex-e2e"
@@ -90,10 +89,6 @@ def _row(path: Path) -> Any:
     return row(judge(path, only={17}), 17)
 
 
-def _text(r: Any) -> str:
-    return render_summary(17, r.result, "en") + "\n" + render_summary(17, r.result, "zh")
-
-
 @pytest.fixture()
 def case(tmp_path: Path) -> Path:
     return clone_bundle(CASES / "pr4524", tmp_path)
@@ -103,13 +98,13 @@ def case(tmp_path: Path) -> Path:
 def test_cases_not_applicable(name: str) -> None:
     r = _row(CASES / name)
     assert r.status is Status.NA
-    assert "`sglang`" in _text(r) and "dynamo-trt" in _text(r)
+    assert "`sglang`" in row_summary(r) and "dynamo-trt" in row_summary(r)
 
 
 def test_dynamo_trt_with_metrics_and_version_passes(case: Path) -> None:
     r = _row(add_dynamo_trt(case))
-    assert r.status is Status.PASS, _text(r)
-    text = _text(r)
+    assert r.status is Status.PASS, row_summary(r)
+    text = row_summary(r)
     assert KEY in text and "enable_iter_perf_stats" in text and "Dynamo `0.7.1`" in text
 
 
@@ -118,7 +113,7 @@ def test_publish_false_fails_with_line(case: Path) -> None:
     assert r.status is Status.FAIL
     first = r.result.findings[0]
     assert first.message_id == "metrics-publication-disabled"
-    assert "publish_events_and_metrics" in _text(r) and "agentic.yaml:21" in _text(r)
+    assert "publish_events_and_metrics" in row_summary(r) and "agentic.yaml:21" in row_summary(r)
     assert first.evidence[0].line == 21  # type: ignore[union-attr]
 
 
@@ -137,7 +132,7 @@ def test_no_metrics_control_fails(case: Path) -> None:
     assert r.status is Status.FAIL
     ids = [f.message_id for f in r.result.findings]
     assert ids.count("metrics-group-unset") == 2
-    assert "iteration" in _text(r) and "kv-cache" in _text(r)
+    assert "iteration" in row_summary(r) and "kv-cache" in row_summary(r)
 
 
 def test_iteration_stats_switched_off_fails(case: Path) -> None:
@@ -160,4 +155,4 @@ def test_unresolvable_recipe_is_unverifiable(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "launches-unresolved"
-    assert "quillx" in _text(r)
+    assert "quillx" in row_summary(r)

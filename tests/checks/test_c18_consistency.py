@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row
-from verifier.render.text import render_summary
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
 from verifier.results import Status
 
 E2E = "tree/head/inferencex-e2e"
@@ -26,10 +25,6 @@ def _row(path: Path) -> Any:
     return row(judge(path, only={18}), 18)
 
 
-def _text(r: Any) -> str:
-    return render_summary(18, r.result, "en") + "\n" + render_summary(18, r.result, "zh")
-
-
 def _params(r: Any, message_id: str) -> dict[str, Any]:
     return next(f.params for f in r.result.findings if f.message_id == message_id)
 
@@ -41,7 +36,7 @@ def case(tmp_path: Path) -> Path:
 
 def test_pr4524_passes_with_retuned_points() -> None:
     r = _row(CASES / "pr4524")
-    assert r.status is Status.PASS, _text(r)
+    assert r.status is Status.PASS, row_summary(r)
     assert _params(r, "points-bound") == {"points": 16, "variants": 16,
                                           "recipes": ["agentic-tp2.yaml (6)", "agentic.yaml (10)"]}
     sizes = _params(r, "host-cache-fits")["sizes"]
@@ -60,7 +55,7 @@ def test_pr4524_passes_with_retuned_points() -> None:
 
 def test_approved_twin_passes_with_unchanged_tp4_launches() -> None:
     r = _row(CASES / "pr4524-approved")
-    assert r.status is Status.PASS, _text(r)
+    assert r.status is Status.PASS, row_summary(r)
     assert "points-retuned" not in [f.message_id for f in r.result.findings]
     rerun = _params(r, "points-rerun-unchanged")
     assert rerun["count"] == 10 and rerun["changes"][0] == "tp4_conc64_kvdram-hicache_spec-draft_model -2.3%"
@@ -72,7 +67,7 @@ def test_host_cache_over_budget_fails(case: Path) -> None:
     assert r.status is Status.FAIL
     first = r.result.findings[0]
     assert first.message_id == "host-cache-over-budget"
-    assert "380 GB x 2" in _text(r) and "760" in _text(r) and "749" in _text(r) and "agentic-tp2.yaml:58" in _text(r)
+    assert "380 GB x 2" in row_summary(r) and "760" in row_summary(r) and "749" in row_summary(r) and "agentic-tp2.yaml:58" in row_summary(r)
 
 
 def test_point_without_variant_is_a_generation_error(case: Path) -> None:
@@ -80,8 +75,8 @@ def test_point_without_variant_is_a_generation_error(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "point-binding-failed"
-    assert "minimaxm31flash_tp2_conc46_kvdram-hicache_spec-draft_model" in _text(r)
-    assert "no variant matches" in _text(r) and "agentic-tp2.yaml" in _text(r)
+    assert "minimaxm31flash_tp2_conc46_kvdram-hicache_spec-draft_model" in row_summary(r)
+    assert "no variant matches" in row_summary(r) and "agentic-tp2.yaml" in row_summary(r)
 
 
 def test_new_image_must_be_named_in_changelog(case: Path) -> None:
@@ -90,7 +85,7 @@ def test_new_image_must_be_named_in_changelog(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "new-image-unnamed"
-    assert "lmsysorg/sglang:v0.5.24-cu130" in _text(r)
+    assert "lmsysorg/sglang:v0.5.24-cu130" in row_summary(r)
 
     replace_text(case / CHANGELOG, '    - "Add TP2 DRAM KV offload', '    - "Use lmsysorg/sglang:v0.5.24-cu130. Add TP2 DRAM KV offload')
     r = _row(case)
@@ -103,7 +98,7 @@ def test_changelog_byte_rule_violation_fails(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "changelog-rule-broken"
-    assert "perf-changelog.yaml" in _text(r)
+    assert "perf-changelog.yaml" in row_summary(r)
 
 
 def test_changelog_must_name_the_affected_key(case: Path) -> None:
@@ -113,7 +108,7 @@ def test_changelog_must_name_the_affected_key(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert "changelog-key-unnamed" in [f.message_id for f in r.result.findings]
-    assert KEY in _text(r)
+    assert KEY in row_summary(r)
 
 
 def test_removed_frontier_point_fails_unless_explained(case: Path) -> None:
@@ -124,12 +119,12 @@ def test_removed_frontier_point_fails_unless_explained(case: Path) -> None:
     first = r.result.findings[0]
     assert first.message_id == "frontier-point-removed"
     assert first.params["point"] == "minimaxm31flash_tp4_conc1_kvnone_spec-draft_model"
-    assert str(BASELINE) in _text(r)
+    assert str(BASELINE) in row_summary(r)
 
     replace_text(case / CHANGELOG, '    - "Add TP2 DRAM KV offload',
                  '    - "Drop the TP4 DSpark point at concurrency 1. Add TP2 DRAM KV offload')
     r = _row(case)
-    assert r.status is Status.PASS, _text(r)
+    assert r.status is Status.PASS, row_summary(r)
 
 
 def test_missing_baseline_run_is_unverifiable(case: Path) -> None:
@@ -137,7 +132,7 @@ def test_missing_baseline_run_is_unverifiable(case: Path) -> None:
     r = _row(case)
     assert r.status is Status.FAIL
     assert r.result.findings[0].message_id == "baseline-run-missing"
-    assert f"runs/{BASELINE}" in _text(r)
+    assert f"runs/{BASELINE}" in row_summary(r)
 
 
 def test_unrecorded_baseline_is_unverifiable(case: Path) -> None:
@@ -159,11 +154,11 @@ def test_nothing_affected_is_not_applicable(case: Path) -> None:
      "agentic-tp2.yaml").unlink()
     edit_yaml(case / "pr.yaml", lambda pr: pr.update(files=[]))
     r = _row(case)
-    assert r.status is Status.NA, _text(r)
+    assert r.status is Status.NA, row_summary(r)
 
 
 def test_implicit_host_cache_size_is_reported(case: Path) -> None:
     replace_text(case / f"{RECIPES}/agentic-tp2.yaml", "          hicache-size: 370\n", "")
     r = _row(case)
-    assert r.status is Status.PASS, _text(r)
+    assert r.status is Status.PASS, row_summary(r)
     assert len(_params(r, "host-cache-size-implicit")["points"]) == 6

@@ -6,12 +6,19 @@ Public API:
 * `runners(ctx, side)` -> `Runners` (`.cluster(runner)` -> `ClusterFacts`).
 * `points(ctx, side, key)` -> `[Point]`; `dram_budget_gb(...)`; `conc_values(row)`.
 * `affected_keys(ctx)` -> `AffectedConfigs` (`.keys`, `.added`, `.changed`, `.removed`, `.reasons`,
-  `.changelog_keys`).
+  `.changelog_keys`); `submitted_entries(ctx)` -> `{key: ConfigEntry}`, the affected keys present on
+  the head, in order.
 """
 
 from __future__ import annotations
 
-from verifier.configs.affected import AffectedConfigs, AffectedReason, ChangelogKeys, affected_keys
+from verifier.configs.affected import (
+    AffectedConfigs,
+    AffectedReason,
+    ChangelogKeys,
+    affected_keys,
+    submitted_entries,
+)
 from verifier.configs.master import (
     ConfigEntry,
     MasterConfigs,
@@ -52,4 +59,5 @@ __all__ = [
     "points",
     "runners",
     "seq_name",
+    "submitted_entries",
 ]

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.configs.master import ConfigEntry, master_configs
+from verifier.configs.master import ConfigEntry, master_configs, master_entries
 from verifier.configs.points import AGENTIC, FIXED, launch_policy, parse_recipe_ref
 from verifier.context import CheckContext
 from verifier.errors import InputError
@@ -341,3 +341,15 @@ def _changelog(ctx: CheckContext, result: AffectedConfigs, head: dict[str, Confi
 def affected_keys(ctx: CheckContext) -> AffectedConfigs:
     """The PR's affected config keys with reasons (memoized per verdict)."""
     return ctx.memo("configs.affected", lambda: compute_affected(ctx))
+
+
+def submitted_entries(ctx: CheckContext) -> dict[str, ConfigEntry]:
+    """The submitted configs: each affected key present on the head, in `affected_keys` order.
+
+    Maps the key to its head `ConfigEntry`; removed keys (absent on the head) are left out, and so
+    are keys set aside as only indirectly affected (`AffectedConfigs.indirect`). Raises
+    `InputError` when the head master configs are unreadable (as `master_entries` does).
+    """
+    affected = affected_keys(ctx)
+    head = master_entries(ctx, "head")
+    return {key: head[key] for key in affected.keys if key in head}
