@@ -13,6 +13,11 @@ InferenceX and srtctl do (SRT_SLURM.md §1-§7):
 5. write the server command (`--model-path`, `--served-model-name`, role args, `--host/--port`,
    extra_args) and the worker environment, remembering the file and line of every arg and variable.
 
+A row without srt-recipe (the old layout) is launched by a per-config benchmark script
+(`benchmarks/single_node/<dir>/<prefix>_<precision>_<sku>_<framework>[_mtp].sh`, policy
+`legacy-script`); `verifier.recipes.legacy_script` evaluates it statically with the point's
+launcher environment and the launch's origins point at script lines.
+
 Everything that cannot be resolved becomes a `LaunchError` naming the recipe file and line; a check
 that needs a launch reports it as unverifiable, never guesses.
 """
@@ -46,6 +51,7 @@ from verifier.recipes.bind import (
     resolve_dram,
     role_args,
 )
+from verifier.recipes.legacy_script import ScriptUnresolved, evaluate_script
 from verifier.recipes.spec import SpecParams, spec_parameters
 from verifier.recipes.variants import Origin, RecipeError, Variant, expand
 
@@ -278,9 +284,7 @@ class _Resolver:
             return
         ref = point.srt_recipe
         if ref is None:
-            self.error(point, point.file, point.line,
-                       "row names no srt-recipe; its launch command (a benchmark script) is not resolvable",
-                       "no-recipe")
+            self.legacy(point)
             return
         for problem in _problems(self.ctx, self.side, ref.path, point.scenario):
             sig = (problem.file, problem.line, problem.message)
@@ -318,6 +322,50 @@ class _Resolver:
                 raise RecipeError(f"{EXACTLY_ONE} in {target} for {point.exp_name}: {detail}", ref.path, line)
             chosen = matched[0]
         self.materialize(point, chosen, rejected)
+
+    def legacy(self, point: Point) -> None:
+        """A row without srt-recipe: evaluate its old-layout launcher script statically."""
+        if point.multinode:
+            self.error(point, point.file, point.line,
+                       "row names no srt-recipe; its launch command (a multinode benchmark script) is not "
+                       "resolvable", "no-recipe")
+            return
+        path, problem = legacy_script_path(self.ctx, self.side, self.entry, point)
+        if path is None:
+            self.error(point, point.file, point.line,
+                       f"row names no srt-recipe and {problem}, so its launch command is not resolvable",
+                       "no-recipe")
+            return
+        raw = getattr(self.ctx.bundle, self.side).read(path) or b""
+        conf = self.policy.get("legacy-script") or {}
+        functions = {name: (str(f["var"]), str(f["op"]), str(f["value"]))
+                     for name, f in (conf.get("known-functions") or {}).items()}
+        env = legacy_env(point, conf.get("env-defaults") or {})
+        try:
+            out = evaluate_script(raw.decode("utf-8", "replace"), env,
+                                  modules=self.policy["launcher"]["modules"].values(), functions=functions)
+        except ScriptUnresolved as exc:
+            self.error(point, path, exc.line, f"legacy launcher script cannot be resolved statically: {exc.message}",
+                       "legacy-script")
+            return
+        engine = self.policy["engines"].get(point.framework or "") or ""
+        args = out.args()
+        model_path = args.get("model-path") or args.get("model")
+        if model_path is None and out.argv and not out.argv[0].startswith("-"):
+            model_path = out.argv[0]
+        served = args.get("served-model-name")
+        model_text = model_path if isinstance(model_path, str) else point.model
+        if not isinstance(served, str):
+            served = posixpath.basename((model_text or "").rstrip("/")) or None
+        arg_origins = {flag: Origin(path, line) for flag, line in out.flag_lines().items()}
+        env_origins = {name: Origin(path, line) for name, line in out.env_lines.items()}
+        self.result.launches.append(Launch(
+            key=self.entry.key, side=self.side, point=point, role="agg", recipe_path=path, selector=None,
+            variant="", variant_name=posixpath.basename(path), recipe={}, engine=engine, image=point.image,
+            module=out.module, argv=out.argv, env=dict(out.env), benchmark_env=env, args=args,
+            spec=spec_parameters("agg", args, engine), synthetic=None, model_path=model_text,
+            served_model_name=served, arg_origins=arg_origins, env_origins=env_origins,
+        ))
 
     def materialize(self, point: Point, variant: Variant, rejected: dict[str, tuple[str, ...]]) -> None:
         ctx, policy, entry = self.ctx, self.policy, self.entry
@@ -404,6 +452,51 @@ class _Resolver:
                 served_model_name=served, arg_origins=cmd.arg_origins, env_origins=env_origins,
                 origins=origins, rejected=rejected,
             ))
+
+
+def legacy_env(point: Point, defaults: Mapping[str, Any]) -> dict[str, str]:
+    """The launcher environment an old-layout script sees for a point (policy `legacy-script`)."""
+    backend = point.kv_offload_backend.get("name") if isinstance(point.kv_offload_backend, Mapping) else None
+    values: dict[str, Any] = {
+        "MODEL": point.model, "TP": point.tp, "CONC": point.conc, "EP_SIZE": point.ep,
+        "DP_ATTENTION": "true" if point.dp_attn else "false", "SPEC_DECODING": point.spec_decoding,
+        "PRECISION": point.precision, "FRAMEWORK": point.framework, "PP_SIZE": point.pp,
+        "KV_OFFLOADING": point.kv_offloading, "KV_OFFLOAD_BACKEND": backend or "",
+        "TOTAL_CPU_DRAM_GB": point.total_cpu_dram_gb, "DURATION": point.duration, "ISL": point.isl,
+        "OSL": point.osl, "MAX_MODEL_LEN": point.max_model_len,
+    }
+    env = {k: str(v) for k, v in values.items() if v is not None}
+    for name, value in defaults.items():
+        text = str(value)
+        for var, known in env.items():
+            text = text.replace("{" + var + "}", known)
+        env.setdefault(str(name), text)
+    return env
+
+
+def legacy_script_path(ctx: CheckContext, side: str, entry: ConfigEntry, point: Point) -> tuple[str | None, str]:
+    """The old-layout launcher script of a point on one side, or (None, why not)."""
+    from verifier.configs.affected import _legacy_script_matches
+
+    conf = launch_policy(ctx).get("legacy-script") or {}
+    sub = (conf.get("dirs") or {}).get(point.scenario)
+    if not sub:
+        return None, f"no legacy script directory is known for scenario {point.scenario!r}"
+    folder = ctx.bundle.path("benchmarks_dir") + str(sub).strip("/") + "/"
+    tree = getattr(ctx.bundle, side)
+    candidates = sorted(p for p in tree.paths(folder) if p.endswith(".sh") and posixpath.dirname(p) + "/" == folder
+                        and _legacy_script_matches(entry, posixpath.basename(p).removesuffix(".sh")))
+    if not candidates:
+        return None, f"no legacy launcher script matches it under {folder}"
+    suffix = str(conf.get("spec-suffix") or "") if point.spec_decoding != "none" else ""
+    frameworks = [point.framework or "", (point.framework or "").replace("-", "_")]
+    wanted = {f"{folder}{entry.model_prefix}_{entry.precision}_{entry.sku}_{fw}{suffix}.sh" for fw in frameworks}
+    exact = [p for p in candidates if p in wanted]
+    if exact:
+        return exact[0], ""
+    if len(candidates) == 1:
+        return candidates[0], ""
+    return None, f"several legacy launcher scripts match it ({', '.join(map(posixpath.basename, candidates))})"
 
 
 def launches_for_key(ctx: CheckContext, side: str, key: str) -> LaunchSet:
