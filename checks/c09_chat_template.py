@@ -47,6 +47,9 @@ def _command(launch: Launch) -> str | None:
     command = bench.get("command")
     if isinstance(command, list):
         return " ".join(str(c) for c in command)
+    if not command and launch.recipe_path.endswith(".sh"):
+        # A legacy launcher script starts the server and drives the benchmark itself.
+        return f"bash {launch.recipe_path}"
     return str(command) if command else None
 
 

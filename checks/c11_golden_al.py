@@ -33,7 +33,7 @@ from verifier.errors import InputError
 from verifier.launch import Launch, launches
 from verifier.layout import short_path
 from verifier.patches import is_scanned
-from verifier.recipes.golden import format_al
+from verifier.recipes.golden import format_al, golden_al
 from verifier.results import (
     CheckResult,
     FileEvidence,
@@ -101,6 +101,15 @@ def _hardcoded(ctx: CheckContext, policy: Mapping[str, Any], files: list[str]) -
     return out
 
 
+def _legacy_golden(ctx: CheckContext, la: Any) -> Any:
+    """The golden AL a legacy shell-script launch (which pins its own AL) must equal."""
+    spec = la.spec
+    if spec is None or not spec.speculating or not la.point.model_prefix:
+        return None
+    return golden_al(ctx, "head", la.point.model_prefix, spec.method, spec.draft_length,
+                     draft_model=spec.draft_model, sample_method=spec.sample_method)
+
+
 def check(ctx: CheckContext) -> CheckResult:
     """FAIL when an agentic spec-decode point's acceptance target is not its golden AL."""
     policy = ctx.policy("prohibited_settings")["simulated_acceptance"]
@@ -140,7 +149,7 @@ def check(ctx: CheckContext) -> CheckResult:
     missing: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for la in agentic:
         syn = la.synthetic
-        golden = syn.golden if syn is not None else None
+        golden = syn.golden if syn is not None else _legacy_golden(ctx, la)
         if golden is None or not golden.ok or golden.value is None:
             spec = syn.spec if syn is not None else la.spec
             length = spec.draft_length if spec is not None else None
