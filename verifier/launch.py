@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.configs import affected_keys, master_entries, points
+from verifier.configs.affected import legacy_script_matches
 from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point, launch_policy
 from verifier.configs.runners import ClusterFacts, runners
@@ -476,8 +477,6 @@ def legacy_env(point: Point, defaults: Mapping[str, Any]) -> dict[str, str]:
 
 def legacy_script_path(ctx: CheckContext, side: str, entry: ConfigEntry, point: Point) -> tuple[str | None, str]:
     """The old-layout launcher script of a point on one side, or (None, why not)."""
-    from verifier.configs.affected import _legacy_script_matches
-
     conf = launch_policy(ctx).get("legacy-script") or {}
     sub = (conf.get("dirs") or {}).get(point.scenario)
     if not sub:
@@ -485,7 +484,7 @@ def legacy_script_path(ctx: CheckContext, side: str, entry: ConfigEntry, point: 
     folder = ctx.bundle.path("benchmarks_dir") + str(sub).strip("/") + "/"
     tree = getattr(ctx.bundle, side)
     candidates = sorted(p for p in tree.paths(folder) if p.endswith(".sh") and posixpath.dirname(p) + "/" == folder
-                        and _legacy_script_matches(entry, posixpath.basename(p).removesuffix(".sh")))
+                        and legacy_script_matches(entry, posixpath.basename(p).removesuffix(".sh")))
     if not candidates:
         return None, f"no legacy launcher script matches it under {folder}"
     suffix = str(conf.get("spec-suffix") or "") if point.spec_decoding != "none" else ""

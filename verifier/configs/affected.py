@@ -152,7 +152,7 @@ def _lanes(entry: ConfigEntry) -> set[tuple[str, str]]:
             if any(k in row.data for k in ("srt-recipe", "eval-srt-recipe"))}
 
 
-def _legacy_script_matches(entry: ConfigEntry, stem: str) -> bool:
+def legacy_script_matches(entry: ConfigEntry, stem: str) -> bool:
     """Legacy launchers name scripts `<prefix>_<precision>_<sku>_<framework>[...].sh`."""
     if not (entry.model_prefix and entry.precision and entry.sku and entry.framework):
         return False
@@ -318,7 +318,7 @@ def _file_reasons(
         if not refs:
             for path, status in scripts.items():
                 stem = posixpath.basename(path).removesuffix(".sh")
-                if path.endswith(".sh") and _legacy_script_matches(entry, stem):
+                if path.endswith(".sh") and legacy_script_matches(entry, stem):
                     result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
 
