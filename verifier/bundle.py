@@ -30,7 +30,7 @@ from verifier.model import (
     Tree,
 )
 from verifier.resources import SCHEMA_DIR
-from verifier.yamlio import decode_text, load_yaml, plain
+from verifier.yamlio import decode_text, load_yaml_data
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_BUNDLE_BYTES = 1024 * 1024 * 1024
@@ -133,7 +133,7 @@ class BundleReader:
         if not required and not path.is_file() and not path.is_symlink():
             return default
         try:
-            data = plain(load_yaml(decode_text(self._bytes(rel), rel), rel))
+            data = load_yaml_data(decode_text(self._bytes(rel), rel), rel)
         except InputError as exc:
             raise BundleError(rel, None, exc.reason) from None
         data = _jsonable(data)

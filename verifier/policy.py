@@ -6,18 +6,19 @@ naming the file and the offending field.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import jsonschema
-
+from verifier import cache
 from verifier.errors import InputError, PolicyError
 from verifier.resources import POLICY_DIR
-from verifier.yamlio import decode_text, load_yaml, plain
+
+# Bump when the cached form of the policies changes.
+_CACHE_KIND = "policies-v1"
 
 
 def _json_keys(value: Any) -> Any:
@@ -42,6 +43,8 @@ def validate_policy(topic: str, data: Any, *, source: str, schema_dir: Path = PO
     schema_path = schema_dir / f"{topic}.schema.json"
     if not schema_path.is_file():
         raise PolicyError(f"{source}: no schema {schema_path.name} for policy topic '{topic}'")
+    import jsonschema  # only when validating: a cached policy set needs no schema library
+
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
@@ -53,16 +56,42 @@ def validate_policy(topic: str, data: Any, *, source: str, schema_dir: Path = PO
 
 def load_policy_file(path: Path, *, schema_dir: Path = POLICY_DIR / "schema") -> Mapping[str, Any]:
     """Load and validate one policies/<topic>.yaml file."""
+    return _freeze(_validated(path, schema_dir))
+
+
+def _validated(path: Path, schema_dir: Path) -> Any:
+    """One policy file parsed and validated, as plain JSON-like data."""
+    from verifier.yamlio import decode_text, load_yaml_data
+
     try:
-        data = _json_keys(plain(load_yaml(decode_text(path.read_bytes(), str(path)), str(path))))
+        data = _json_keys(load_yaml_data(decode_text(path.read_bytes(), str(path)), str(path)))
     except InputError as exc:
         raise PolicyError(str(exc)) from None
     validate_policy(path.stem, data, source=str(path), schema_dir=schema_dir)
-    return _freeze(data)
+    return data
 
 
-@cache
+def _policy_set_key(files: list[Path], schema_dir: Path) -> str:
+    """Content key of a policy set: every policy file and every schema, names and bytes."""
+    schemas = sorted(schema_dir.glob("*.json")) if schema_dir.is_dir() else []
+    blobs: list[bytes] = []
+    for path in [*files, *schemas]:
+        blobs += [path.name.encode(), path.read_bytes()]
+    return cache.content_key(_CACHE_KIND, blobs)
+
+
+@functools.cache
 def load_policies(directory: Path = POLICY_DIR) -> Mapping[str, Mapping[str, Any]]:
-    """Every policies/*.yaml, by topic (the file stem)."""
-    topics = {p.stem: load_policy_file(p, schema_dir=directory / "schema") for p in sorted(directory.glob("*.yaml"))}
-    return MappingProxyType(topics)
+    """Every policies/*.yaml, by topic (the file stem).
+
+    Parsing and validating 20 files is most of a cold verdict's fixed cost, so the validated set is
+    kept in the content-addressed cache (verifier.cache) under the hash of every policy and schema byte.
+    """
+    files = sorted(directory.glob("*.yaml"))
+    schema_dir = directory / "schema"
+    key = _policy_set_key(files, schema_dir)
+    topics = cache.read_json(_CACHE_KIND, key)
+    if not isinstance(topics, dict) or sorted(topics) != sorted(p.stem for p in files):
+        topics = {p.stem: _validated(p, schema_dir) for p in files}
+        cache.write_json(_CACHE_KIND, key, topics)
+    return MappingProxyType({topic: _freeze(data) for topic, data in topics.items()})

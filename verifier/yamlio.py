@@ -14,7 +14,9 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import yaml as _pyyaml
 from ruamel.yaml import YAML
+from ruamel.yaml import resolver as _ruamel_resolver
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -201,3 +203,130 @@ def walk(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, .
         for i, v in enumerate(node):
             yield (*prefix, i), node, i
             yield from walk(v, (*prefix, i))
+
+
+# --- Plain data at C speed -------------------------------------------------------------------------
+# Bundle metadata (pr.yaml, comments.yaml, checks.yaml, run records) and policies need plain data, not
+# line numbers; round-tripping them through ruamel's pure-Python parser was a third of a cold verdict.
+# `load_yaml_data` composes with libyaml and resolves plain scalars with ruamel's own YAML 1.2 implicit
+# rules (read from ruamel at import, so both loaders cannot drift apart): `yes`/`on` stay strings,
+# `017` is 17, `0o17` is 15, `12e4` is a float. tests/core/test_yamlio_fast.py proves it equal to
+# `plain(load_yaml(...))` on every bundle and policy file we ship and on a corpus of edge cases.
+
+_TAG = "tag:yaml.org,2002:"
+_IMPLICIT_12 = ("bool", "float", "int", "null", "timestamp", "merge")
+
+
+class _Resolver12(_pyyaml.resolver.BaseResolver):
+    """YAML 1.2 implicit typing, as ruamel resolves it."""
+
+
+for _versions, _tag, _regexp, _first in _ruamel_resolver.implicit_resolvers:
+    if (1, 2) in _versions and _tag.removeprefix(_TAG) in _IMPLICIT_12:
+        _Resolver12.add_implicit_resolver(_tag, _regexp, _first)
+
+
+class _Constructor12(_pyyaml.constructor.SafeConstructor):
+    """Safe construction with YAML 1.2 numbers and booleans, refusing duplicate keys like ruamel."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == _TAG + "merge" or not isinstance(key_node, _pyyaml.ScalarNode):
+                continue
+            key = self.construct_object(key_node)
+            if key in seen:
+                raise _pyyaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark, f"found duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_bool(self, node: Any) -> bool:
+        return str(self.construct_scalar(node)).lower() == "true"
+
+    def construct_yaml_int(self, node: Any) -> int:
+        text = str(self.construct_scalar(node)).replace("_", "")
+        sign = -1 if text.startswith("-") else 1
+        text = text.lstrip("+-")
+        for prefix, base in (("0b", 2), ("0x", 16), ("0o", 8)):
+            if text.startswith(prefix):
+                return sign * int(text[2:], base)
+        return sign * int(text)
+
+    def construct_yaml_float(self, node: Any) -> float:
+        text = str(self.construct_scalar(node)).replace("_", "").lower()
+        sign = -1.0 if text.startswith("-") else 1.0
+        text = text.lstrip("+-")
+        if text == ".inf":
+            return sign * float("inf")
+        if text == ".nan":
+            return float("nan")
+        return sign * float(text)
+
+
+class TaggedValue:
+    """A node under a tag we do not construct (`!!python/...`, `!foo`): kept as an opaque value, never executed.
+
+    It is no JSON type, so schema validation refuses it naming the field that carries it, as it did
+    for the round-trip loader's TaggedScalar.
+    """
+
+    __slots__ = ("tag",)
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    def __repr__(self) -> str:
+        return f"TaggedValue({self.tag!r})"
+
+
+def _construct_unknown_tag(constructor: Any, node: Any) -> TaggedValue:
+    return TaggedValue(str(node.tag))
+
+
+_Constructor12.add_constructor(None, _construct_unknown_tag)
+for _name in ("bool", "int", "float"):
+    _Constructor12.add_constructor(_TAG + _name, getattr(_Constructor12, f"construct_yaml_{_name}"))
+
+try:  # libyaml's parser and composer; the pure-Python ones give identical results, only slower
+    from yaml._yaml import CParser as _Parser
+except ImportError:  # pragma: no cover - PyYAML built without libyaml
+
+    class _Parser(  # type: ignore[no-redef]
+        _pyyaml.reader.Reader, _pyyaml.scanner.Scanner, _pyyaml.parser.Parser, _pyyaml.composer.Composer
+    ):
+        def __init__(self, stream: str) -> None:
+            _pyyaml.reader.Reader.__init__(self, stream)
+            _pyyaml.scanner.Scanner.__init__(self)
+            _pyyaml.parser.Parser.__init__(self)
+            _pyyaml.composer.Composer.__init__(self)
+
+
+class _Loader12(_Parser, _Constructor12, _Resolver12):  # type: ignore[misc]
+    def __init__(self, stream: str) -> None:
+        _Parser.__init__(self, stream)
+        _Constructor12.__init__(self)
+        _Resolver12.__init__(self)
+
+
+def load_yaml_data(text: str, path: str) -> Any:
+    """Parse YAML 1.2 into plain data (no line numbers), refusing what `load_yaml` refuses."""
+    if _count_aliases(text) > MAX_ALIASES:
+        raise InputError(path, "too many YAML aliases (alias bomb refused)")
+    if _flow_depth(text) > MAX_FLOW_DEPTH:
+        raise InputError(path, f"YAML nests deeper than {MAX_FLOW_DEPTH} levels; refused")
+    loader = _Loader12(text)
+    try:
+        data = loader.get_single_data()
+    except _pyyaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        problem = exc.problem or exc.context or "syntax error"
+        raise InputError(path, f"invalid YAML{where}: {problem}") from None
+    except (_pyyaml.YAMLError, RecursionError, ValueError, TypeError, OverflowError) as exc:
+        raise InputError(path, f"invalid YAML: {type(exc).__name__}: {exc}") from None
+    finally:
+        loader.dispose()
+    _expanded_size(data, path)
+    return plain(data)

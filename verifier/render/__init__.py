@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from enum import StrEnum
 
@@ -17,14 +18,13 @@ class OutputFormat(StrEnum):
 
 
 def renderer(fmt: OutputFormat) -> Callable[[Report], str]:
-    """The render function of a format."""
-    from verifier.render.json import render_json
-    from verifier.render.markdown import render_markdown
-    from verifier.render.terminal import render_table
+    """The render function of a format (only its own module is imported: rich is not needed for JSON)."""
+    module, function = _RENDERERS[fmt]
+    return getattr(importlib.import_module(module), function)  # type: ignore[no-any-return]
 
-    table: dict[OutputFormat, Callable[[Report], str]] = {
-        OutputFormat.TABLE: render_table,
-        OutputFormat.JSON: render_json,
-        OutputFormat.MARKDOWN: render_markdown,
-    }
-    return table[fmt]
+
+_RENDERERS: dict[OutputFormat, tuple[str, str]] = {
+    OutputFormat.TABLE: ("verifier.render.terminal", "render_table"),
+    OutputFormat.JSON: ("verifier.render.json", "render_json"),
+    OutputFormat.MARKDOWN: ("verifier.render.markdown", "render_markdown"),
+}

@@ -12,7 +12,9 @@ from functools import cache
 from typing import Any, Literal
 
 import jinja2
+import jinja2.bccache
 
+from verifier import cache as content_cache
 from verifier.resources import TEMPLATE_DIR
 from verifier.results import CheckResult, Finding
 
@@ -60,11 +62,50 @@ def _pct(value: Any) -> str:
     return f"{value:+.1f}%" if isinstance(value, int | float) else str(value)
 
 
+class ContentBytecodeCache(jinja2.BytecodeCache):
+    """Compiled templates in the content-addressed cache (verifier.cache), named by their source's hash.
+
+    Compiling the 40-odd message templates is the largest fixed cost of a cold verdict; jinja's own
+    file cache names entries by template path, this one by the SHA-256 of the source and of the
+    environment's options, so an edited template can never be served stale code.
+    """
+
+    def __init__(self, options: str) -> None:
+        self.options = options
+
+    def _path(self, key: str) -> Any:
+        return content_cache.entry_path(f"jinja-{jinja2.__version__}", key, ".jbc")
+
+    def get_bucket(self, environment: jinja2.Environment, name: str, filename: str | None, source: str) -> Any:
+        key = content_cache.content_key("jinja", [self.options.encode(), source.encode("utf-8")])
+        bucket = jinja2.bccache.Bucket(environment, key, self.get_source_checksum(source))
+        self.load_bytecode(bucket)
+        return bucket
+
+    def load_bytecode(self, bucket: Any) -> None:
+        data = content_cache.read_bytes(self._path(bucket.key))
+        if data is not None:
+            bucket.bytecode_from_string(data)
+
+    def dump_bytecode(self, bucket: Any) -> None:
+        content_cache.write_bytes(self._path(bucket.key), bucket.bytecode_to_string())
+
+
+_ENV_OPTIONS = {
+    "undefined": "strict",
+    "autoescape": False,
+    "keep_trailing_newline": False,
+    "trim_blocks": True,
+    "lstrip_blocks": True,
+}
+
+
 @cache
 def environment() -> jinja2.Environment:
     """The jinja2 environment (strict: an unknown parameter is an error, not an empty string)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        bytecode_cache=ContentBytecodeCache(repr(sorted(_ENV_OPTIONS.items()))),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,

@@ -1,0 +1,74 @@
+"""`load_yaml_data` (libyaml + ruamel's YAML 1.2 rules) reads exactly what `plain(load_yaml(...))` reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from verifier.bundle import _jsonable
+from verifier.errors import InputError
+from verifier.resources import PROJECT_DIR
+from verifier.yamlio import load_yaml, load_yaml_data, plain
+
+SHARED = PROJECT_DIR.parent / "shared"
+EDGE_SCALARS = [
+    "yes", "no", "on", "off", "y", "n", "true", "True", "FALSE", "null", "Null", "~", "",
+    "017", "0o17", "0x1F", "0b101", "1_000", "+12", "-0", "12e4", "1.5e-3", ".5", "-.inf", ".NaN", "1:30",
+    "2026-10-29", "2026-10-29T17:40:00Z", "2026-10-29 17:40:00.25 +02:00", "0.1.0", "v1", "1e", "0x", "'3'",
+    '"4"', "4a65c8e3173ce0431e198734ff555e7cdc878d72", "1234567", "12e45", "0o", "++1",
+]
+
+
+def _yaml_files() -> list[Path]:
+    roots = [PROJECT_DIR / "policies", PROJECT_DIR / "fixtures", SHARED / "cases", SHARED / "perf"]
+    files: list[Path] = []
+    for root in roots:
+        if root.is_dir():
+            files += [p for p in root.rglob("*.yaml") if "tree" not in p.relative_to(root).parts]
+    return sorted(files)
+
+
+def _both(text: str) -> tuple[object, object]:
+    return _jsonable(load_yaml_data(text, "x")), _jsonable(plain(load_yaml(text, "x")))
+
+
+@pytest.mark.parametrize("scalar", EDGE_SCALARS)
+def test_edge_scalars_read_alike(scalar: str) -> None:
+    fast, slow = _both(f"k: {scalar}\nl: [{scalar or '~'}]\n")
+    assert repr(fast) == repr(slow)  # repr: NaN is not equal to itself
+
+
+def test_every_shipped_yaml_file_reads_alike() -> None:
+    files = _yaml_files()
+    assert len(files) > 50
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        try:
+            fast, slow = _both(text)
+        except InputError:
+            with pytest.raises(InputError):
+                load_yaml_data(text, str(path))
+            continue
+        assert fast == slow, path
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: 1\na: 2\n", "a: &l [x, *l]\n", "a: [" * 300 + "]" * 300 + "\n", "a: b: c\n", "\t- x\n"],
+)
+def test_refuses_what_the_round_trip_loader_refuses(text: str) -> None:
+    with pytest.raises(InputError):
+        load_yaml_data(text, "x")
+
+
+def test_merge_keys_follow_yaml() -> None:
+    assert load_yaml_data("b: &x {p: 1, q: 3}\nc:\n  <<: *x\n  p: 2\n", "x") == {
+        "b": {"p": 1, "q": 3},
+        "c": {"p": 2, "q": 3},
+    }
+
+
+def test_unknown_tags_stay_opaque_and_are_never_executed() -> None:
+    data = load_yaml_data('a: !!python/object/apply:os.system ["true"]\nb: !foo bar\n', "x")
+    assert {type(v).__name__ for v in data.values()} == {"TaggedValue"}
