@@ -221,12 +221,12 @@ def test_hook_imports_only_what_it_needs() -> None:
     assert done.stdout.strip().splitlines()[-1] == "HEAVY []", done.stdout
 
 
-def test_hook_dependencies_are_the_hook_extra() -> None:
-    """The `hook` extra lists what the hook imports beyond the standard library."""
+def test_core_dependencies_are_the_hooks() -> None:
+    """pre-commit installs the bare package: its dependencies are what the hook imports (PyYAML)."""
     import tomllib
 
-    extras = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
-    assert [r.split(">")[0] for r in extras["hook"]] == ["PyYAML"]
+    project = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert [r.split(">")[0] for r in project["dependencies"]] == ["PyYAML"]
 
 
 def _git(cwd: Path, *args: str) -> None:

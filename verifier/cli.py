@@ -25,6 +25,9 @@ from verifier.commands import by_name
 from verifier.commands._judge import add_live_arguments, add_output_arguments
 from verifier.errors import UsageError, VerifierError
 
+# Import names of the `full` extra (pyproject.toml): absent in a hook-only install.
+FULL_DEPENDENCIES = frozenset({"pydantic", "ruamel", "jsonschema", "github", "jinja2", "rich", "requests", "urllib3"})
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
@@ -116,6 +119,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("verify-pr: interrupted", file=sys.stderr)
         return 2
     except BrokenPipeError:
+        return 2
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] in FULL_DEPENDENCIES:
+            print(f"verify-pr: missing dependency {exc.name.split('.')[0]}: this command needs the full verifier, "
+                  "pip install 'infx-verifier[full]' (the bare package carries only the pre-commit hook)",
+                  file=sys.stderr)
+            return 2
+        if debug:
+            traceback.print_exc()
+        print(f"verify-pr: internal error: ModuleNotFoundError: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:
         if debug:
