@@ -11,13 +11,21 @@ before a PR exists, with the same rules as Check 13 (verifier.draft_precision):
 * a prohibited environment variable enabled (`SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE`,
   `SGLANG_GLM_NEXTN_MOE_PTPC`) in any staged file.
 
-Prints `file:line: message` and the fix for each finding and returns 1 when there is any.
-Flags are read with the SGLang arg spec (argspec mode: no torch, no sglang import).
+Prints `file:line: message` and the fix for each finding and returns 1 when there is any. A file
+it was given but cannot judge (unreadable, over MAX_FILE_BYTES -- checked from its size before
+reading --, not UTF-8, a YAML error, recipe variants that cannot be expanded) is reported the same
+way and also returns 1: the hook never passes what it could not read. Text from the files is
+printed with control and bidi characters escaped, so a file cannot drive the terminal.
+
+Flags are read with the SGLang arg spec (argspec mode). The hook imports only PyYAML and the
+standard library (no pydantic, ruamel, jinja2, torch or sglang; tests/test_hook.py asserts it).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -35,9 +43,10 @@ from verifier.errors import InputError
 from verifier.recipes.argv import env_value, flag_name, value_tokens
 from verifier.recipes.variants import RecipeError, Variant, expand
 from verifier.resources import POLICY_DIR
-from verifier.yamlio import decode_text
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# C0/C1 controls (but tab), DEL, and the bidi embedding/override/isolate marks: escaped on output.
+_UNSAFE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 RECIPE_DIR = re.compile(r"srt-slurm-recipes/(?P<prefix>[^/]+)/")
 _FIX = {
     "draft-kv-below-target": "remove the draft-only KV dtype (the draft then follows the target), or set the "
@@ -154,20 +163,27 @@ def _variant_issues(variant: Variant, policy: Mapping[str, Any], auto_kv: str) -
     return out
 
 
+class UnreadableFile(Exception):
+    """A staged file the hook cannot judge; the message says why."""
+
+
 def recipe_issues(path: str, text: str, policy: Mapping[str, Any]) -> list[tuple[DraftIssue, str | None]]:
-    """Findings of one recipe file: (issue, the first variant it appeared in)."""
+    """Findings of one recipe file: (issue, the first variant it appeared in).
+
+    Raises UnreadableFile when the YAML does not parse or its variants cannot be expanded.
+    """
     try:
         doc = parse_yaml11(text, path)
-    except InputError:
-        return []
+    except InputError as exc:
+        raise UnreadableFile(f"not valid YAML: {exc.reason}") from None
     if not isinstance(doc.data, Mapping) or not ("base" in doc.data or "roles" in doc.data):
         return []
     try:
         variants = expand(doc)
         if "base" in doc.data:
             variants = [*expand(doc, "base"), *variants]
-    except RecipeError:
-        return []
+    except RecipeError as exc:
+        raise UnreadableFile(f"recipe variants cannot be expanded: {exc}") from None
     match = RECIPE_DIR.search(path.replace("\\", "/"))
     hook_kv = policy["hook_auto_kv"]
     auto_kv = hook_kv["by_model_prefix"].get(match.group("prefix"), hook_kv["default"]) if match else hook_kv["default"]
@@ -194,39 +210,74 @@ def hook_policy() -> Mapping[str, Any]:
     """policies/prohibited_settings.yaml `draft_precision`, read with the fast YAML loader.
 
     The hook runs on every commit, so it skips JSON-Schema validation (jsonschema costs ~40 ms to
-    import); tests/test_policies.py validates the file, and so does every verifier run.
+    import); every verifier run validates the file (verifier.policy.load_policies, tests/core).
     """
     path = POLICY_DIR / "prohibited_settings.yaml"
     doc = parse_yaml11(path.read_text(encoding="utf-8"), str(path))
     return doc.data["draft_precision"]
 
 
+def escape(text: str) -> str:
+    """`text` with control and bidi characters shown as escapes (`\\x1b`, `\\u202e`)."""
+    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def read_text(path: Path, limit: int = MAX_FILE_BYTES) -> str:
+    """The file's UTF-8 text; the size cap is checked from stat and a bounded read, never a whole read.
+
+    Raises UnreadableFile with the reason.
+    """
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):  # before open: opening a FIFO would block
+            raise UnreadableFile("not a regular file")
+        with path.open("rb") as fh:
+            info = os.fstat(fh.fileno())
+            if info.st_size > limit:
+                raise UnreadableFile(f"file is {info.st_size} bytes, over the hook's {limit}-byte limit")
+            raw = fh.read(limit + 1)  # bounded: a file growing after the stat is still capped
+    except OSError as exc:
+        raise UnreadableFile(f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise UnreadableFile(f"file is over the hook's {limit}-byte limit")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UnreadableFile(f"not UTF-8 text (invalid byte at offset {exc.start})") from None
+    if "\x00" in text:
+        raise UnreadableFile("contains a NUL byte; not a text file")
+    return text.removeprefix("\ufeff")
+
+
 def run(files: Sequence[str], out: TextIO) -> int:
-    """Check the files; print one `file:line: message` and fix per finding; 1 when any."""
+    """Check the files; print one `file:line: message` and fix per finding or unreadable file; 1 when any."""
     policy = hook_policy()
-    count = 0
+    count = unreadable = 0
     for name in files:
-        path = Path(name)
         try:
-            raw = path.read_bytes()
-            text = decode_text(raw, name, limit=MAX_FILE_BYTES)
-        except (OSError, InputError):
+            found = file_issues(name, read_text(Path(name)), policy)
+        except UnreadableFile as exc:
+            unreadable += 1
+            print(escape(f"{name}:1: cannot check this file: {exc}"), file=out)
+            print("  fix: make it a UTF-8 YAML/text file the verifier can parse (the sign-off verifier "
+                  "FAILs what it cannot read)", file=out)
             continue
-        for issue, variant in file_issues(name, text, policy):
+        for issue, variant in found:
             count += 1
-            line = issue.line or 1
-            print(f"{name}:{line}: {_message(issue, variant)}", file=out)
+            print(escape(f"{name}:{issue.line or 1}: {_message(issue, variant)}"), file=out)
             print(f"  fix: {_FIX[issue.kind]}", file=out)
     if count:
         print(f"draft-kv-dtype: {count} finding(s); drafts must run at the precision they ship with "
               "(CONTRIBUTING.md, Draft-model precision).", file=out)
-    return 1 if count else 0
+    if unreadable:
+        print(f"draft-kv-dtype: {unreadable} file(s) could not be checked.", file=out)
+    return 1 if count or unreadable else 0
 
 
 def precommit_main(argv: list[str]) -> int:
-    """Entry point of `verify-pr precommit <files>` (the lead wires the subcommand)."""
-    files = [a for a in argv if not a.startswith("-")]
-    return run(files, sys.stdout)
+    """`verify-pr precommit FILE...` (verifier/commands/precommit.py parses the options)."""
+    from verifier.commands import precommit  # noqa: PLC0415 - the command module imports this one lazily
+
+    return precommit.main(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -236,4 +287,3 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
-

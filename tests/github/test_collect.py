@@ -54,14 +54,11 @@ def test_collected_files_are_the_case_files(case: str, standin: Callable[..., St
 
 def test_request_budget_for_pr4524(standin: Callable[..., StandIn]) -> None:
     server = standin()
-    start = time.perf_counter()
     _, stats = collect(server)
-    wall = time.perf_counter() - start
     assert stats.requests == len(server.api_requests())
     assert stats.requests <= 40, stats.summary()
     assert stats.retries == 0 and stats.downloads == 29
-    assert wall < 10
-    print(f"\npr4524: {stats.summary()}; wall {wall:.2f}s")
+    print(f"\npr4524: {stats.summary()}")
 
 
 def test_record_then_replay_gives_identical_json(tmp_path: Path, standin: Callable[..., StandIn]) -> None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import yaml
 
 from tests.kit import SHARED
@@ -112,24 +110,19 @@ def test_real_case_master_entry() -> None:
     assert [r.line for r in entry.rows] == [187, 188, 189, 192]
 
 
-def test_layer_is_fast_on_fullsize_bundle() -> None:
+def test_layer_on_fullsize_bundle() -> None:
+    """The layer judges the full-size bundle (its speed: benchmarks/bench.py, never asserted here)."""
     from verifier.changelog import changelog_report
     from verifier.configs import affected_keys
     from verifier.launch import launches
 
     bundle = read_bundle(SHARED / "perf" / "pr4524-fullsize")
-    policies = load_policies()
-    best = 10.0
-    for _ in range(3):
-        start = time.perf_counter()
-        ctx = CheckContext(bundle, policies)
-        master_entries(ctx, "base")
-        master_entries(ctx, "head")
-        affected = affected_keys(ctx)
-        head = launches(ctx, "head")
-        launches(ctx, "base")
-        changelog_report(ctx)
-        best = min(best, time.perf_counter() - start)
+    ctx = CheckContext(bundle, load_policies())
+    master_entries(ctx, "base")
+    master_entries(ctx, "head")
+    affected = affected_keys(ctx)
+    head = launches(ctx, "head")
+    launches(ctx, "base")
+    changelog_report(ctx)
     assert affected.keys == ["minimaxm31flash-fp4-b300-sglang-agentic-dspark"]
     assert len(head.launches) == 16 and not head.errors
-    assert best < 0.3, f"launch layer took {best:.3f}s on the fullsize bundle"

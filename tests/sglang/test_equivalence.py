@@ -14,7 +14,8 @@ CI=true, where a missing sglang fails the test.
 from __future__ import annotations
 
 import os
-import time
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,9 +28,15 @@ from verifier.sglang.dump import installed_version
 INSTALLED = installed_version()
 
 
+# Written by .ci/install-sglang.sh when it could not install the real parser: the reason.
+UNAVAILABLE = Path(sys.prefix) / "infx-sglang-unavailable.txt"
+
+
 def _require_real() -> str:
     if INSTALLED is None or INSTALLED not in available_versions():
         why = f"real sglang {'missing' if INSTALLED is None else INSTALLED + ' (no committed spec)'}"
+        if UNAVAILABLE.is_file():
+            why += f" ({UNAVAILABLE.read_text(encoding='utf-8', errors='replace').strip()[:500]})"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{why}: CI must run `bash .ci/install-sglang.sh .venv` before the tests")
         pytest.skip(why)
@@ -130,12 +137,10 @@ def test_spec_dump_of_installed_version_matches_committed_spec() -> None:
     assert spec_json(dump_spec()) == spec_path(version).read_text(encoding="utf-8")
 
 
-def test_parser_load_costs() -> None:
-    """Record the cost of each mode's parser (the argspec one must stay cheap)."""
+def test_argspec_parser_builds_without_the_real_package() -> None:
+    """The argspec parser is rebuilt from JSON alone (its cost is in benchmarks/bench.py)."""
     version = _require_real()
     from verifier.sglang.argspec import load_argspec
 
-    t0 = time.perf_counter()
-    load_argspec(version).build_parser()
-    build = time.perf_counter() - t0
-    assert build < 1.0, f"rebuilding the {version} parser took {build:.2f} s"
+    parser = load_argspec(version).build_parser()
+    assert len(parser._actions) > 100

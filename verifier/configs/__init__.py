@@ -12,31 +12,77 @@ Public API:
 
 from __future__ import annotations
 
-from verifier.configs.affected import (
-    AffectedConfigs,
-    AffectedReason,
-    ChangelogKeys,
-    affected_keys,
-    submitted_entries,
-)
-from verifier.configs.master import (
-    ConfigEntry,
-    MasterConfigs,
-    MasterError,
-    SearchRow,
-    master_configs,
-    master_entries,
-)
-from verifier.configs.points import (
-    Point,
-    RecipeRef,
-    conc_values,
-    dram_budget_gb,
-    launch_policy,
-    points,
-    seq_name,
-)
-from verifier.configs.runners import ClusterFacts, Runners, runners
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+# Public names and the submodule that defines each. They are imported on first use (PEP 562), so
+# that `verifier.configs.yaml11` -- all the pre-commit hook needs -- does not pull in the domain
+# model (pydantic) through this package's __init__.
+_SUBMODULE = {
+    **dict.fromkeys(["AffectedConfigs", "AffectedReason", "ChangelogKeys", "affected_keys", "submitted_entries"],
+                    "affected"),
+    **dict.fromkeys(["ConfigEntry", "MasterConfigs", "MasterError", "SearchRow", "master_configs", "master_entries"],
+                    "master"),
+    **dict.fromkeys(["Point", "RecipeRef", "conc_values", "dram_budget_gb", "launch_policy", "points", "seq_name"],
+                    "points"),
+    **dict.fromkeys(["ClusterFacts", "Runners", "runners"], "runners"),
+}
+
+if TYPE_CHECKING:
+    from verifier.configs.affected import (
+        AffectedConfigs,
+        AffectedReason,
+        ChangelogKeys,
+        affected_keys,
+        submitted_entries,
+    )
+    from verifier.configs.master import (
+        ConfigEntry,
+        MasterConfigs,
+        MasterError,
+        SearchRow,
+        master_configs,
+        master_entries,
+    )
+    from verifier.configs.points import (
+        Point,
+        RecipeRef,
+        conc_values,
+        dram_budget_gb,
+        launch_policy,
+        points,
+        seq_name,
+    )
+    from verifier.configs.runners import ClusterFacts, Runners, runners
+
+
+class _Package(types.ModuleType):
+    """This package, keeping the functions `points` and `runners` over their same-named submodules.
+
+    Importing a submodule binds it as an attribute of its package; the eager __init__ this replaces
+    rebound the functions afterwards. Lazily, a submodule may be imported first (by a check), so
+    the binding is refused here and the name resolves through __getattr__ to the function.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _SUBMODULE.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def __getattr__(name: str) -> Any:
+    module = _SUBMODULE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AffectedConfigs",

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import requests
+import urllib3.exceptions
 from github import Auth, Github, GithubException
 from github.Requester import HTTPRequestsConnectionClass, HTTPSRequestsConnectionClass, RequestsResponse
 
@@ -28,6 +29,29 @@ from verifier.errors import GitHubError
 
 DEFAULT_API_URL = "https://api.github.com"
 USER_AGENT = "infx-verifier"
+# (connect, read) seconds: a host that cannot be reached fails in seconds, a slow answer may take longer.
+DEFAULT_TIMEOUT = (5.0, 30.0)
+# A connection that was never established (no route, DNS failure, refused, connect timeout) is
+# tried this many times in all, not `RetryPolicy.attempts`: offline, the CLI must fail in seconds.
+CONNECT_ATTEMPTS = 2
+
+
+def never_connected(exc: BaseException) -> bool:
+    """True when the request failed before a connection existed (no route, DNS, refused, timeout)."""
+    if isinstance(exc, requests.ConnectTimeout):
+        return True
+    seen: set[int] = set()
+    stack: list[BaseException] = [exc]
+    while stack:
+        cur = stack.pop()
+        if id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, urllib3.exceptions.NewConnectionError | urllib3.exceptions.ConnectTimeoutError):
+            return True
+        reason = getattr(cur, "reason", None)
+        stack += [e for e in (*cur.args, reason, cur.__cause__, cur.__context__) if isinstance(e, BaseException)]
+    return False
 
 
 @dataclass(frozen=True)
@@ -144,7 +168,8 @@ class Transport:
             try:
                 response = call()
             except requests.RequestException as exc:
-                if attempt == self.retry.attempts or not repeatable:
+                offline = never_connected(exc)
+                if attempt >= (CONNECT_ATTEMPTS if offline else self.retry.attempts) or not repeatable:
                     host = urllib.parse.urlsplit(url).netloc or "GitHub"
                     raise GitHubError(f"cannot reach the GitHub API ({host}): {type(exc).__name__}") from None
                 self.stats.retries += 1
@@ -218,7 +243,7 @@ class Client:
         seconds_between_requests: float = 0.0,
         seconds_between_writes: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
-        timeout: int = 30,
+        timeout: float | tuple[float, float] = DEFAULT_TIMEOUT,
     ) -> None:
         self.api_url = (api_url or DEFAULT_API_URL).rstrip("/")
         self.token = token
@@ -232,7 +257,7 @@ class Client:
             base_url=self.api_url,
             per_page=100,
             retry=None,
-            timeout=timeout,
+            timeout=int(max(timeout) if isinstance(timeout, tuple) else timeout),
             user_agent=USER_AGENT,
             seconds_between_requests=seconds_between_requests or None,
             seconds_between_writes=seconds_between_writes or None,
@@ -243,6 +268,8 @@ class Client:
         # Instance attributes only: other PyGithub users in the process are not affected.
         scheme = urllib.parse.urlsplit(self.api_url).scheme
         requester._Requester__connectionClass = https_cls if scheme == "https" else http_cls  # type: ignore[attr-defined]
+        # PyGithub takes one int; requests (which it passes the value to) takes (connect, read).
+        requester._Requester__timeout = timeout  # type: ignore[attr-defined]
         self.requester = requester
         self.session = requests.Session()
         self.session.headers["User-Agent"] = USER_AGENT
