@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", type=Path, help="write the collected bundle to this directory (live mode)")
     p.add_argument("--api-url", help="GitHub API base URL (GitHub Enterprise, tests)")
     p.add_argument("--docs-proxy", help="fetch allowlisted pages through URL?url=<encoded original>")
-    p.add_argument("--format", choices=["table", "json", "markdown"], default="table")
+    p.add_argument("--format", choices=["table", "json", "markdown", "sarif"], default="table")
     p.add_argument("--only", type=_ids, help="run only these check ids (comma-separated)")
     p.add_argument("--skip", type=_ids, help="skip these check ids (comma-separated)")
     p.add_argument("--explain", type=int, metavar="ID", help="print the rule of a check and exit")

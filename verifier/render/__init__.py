@@ -14,17 +14,20 @@ class OutputFormat(StrEnum):
     TABLE = "table"
     JSON = "json"
     MARKDOWN = "markdown"
+    SARIF = "sarif"
 
 
 def renderer(fmt: OutputFormat) -> Callable[[Report], str]:
     """The render function of a format."""
     from verifier.render.json import render_json
     from verifier.render.markdown import render_markdown
+    from verifier.render.sarif import render_sarif
     from verifier.render.terminal import render_table
 
     table: dict[OutputFormat, Callable[[Report], str]] = {
         OutputFormat.TABLE: render_table,
         OutputFormat.JSON: render_json,
         OutputFormat.MARKDOWN: render_markdown,
+        OutputFormat.SARIF: render_sarif,
     }
     return table[fmt]
