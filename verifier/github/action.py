@@ -373,6 +373,8 @@ class Outcome:
     failing: tuple[int, ...] = ()
     summary: list[str] = field(default_factory=list)
     writes: bool = False
+    pr: int | None = None
+    assessed_sha: str = ""
 
 
 def _escape_data(text: str) -> str:
@@ -424,7 +426,8 @@ def write_outputs(outcome: Outcome) -> None:
         return
     values = {"verdict": outcome.verdict, "comment-url": outcome.comment_url,
               "failing-checks": ",".join(str(i) for i in outcome.failing), "status": outcome.status,
-              "reason": outcome.reason}
+              "reason": outcome.reason, "pr-number": "" if outcome.pr is None else str(outcome.pr),
+              "assessed-sha": outcome.assessed_sha}
     delimiter = f"EOF_{uuid.uuid4().hex}"
     try:
         with open(path, "a", encoding="utf-8") as fh:
@@ -520,10 +523,12 @@ def _not_ready(pull: Mapping[str, Any]) -> str | None:
 def _retract(ctx: Context, plan: Retract, pull: Mapping[str, Any]) -> Outcome:
     head = str(_get(pull, "head", "sha"))
     identity = own_identity(ctx.writer, ctx.args.login)
+    if identity.login is None:
+        # An App token cannot read /user and a reset must find our comment before it writes anything.
+        identity = Identity(str(ctx.settings["action"]["default_login"]), "the policy's default_login")
     marker = str(ctx.settings["signoff"]["marker"])
-    ours = our_comments(ctx.writer, ctx.repo, plan.pr, plan.key, identity, ctx.secret, marker) \
-        if identity.login else []
-    if identity.login and not ours:
+    ours = our_comments(ctx.writer, ctx.repo, plan.pr, plan.key, identity, ctx.secret, marker)
+    if not ours:
         # Without a verdict of ours for it, the sign-off never set a status: nothing to reset.
         return Outcome("skipped", f"{plan.reason}; it has no verdict of ours, nothing to reset")
     description = f"sign-off retracted: {plan.reason}"
@@ -675,7 +680,8 @@ def run(args: argparse.Namespace) -> Outcome:
 
         failing = tuple(r.id for r in report.rows if r.status is Status.FAIL)
         outcome = Outcome(state, f"{report.verdict.value} for {bundle.signoff.key} at {bundle.pr.head_sha}",
-                          verdict=report.verdict.value, failing=failing)
+                          verdict=report.verdict.value, failing=failing, pr=plan.pr,
+                          assessed_sha=bundle.pr.head_sha)
         if args.sarif:
             from verifier.render.sarif import render_sarif
 
@@ -686,8 +692,9 @@ def run(args: argparse.Namespace) -> Outcome:
         if ctx.publishing:
             outcome.writes = True
             if identity.login is None:
-                print(f"::warning title={TITLE}::the token's account is unknown ({identity.source}); "
-                      "set the login input so earlier verdict comments are found")
+                identity = Identity(str(settings["action"]["default_login"]), "the policy's default_login")
+                print(f"::warning title={TITLE}::the token's account could not be read; assuming "
+                      f"{identity.login} (set the login input)")
             if not secret:
                 print(f"::warning title={TITLE}::no marker-secret: comments are recognised by account only")
             action, outcome.comment_url = upsert_comment(writer, repo, plan.pr, bundle.signoff.key, identity, body,
