@@ -375,3 +375,30 @@ def test_deleting_a_signoff_without_a_verdict_of_ours_changes_nothing(
     env(server, "issue_comment", _comment(login="mallory", cid=4711999999, action="deleted"))
     assert _run(server) == 0
     assert server.writes() == []
+
+
+def test_a_push_without_an_eligible_signoff_awaits_one(
+    tmp_path: Path, standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]],
+) -> None:
+    case = clone_bundle(CASES / "pr4524", tmp_path / "case")
+    edit_yaml(case / "signoff.yaml", lambda d: d.update({"author": "ispobock"}))
+    edit_yaml(case / "comments.yaml", lambda d: [c for c in d if c["id"] != 4711000001])
+    server = standin(case)
+    files = env(server, "pull_request_target", {"action": "synchronize", "number": 4524,
+                                                "pull_request": {"number": 4524}})
+    assert _run(server) == 0
+    assert _outputs(files["output"])["status"] == "awaiting-signoff"
+    assert [s["state"] for s in server.statuses] == ["pending", "failure"] and server.verdict_comments() == []
+
+
+def test_a_run_that_fails_after_the_pending_status_leaves_error_not_pending(
+    standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]],
+) -> None:
+    from tests.github.standin import Fault
+
+    server = standin()
+    server.faults.append(Fault(path=r"/pulls/4524/commits$", status=401, times=10))
+    env(server, "workflow_dispatch", _dispatch())
+    assert _run(server) == 2
+    assert [s["state"] for s in server.statuses] == ["pending", "error"]
+    assert server.verdict_comments() == []

@@ -727,8 +727,6 @@ def _finish(outcome: Outcome, args: argparse.Namespace) -> int:
         print(f"::{level} title={TITLE}::{outcome.status}: {_escape_data(outcome.reason)}")
     _step_summary("\n".join(outcome.summary) if outcome.summary else f"## {TITLE}: {outcome.status}\n\n{outcome.reason}")
     write_outputs(outcome)
-    if outcome.status == "not-verified":
-        return 2
     return 1 if args.fail_on_reject and outcome.verdict == "REJECTED" else 0
 
 

@@ -80,25 +80,16 @@ def repository_paths(text: str, bundle: Bundle) -> str:
 
 
 def clip(text: str, limit: int) -> str:
-    """At most `limit` characters of Markdown, cut between words and never inside a code span."""
+    """At most `limit` characters of Markdown, cut at a space that is not inside a code span."""
     if len(text) <= limit:
         return text
-    out: list[str] = []
-    size = 0
-    pos = 0
-    pieces: list[str] = []
-    for m in _CODE_SPAN.finditer(text):
-        pieces.extend(text[pos:m.start()].split(" "))
-        pieces.append(m.group(0))
-        pos = m.end()
-    pieces.extend(text[pos:].split(" "))
-    for piece in pieces:
-        extra = len(piece) + (1 if out else 0)
-        if size + extra > limit - 1:
+    inside = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text, 0, limit + 1)]
+    cut = 0
+    for pos in range(min(limit - 2, len(text) - 1), 0, -1):
+        if text[pos] == " " and not any(a < pos < b for a, b in inside):
+            cut = pos
             break
-        out.append(piece)
-        size += extra
-    return " ".join(out).rstrip() + " …"
+    return text[:cut].rstrip() + " …" if cut else "…"
 
 
 @dataclass(frozen=True)
