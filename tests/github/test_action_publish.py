@@ -402,3 +402,21 @@ def test_a_run_that_fails_after_the_pending_status_leaves_error_not_pending(
     assert _run(server) == 2
     assert [s["state"] for s in server.statuses] == ["pending", "error"]
     assert server.verdict_comments() == []
+
+
+def test_annotations_cannot_inject_workflow_commands() -> None:
+    from types import SimpleNamespace
+
+    from verifier.bundle import read_bundle
+    from verifier.github.action import annotations
+    from verifier.policy import load_policies
+    from verifier.results import FileEvidence, failed, finding
+    from verifier.runner import run_checks
+
+    evil = FileEvidence(path=f"{RECIPE}", line=3, text="x")
+    module = SimpleNamespace(ID=13, NAME="Draft, precision", __name__="fake13",
+                             check=lambda ctx: failed(finding("check-crashed", evil, error="a\n::add-mask::x %0A")))
+    lines = annotations(run_checks(read_bundle(CASES / "pr4524"), load_policies(), [module]), 50)
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert lines[0].startswith(f"::error file={RECIPE},line=3,title=Check 13 (Draft%2C precision)%3A FAIL::")
+    assert "%250A" in lines[0]

@@ -82,3 +82,14 @@ def test_action_declares_outputs_and_dry_run() -> None:
     assert {"dry-run", "marker-secret", "login", "sarif-file"} <= set(action["inputs"])
     run = next(s for s in action["runs"]["steps"] if s.get("id") == "verify")["run"]
     assert "${{" not in run  # inputs reach the script through the environment only
+
+
+def test_cli_format_sarif(capsys: Any) -> None:
+    import json
+
+    from tests.kit import CASES
+    from verifier.cli import main
+
+    assert main(["--bundle", str(CASES / "pr4524"), "--format", "sarif"]) in (0, 1)
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["version"] == "2.1.0" and doc["runs"][0]["results"][0]["ruleId"] == "check-13-draft-precision"

@@ -58,6 +58,7 @@ from verifier.github.signoff import is_bot, looks_like_signoff, marker_regex, pa
 MAX_EVENT_BYTES = 25 * 1024 * 1024
 STATUS_DESCRIPTION = 140
 TITLE = "codeowner-signoff-verify"
+SUMMARY_EVIDENCE = 100  # evidence items listed per FAIL/WARN row in the step summary
 _KEY_ATTR = re.compile(r" key=([0-9a-f]{32})(?= -->)")
 
 
@@ -467,14 +468,17 @@ def summary_markdown(report: Any, comment_url: str, status: str, dry_run: bool) 
     lines += ["", "| Check | Status | Summary |", "|---|---|---|"]
     for row in report.rows:
         text = repository_paths(render_summary(row.id, row.result, "en"), b)
-        if row.status in (Status.PASS, Status.NA):
-            text = clip(text, 300)
+        # GitHub caps a step summary at 1 MiB: PASS/N/A cells stay short, FAIL/WARN cells bounded
+        text = clip(text, 300 if row.status in (Status.PASS, Status.NA) else 8000)
         cell = text.replace("|", "\\|")
         lines.append(f"| {row.id} {' '.join(row.name.split())} | {EMOJI[row.status]} {row.status.value} | {cell} |")
     bad = [r for r in report.rows if r.status in (Status.FAIL, Status.WARN)]
     for row in bad:
         lines += ["", f"### Check {row.id} ({' '.join(row.name.split())}): {row.status.value} — evidence", ""]
-        lines += [f"- {evidence_markdown(e, b)}" for e in row.result.evidence]
+        evidence = row.result.evidence
+        lines += [f"- {evidence_markdown(e, b)}" for e in evidence[:SUMMARY_EVIDENCE]]
+        if len(evidence) > SUMMARY_EVIDENCE:
+            lines.append(f"- … {len(evidence) - SUMMARY_EVIDENCE} more (see `verify-pr --format json`)")
     return "\n".join(lines) + "\n"
 
 
