@@ -101,6 +101,10 @@ class StandIn:
         self.statuses: list[dict[str, Any]] = []
         self.extra_reviews: list[dict[str, Any]] = []
         self.extra_review_comments: list[dict[str, Any]] = []
+        # fields of the PR answer to override (draft, state, merged, changed_files, head sha ...)
+        self.pull_overrides: dict[str, Any] = {}
+        # login -> (status, body) for the permission endpoint, over what the bundle says
+        self.permission_answers: dict[str, tuple[int, Any]] = {}
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -255,6 +259,8 @@ class StandIn:
             "created_at": _iso(pr.created_at) or "2026-01-01T00:00:00Z", "updated_at": _iso(pr.created_at),
             "base": {"ref": pr.base_ref, "sha": pr.base_sha, "label": f"{self.owner}:{pr.base_ref}", "repo": self.repo_json()},
             "head": {"ref": pr.head_ref, "sha": pr.head_ref_oid, "label": f"{self.owner}:{pr.head_ref}", "repo": self.repo_json()},
+            "changed_files": len(pr.files),
+            **self.pull_overrides,
         }
 
     def comment_json(self, c: dict[str, Any]) -> dict[str, Any]:
@@ -263,7 +269,9 @@ class StandIn:
                 "html_url": f"https://github.com/{self.repo}/pull/{n}#issuecomment-{c['id']}",
                 "issue_url": f"{self.api_url}/repos/{self.repo}/issues/{n}",
                 "body": c["body"], "user": self.user(c["login"], c["bot"]), "author_association": c["association"],
-                "created_at": _iso(c["created_at"]), "updated_at": _iso(c["updated_at"])}
+                "created_at": _iso(c["created_at"]), "updated_at": _iso(c["updated_at"]),
+                "performed_via_github_app": ({"slug": c["login"].removesuffix("[bot]"), "id": 15368}
+                                             if c["login"].endswith("[bot]") else None)}
 
     def reviews(self) -> list[dict[str, Any]]:
         so, n = self.bundle.signoff, self.bundle.pr.number
@@ -408,6 +416,10 @@ class StandIn:
 
     def verdict_comments(self) -> list[dict[str, Any]]:
         return [c for c in self.comments if c["body"].startswith("<!-- codeowner-signoff-verify")]
+
+    def writes(self) -> list[Logged]:
+        """Every request that would change GitHub (GraphQL is read-only here)."""
+        return [r for r in self.log if r.method in ("POST", "PATCH", "PUT", "DELETE") and r.path != "/api/graphql"]
 
 
 def _paginate(handler: BaseHTTPRequestHandler, standin: StandIn, items: list[Any], query: dict[str, list[str]],
@@ -592,6 +604,9 @@ def _handler(s: StandIn) -> type[BaseHTTPRequestHandler]:
                 return _paginate(self, s, [u for u in users if u], query)
             if cmd == "GET" and match(rf"/repos/{r}/collaborators/([^/]+)/permission"):
                 login = urllib.parse.unquote(m.group(1))
+                if login in s.permission_answers:
+                    status, answer = s.permission_answers[login]
+                    return _send(self, status, answer)
                 perm = s.bundle.github.permissions.get(login)
                 if perm is None:
                     return _send(self, 404, {"message": "Not Found"})
@@ -605,7 +620,14 @@ def _handler(s: StandIn) -> type[BaseHTTPRequestHandler]:
             if cmd == "POST" and match(rf"/repos/{r}/statuses/([0-9a-f]{{40}})"):
                 s.statuses.append({"sha": m.group(1), **(body or {})})
                 return _send(self, 201, {"id": s.new_id(), "state": (body or {}).get("state"),
-                                         "context": (body or {}).get("context"), "url": "x"})
+                                         "context": (body or {}).get("context"), "url": "x",
+                                         "creator": s.user(s.login)})
+            if cmd == "DELETE" and match(rf"/repos/{r}/issues/comments/(\d+)"):
+                with s._lock:
+                    before = len(s.comments)
+                    s.comments[:] = [c for c in s.comments if c["id"] != int(m.group(1))]
+                    gone = len(s.comments) < before
+                return _send(self, 204, None) if gone else _send(self, 404, {"message": "Not Found"})
             if cmd == "GET" and match(r"/repos/([^/]+/[^/]+)/pulls/(\d+)"):
                 return self._other_pull(m.group(1), int(m.group(2)))
             if cmd == "GET" and match(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/files"):
@@ -665,6 +687,9 @@ def _handler(s: StandIn) -> type[BaseHTTPRequestHandler]:
             self._dispatch()
 
         def do_PATCH(self) -> None:  # noqa: N802
+            self._dispatch()
+
+        def do_DELETE(self) -> None:  # noqa: N802
             self._dispatch()
 
     return Handler

@@ -16,6 +16,7 @@ from verifier.github.action import main
 
 HEAD = "51bb400fde2167c9a265ec9d7e19f61a61d7b7ee"
 SIGNOFF_URL = f"https://github.com/{REPO}/pull/4524#issuecomment-4711000001"
+SENDER = {"login": "nvpohanh", "type": "User"}
 
 
 @pytest.fixture
@@ -134,7 +135,7 @@ def test_review_and_review_comment_events(
 
 def test_dispatch_with_signoff_url(standin: Callable[..., StandIn], env: Callable[..., Path]) -> None:
     server = standin(CASES / "pr4524-approved")
-    env(server, "workflow_dispatch", {"inputs": {"signoff_url": SIGNOFF_URL}})
+    env(server, "workflow_dispatch", {"inputs": {"signoff_url": SIGNOFF_URL}, "sender": SENDER})
     assert _run(server, "--fail-on-reject") == 0
     assert len(server.verdict_comments()) == 1
     assert server.statuses[-1]["state"] == "success"
@@ -153,7 +154,7 @@ def test_pull_request_event_reverifies_the_newest_signoff(standin: Callable[...,
     [
         (_comment_event("As a PR reviewer and CODEOWNER", login="claude[bot]", kind="Bot"), "bot"),
         (_comment_event("thanks!"), "not a sign-off"),
-        (_comment_event("As a PR reviewer and CODEOWNER", login="ispobock"), "no write access"),
+        (_comment_event("As a PR reviewer and CODEOWNER", login="ispobock"), "may not start a verification"),
         (_comment_event("<!-- codeowner-signoff-verify signoff=x -->\nAs a PR reviewer and CODEOWNER"), "not a sign-off"),
         ({"action": "created", "issue": {"number": 1}, "comment": {"body": "As a PR reviewer and CODEOWNER"}},
          "not a pull request"),
@@ -176,7 +177,7 @@ def test_bad_token_exits_2_with_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     server = standin()
-    env(server, "workflow_dispatch", {"inputs": {"signoff_url": SIGNOFF_URL}})
+    env(server, "workflow_dispatch", {"inputs": {"signoff_url": SIGNOFF_URL}, "sender": SENDER})
     monkeypatch.setenv("GITHUB_TOKEN", "wrong")
     assert _run(server) == 2
     err = capsys.readouterr().err.strip()
@@ -187,6 +188,6 @@ def test_dispatch_url_for_another_repo_is_a_usage_error(
     standin: Callable[..., StandIn], env: Callable[..., Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
     server = standin()
-    env(server, "workflow_dispatch", {"inputs": {"signoff_url": "https://github.com/a/b/pull/4524#issuecomment-4711000001"}})
+    env(server, "workflow_dispatch", {"inputs": {"signoff_url": "https://github.com/a/b/pull/4524#issuecomment-4711000001"}, "sender": SENDER})
     assert _run(server) == 2
     assert "is for a/b#4524" in capsys.readouterr().err

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-FORMATS = ("table", "json", "markdown")
+FORMATS = ("table", "json", "markdown", "sarif")
 
 
 def check_ids(text: str) -> set[int]:

@@ -15,6 +15,7 @@ class OutputFormat(StrEnum):
     TABLE = "table"
     JSON = "json"
     MARKDOWN = "markdown"
+    SARIF = "sarif"
 
 
 def renderer(fmt: OutputFormat) -> Callable[[Report], str]:
@@ -27,4 +28,5 @@ _RENDERERS: dict[OutputFormat, tuple[str, str]] = {
     OutputFormat.TABLE: ("verifier.render.terminal", "render_table"),
     OutputFormat.JSON: ("verifier.render.json", "render_json"),
     OutputFormat.MARKDOWN: ("verifier.render.markdown", "render_markdown"),
+    OutputFormat.SARIF: ("verifier.render.sarif", "render_sarif"),
 }

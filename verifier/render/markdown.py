@@ -2,20 +2,34 @@
 
 The layout (marker, header, @-mention of the signer on REJECTED, FAIL/WARN rows expanded, PASS
 and N/A rows in one collapsed group, assessed commit) lives in templates/comment.*.md.j2; this
-module only prepares the structured rows for them.
+module prepares the structured rows for them and keeps the body within GitHub's comment limit.
+
+Two rules hold for every body:
+
+* one path style: a path is written as the repository path its link carries, so in the
+  `inferencex-e2e/` layout a code span naming `benchmarks/...` is rewritten to
+  `inferencex-e2e/benchmarks/...` when that is the file the PR's trees hold;
+* a cap: when the full body would exceed `max_chars`, rows are shortened from the least important
+  (PASS and N/A summaries, then the Chinese copy, then evidence lists, then FAIL/WARN summaries),
+  the header, the verdict and the failing rows always stay, and the body ends with a pointer to
+  the full verdict (the job summary, or wherever the caller says it is).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from verifier.model import Bundle
 from verifier.render.evidence import evidence_markdown
 from verifier.render.text import Lang, environment, render_finding, render_summary
 from verifier.results import Status
 from verifier.runner import Report, Verdict
 
 MARKER_PREFIX = "<!-- codeowner-signoff-verify"
+# GitHub refuses issue comment bodies over 65,536 characters; stay clearly below it.
+GITHUB_COMMENT_LIMIT = 65536
+DEFAULT_MAX_CHARS = 65000
 EMOJI = {Status.PASS: "✅", Status.FAIL: "❌", Status.NA: "➖", Status.WARN: "⚠️"}
 HEADER = {
     Verdict.APPROVED: "✅✅✅ **APPROVED** ✅✅✅",
@@ -23,6 +37,10 @@ HEADER = {
     Verdict.REJECTED: "❌❌❌ **REJECTED** ❌❌❌",
 }
 _LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$")
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_PATH_LINE = re.compile(r"^(?P<path>[\w./+@-]+?)(?P<line>:\d+)?$")
+NEW_LAYOUT_PREFIX = "inferencex-e2e/"
+MAX_NAME_CHARS = 100
 
 
 def marker(report: Report) -> str:
@@ -33,6 +51,45 @@ def marker(report: Report) -> str:
 def mention(login: str) -> str | None:
     """An @-mention of a GitHub login, or None when the login is not a valid user name."""
     return f"@{login}" if _LOGIN.match(login) else None
+
+
+def repository_paths(text: str, bundle: Bundle) -> str:
+    """Rewrite code spans that name a file by its layout-neutral path to the repository path.
+
+    Checks name files layout-neutrally (`benchmarks/...`); links carry the repository path
+    (`inferencex-e2e/benchmarks/...`). A span is rewritten only when the prefixed path is a file
+    of the head or base tree and the unprefixed one is not, so nothing else is touched.
+    """
+    if bundle.layout != "new" or "`" not in text:
+        return text
+
+    def fix(m: re.Match[str]) -> str:
+        inner = m.group(1)
+        parts = _PATH_LINE.match(inner)
+        if parts is None or "/" not in parts.group("path"):
+            return m.group(0)
+        path = parts.group("path")
+        if path.startswith((NEW_LAYOUT_PREFIX, ".github/")) or bundle.head.has(path) or bundle.base.has(path):
+            return m.group(0)
+        full = NEW_LAYOUT_PREFIX + path
+        if bundle.head.has(full) or bundle.base.has(full):
+            return f"`{full}{parts.group('line') or ''}`"
+        return m.group(0)
+
+    return _CODE_SPAN.sub(fix, text)
+
+
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters of Markdown, cut at a space that is not inside a code span."""
+    if len(text) <= limit:
+        return text
+    inside = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(text, 0, limit + 1)]
+    cut = 0
+    for pos in range(min(limit - 2, len(text) - 1), 0, -1):
+        if text[pos] == " " and not any(a < pos < b for a, b in inside):
+            cut = pos
+            break
+    return text[:cut].rstrip() + " …" if cut else "…"
 
 
 @dataclass(frozen=True)
@@ -48,26 +105,67 @@ class RenderedRow:
     evidence: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class Budget:
+    """How much of each row a body carries (None = all of it)."""
+
+    collapsed_chars: int | None = None
+    expanded_chars: int | None = None
+    evidence_items: int | None = None
+    chinese: bool = True
+    chinese_chars: int | None = None
+
+
+# From the full body down to one that always fits: each level shortens the least important part.
+BUDGETS = (
+    Budget(),
+    Budget(collapsed_chars=300),
+    Budget(collapsed_chars=300, evidence_items=10, chinese_chars=1000),
+    Budget(collapsed_chars=200, evidence_items=10, expanded_chars=4000, chinese=False),
+    Budget(collapsed_chars=0, evidence_items=3, expanded_chars=600, chinese=False),
+    Budget(collapsed_chars=0, evidence_items=1, expanded_chars=200, chinese=False),
+)
+
+
 def _rows(report: Report, lang: Lang) -> list[RenderedRow]:
     out = []
+    bundle = report.bundle
     for row in report.rows:
-        evidence = tuple(evidence_markdown(e, report.bundle) for e in row.result.evidence)
+        shown = row.status in (Status.FAIL, Status.WARN)
+        evidence = tuple(evidence_markdown(e, bundle) for e in row.result.evidence) if shown else ()
+        headline = render_finding(row.id, row.result.findings[0], lang) if row.result.findings else ""
         out.append(
             RenderedRow(
                 id=row.id,
-                name=" ".join(row.name.split()),
+                name=clip(" ".join(row.name.split()), MAX_NAME_CHARS),
                 status=row.status.value,
                 emoji=EMOJI[row.status],
-                summary=render_summary(row.id, row.result, lang),
-                headline=render_finding(row.id, row.result.findings[0], lang) if row.result.findings else "",
-                evidence=evidence if row.status in (Status.FAIL, Status.WARN) else (),
+                summary=repository_paths(render_summary(row.id, row.result, lang), bundle),
+                headline=repository_paths(headline, bundle),
+                evidence=evidence,
             )
         )
     return out
 
 
-def _section(report: Report, lang: Lang) -> str:
-    rows = _rows(report, lang)
+def _budgeted(row: RenderedRow, budget: Budget, lang: Lang) -> RenderedRow:
+    if row.status in ("PASS", "N/A"):
+        limit = budget.collapsed_chars
+        if lang == "zh" and budget.chinese_chars is not None:
+            limit = min(limit if limit is not None else budget.chinese_chars, budget.chinese_chars)
+        if limit is None:
+            return row
+        return replace(row, summary=clip(row.headline or row.summary, limit) if limit else "…")
+    limit = budget.expanded_chars
+    if lang == "zh" and budget.chinese_chars is not None:
+        limit = min(limit if limit is not None else budget.chinese_chars, budget.chinese_chars)
+    evidence = row.evidence
+    if budget.evidence_items is not None and len(evidence) > budget.evidence_items:
+        evidence = (*evidence[: budget.evidence_items], f"… {len(evidence) - budget.evidence_items} more")
+    return replace(row, summary=clip(row.summary, limit) if limit is not None else row.summary, evidence=evidence)
+
+
+def _section(report: Report, rows: list[RenderedRow], lang: Lang, shortened: str) -> str:
     expanded = [r for r in rows if r.status in ("FAIL", "WARN")]
     collapsed = [r for r in rows if r.status in ("PASS", "N/A")]
     failing = [r for r in rows if r.status == "FAIL"]
@@ -82,11 +180,36 @@ def _section(report: Report, lang: Lang) -> str:
         head_sha=report.bundle.pr.head_sha,
         head_moved=report.bundle.pr.head_moved,
         head_ref_oid=report.bundle.pr.head_ref_oid,
+        shortened=shortened,
     ).strip()
 
 
-def render_markdown(report: Report) -> str:
-    """The whole PR comment body."""
-    english = _section(report, "en")
-    chinese = _section(report, "zh")
-    return f"{marker(report)}\n{english}\n\n<details>\n<summary>中文</summary>\n\n{chinese}\n\n</details>\n"
+def _pointer(full_verdict: str | None, lang: Lang) -> str:
+    where = full_verdict or "the job summary of the verification run"
+    if lang == "en":
+        return (f"_This comment is shortened to stay under GitHub's {GITHUB_COMMENT_LIMIT:,}-character limit; "
+                f"the full verdict is in {where}._")
+    return f"_本评论已缩短以符合 GitHub {GITHUB_COMMENT_LIMIT:,} 字符的上限；完整结论见 {where}。_"
+
+
+def render_markdown(report: Report, *, max_chars: int = DEFAULT_MAX_CHARS, full_verdict: str | None = None) -> str:
+    """The whole PR comment body, at most `max_chars` characters.
+
+    `full_verdict` names where the unshortened verdict is (a Markdown link to the job summary);
+    it is only written when the body had to be shortened.
+    """
+    rows = {lang: _rows(report, lang) for lang in ("en", "zh")}
+    body = ""
+    for level, budget in enumerate(BUDGETS):
+        shortened = level > 0
+        english = _section(report, [_budgeted(r, budget, "en") for r in rows["en"]], "en",
+                           _pointer(full_verdict, "en") if shortened else "")
+        if budget.chinese:
+            chinese = _section(report, [_budgeted(r, budget, "zh") for r in rows["zh"]], "zh",
+                               _pointer(full_verdict, "zh") if shortened else "")
+        else:
+            chinese = f"**结论 / Verdict：{report.verdict.value}**\n\n{_pointer(full_verdict, 'zh')}"
+        body = f"{marker(report)}\n{english}\n\n<details>\n<summary>中文</summary>\n\n{chinese}\n\n</details>\n"
+        if len(body) <= max_chars:
+            return body
+    return body[: max_chars - 2].rstrip() + "\n"
