@@ -11,18 +11,24 @@ Evidence: the check-runs of every commit currently in the PR (checks.yaml), grou
     never counted. The run pinned by the reuse command (Check 4) is judged first, then runs on the
     pinned head, then newer commits. When the head moved after the sign-off, commits after the
     pinned head are not assessed (the row says so). A FAIL names every run it looked at.
+    A PR that edits the files that produce the evidence (the sweep workflow, its actions and
+    scripts, the result tooling: policies/ci.yaml `result_producers`) cannot pass on a run that
+    executes its own copy of them: every run on a PR commit runs the PR's scripts, and a
+    `pull_request` run also the PR's workflow file (FAIL naming the edited file and the run).
 N/A when: never.
 Unverifiable when: checks.yaml holds no check-runs for the PR's commits.
-Policy: ci (eval_lanes, benchmark_lanes, aggregator_jobs, success_conclusions, not_executed_conclusions, reuse)
+Policy: ci (eval_lanes, benchmark_lanes, aggregator_jobs, success_conclusions, not_executed_conclusions, reuse,
+    result_producers)
 """
 
 from __future__ import annotations
 
-from verifier import ci
+from verifier import ci, producers
 from verifier.context import CheckContext
 from verifier.results import (
     CheckResult,
     CommentEvidence,
+    FileEvidence,
     Finding,
     MissingEvidence,
     UrlEvidence,
@@ -111,6 +117,15 @@ def check(ctx: CheckContext) -> CheckResult:
                                   author=command.hit.comment.author)] if command.hit else []
             findings.append(finding("pinned-run-not-passing", *ev, ci.run_evidence(ctx, pinned), run=pinned))
         findings.extend(_head_findings(ctx, selection))
+        edited = producers.edited_producers(ctx)
+        if not producers.run_trusted(ctx, ctx.bundle.runs.get(chosen.run_id), edited):
+            run = ctx.bundle.runs.get(chosen.run_id)
+            return failed(finding(
+                "run-of-rewritten-workflow", ci.run_evidence(ctx, chosen.run_id),
+                *(FileEvidence(path=e.path, side="head") for e in edited[:MAX_RUNS_LISTED]),
+                run=chosen.run_id, sha=_short(chosen.sha), event=(run.event if run else None) or "unknown",
+                files=[e.path for e in edited[:MAX_RUNS_LISTED]], count=len(edited),
+            ), *findings)
         return passed(*findings)
 
     findings = [finding("no-passing-sweep", UrlEvidence(url=f"{pr.url}/checks"),

@@ -38,6 +38,7 @@ from verifier.results import (
     passed,
     unverifiable,
 )
+from verifier.rules import rule_changes, rule_document
 from verifier.yamlio import decode_text
 
 ID = 5
@@ -55,8 +56,9 @@ def check(ctx: CheckContext) -> CheckResult:
     policy = ctx.policy("checklist")
     signoff = bundle.signoff
     sign_ev = CommentEvidence(id=signoff.id, url=signoff.url, author=signoff.author)
-    path = bundle.path("checklist")
-    raw = bundle.base.read(path)
+    doc = rule_document(ctx, "checklist")
+    path, raw = doc.path, doc.rule
+    notes = rule_changes(doc)  # a PR that edits the template is still judged by the base template
     if raw is None:
         return unverifiable("checklist-missing", sign_ev, missing=path)
     block = template_block(decode_text(raw, path))
@@ -123,5 +125,7 @@ def check(ctx: CheckContext) -> CheckResult:
                         reason=_quote(reason, words * 2), nested=m.template.depth > 0)
                 for m, reason in explained
             ),
+            *notes,
         )
-    return passed(finding("all-items-checked", total=len(template), top=len(template) - nested, nested=nested))
+    return passed(finding("all-items-checked", total=len(template), top=len(template) - nested, nested=nested),
+                  *notes)

@@ -17,7 +17,9 @@ Remains |` table or through its prose ("**<date>** is the last day for the **<sc
 Dates: a dated notice names the LAST day a scenario runs, so it applies after that date; a Scenarios
 row `Deprecated since D` applies from D. Both are judged against the bundle's review date.
 Deprecations are taken from both trees, so a PR cannot lift one by editing MODELS.md; a model's
-support-matrix row is taken from the head (a new model is added in the same PR), else the base.
+support-matrix row is taken from the base (a PR that edits it is judged by the base row, the edit
+reported), and from the head only for a model the base does not list (a new model added in the
+same PR, named in the row as the PR's own addition).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from verifier.results import (
     passed,
     unverifiable,
 )
+from verifier.rules import addition_finding, rule_changes, rule_document
 
 ID = 7
 NAME = "Deprecated models"
@@ -70,9 +73,10 @@ def _applies(dep: Deprecation, prefix: str, scenario: str, precision: str | None
 
 
 def _judge_key(
-    ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], names: dict[str, str]
+    ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], names: dict[str, str],
+    head_doc: ModelsDoc | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
-    """Failures and passes for one affected key."""
+    """Failures and passes for one affected key; `docs` is [base, head], the base row wins."""
     prefix = str(entry.model_prefix or "")
     precision = entry.precision
     entry_ev = FileEvidence(path=entry.file, line=entry.field_line("model-prefix") or entry.line,
@@ -86,7 +90,7 @@ def _judge_key(
     if row is None or row_doc is None:
         return [finding("model-not-listed", entry_ev, key=key, prefix=prefix,
                         models_md=docs[0].path if docs else "MODELS.md")], []
-    side = "head" if row_doc is docs[0] and len(docs) > 1 else "base"
+    side = "head" if row_doc is head_doc and not any(d.model(prefix) for d in docs if d is not head_doc) else "base"
     row_ev = FileEvidence(path=row_doc.path, line=row.line, text=f"{row.name} | {row.active}", side=side)
     failures: list[Finding] = []
     if row.retired:
@@ -114,6 +118,10 @@ def _judge_key(
                                     scenario=scenario, active=row.active))
     passes = [finding("model-active", row_ev, key=key, prefix=prefix,
                       scenarios=[s for s, _ in scenarios], added=row.date_added.isoformat() if row.date_added else "")]
+    if side == "head":  # a row for a new model, taken from the PR's own addition
+        note = addition_finding(row_doc.path, f"MODELS.md row {row.name} ({prefix})", row.line)
+        failures.extend([note] if failures else [])
+        passes.append(note)
     return failures, passes
 
 
@@ -122,16 +130,20 @@ def check(ctx: CheckContext) -> CheckResult:
     submitted = submitted_entries(ctx)
     if not submitted:
         return not_applicable(finding("no-config-affected"))
-    docs = [d for d in (models_doc(ctx, "head"), models_doc(ctx, "base")) if d is not None]
+    # Rules come from the base MODELS.md; the head adds rows only for models the base does not list.
+    head_doc = models_doc(ctx, "head")
+    docs = [d for d in (models_doc(ctx, "base"), head_doc) if d is not None]
     if not docs:
         return unverifiable("models-md-missing", missing=ctx.bundle.path("models_md"))
     names = dict(ctx.policy("models")["fixed_seq_scenarios"])
     failures: list[Finding] = []
     passes: list[Finding] = []
     for key, entry in submitted.items():
-        f, p = _judge_key(ctx, key, entry, docs, names)
+        f, p = _judge_key(ctx, key, entry, docs, names, head_doc)
         failures.extend(f)
         passes.extend(p)
+    doc = rule_document(ctx, "models_md")
+    notes = [n for n in rule_changes(doc) if n.params.get("change") != "added"] if doc.base is not None else []
     if failures:
-        return failed(*failures)
-    return passed(*passes)
+        return failed(*failures, *notes)
+    return passed(*passes, *notes)

@@ -33,7 +33,7 @@ from verifier.errors import InputError
 from verifier.launch import Launch, launches
 from verifier.layout import short_path
 from verifier.patches import is_scanned
-from verifier.recipes.golden import format_al, golden_al
+from verifier.recipes.golden import GoldenRule, format_al, golden_al, golden_rule
 from verifier.results import (
     CheckResult,
     FileEvidence,
@@ -44,6 +44,7 @@ from verifier.results import (
     not_applicable,
     passed,
 )
+from verifier.rules import addition_finding
 from verifier.runlogs import point_logs
 from verifier.scope import affected_files
 from verifier.yamlio import text_or_none
@@ -110,6 +111,16 @@ def _legacy_golden(ctx: CheckContext, la: Any) -> Any:
                      draft_model=spec.draft_model, sample_method=spec.sample_method)
 
 
+def _change_note(rule: GoldenRule) -> Finding:
+    """The row's note that the PR edits (judged by the base) or adds (judged by it) a golden cell."""
+    head = rule.head
+    if rule.change == "added":
+        return addition_finding(head.file or "", f"golden cell {rule.detail}", head.line)
+    return finding("rule-changed-by-pr", FileEvidence(path=head.file or "", line=head.line, side="head"),
+                   FileEvidence(path=rule.golden.file or "", line=rule.golden.line, side="base"),
+                   file=head.file or "", change="modified", detail=f"golden cell {rule.detail}")
+
+
 def check(ctx: CheckContext) -> CheckResult:
     """FAIL when an agentic spec-decode point's acceptance target is not its golden AL."""
     policy = ctx.policy("prohibited_settings")["simulated_acceptance"]
@@ -147,9 +158,16 @@ def check(ctx: CheckContext) -> CheckResult:
     golden_by_recipe: dict[str, set[float]] = {}
     groups: dict[tuple[str, str, int | None, str, float | None], dict[str, Any]] = {}
     missing: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    notes: dict[str, Finding] = {}
     for la in agentic:
         syn = la.synthetic
         golden = syn.golden if syn is not None else _legacy_golden(ctx, la)
+        if golden is not None and golden.ok:
+            spec = syn.spec if syn is not None else la.spec
+            rule = golden_rule(ctx, golden, spec.draft_model if spec else None, spec.sample_method if spec else None)
+            golden = rule.golden  # the base curve's cell is the target, whatever the PR's curve says
+            if rule.change is not None and rule.detail not in notes:
+                notes[rule.detail] = _change_note(rule)
         if golden is None or not golden.ok or golden.value is None:
             spec = syn.spec if syn is not None else la.spec
             length = spec.draft_length if spec is not None else None
@@ -217,9 +235,9 @@ def check(ctx: CheckContext) -> CheckResult:
                                  file=f"{short_path(path)}:{line}", value=format_al(al),
                                  golden=sorted(format_al(g) for g in goldens)))
     if fails:
-        return failed(*fails, *unknown)
+        return failed(*fails, *unknown, *notes.values())
     if unknown:
-        return failed(*unknown)
+        return failed(*unknown, *notes.values())
     out = []
     for (key, method, length, mode, _), group in groups.items():
         golden = group["golden"]
@@ -228,4 +246,4 @@ def check(ctx: CheckContext) -> CheckResult:
         out.append(finding("golden-al-matches", *ev, key=key, method=method, length=length or 0, mode=mode,
                            golden=golden.text, curve=short_path(golden.file or ""), points=len(group["points"]),
                            logged=[f"{k}={v}" for k, v in logged.items()], runs=sorted(group["runs"])))
-    return passed(*out)
+    return passed(*out, *notes.values())

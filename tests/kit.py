@@ -75,3 +75,26 @@ def row_summary(r: Any, sep: str = "\n") -> str:
     from verifier.render.text import render_summary
 
     return render_summary(r.id, r.result, "en") + sep + render_summary(r.id, r.result, "zh")
+
+
+def list_tree_changes(bundle_dir: Path) -> list[str]:
+    """Add to pr.yaml `files` every path both trees hold with different bytes that the list lacks.
+
+    Mutation tests edit one tree of a copied bundle to model a PR that changes that file; BUNDLE.md
+    requires `files` to agree with the diff (Check 0 fails a list that hides a change), so the
+    mutated PR lists it too. Returns the paths added.
+    """
+    base, head = bundle_dir / "tree/base", bundle_dir / "tree/head"
+    added: list[str] = []
+
+    def sync(doc: Any) -> None:
+        listed = {str(f["path"]) for f in doc["files"]} | {str(f.get("previous_path")) for f in doc["files"]}
+        for path in sorted(p for p in head.rglob("*") if p.is_file()):
+            rel = path.relative_to(head).as_posix()
+            other = base / rel
+            if rel not in listed and other.is_file() and other.read_bytes() != path.read_bytes():
+                doc["files"].append({"path": rel, "status": "modified"})
+                added.append(rel)
+
+    edit_yaml(bundle_dir / "pr.yaml", sync)
+    return added

@@ -21,6 +21,7 @@ from typing import Any
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.model import Run
+from verifier.rules import rule_document
 from verifier.yamlio import decode_text, line_of, load_json, load_yaml, plain
 
 _DOCKER_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
@@ -145,8 +146,8 @@ def _thresholds(ctx: CheckContext) -> Thresholds:
     path = ctx.bundle.path("thresholds")
     sides: dict[str, ThresholdsFile | None] = {"base": None, "head": None}
     errors = []
-    for side, tree in (("base", ctx.bundle.base), ("head", ctx.bundle.head)):
-        raw = tree.read(path)
+    doc = rule_document(ctx, "thresholds")  # the base is the rule; the head is compared with it
+    for side, raw in (("base", doc.base), ("head", doc.head)):
         if raw is None:
             continue
         try:

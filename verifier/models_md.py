@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from verifier.context import CheckContext
+from verifier.rules import rule_document
 from verifier.yamlio import decode_text
 
 _HEADING_DATE = re.compile(r"^###\s+\w+,\s+(\w+\s+\d{1,2},\s+\d{4})\s*$")
@@ -237,9 +238,9 @@ def models_doc(ctx: CheckContext, side: str = "base") -> ModelsDoc | None:
     """The parsed MODELS.md of one side of the PR (None when the tree does not hold it)."""
 
     def compute() -> ModelsDoc | None:
-        tree = ctx.bundle.base if side == "base" else ctx.bundle.head
-        path = ctx.bundle.path("models_md")
-        raw = tree.read(path)
+        doc = rule_document(ctx, "models_md")
+        path = doc.path
+        raw = doc.base if side == "base" else doc.head
         return None if raw is None else parse_models_md(decode_text(raw, path), path)
 
     return ctx.memo(f"models_md:{side}", compute)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tests.kit import judge, read_yaml, row, row_summary
+from tests.kit import judge, list_tree_changes, read_yaml, row, row_summary
 from verifier.render.json import verdict_document
 
 
@@ -18,7 +18,8 @@ def expected_statuses(case: Path) -> dict[int, str]:
 
 
 def verdict(bundle: Path) -> dict[str, Any]:
-    """The OUTPUT.md document of a bundle."""
+    """The OUTPUT.md document of a bundle (a mutated tree's changes are listed in pr.yaml first)."""
+    list_tree_changes(bundle)
     return verdict_document(judge(bundle))
 
 

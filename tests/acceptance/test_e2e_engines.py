@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.acceptance.support import report_text
-from tests.kit import FIXTURES, clone_bundle, judge, replace_text
+from tests.kit import FIXTURES, clone_bundle, judge, list_tree_changes, replace_text
 
 E2E = FIXTURES / "e2e"
 APPROVED = dict.fromkeys(range(19), "PASS") | {12: "N/A", 17: "N/A"}
@@ -128,6 +128,7 @@ def test_mutation(tmp_path: Path, label: str, name: str, mutate: Callable[[Path]
                   mentions: dict[int, list[str]]) -> None:
     bundle = clone_bundle(E2E / name, tmp_path)
     mutate(bundle)
+    list_tree_changes(bundle)
     report = judge(bundle)
     assert _statuses(report) == APPROVED | changed, label
     for check_id, needles in mentions.items():

@@ -60,6 +60,7 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
     times: int = 1
+    raw: bytes | None = None  # a raw body instead of JSON (a truncated answer, ...)
 
     def matches(self, method: str, path: str) -> bool:
         return self.times > 0 and method == self.method and re.search(self.path, path) is not None
@@ -187,6 +188,9 @@ class StandIn:
             sha: when + dt.timedelta(minutes=(i - pinned) if i > pinned else -(pinned - i + 1))
             for i, sha in enumerate(b.pr.commits)
         }
+        # When GitHub saw each commit pushed (its check suites' created_at); tests move these to
+        # model pushes, independently of the committer dates a pusher chooses.
+        self.push_times: dict[str, dt.datetime] = dict(self.commit_dates)
         self.comments: list[dict[str, Any]] = []
         for c in b.comments:
             self.comments.append({"id": c.id, "login": c.author, "bot": c.is_bot, "association": c.author_association,
@@ -486,7 +490,7 @@ def _handler(s: StandIn) -> type[BaseHTTPRequestHandler]:
                 if fault.matches(self.command, path):
                     fault.times -= 1
                     return _send(self, fault.status, fault.body if fault.body is not None else {"message": "fault"},
-                                 fault.headers)
+                                 fault.headers, raw=fault.raw)
             if path.startswith("/_blobs/"):
                 aid = int(path.removeprefix("/_blobs/").removesuffix(".zip"))
                 return _send(self, 200, None, raw=s.artifact_zip(aid), content_type="application/zip")
@@ -568,6 +572,11 @@ def _handler(s: StandIn) -> type[BaseHTTPRequestHandler]:
             if cmd == "GET" and match(rf"/repos/{r}/pulls/comments/(\d+)"):
                 found = [x for x in s.review_comments() if x["id"] == int(m.group(1))]
                 return _send(self, 200, found[0]) if found else _send(self, 404, {"message": "Not Found"})
+            if cmd == "GET" and match(rf"/repos/{r}/commits/([0-9a-f]{{40}})/check-suites"):
+                pushed = s.push_times.get(m.group(1))
+                suites = [] if pushed is None else [{"id": s.new_id(), "head_sha": m.group(1), "status": "completed",
+                                                     "app": {"slug": "github-actions"}, "created_at": _iso(pushed)}]
+                return _paginate(self, s, suites, query, key="check_suites")
             if cmd == "GET" and match(rf"/repos/{r}/commits/([0-9a-f]{{40}})/check-runs"):
                 return _paginate(self, s, s.check_runs(m.group(1)), query, key="check_runs")
             if cmd == "GET" and match(rf"/repos/{r}/actions/runs/(\d+)"):

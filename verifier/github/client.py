@@ -13,6 +13,7 @@ streamed with a byte cap, and never sent the GitHub token outside the API host.
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.parse
 from collections import Counter
@@ -127,7 +128,7 @@ class Transport:
         self.retry = retry
         self.sleep = sleep
 
-    def _delay(self, status: int, headers: Mapping[str, str], text: str, attempt: int) -> float | None:
+    def retry_delay(self, status: int, headers: Mapping[str, str], text: str, attempt: int) -> float | None:
         """Seconds to wait before retrying, or None when the answer is final."""
         if status in (500, 502, 503, 504):
             return self.retry.backoff(attempt)
@@ -178,7 +179,12 @@ class Transport:
             text = ""
             if response.status in (403, 429):
                 text = response.read()
-            delay = self._delay(response.status, response.headers, text, attempt)
+            if response.status == 200 and _truncated_json(response) and attempt < self.retry.attempts:
+                # a body cut off in transit would be read as a broken answer, never as data
+                self.stats.retries += 1
+                self.sleep(self.retry.backoff(attempt))
+                continue
+            delay = self.retry_delay(response.status, response.headers, text, attempt)
             if delay is not None and not repeatable and response.status >= 500:
                 delay = None
             if delay is None or attempt == self.retry.attempts:
@@ -218,6 +224,20 @@ def to_github_error(exc: GithubException, what: str) -> GitHubError:
         return GitHubError(f"GitHub API rate limit still exceeded after retries while reading {what}")
     detail = f": {message}" if message else ""
     return GitHubError(f"cannot read {what}: GitHub answered {status}{detail}")
+
+
+def _truncated_json(response: RequestsResponse) -> bool:
+    """True when a 200 answer declared as JSON does not parse (cut off in transit)."""
+    if "json" not in str(response.headers.get("content-type", "")).lower():
+        return False
+    body = response.read()
+    if not body.strip():
+        return False
+    try:
+        json.loads(body)
+    except ValueError:
+        return True
+    return False
 
 
 def is_unreadable(exc: GithubException) -> bool:
@@ -331,6 +351,15 @@ class Client:
                         self.stats.retries += 1
                         self.sleep(self.retry.backoff(attempt))
                         continue
+                    if response.status_code in (403, 429) and attempt < self.retry.attempts:
+                        # rate limits on downloads (artifact zips) are retried like API calls
+                        delay = self.transport.retry_delay(response.status_code, response.headers,
+                                                      response.text[:4096] if response.status_code == 403 else "",
+                                                      attempt)
+                        if delay is not None:
+                            self.stats.retries += 1
+                            self.sleep(delay)
+                            continue
                     if response.status_code in (301, 302, 303, 307, 308):
                         return response.status_code, response.headers.get("location", "").encode(), ""
                     if response.status_code != 200:

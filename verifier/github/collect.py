@@ -331,19 +331,42 @@ class _Collector:
             raise GitHubError(f"{what}: the comment belongs to another pull request")
         return data
 
-    @staticmethod
-    def pinned_head(signoff: dict[str, Any], commits: list[tuple[str, dt.datetime | None]], tip: str) -> str:
-        """The commit the sign-off judged: the review's commit, else the newest PR commit not newer than it."""
+    def pushed_at(self, sha: str) -> dt.datetime | None:
+        """When GitHub first saw a commit pushed: the earliest created_at of its check suites.
+
+        GitHub creates a commit's check suites when the push arrives, so this time is recorded by
+        GitHub; a commit's committer date is chosen by whoever pushes it and is never used.
+        """
+        def read() -> list[Any]:
+            return list(self.client.paged(f"/repos/{self.repo}/commits/{sha}/check-suites", key="check_suites",
+                                          max_pages=2))
+
+        suites = self.required(f"check suites of {sha}", read)
+        times = [t for t in (_time(x.get("created_at")) for x in suites if isinstance(x, dict)) if t is not None]
+        return min(times) if times else None
+
+    def pinned_head(self, signoff: dict[str, Any], commits: list[tuple[str, dt.datetime | None]], tip: str) -> str:
+        """The commit the sign-off judged, from facts GitHub records.
+
+        A review names its commit (GitHub records `commit_id`). A conversation comment judged the
+        newest PR commit that GitHub had seen pushed (check-suite creation) before the comment;
+        commits pushed together with a later tip have no suite of their own and are skipped. When
+        no commit can be placed before the comment the pin cannot be established: an error, never
+        the tip by default.
+        """
         if signoff.get("commit"):
             return str(signoff["commit"])
         when = signoff.get("updated_at") or signoff.get("created_at")
         if when is None:
-            return tip
-        pinned = None
-        for sha, date in commits:
-            if date is not None and date <= when:
-                pinned = sha
-        return pinned or tip
+            raise GitHubError(f"cannot pin the signed commit of {self.repo}#{self.number}: the sign-off has no time")
+        for sha, _committer_date in reversed(commits):
+            pushed = self.pushed_at(sha)
+            if pushed is not None and pushed <= when:
+                return sha
+        raise GitHubError(
+            f"cannot pin the signed commit of {self.repo}#{self.number}: no commit has a GitHub-recorded "
+            "push time (check suite) before the sign-off"
+        )
 
     # -- files -------------------------------------------------------------------------------------
 
@@ -366,12 +389,36 @@ class _Collector:
 
         return self.required(f"diff {base[:12]}...{head[:12]}", compare)
 
+    def complete_files(
+        self, files: tuple[ChangedFile, ...], listings: Mapping[str, Mapping[str, tuple[str, int]]]
+    ) -> tuple[ChangedFile, ...]:
+        """The changed-file list completed from the two recursive tree listings.
+
+        GitHub's pull-request file listing stops at 3,000 files and the compare API at 300, so the
+        list GitHub gives may omit changes. Both trees' listings (blob ids) are GitHub's own record
+        of the two commits: every path whose blob differs and that the list lacks is added (and
+        noted in the collection's absences), so Check 0 judges ownership over every change.
+        """
+        base, head = listings["base"], listings["head"]
+        listed = {f.path for f in files} | {f.previous_path for f in files if f.previous_path}
+        extra: list[ChangedFile] = []
+        for path in sorted(base.keys() | head.keys()):
+            old, new = base.get(path), head.get(path)
+            if path in listed or (old is not None and new is not None and old[0] == new[0]):
+                continue
+            status = "added" if old is None else "removed" if new is None else "modified"
+            extra.append(ChangedFile(path=path, status=status))
+        if extra:
+            self.absent(f"changed-file listing omitted {len(extra)} changed paths (GitHub caps it); "
+                        f"completed from the trees: {', '.join(f.path for f in extra[:5])}")
+        return files + tuple(extra)
+
     def tree(self, sha: str) -> dict[str, tuple[str, int]]:
         """path -> (blob sha, size) of every blob at a commit (one recursive listing)."""
         data = self.required(f"tree of {sha}", lambda: self.client.get_json(
             f"/repos/{self.repo}/git/trees/{sha}", {"recursive": 1}))
         if data.get("truncated"):
-            self.absent(f"tree of {sha} was truncated by GitHub; files beyond it are missing")
+            raise GitHubError(f"tree of {sha} was truncated by GitHub; files beyond it cannot be listed")
         return {
             str(e["path"]): (str(e["sha"]), int(e.get("size") or 0))
             for e in data.get("tree") or [] if e.get("type") == "blob"
@@ -434,9 +481,9 @@ class _Collector:
                     return base64.b64decode(data.get("content") or "")
                 return str(data.get("content") or "").encode("utf-8")
 
-            body = self.optional(f"blob {oid}", rest)
-            if body is not None:
-                got[oid] = body
+            # a listed blob that cannot be read would look like a file the tree lacks (a check
+            # would then fall back to the other side): an error, never an absence
+            got[oid] = self.required(f"blob {oid}", rest)
         for ref in pending_prs:
             if ref.key not in prs:
                 pr = self._upstream_rest(ref)
@@ -585,16 +632,15 @@ class _Collector:
         url = str(item.get("archive_download_url") or "")
         self.say(f"artifact {name}")
         if not url:
-            self.absent(f"artifact {name} of run {run_id}: no download URL")
-            return {}
+            raise GitHubError(f"artifact {name} of run {run_id}: GitHub gave no download URL")
         status, body, _ = self.client.download(url, int(self.limits["zip_bytes"]), auth_host=self.client.api_netloc)
         self.stats.downloads += 1
         self.stats.download_bytes += len(body)
         if status == 401:
             raise GitHubError("GitHub rejected the token (401 Bad credentials); set GITHUB_TOKEN or GH_TOKEN")
         if status != 200:
-            self.absent(f"artifact {name} of run {run_id}: download failed ({status})")
-            return {}
+            # dropping the artifact would judge the run on fewer points or files than it uploaded
+            raise GitHubError(f"artifact {name} of run {run_id}: download failed ({status or 'unreachable'})")
         limits = ArchiveLimits(
             file_bytes=int(self.limits["file_bytes"]), archive_bytes=int(self.limits["archive_bytes"]),
             members=int(self.limits["archive_members"]), compression_ratio=int(self.limits["compression_ratio"]),
@@ -796,6 +842,7 @@ def _collect(c: _Collector, signoff_url: str | None, review_date: dt.date | None
 
     c.say("trees")
     listings = {"base": c.tree(base_sha), "head": c.tree(head_sha)}
+    files = c.complete_files(files, listings)
     paths = {side: set(listing) for side, listing in listings.items()}
     layout = detect_layout(paths["base"] or paths["head"])
     got: dict[str, dict[str, bytes]] = {"base": {}, "head": {}}

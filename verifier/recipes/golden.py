@@ -18,6 +18,7 @@ from verifier.configs.points import launch_policy
 from verifier.configs.yaml11 import Doc, parse_yaml11
 from verifier.context import CheckContext
 from verifier.errors import InputError
+from verifier.rules import rule_document
 from verifier.yamlio import decode_text
 
 MTP_FAMILY = frozenset({"mtp", "eagle", "eagle3", "nextn"})
@@ -78,9 +79,9 @@ def curve_doc(ctx: CheckContext, side: str, stem: str) -> Doc | None:
     """The parsed curve file `<golden dir>/<stem>.yaml` of one side (None when absent). Memoized."""
 
     def compute() -> Doc | None:
-        path = ctx.bundle.path("golden_al_dir") + f"{stem}.yaml"
-        tree = ctx.bundle.base if side == "base" else ctx.bundle.head
-        raw = tree.read(path)
+        doc = rule_document(ctx, "golden_al_dir", f"{stem}.yaml")
+        path = doc.path
+        raw = doc.base if side == "base" else doc.head
         if raw is None:
             return None
         return parse_yaml11(decode_text(raw, path), path)
@@ -134,3 +135,38 @@ def golden_al(
     if not 1 <= value <= draft_length + 1:
         return miss(f"AL {value} is outside [1, {draft_length + 1}]", stem, path, line)
     return GoldenAL(model_prefix, method, draft_length, mode, stem, path, line, float(value))
+
+
+@dataclass(frozen=True)
+class GoldenRule:
+    """The golden AL a launch is judged by (the base curve's cell) and how the PR changes that cell."""
+
+    golden: GoldenAL
+    change: str | None  # None | "modified" (judged by the base) | "added" (a cell for something new)
+    head: GoldenAL
+
+    @property
+    def detail(self) -> str:
+        """The changed cell, `<stem> <mode>[<length>]: base X, head Y` or `... = Y` for an addition."""
+        cell = f"{self.head.curve} {self.head.thinking_mode}[{self.head.draft_length}]"
+        if self.change == "modified":
+            return f"{cell}: base {self.golden.text}, head {self.head.text}"
+        return f"{cell} = {self.head.text}"
+
+
+def golden_rule(ctx: CheckContext, head: GoldenAL, draft_model: str | None = None,
+                sample_method: str | None = None) -> GoldenRule:
+    """Judge a head-side golden lookup (what the launcher injects) by the base curve.
+
+    The base cell is the rule; a head cell that differs is a change the row reports. A cell the
+    base lacks and the head has is a rule for something new (a curve for a new model, a newly
+    measured draft length) and is taken from the head, named as the PR's addition. A cell missing
+    on the head stays missing: the launcher would refuse that launch.
+    """
+    if not head.ok:
+        return GoldenRule(head, None, head)
+    base = golden_al(ctx, "base", head.model_prefix, head.method, head.draft_length, head.thinking_mode,
+                     draft_model, sample_method)
+    if not base.ok:
+        return GoldenRule(head, "added", head)
+    return GoldenRule(base, "modified" if base.value != head.value else None, head)
