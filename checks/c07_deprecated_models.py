@@ -6,10 +6,17 @@ Why: Deprecated models and scenarios consume cluster time the project has chosen
     a PR must not add, change or re-enable them.
 Evidence: the affected config key and its master-config line (model-prefix, scenario), and the
     MODELS.md line (support-matrix row, Scenarios row or dated deprecation notice) that deprecates it.
+    Arms: where MODELS.md deprecates an arm of a model's scenario (the `| Model | Deprecated arm |
+    Published arm |` table or the support matrix, e.g. Kimi-K3 agentic coding "non-DSpark (deprecated
+    from day 0)"), each point of an affected config is judged on its own resolved launch: a point that
+    does not speculate with the published arm's method (no speculative config, another method, or
+    `spec-decoding: none` with no launch) is on the deprecated arm and FAILs, named; valid arms of
+    the same config stay valid.
 N/A when: the PR adds or changes no config or recipe (no affected master-config key on the head).
 Unverifiable when: MODELS.md is missing from both trees, the affected model prefix is not in the
-    model support matrix, or the affected master entry cannot be read.
-Policy: models (fixed-sequence ISL/OSL names)
+    model support matrix, the affected master entry cannot be read, or a point under an arm rule
+    declares speculation but its launch cannot be resolved.
+Policy: models (fixed-sequence ISL/OSL names, arm_rules)
 
 Notices: a dated notice (`### <Weekday, Month D, YYYY>`) deprecates through its `| Model | Deprecated |
 Remains |` table or through its prose ("**<date>** is the last day for the **<scenario>** scenario on
@@ -27,13 +34,15 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from verifier.configs import submitted_entries
+from verifier.configs import points, submitted_entries
 from verifier.context import CheckContext
-from verifier.models_md import SCENARIO_NAMES, Deprecation, ModelRow, ModelsDoc, models_doc
+from verifier.launch import launches
+from verifier.models_md import SCENARIO_NAMES, ArmDeprecation, Deprecation, ModelRow, ModelsDoc, models_doc
 from verifier.results import (
     CheckResult,
     FileEvidence,
     Finding,
+    MissingEvidence,
     failed,
     finding,
     not_applicable,
@@ -44,6 +53,7 @@ from verifier.rules import addition_finding, rule_changes, rule_document
 
 ID = 7
 NAME = "Deprecated models"
+MAX_NAMED = 8
 
 
 def _entry_scenarios(entry: Any, names: dict[str, str]) -> list[tuple[str, int | None]]:
@@ -116,6 +126,7 @@ def _judge_key(
         if scenario not in row.active_scenarios() and not any(f.params.get("scenario") == scenario for f in failures):
             failures.append(finding("scenario-not-active", scen_ev, row_ev, key=key, prefix=prefix,
                                     scenario=scenario, active=row.active))
+    failures.extend(_judge_arms(ctx, key, entry, docs, prefix, [s for s, _ in scenarios]))
     passes = [finding("model-active", row_ev, key=key, prefix=prefix,
                       scenarios=[s for s, _ in scenarios], added=row.date_added.isoformat() if row.date_added else "")]
     if side == "head":  # a row for a new model, taken from the PR's own addition
@@ -123,6 +134,60 @@ def _judge_key(
         failures.extend([note] if failures else [])
         passes.append(note)
     return failures, passes
+
+
+def _arm_rules(ctx: CheckContext, docs: list[ModelsDoc], prefix: str, scenarios: list[str],
+               ) -> list[tuple[ArmDeprecation, ModelsDoc]]:
+    """Arm deprecations in force for this model's scenarios, one per (scenario, method), from either tree."""
+    seen: dict[tuple[str, str], tuple[ArmDeprecation, ModelsDoc]] = {}
+    for doc in docs:
+        for arm in doc.arm_deprecations:
+            if arm.prefix == prefix and arm.scenario in scenarios and arm.effective <= ctx.review_date:
+                seen.setdefault((arm.scenario, arm.method), (arm, doc))
+    return list(seen.values())
+
+
+def _judge_arms(ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], prefix: str,
+                scenarios: list[str]) -> list[Finding]:
+    """FAIL findings naming the points of one config that run a deprecated arm."""
+    rules = _arm_rules(ctx, docs, prefix, scenarios)
+    if not rules:
+        return []
+    methods = ctx.policy("models")["arm_rules"]["methods"]
+    launch_set = launches(ctx, "head", keys=[key])
+    out: list[Finding] = []
+    for arm, doc in rules:
+        allowed = {m.lower() for m in methods.get(arm.method, [arm.method])}
+        on_arm: list[tuple[str, tuple[str | None, int | None]]] = []
+        unknown: list[str] = []
+        judged = 0
+        for point in points(ctx, "head", key):
+            if point.scenario != arm.scenario:
+                continue
+            judged += 1
+            mine = [la for la in launch_set.by_exp_name(point.exp_name) if la.key == key]
+            if not mine:
+                if point.spec_decoding == "none":
+                    on_arm.append((point.exp_name, (point.file, point.line)))
+                else:
+                    unknown.append(point.exp_name)
+                continue
+            if not any(la.spec is not None and la.spec.speculating and str(la.spec.method).lower() in allowed
+                       for la in mine):
+                on_arm.append((point.exp_name, (mine[0].recipe_path, None)))
+        rule_ev = FileEvidence(path=doc.path, line=arm.line, text=arm.text[:160], side="base")
+        if on_arm:
+            places = list(dict.fromkeys(where for _, where in on_arm))
+            out.append(finding("arm-deprecated", *[FileEvidence(path=p, line=ln) for p, ln in places[:4] if p],
+                               rule_ev, key=key, prefix=prefix, arm=arm.arm, method=arm.method,
+                               scenario_name=SCENARIO_NAMES.get(arm.scenario, arm.scenario),
+                               points=[name for name, _ in on_arm][:MAX_NAMED], count=len(on_arm), total=judged,
+                               models_md=doc.path.rsplit("/", 1)[-1], line=arm.line))
+        if unknown:
+            out.append(finding("arm-unknown", rule_ev, MissingEvidence(what=f"the launch of {unknown[0]}"),
+                               key=key, arm=arm.arm, points=unknown[:MAX_NAMED], count=len(unknown),
+                               missing=f"the launch of {unknown[0]}"))
+    return out
 
 
 def check(ctx: CheckContext) -> CheckResult:

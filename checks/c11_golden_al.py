@@ -12,12 +12,20 @@ Evidence: per affected agentic spec-decode point, the spec parameters (method, d
     acceptance variables in the measured run's server.log, and the file and line of any
     acceptance length hard-coded in a recipe or script; synthetic-acceptance knobs on non-agentic
     configs.
+    A point's own server log is the effective evidence and outranks what the recipe construction
+    implies: a log whose worker environment (the generation worker: decode, else agg) carries no
+    synthetic-acceptance knob, and whose command sets none either, shows a point that ran with real
+    acceptance (its `accept len` lines give the measured value); it FAILs, naming the point.
+    A draft length without a committed golden cell FAILs unless one block of the sign-off's
+    detail section states where its AL comes from (a link to a run or PR of the repository plus
+    golden, AL and source words such as a pending golden-curve collection run; policy
+    signoff_records.golden_source); then it passes, naming the statement.
 N/A when: no affected config runs an agentic spec-decode point and no non-agentic config sets
     synthetic-acceptance knobs.
 Unverifiable when: an agentic spec-decode point cannot be resolved from its recipe (other than a
     missing golden cell, which FAILs).
 Policy: prohibited_settings (simulated_acceptance: env, side_env, args, json_keys, offsets,
-    default_thinking_mode, tolerance)
+    default_thinking_mode, tolerance), signoff_records (golden_source)
 """
 
 from __future__ import annotations
@@ -36,17 +44,20 @@ from verifier.patches import is_scanned
 from verifier.recipes.golden import GoldenRule, format_al, golden_al, golden_rule
 from verifier.results import (
     CheckResult,
+    CommentEvidence,
     FileEvidence,
     Finding,
     MissingEvidence,
+    UrlEvidence,
     failed,
     finding,
     not_applicable,
     passed,
 )
 from verifier.rules import addition_finding
-from verifier.runlogs import point_logs
+from verifier.runlogs import PointLog, point_logs
 from verifier.scope import affected_files
+from verifier.signoff_records import golden_source_statement
 from verifier.yamlio import text_or_none
 
 ID = 11
@@ -83,6 +94,62 @@ def _launch_knobs(launch: Launch, policy: Mapping[str, Any]) -> dict[str, str]:
         if match:
             found[key] = match.group(1)
     return found
+
+
+def _logged_knobs(la: Launch, log: PointLog, policy: Mapping[str, Any]) -> dict[str, str] | None:
+    """Synthetic-acceptance knobs the point's own log shows it ran with; None when the log shows
+    neither a worker environment nor a command (it cannot tell)."""
+    sl = log.log
+    worker = sl.generation_worker
+    if worker is None or (not worker.env and worker.command is None):
+        return None
+    found = {n: worker.env[n] for n in policy["env"] if n in worker.env}
+    command = list(worker.command or ())
+    cfg = vllm_speculative_config(command) if la.engine == "vllm" else None
+    if cfg is not None and cfg.synthetic_acceptance_length is not None:
+        found["speculative-config synthetic_acceptance_length"] = f"{cfg.synthetic_acceptance_length:g}"
+    for name in policy["args"]:
+        flag = "--" + name
+        for i, token in enumerate(command):
+            if token == flag and i + 1 < len(command):
+                found[name] = command[i + 1]
+            elif token.startswith(flag + "="):
+                found[name] = token.split("=", 1)[1]
+    return found
+
+
+def _not_simulated(ctx: CheckContext, la: Launch, log: PointLog, golden: Any) -> Finding:
+    """A point whose own log shows real acceptance instead of the golden AL."""
+    sl = log.log
+    worker = sl.generation_worker
+    accept = sl.accept_lens
+    measured = sorted({f"{a.value:g}" for a in accept})
+    line = accept[0].line if accept else (worker.command_line if worker is not None else None)
+    where = FileEvidence(path=f"{log.artifact}/{log.file}", line=line,
+                         text=f"accept len: {measured[0]}" if measured else None)
+    cell = {"golden": golden.text, "curve": short_path(golden.file or ""), "mode": golden.thinking_mode,
+            "length": golden.draft_length or 0} if golden is not None else {}
+    return finding("point-not-simulated", log.evidence(ctx), where, key=la.key, point=la.exp_name, run=log.run_id,
+                   worker=worker.name if worker is not None else "", accept=measured[:4], **cell)
+
+
+def _stated_sources(ctx: CheckContext, missing_cells: list[Finding]) -> list[Finding] | None:
+    """Pass findings for missing golden cells whose AL source the sign-off states; None without a statement."""
+    if not missing_cells:
+        return []
+    statement = golden_source_statement(ctx, ctx.policy("signoff_records")["golden_source"])
+    if statement is None:
+        return None
+    signoff = ctx.bundle.signoff
+    comment = CommentEvidence(id=signoff.id, url=signoff.url, author=signoff.author)
+    out = []
+    for cell in missing_cells:
+        p = cell.params
+        out.append(finding("golden-source-stated", *cell.evidence, comment, UrlEvidence(url=statement.link or "",
+                                                                                      text=statement.quote),
+                           key=p.get("key", ""), point=p.get("point", ""), length=p.get("length"),
+                           method=p.get("method"), link=statement.link or "", statement=statement.quote))
+    return out
 
 
 def _hardcoded(ctx: CheckContext, policy: Mapping[str, Any], files: list[str]) -> list[tuple[str, int, str, float]]:
@@ -129,13 +196,14 @@ def check(ctx: CheckContext) -> CheckResult:
     agentic = [la for la in launch_set.launches if la.point.is_agentic and la.spec is not None and la.spec.speculating]
     fails: list[Finding] = []
     unknown: list[Finding] = []
+    missing_cells: list[Finding] = []
     for error in launch_set.fatal_errors:
         point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
         if point is not None and (not point.is_agentic or point.spec_decoding == "none"):
             continue
         if error.message.startswith(GOLDEN_MISSING):
-            fails.append(finding("golden-cell-missing", FileEvidence(path=error.file, line=error.line),
-                                 key=error.key, point=error.exp_name or "", detail=error.message[:240]))
+            missing_cells.append(finding("golden-cell-missing", FileEvidence(path=error.file, line=error.line),
+                                         key=error.key, point=error.exp_name or "", detail=error.message[:240]))
         else:
             unknown.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
                                    MissingEvidence(what=f"the launch of {error.exp_name or error.key}"),
@@ -151,7 +219,7 @@ def check(ctx: CheckContext) -> CheckResult:
             where = la.env_origin(name) or la.arg_origin(name) or (la.recipe_path, None)
             fails.append(finding("knobs-on-non-agentic", FileEvidence(path=where[0], line=where[1]), key=la.key,
                                  point=la.exp_name, knob=name, value=knobs[name]))
-    if not agentic and not fails and not unknown:
+    if not agentic and not fails and not unknown and not missing_cells:
         return not_applicable(finding("no-agentic-spec-decode"))
 
     logs = point_logs(ctx)
@@ -176,6 +244,9 @@ def check(ctx: CheckContext) -> CheckResult:
             cell = missing.setdefault((la.key, str(spec.method if spec else ""), str(length), where[0]), {
                 "where": where, "golden": golden, "length": length, "field": field, "points": []})
             cell["points"].append(la.exp_name)
+            log = logs.get(la.exp_name)
+            if log is not None and _logged_knobs(la, log, policy) == {}:
+                fails.append(_not_simulated(ctx, la, log, None))
             continue
         golden_by_recipe.setdefault(la.recipe_path, set()).add(golden.value)
         gkey = (la.key, golden.method, golden.draft_length, golden.thinking_mode, golden.value)
@@ -184,7 +255,11 @@ def check(ctx: CheckContext) -> CheckResult:
         log = logs.get(la.exp_name)
         if log is None:
             continue
-        env = log.log.env
+        if _logged_knobs(la, log, policy) == {}:
+            fails.append(_not_simulated(ctx, la, log, golden))
+            continue
+        worker = log.log.generation_worker
+        env = worker.env if worker is not None else {}
         for name in policy["env"]:
             if name not in env:
                 continue
@@ -218,12 +293,15 @@ def check(ctx: CheckContext) -> CheckResult:
         evidence: list[Any] = [FileEvidence(path=path, line=line)]
         if golden is not None and golden.file:
             evidence.append(FileEvidence(path=golden.file, line=golden.line))
-        fails.append(finding("golden-cell-missing", *evidence, key=key, point=cell["points"][0],
+        missing_cells.append(finding("golden-cell-missing", *evidence, key=key, point=cell["points"][0],
                              points=len(cell["points"]), method=method, length=cell["length"] or 0,
                              flag=cell["field"] or None, file=short_path(path) + (f":{line}" if line else ""),
                              mode=golden.thinking_mode if golden else "",
                              curve=short_path(golden.file) if golden and golden.file else None,
                              detail=(golden.missing if golden else "no golden lookup") or ""))
+    stated = _stated_sources(ctx, missing_cells)
+    if stated is None:
+        fails.extend(missing_cells)
     try:
         scope_files = [p for p in affected_files(ctx).files if is_scanned(p, ctx.policy("patches"))]
     except (InputError, LookupError, ValueError):
@@ -246,4 +324,4 @@ def check(ctx: CheckContext) -> CheckResult:
         out.append(finding("golden-al-matches", *ev, key=key, method=method, length=length or 0, mode=mode,
                            golden=golden.text, curve=short_path(golden.file or ""), points=len(group["points"]),
                            logged=[f"{k}={v}" for k, v in logged.items()], runs=sorted(group["runs"])))
-    return passed(*out, *notes.values())
+    return passed(*(stated or []), *out, *notes.values())

@@ -14,12 +14,18 @@ Evidence: for every affected spec-decode launch, resolved with the pinned image'
     (aliases, `=` forms, prefix abbreviations, restated defaults): the recipe file and line of each
     offending flag or variable, the target's effective KV dtype and where it comes from
     (`--kv-cache-dtype`, a model hook, the checkpoint's KV quantization or its torch_dtype), the
+    draft's default KV dtype (the same launch without the draft-KV flag: the bar, unless one
+    upstream-supported dtype is set on target and draft alike), the
     draft checkpoint's stored precision (checkpoints/<repo>/.../config.json), and the measured
     run's server.log (environment, launch command, server_args, `KV Cache is allocated` and
     `Load weight end` lines). An explicit draft path other than where the draft ships (the served
     checkpoint's `dspark/` folder or the checkpoint itself) or a PoR draft that MODELS.md's engine
     submission table names for the model is a substituted checkpoint. Without a resolvable command
     line, the server log's `server_args` and KV pools still name a draft-only KV cut.
+    Where the base's checklist template asks the sign-off to record the shipped and effective draft
+    precision in its additional detail section, a sign-off without that record (a detail block
+    labelled draft precision stating both) FAILs naming the template item; a base template that
+    predates the item does not require it.
 N/A when: no affected config runs a speculative-decoding benchmark.
 Unverifiable when: the checkpoint metadata of the target or draft is missing, a launch cannot be
     resolved from its recipe, the image's SGLang version is unknown, SGLang would reject the
@@ -27,8 +33,8 @@ Unverifiable when: the checkpoint metadata of the target or draft is missing, a 
 Policy: prohibited_settings (draft_precision: prohibited_env, off_values, draft_quantization_args,
     draft_config_keys, draft_kv_dest, target_kv_dest, draft_quantization_dest,
     target_quantization_dest, online_quantization_methods, neutral_values, non_exception_phrases,
-    atom_online_quant_args, atom_draft_layer_markers), patches (scan_paths, skip_paths); MODELS.md
-    "Agreed draft model(s) (PoR)" column (bundle tree)
+    atom_online_quant_args, atom_draft_layer_markers), patches (scan_paths, skip_paths),
+    signoff_records (draft_precision_record); MODELS.md "Agreed draft model(s) (PoR)" column (bundle tree)
 """
 
 from __future__ import annotations
@@ -72,6 +78,7 @@ from verifier.results import (
 from verifier.runlogs import PointLog, point_logs
 from verifier.scope import affected_files
 from verifier.sglang import SGLangArgError, UnknownSGLangVersion, effective_kv_dtypes, resolve_sglang
+from verifier.signoff_records import draft_precision_record, precision_record_item
 from verifier.yamlio import decode_text, text_or_none
 
 ID = 13
@@ -109,6 +116,7 @@ class _State:
     rejected: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
     draft_method: dict[str, str | None] = field(default_factory=dict)
     substituted: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> (chosen repo, shipped repo)
+    separate_draft: set[str] = field(default_factory=set)  # keys whose draft is its own checkpoint
     kv_from_recipe: set[str] = field(default_factory=set)  # keys whose draft KV issue was resolved from the recipe
     unknown_images: dict[tuple[str, str], dict[str, None]] = field(default_factory=dict)  # (key, image) -> points
     spec_points: int = 0
@@ -240,14 +248,21 @@ def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], 
         return
     source = _target_source(kv)
     state.target_ckpt.setdefault(launch.key, target.path)
+    # the framework's default for the draft: the same launch without the draft-KV flag
+    unflagged = {**resolved.namespace, policy["draft_kv_dest"]: None}
+    default_kv = effective_kv_dtypes(unflagged, target.config, draft.config if draft is not target else None,
+                                     resolved.version).draft
     issues = sglang_issues(resolved, _origin_of(launch), policy, target_kv=kv.target, target_setting=kv.target_setting,
                            draft_quant_method=draft.quant_method,
-                           draft_stored_unquantized=draft.quant_method is None and draft is not target)
+                           draft_stored_unquantized=draft.quant_method is None and draft is not target,
+                           draft_default_kv=default_kv)
     for issue in issues:
         _add(state, issue, launch, source)
-        if issue.kind == "draft-kv-below-target":
+        if issue.kind in ("draft-kv-below-target", "draft-kv-below-default"):
             state.kv_from_recipe.add(launch.key)
     state.draft_method.setdefault(launch.key, draft.quant_method)
+    if draft is not target:
+        state.separate_draft.add(launch.key)
     state.checkpoint_evidence.setdefault(launch.key, FileEvidence(path=draft.path, line=None,
                                                                   text=f"stored {draft.stored}"))
     draft_kv = kv.draft if not resolved.is_given(policy["draft_kv_dest"]) else resolved.value(policy["draft_kv_dest"])
@@ -329,6 +344,31 @@ def _judge_log(ctx: CheckContext, launch: Launch, log: PointLog, policy: Mapping
     load = sl.draft_load
     if load is not None and load.quant:
         state.log_draft_quant.setdefault(launch.key, load.quant)
+        _judge_draft_load(launch, log, load, policy, state)
+
+
+def _judge_draft_load(launch: Launch, log: PointLog, load: Any, policy: Mapping[str, Any], state: _State) -> None:
+    """The point's own log: a draft loaded with a quantization its checkpoint does not store.
+
+    Judged per point (one point's log must not be vouched for by the others); a recipe flag that
+    already explains it (draft or target quantization) is the finding instead.
+    """
+    if launch.key not in state.separate_draft:
+        return
+    quant = str(load.quant)
+    stored = state.draft_method.get(launch.key)
+    neutral = {str(v).lower() for v in policy["neutral_values"]}
+    if quant.lower() in neutral or quant.lower() == str(stored).lower():
+        return
+    explained = [g for g in state.groups.values() if launch.key in g.keys and g.issue.kind in (
+        "draft-quantization", "target-quantization-reaches-draft")]
+    if explained:
+        for group in explained:
+            group.runs[(log.run_id, log.artifact)] = None
+        return
+    issue = DraftIssue("draft-loaded-quantized", "Load weight end quant", quant, None, None,
+                       detail=f"{log.artifact}/{log.file} line {load.line}")
+    _add(state, issue, launch, run=(log.run_id, log.artifact))
 
 
 def _scan_texts(ctx: CheckContext, state: _State) -> None:
@@ -371,10 +411,12 @@ def _issue_finding(ctx: CheckContext, group: _Group, state: _State) -> Finding:
     if issue.kind == "draft-checkpoint-substituted":
         chosen = {state.substituted[k][0] for k in group.keys if k in state.substituted}
         params.update(repo=", ".join(sorted(chosen)), shipped=issue.detail)
-    if issue.kind in ("draft-quantization", "target-quantization-reaches-draft"):
+    if issue.kind == "draft-loaded-quantized":
+        params.update(named=list(group.points)[:MAX_FILES], line=issue.detail)
+    if issue.kind in ("draft-quantization", "target-quantization-reaches-draft", "draft-loaded-quantized"):
         stored = {state.shipped[k][1] for k in group.keys if k in state.shipped}
         params["stored"] = ", ".join(sorted(stored)) or None
-    if issue.kind in ("draft-kv-below-target", "draft-kv-pool-below-target"):
+    if issue.kind in ("draft-kv-below-target", "draft-kv-below-default", "draft-kv-pool-below-target"):
         ckpts = list(dict.fromkeys(state.target_ckpt[k] for k in group.keys if k in state.target_ckpt))
         evidence += [FileEvidence(path=c) for c in ckpts[:2]]
         sources = list(group.sources)
@@ -442,26 +484,45 @@ def check(ctx: CheckContext) -> CheckResult:
     for item in failed_points + state.unverifiable:
         if item not in unverifiable:
             unverifiable.append(item)
+    record_missing, recorded = _precision_record(ctx, signoff)
     if state.groups:
-        order = ["draft-checkpoint-substituted", "draft-kv-below-target", "draft-kv-pool-below-target", "draft-quantization", "target-quantization-reaches-draft",
+        order = ["draft-checkpoint-substituted", "draft-kv-below-target", "draft-kv-below-default",
+                 "draft-kv-pool-below-target", "draft-quantization", "draft-loaded-quantized", "target-quantization-reaches-draft",
                  "draft-config-quantization", "atom-quantization-reaches-draft", "prohibited-env"]
         groups = sorted(state.groups.values(), key=lambda g: order.index(g.issue.kind))
         findings = [_issue_finding(ctx, g, state) for g in groups]
-        if any(g.issue.kind in ("draft-kv-below-target", "draft-kv-pool-below-target") for g in groups):
+        if any(g.issue.kind in ("draft-kv-below-target", "draft-kv-below-default", "draft-kv-pool-below-target")
+               for g in groups):
             findings.append(finding("fix-draft-kv"))
         claims = _exception_claims(ctx, policy)
         if claims:
             findings.append(finding("signoff-note-not-exception", signoff, phrase=claims[0]))
         findings += _shipped_findings(state, policy, weights_only=True)
-        return failed(*findings, *unverifiable)
-    if unverifiable:
-        return failed(*unverifiable)
-    return passed(*_shipped_findings(state, policy, weights_only=False))
+        return failed(*findings, *record_missing, *unverifiable)
+    if record_missing or unverifiable:
+        return failed(*record_missing, *unverifiable)
+    return passed(*_shipped_findings(state, policy, weights_only=False), *recorded)
+
+
+def _precision_record(ctx: CheckContext, signoff: CommentEvidence) -> tuple[list[Finding], list[Finding]]:
+    """(FAIL findings, pass findings) for the draft-precision record the base template may ask for."""
+    policy = ctx.policy("signoff_records")["draft_precision_record"]
+    item = precision_record_item(ctx, policy)
+    if item is None:  # the base template predates the item (or Check 5 reports it missing)
+        return [], []
+    record = draft_precision_record(ctx, policy)
+    if record is not None:
+        return [], [finding("precision-recorded", signoff, quote=record.quote)]
+    path = ctx.bundle.path("checklist")
+    # the item's opening words and the words that ask for the record (the item is long)
+    text = item.text if len(item.text) <= 120 else f"{item.text[:60].rstrip()} … {policy['template_phrase']}"
+    return [finding("precision-record-missing", signoff, FileEvidence(path=path, line=item.line, side="base"),
+                    checklist=short_path(path), line=item.line, item=text)], []
 
 
 def _shipped_findings(state: _State, policy: Mapping[str, Any], *, weights_only: bool) -> list[Finding]:
     out: list[Finding] = []
-    weight_kinds = ("draft-checkpoint-substituted", "draft-quantization", "target-quantization-reaches-draft", "draft-config-quantization",
+    weight_kinds = ("draft-checkpoint-substituted", "draft-quantization", "draft-loaded-quantized", "target-quantization-reaches-draft", "draft-config-quantization",
                     "atom-quantization-reaches-draft", "prohibited-env")
     touched = {k for g in state.groups.values() if g.issue.kind in weight_kinds for k in g.keys}
     for key, (draft, stored, target_kv) in state.shipped.items():

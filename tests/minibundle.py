@@ -225,7 +225,7 @@ def _py_repr(value: Any) -> str:
 
 def server_log(conc: int, args: Mapping[str, Any], env: Mapping[str, str], *, extra_args: list[str],
                server_args: Mapping[str, Any], draft_kv_pool: str, target_kv_pool: str,
-               draft_quant: str | None, image: str) -> str:
+               draft_quant: str | None, image: str, accept_len: float = 3.61) -> str:
     """A server.log in the cases' convention (srtctl preamble, then SGLang's own lines)."""
     command = ["python3", "-m", "sglang.launch_server", "--model-path", "/model", "--served-model-name",
                str(args.get("served-model-name", MODEL)), *_flag_tokens(args), *extra_args,
@@ -251,7 +251,7 @@ def server_log(conc: int, args: Mapping[str, Any], env: Mapping[str, str], *, ex
         f"[2026-11-18 10:00:34 TP0] KV Cache is allocated. dtype: torch.{draft_kv_pool}, #tokens: 2000000, "
         "K size: 6.00 GB, V size: 6.00 GB",
         "[2026-11-18 10:01:00] The server is fired up and ready to roll!",
-        "[2026-11-18 10:40:00 TP0] Decode batch, #running-req: 8, accept len: 3.61, cuda graph: True",
+        f"[2026-11-18 10:40:00 TP0] Decode batch, #running-req: 8, accept len: {accept_len:g}, cuda graph: True",
         "[2026-11-18 11:00:00] srtctl: benchmark finished; stopping agg_0",
     ]
     return "\n".join(lines) + "\n"
@@ -282,7 +282,10 @@ def build(dst: Path, *, image: str = IMAGE, base_image: str | None = None, frame
           remove_head: tuple[str, ...] = (), master: str | None = None, base_master: str | None = None,
           checkpoints: bool = True, draft_checkpoint: Mapping[str, Any] | bool | None = None,
           target_checkpoint: Mapping[str, Any] | None = None, logs: bool = True,
-          log_env_extra: Mapping[str, str] | None = None, log_server_args: Mapping[str, Any] | None = None,
+          log_env_extra: Mapping[str, str] | None = None,
+          point_log_env: Mapping[int, Mapping[str, str | None]] | None = None,
+          point_accept_len: Mapping[int, float] | None = None,
+          point_draft_quant: Mapping[int, str] | None = None, log_server_args: Mapping[str, Any] | None = None,
           log_draft_kv_pool: str | None = None, log_draft_quant: str | None = "unquantized",
           golden: Mapping[int, float] | None = None, date_added: str = "2026-06-20", models_md: str | None = None,
           signoff_extra: str = "", upstream_files: list[dict[str, Any]] | None = None,
@@ -388,6 +391,11 @@ def build(dst: Path, *, image: str = IMAGE, base_image: str | None = None, frame
                                    "SGLANG_SIMULATE_ACC_METHOD": "match-expected",
                                    "SGLANG_SIMULATE_ACC_TOKEN_MODE": "real-draft-token"})
             worker_env.update(log_env_extra or {})
+            for var, value in ((point_log_env or {}).get(conc) or {}).items():  # one point's own log differs
+                if value is None:
+                    worker_env.pop(var, None)
+                else:
+                    worker_env[var] = value
             draft_kv = next((v for k, v in point_args.items()
                              if len(k) > 20 and "speculative-draft-kv-cache-dtype".startswith(k)), None)
             for token in extra_args or []:
@@ -408,8 +416,9 @@ def build(dst: Path, *, image: str = IMAGE, base_image: str | None = None, frame
             draft_pool = log_draft_kv_pool or _canon_kv(draft_kv, target_pool)
             log = server_log(conc, point_args, worker_env, extra_args=list(extra_args or []), server_args=sa,
                              draft_kv_pool=draft_pool, target_kv_pool=target_pool,
-                             draft_quant=None if log_draft_quant == "unquantized" else log_draft_quant,
-                             image=image)
+                             draft_quant=(point_draft_quant or {}).get(
+                                 conc, None if log_draft_quant == "unquantized" else log_draft_quant),
+                             image=image, accept_len=(point_accept_len or {}).get(conc, 3.61))
             result = {"config_key": KEY, "job": f"agentic / {KEY} tp4 conc{conc} kvnone spec-draft_model",
                       "image": image, "model_prefix": PREFIX, "scenario": "agentic-coding", "hardware": "b300",
                       "framework": framework, "precision": "fp4", "tp": 4, "ep": 1, "conc": conc,

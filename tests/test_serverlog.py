@@ -113,3 +113,18 @@ def test_case_logs() -> None:
             fp8_flag = "--speculative-draft-kv-cache-dtype" in log.command
             assert log.draft_kv.dtype == ("torch.float8_e4m3fn" if fp8_flag else "torch.bfloat16"), path
             assert log.server_args["speculative_draft_kv_cache_dtype"] == ("fp8_e4m3" if fp8_flag else None)
+
+
+def test_accept_len_lines_and_generation_worker() -> None:
+    """Measured acceptance lengths (SGLang `accept len`, vLLM `Mean acceptance length`) and the
+    worker that generates (decode before prefill) are read per log."""
+    from verifier.serverlog import parse_server_log
+
+    text = ("[2026-11-18 10:00:00] srtctl: prefill_0 environment:\nA=1\n"
+            "[2026-11-18 10:00:00] srtctl: decode_0 environment:\nSGLANG_SIMULATE_ACC_LEN=3.2\n"
+            "[2026-11-18 10:40:00 TP0] Decode batch, #running-req: 8, accept len: 2.37, cuda graph: True\n"
+            "[2026-11-18 10:41:00] SpecDecoding metrics: Mean acceptance length: 2.31, Accepted: 10\n")
+    log = parse_server_log(text)
+    assert [(a.line, a.value) for a in log.accept_lens] == [(5, 2.37), (6, 2.31)]
+    assert log.generation_worker is not None and log.generation_worker.name == "decode_0"
+    assert log.worker is not None and log.worker.name == "prefill_0"

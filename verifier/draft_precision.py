@@ -8,9 +8,13 @@ that default. This module turns one launch (an SGLang command line already resol
 `DraftIssue`s, each naming the flag or variable, its value and where it was written. It never
 reads files: callers pass text, args, env and their origins.
 
-* Draft KV cache: `--speculative-draft-kv-cache-dtype` set to a dtype below the target's effective
-  KV dtype is a draft-only precision cut. Restating the default, or the same dtype on target and
-  draft, is fine.
+* Draft KV cache: the bar is the framework's default for the draft (what the draft's KV pool would
+  be without `--speculative-draft-kv-cache-dtype`), unless one upstream-supported KV dtype is applied
+  to target and draft alike (`--kv-cache-dtype X` and `--speculative-draft-kv-cache-dtype X`; the
+  pinned SGLang parser rejects a dtype it does not support). A draft dtype below the target's
+  effective KV dtype is a draft-only precision cut (`draft-kv-below-target`); one not below the
+  target's but below the draft's default, applied to the draft only, is `draft-kv-below-default`.
+  Restating the default is fine.
 * Draft quantization: `--speculative-draft-model-quantization` (and engine equivalents) other than
   none or the draft checkpoint's own method; a target `--quantization` with an online method that
   reaches a stored-bf16 draft which sets no quantization of its own.
@@ -33,6 +37,8 @@ IssueKind = Literal[
     "draft-checkpoint-substituted",
     "draft-kv-below-target",
     "draft-kv-pool-below-target",
+    "draft-kv-below-default",
+    "draft-loaded-quantized",
     "draft-quantization",
     "target-quantization-reaches-draft",
     "draft-config-quantization",
@@ -153,6 +159,7 @@ def sglang_issues(
     target_setting: str | None,
     draft_quant_method: str | None = None,
     draft_stored_unquantized: bool | None = None,
+    draft_default_kv: str | None = None,
 ) -> list[DraftIssue]:
     """Draft-precision issues of one resolved SGLang command line (a speculating one).
 
@@ -161,6 +168,8 @@ def sglang_issues(
     line that wrote a flag. `draft_quant_method`: the draft checkpoint's stored quant_method (a
     flag restating it is not an override); `draft_stored_unquantized`: True when the draft
     checkpoint declares no quantization (a target online method would then reach it).
+    `draft_default_kv`: the draft's KV dtype without the draft-KV flag (the framework's default for
+    the draft; None = unknown, only the target comparison applies).
     """
     out: list[DraftIssue] = []
     neutral = {str(v).lower() for v in policy["neutral_values"]}
@@ -180,11 +189,23 @@ def sglang_issues(
     draft_dest = policy["draft_kv_dest"]
     if resolved.is_given(draft_dest):
         value = resolved.value(draft_dest)
-        if value is not None and str(value).lower() != "auto" and target_kv is not None and lowers(value, target_kv):
+        explicit = value is not None and str(value).lower() != "auto"
+        target_dest = policy["target_kv_dest"]
+        target_flag = resolved.value(target_dest) if resolved.is_given(target_dest) else None
+        alike = target_flag is not None and str(target_flag).lower() != "auto" and explicit and \
+            short_dtype(target_flag) == short_dtype(value)
+        if explicit and target_kv is not None and lowers(value, target_kv):
             name, spelled = flag(draft_dest)
             path, line = origin(name, spelled)
             out.append(DraftIssue("draft-kv-below-target", name, str(value), path, line,
                                   target=short_dtype(target_kv), target_setting=target_setting or "auto",
+                                  written=spelled))
+        elif explicit and not alike and draft_default_kv is not None and lowers(value, draft_default_kv):
+            name, spelled = flag(draft_dest)
+            path, line = origin(name, spelled)
+            out.append(DraftIssue("draft-kv-below-default", name, str(value), path, line,
+                                  target=short_dtype(draft_default_kv), target_setting=target_setting or "auto",
+                                  detail=f"target KV {short_dtype(target_kv)}" if target_kv else "",
                                   written=spelled))
 
     quant_dest = policy["draft_quantization_dest"]

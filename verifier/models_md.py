@@ -3,13 +3,21 @@
 Deprecations are data with dates: a dated notice names the LAST day a scenario runs (deprecated
 after it), a Scenarios row says `Deprecated since YYYY-MM-DD`, and the support matrix lists each
 model's active and deprecated scenarios, `None (...)` for a retired model.
+
+Arms: a `| Model | Deprecated arm | Published arm |` table (and a support-matrix Deprecated cell such as
+"Agentic coding non-DSpark arm (deprecated from day 0)") deprecates one arm of a model's scenario:
+the arm that does not run a named speculative method ("non-DSpark"). A row in force from day 0 says so
+("deprecated from day 0"); the other rows are in force only once the table's status paragraph says
+"Enacted on YYYY-MM-DD" ("not yet enacted" leaves them out). The wording is policy data (models.arm_rules).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from verifier.context import CheckContext
 from verifier.rules import rule_document
@@ -51,6 +59,19 @@ class Deprecation:
 
 
 @dataclass(frozen=True)
+class ArmDeprecation:
+    """A deprecated arm: the points of a model's scenario that do not run `method` (e.g. non-DSpark)."""
+
+    prefix: str
+    scenario: str
+    method: str  # lower-case method the published arm runs (dspark, mtp, eagle3, ...)
+    arm: str  # the arm as MODELS.md names it ("non-DSpark")
+    effective: dt.date  # in force on and after this date (date.min: from day 0, the model's first day)
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
 class ModelRow:
     """A row of the model support matrix."""
 
@@ -79,6 +100,7 @@ class ModelsDoc:
     models: dict[str, ModelRow] = field(default_factory=dict)
     scenario_rows: dict[str, TableRow] = field(default_factory=dict)
     deprecations: list[Deprecation] = field(default_factory=list)
+    arm_deprecations: list[ArmDeprecation] = field(default_factory=list)
 
     def model(self, prefix: str) -> ModelRow | None:
         """The support-matrix row of a model prefix."""
@@ -172,8 +194,49 @@ def _prose_deprecations(lines: list[str], table_lines: set[int]) -> list[Depreca
     return out
 
 
-def parse_models_md(text: str, path: str) -> ModelsDoc:
-    """Parse MODELS.md; tables that cannot be read are skipped, never guessed."""
+def _status_after(lines: list[str], index: int, rules: Mapping[str, Any]) -> dt.date | None:
+    """The enactment date the status paragraph after a table gives (None: not enacted or unsaid)."""
+    for line in lines[index:index + 12]:
+        if line.startswith("#"):
+            return None
+        if any(m.lower() in line.lower() for m in rules["not_enacted"]):
+            return None
+        m = re.search(rules["enacted"], line)
+        if m:
+            return _date(m.group(0))
+    return None
+
+
+def _arm_rows(doc: ModelsDoc, lines: list[str], rows: list[TableRow], end: int, rules: Mapping[str, Any]) -> None:
+    """Arm deprecations of a `| Model | Deprecated arm | Published arm |` table."""
+    enacted = _status_after(lines, end, rules)
+    for row in rows:
+        if len(row.cells) < 2:
+            continue
+        _add_arms(doc, _PREFIX.findall(row.cells[0]), row.cells[1], row.line, rules, enacted)
+
+
+def _add_arms(doc: ModelsDoc, prefixes: list[str], cell: str, line: int, rules: Mapping[str, Any],
+              enacted: dt.date | None) -> None:
+    day0 = any(m.lower() in cell.lower() for m in rules["day0"])
+    if not day0 and enacted is None:
+        return
+    arm = re.search(rules["non_arm"], cell)
+    if arm is None:
+        return
+    effective = dt.date.min if day0 else enacted
+    assert effective is not None
+    for prefix in prefixes:
+        for scenario in sorted(scenarios_in(cell)):
+            doc.arm_deprecations.append(ArmDeprecation(prefix, scenario, arm.group(1).lower(), arm.group(0),
+                                                       effective, line, cell))
+
+
+def parse_models_md(text: str, path: str, arm_rules: Mapping[str, Any] | None = None) -> ModelsDoc:
+    """Parse MODELS.md; tables that cannot be read are skipped, never guessed.
+
+    `arm_rules`: policies/models.yaml `arm_rules` (without it, arm deprecations are not read).
+    """
     lines = text.splitlines()
     doc = ModelsDoc(path=path)
     tables = _tables(lines)
@@ -213,6 +276,8 @@ def parse_models_md(text: str, path: str) -> ModelsDoc:
                     since = _date(status)
                     if since is not None:
                         doc.deprecations.append(Deprecation(sid, None, None, since, row.line, status))
+        elif arm_rules is not None and names[:len(arm_rules["table_header"])] == list(arm_rules["table_header"]):
+            _arm_rows(doc, lines, rows, rows[-1].line if rows else index + 2, arm_rules)
         elif names and names[0].startswith("model architecture") and "prefix" in names:
             idx = {n: k for k, n in enumerate(names)}
             for row in rows:
@@ -230,6 +295,8 @@ def parse_models_md(text: str, path: str) -> ModelsDoc:
                 )
                 for prefix in prefixes:
                     doc.models[prefix] = model
+                if arm_rules is not None and model.deprecated:
+                    _add_arms(doc, list(prefixes), model.deprecated, row.line, arm_rules, None)
     doc.deprecations.extend(_prose_deprecations(lines, table_lines))
     return doc
 
@@ -241,6 +308,7 @@ def models_doc(ctx: CheckContext, side: str = "base") -> ModelsDoc | None:
         doc = rule_document(ctx, "models_md")
         path = doc.path
         raw = doc.base if side == "base" else doc.head
-        return None if raw is None else parse_models_md(decode_text(raw, path), path)
+        rules = ctx.policy("models").get("arm_rules")
+        return None if raw is None else parse_models_md(decode_text(raw, path), path, rules)
 
     return ctx.memo(f"models_md:{side}", compute)

@@ -8,7 +8,8 @@ A server.log has two parts (cases README, "server.log has two parts"):
 2. SGLang's output, `[YYYY-MM-DD HH:MM:SS( TPn …)?] message`, with one
    `server_args=ServerArgs(name=value, …)` (or `server_args={…}`) line, `Load weight end. …
    type=X, quant=Y` lines and `KV Cache is allocated. dtype: torch.X` lines (target first, then
-   the draft).
+   the draft), and the acceptance lengths the engine measured (`accept len: 3.61` on `Decode
+   batch` lines).
 
 Nothing here evaluates the text: values of the server_args line go through `ast.literal_eval`
 one by one (a value that is not a literal is kept as its source text). Oversized input is cut
@@ -27,6 +28,7 @@ MAX_LOG_BYTES = 32 * 1024 * 1024
 MAX_LINE = 256 * 1024
 MAX_SERVER_ARGS_LINE = 4 * 1024 * 1024
 MAX_SERVER_ARGS_FIELDS = 5000
+MAX_ACCEPT_LENS = 5000
 
 _STAMP = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?: ([^\]]{1,80}))?\] ?(.*)$")
 _SRTCTL = re.compile(r"^srtctl: (.*)$")
@@ -38,6 +40,8 @@ _KV_TOKENS = re.compile(r"#tokens: (\d+)")
 _KV_SIZE = re.compile(r"\b(K|V|KV) size: ([0-9.]+) GB")
 _ENV_MENTION = re.compile(r"\b((?:SGLANG|SGL|TLLM|VLLM|NCCL|CUDA|TORCH)_[A-Z0-9_]+)=([^\s,;:]*)")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# SGLang's `Decode batch, … accept len: 3.61, …` and vLLM's `Mean acceptance length: 2.31`.
+_ACCEPT_LEN = re.compile(r"\b(?:accept len|[Mm]ean acceptance length):\s*([0-9]+(?:\.[0-9]+)?)")
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,14 @@ class EnvMention:
     text: str
 
 
+@dataclass(frozen=True)
+class AcceptLen:
+    """An acceptance length the engine measured and printed (`accept len: 3.61`)."""
+
+    line: int
+    value: float
+
+
 @dataclass
 class Worker:
     """One srtctl worker block (`agg_0`, `prefill_0`, …): its environment and command."""
@@ -117,6 +129,7 @@ class ServerLog:
     weight_loads: list[WeightLoad] = field(default_factory=list)
     kv_caches: list[KvAllocation] = field(default_factory=list)
     env_mentions: list[EnvMention] = field(default_factory=list)
+    accept_lens: list[AcceptLen] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     truncated: bool = False
 
@@ -124,6 +137,15 @@ class ServerLog:
     def worker(self) -> Worker | None:
         """The first worker block (`agg_0` in single-node logs)."""
         return next(iter(self.workers.values()), None)
+
+    @property
+    def generation_worker(self) -> Worker | None:
+        """The worker that generates tokens: the first `decode*` block, else `agg*`, else the first."""
+        for prefix in ("decode", "agg"):
+            found = next((w for name, w in self.workers.items() if name.startswith(prefix)), None)
+            if found is not None:
+                return found
+        return self.worker
 
     @property
     def env(self) -> dict[str, str]:
@@ -371,6 +393,9 @@ def parse_server_log(text: str | bytes) -> ServerLog:
                 KvAllocation(number, rank, dm.group(1), int(tm.group(1)) if tm else None, sizes, message)
             )
             continue
+        accept = _ACCEPT_LEN.search(message)
+        if accept is not None and len(log.accept_lens) < MAX_ACCEPT_LENS:
+            log.accept_lens.append(AcceptLen(number, float(accept.group(1))))
         for name, value in _ENV_MENTION.findall(message):
             log.env_mentions.append(EnvMention(name, value, number, message[:500]))
     return log

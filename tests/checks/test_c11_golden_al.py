@@ -43,3 +43,73 @@ def test_logged_and_hardcoded_values_differ() -> None:
     p = params(result, "hardcoded-al-differs")
     assert (p["value"], p["golden"]) == ("3.9", ["3.61"])
     assert p["file"].endswith("agentic.yaml:32")
+
+
+# --- issue 11 defect 1: one point's own log shows real acceptance (the false APPROVED) --------------
+
+SIMULATED = ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE")
+
+
+def test_one_point_with_real_acceptance_fails_naming_it(tmp_path: Path) -> None:
+    """Every point's recipe gets the golden AL injected, but conc 8's own server.log has no
+    SGLANG_SIMULATE_ACC_* variables and a real `accept len`: the log outranks the construction."""
+    from tests.kit import row_summary
+    from tests.minibundle import build
+
+    bundle = build(tmp_path / "b", point_log_env={8: dict.fromkeys(SIMULATED)}, point_accept_len={8: 2.37})
+    result = run_one(bundle, 11)
+    assert result.status.value == "FAIL"
+    p = params(result, "point-not-simulated")
+    assert (p["point"], p["accept"], p["golden"], p["worker"]) == (
+        "quill2flash_tp4_conc8_kvnone_spec-draft_model", ["2.37"], "3.61", "agg_0")
+    points = [f.params["point"] for f in result.findings if f.message_id == "point-not-simulated"]
+    assert points == ["quill2flash_tp4_conc8_kvnone_spec-draft_model"]  # conc 4 is simulated
+    text = row_summary(type("R", (), {"id": 11, "result": result})())
+    assert "quill2flash_tp4_conc8_kvnone_spec-draft_model" in text and "2.37" in text
+
+
+def test_log_without_environment_block_does_not_claim(tmp_path: Path) -> None:
+    """A log that shows neither a worker environment nor a command cannot tell: no finding from it."""
+    from tests.minibundle import build
+
+    bundle = build(tmp_path / "b")
+    log = next(bundle.glob("runs/*/bmk_agentic_*conc8*/server.log"))
+    log.write_text("\n".join(ln for ln in log.read_text().splitlines()
+                             if ln.startswith("[") and "srtctl: agg_0" not in ln) + "\n")
+    result = run_one(bundle, 11)
+    assert not [f for f in result.findings if f.message_id == "point-not-simulated"]
+
+
+# --- issue 11 defect 6: a missing golden cell whose AL source the sign-off states --------------------
+
+PENDING = ("- **Golden AL:** DSpark block size 5 has no committed cell yet; its golden AL comes from the pending "
+           "golden-curve collection run https://github.com/SemiAnalysisAI/InferenceX/actions/runs/50000000077 "
+           "(speedbench-al.yml).\n")
+
+
+def test_missing_cell_passes_with_stated_source(tmp_path: Path) -> None:
+    from tests.minibundle import build
+
+    bundle = build(tmp_path / "b", golden={4: 3.22, 6: 3.9}, logs=False, signoff_extra=PENDING)
+    result = run_one(bundle, 11)
+    assert result.status.value == "PASS", result.findings
+    p = params(result, "golden-source-stated")
+    assert p["link"] == "https://github.com/SemiAnalysisAI/InferenceX/actions/runs/50000000077"
+    assert p["key"] == "quill2flash-fp4-b300-sglang-agentic-dspark"
+
+
+@pytest.mark.parametrize("extra", [
+    "",  # no statement at all
+    # golden/AL words but no link
+    "- **Golden AL:** block size 5 has no committed cell; its AL comes from a pending collection run.\n",
+    # a link, but no word saying where the AL comes from (a generic validation note)
+    "- **Golden AL:** see run https://github.com/SemiAnalysisAI/InferenceX/actions/runs/50101000001 for the AL.\n",
+    # a link and golden words outside the detail section do not count
+])
+def test_missing_cell_fails_without_a_statement(tmp_path: Path, extra: str) -> None:
+    from tests.minibundle import build
+
+    bundle = build(tmp_path / "b", golden={4: 3.22, 6: 3.9}, logs=False, signoff_extra=extra)
+    result = run_one(bundle, 11)
+    assert result.status.value == "FAIL"
+    assert params(result, "golden-cell-missing")["length"] == 5
