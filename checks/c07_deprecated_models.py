@@ -6,9 +6,11 @@ Why: Deprecated models and scenarios consume cluster time the project has chosen
     a PR must not add, change or re-enable them.
 Evidence: the affected config key and its master-config line (model-prefix, scenario), and the
     MODELS.md line (support-matrix row, Scenarios row or dated deprecation notice) that deprecates it.
-N/A when: the PR adds or changes no config or recipe (no affected master-config key on the head).
-Unverifiable when: MODELS.md is missing from both trees, the affected model prefix is not in the
-    model support matrix, or the affected master entry cannot be read.
+N/A when: the PR adds or changes no config or recipe (no affected master-config key on the head), or
+    MODELS.md is absent from the trusted base tree: the rule's governing document did not exist yet,
+    so the rule was not in force for this PR (the row names the document).
+Unverifiable when: the affected model prefix is not in the model support matrix, or the affected
+    master entry cannot be read.
 Policy: models (fixed-sequence ISL/OSL names)
 
 Notices: a dated notice (`### <Weekday, Month D, YYYY>`) deprecates through its `| Model | Deprecated |
@@ -36,7 +38,6 @@ from verifier.results import (
     finding,
     not_applicable,
     passed,
-    unverifiable,
 )
 
 ID = 7
@@ -122,9 +123,10 @@ def check(ctx: CheckContext) -> CheckResult:
     submitted = submitted_entries(ctx)
     if not submitted:
         return not_applicable(finding("no-config-affected"))
-    docs = [d for d in (models_doc(ctx, "head"), models_doc(ctx, "base")) if d is not None]
-    if not docs:
-        return unverifiable("models-md-missing", missing=ctx.bundle.path("models_md"))
+    base = models_doc(ctx, "base")
+    if base is None:
+        return not_applicable(finding("models-md-not-in-force", document=ctx.bundle.path("models_md")))
+    docs = [d for d in (models_doc(ctx, "head"), base) if d is not None]
     names = dict(ctx.policy("models")["fixed_seq_scenarios"])
     failures: list[Finding] = []
     passes: list[Finding] = []
