@@ -12,10 +12,12 @@ Evidence: the affected config key and its master-config line (model-prefix, scen
     does not speculate with the published arm's method (no speculative config, another method, or
     `spec-decoding: none` with no launch) is on the deprecated arm and FAILs, named; valid arms of
     the same config stay valid.
-N/A when: the PR adds or changes no config or recipe (no affected master-config key on the head).
-Unverifiable when: MODELS.md is missing from both trees, the affected model prefix is not in the
-    model support matrix, the affected master entry cannot be read, or a point under an arm rule
-    declares speculation but its launch cannot be resolved.
+N/A when: the PR adds or changes no config or recipe (no affected master-config key on the head), or
+    MODELS.md is absent from the trusted base tree: the rule's governing document did not exist yet,
+    so the rule was not in force for this PR (the row names the document).
+Unverifiable when: the affected model prefix is not in the model support matrix, the affected
+    master entry cannot be read, or a point under an arm rule declares speculation but its launch
+    cannot be resolved.
 Policy: models (fixed-sequence ISL/OSL names, arm_rules)
 
 Notices: a dated notice (`### <Weekday, Month D, YYYY>`) deprecates through its `| Model | Deprecated |
@@ -47,7 +49,6 @@ from verifier.results import (
     finding,
     not_applicable,
     passed,
-    unverifiable,
 )
 from verifier.rules import addition_finding, rule_changes, rule_document
 
@@ -195,11 +196,13 @@ def check(ctx: CheckContext) -> CheckResult:
     submitted = submitted_entries(ctx)
     if not submitted:
         return not_applicable(finding("no-config-affected"))
-    # Rules come from the base MODELS.md; the head adds rows only for models the base does not list.
+    # The rule is in force only where the trusted base holds MODELS.md. The base sets the rules;
+    # the head adds rows only for models the base does not list.
+    base_doc = models_doc(ctx, "base")
+    if base_doc is None:
+        return not_applicable(finding("models-md-not-in-force", document=ctx.bundle.path("models_md")))
     head_doc = models_doc(ctx, "head")
-    docs = [d for d in (models_doc(ctx, "base"), head_doc) if d is not None]
-    if not docs:
-        return unverifiable("models-md-missing", missing=ctx.bundle.path("models_md"))
+    docs = [d for d in (base_doc, head_doc) if d is not None]
     names = dict(ctx.policy("models")["fixed_seq_scenarios"])
     failures: list[Finding] = []
     passes: list[Finding] = []

@@ -7,8 +7,11 @@ Why: the overview is the public index of which engine runs which model on which 
     missing from it is invisible to readers comparing engines.
 Evidence: the affected keys (`verifier.configs.affected_keys`) with their head master entries
     (vendor, model-prefix, framework); the overview table of the head tree, by file and line.
-N/A when: no config key present in the head master configs is affected.
-Unverifiable when: a vendor's overview file is missing from the head tree or has no data table.
+N/A when: no config key present in the head master configs is affected, or an affected vendor's
+    overview file is absent from the trusted base tree: the governing document did not exist yet, so
+    the rule was not in force for this PR (the row names the document).
+Unverifiable when: a vendor's overview file is in the base tree but missing from the head tree, or
+    has no data table.
 Policy: overview
 """
 
@@ -86,12 +89,17 @@ def check(ctx: CheckContext) -> CheckResult:
     header = [str(h) for h in policy["header"]]
     problems: list[Finding] = []
     oks: list[Finding] = []
+    not_in_force: list[Finding] = []
     overview_dir = ctx.bundle.path("overview_dir")
     for vendor, vendor_keys in by_vendor.items():
         if vendor not in vendors:
             return _named(unverifiable("overview-vendor-unknown", missing=f"overview policy for {vendor}",
                                        vendor=vendor), name)
         path = overview_dir + str(vendors[vendor]["file"])
+        if not ctx.bundle.base.has(path):
+            not_in_force.append(finding("overview-not-in-force", document=path,
+                                        title=str(vendors[vendor]["title"]), keys=vendor_keys))
+            continue
         try:
             overview = read_overview(ctx.bundle.head, path, header)
         except InputError as exc:
@@ -111,7 +119,9 @@ def check(ctx: CheckContext) -> CheckResult:
                 oks.append(ok)
     if problems:
         return _named(failed(*problems), name)
-    return _named(passed(*oks), name)
+    if not_in_force and not oks:
+        return _named(not_applicable(*not_in_force), name)
+    return _named(passed(*oks, *not_in_force), name)
 
 
 def _judge_key(key: str, entry: Any, overview: Overview, policy: Mapping[str, Any]) -> tuple[

@@ -29,7 +29,7 @@ from typing import Any
 
 from verifier.changelog import changelog_report, match_config_keys
 from verifier.ci import measured_run, run_evidence
-from verifier.configs import affected_keys, master_entries, points, submitted_entries
+from verifier.configs import Point, affected_keys, master_entries, points, submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.launch import EXACTLY_ONE, Launch, LaunchSet, launches
@@ -64,6 +64,13 @@ def _short(path: str) -> str:
 # 1. binding and generation errors
 
 
+def _point_label(point: Point) -> str:
+    """The exp-name, with TP and concurrency when the exp-name does not carry them."""
+    if point.conc is None or f"_conc{point.conc}_" in f"{point.exp_name}_":
+        return point.exp_name
+    return f"{point.exp_name} tp{point.tp} conc{point.conc}"
+
+
 def _binding(ctx: CheckContext, keys: list[str], launch_set: LaunchSet) -> tuple[list[Finding], list[Finding]]:
     problems: list[Finding] = []
     for err in launch_set.fatal_errors[:6]:
@@ -77,20 +84,22 @@ def _binding(ctx: CheckContext, keys: list[str], launch_set: LaunchSet) -> tuple
             continue
         problems.append(finding("generation-error", FileEvidence(path=err.file, line=err.line), key=err.key,
                                 point=err.exp_name or "", where=where, message=err.message))
-    seen: dict[str, str] = {}
+    # a point is what the matrix generator writes into one matrix entry (Point.identity), not its
+    # exp-name: old-layout fixed-seq-len exp-names carry neither TP nor concurrency
     for key in keys:
+        seen: set[tuple[object, ...]] = set()
         for point in points(ctx, "head", key):
-            if point.exp_name in seen and seen[point.exp_name] == key:
+            if point.identity in seen:
                 problems.append(finding("duplicate-point", FileEvidence(path=point.file, line=point.line), key=key,
-                                        point=point.exp_name))
-            seen[point.exp_name] = key
-    bound: dict[str, set[str]] = {}
+                                        point=_point_label(point)))
+            seen.add(point.identity)
+    bound: dict[tuple[object, ...], tuple[str, set[str]]] = {}
     for launch in launch_set.launches:
-        bound.setdefault(launch.exp_name, set()).add(f"{_short(launch.recipe_path)}:{launch.variant or 'base'}")
-    for exp_name, variants in bound.items():
+        label, variants = bound.setdefault((launch.key, launch.point.identity), (_point_label(launch.point), set()))
+        variants.add(f"{_short(launch.recipe_path)}:{launch.variant or 'base'}")
+    for (key, _), (label, variants) in bound.items():
         if len(variants) > 1:
-            problems.append(finding("point-binds-several-variants", key="", point=exp_name,
-                                    variants=sorted(variants)))
+            problems.append(finding("point-binds-several-variants", key=key, point=label, variants=sorted(variants)))
     if problems:
         return problems, []
     recipes: dict[str, int] = {}

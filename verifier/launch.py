@@ -476,26 +476,40 @@ def legacy_env(point: Point, defaults: Mapping[str, Any]) -> dict[str, str]:
 
 
 def legacy_script_path(ctx: CheckContext, side: str, entry: ConfigEntry, point: Point) -> tuple[str | None, str]:
-    """The old-layout launcher script of a point on one side, or (None, why not)."""
+    """The old-layout launcher script of a point on one side, or (None, why not).
+
+    Follows the runners: the framework-tagged name first, else the historical name whose framework
+    suffix is policy `fallback-framework-suffix` (empty for most frameworks); `_mtp` only for MTP.
+    """
     conf = launch_policy(ctx).get("legacy-script") or {}
     sub = (conf.get("dirs") or {}).get(point.scenario)
     if not sub:
         return None, f"no legacy script directory is known for scenario {point.scenario!r}"
     folder = ctx.bundle.path("benchmarks_dir") + str(sub).strip("/") + "/"
     tree = getattr(ctx.bundle, side)
+    for stem in legacy_script_stems(entry, point.framework, point.spec_decoding, conf):
+        if tree.has(f"{folder}{stem}.sh"):
+            return f"{folder}{stem}.sh", ""
     candidates = sorted(p for p in tree.paths(folder) if p.endswith(".sh") and posixpath.dirname(p) + "/" == folder
                         and legacy_script_matches(entry, posixpath.basename(p).removesuffix(".sh")))
     if not candidates:
-        return None, f"no legacy launcher script matches it under {folder}"
-    suffix = str(conf.get("spec-suffix") or "") if point.spec_decoding != "none" else ""
-    frameworks = [point.framework or "", (point.framework or "").replace("-", "_")]
-    wanted = {f"{folder}{entry.model_prefix}_{entry.precision}_{entry.sku}_{fw}{suffix}.sh" for fw in frameworks}
-    exact = [p for p in candidates if p in wanted]
-    if exact:
-        return exact[0], ""
+        tried = ", ".join(f"{s}.sh" for s in legacy_script_stems(entry, point.framework, point.spec_decoding, conf))
+        return None, f"no legacy launcher script matches it under {folder} (the runner looks for {tried})"
     if len(candidates) == 1:
         return candidates[0], ""
     return None, f"several legacy launcher scripts match it ({', '.join(map(posixpath.basename, candidates))})"
+
+
+def legacy_script_stems(entry: ConfigEntry, framework: str | None, spec_decoding: str | None,
+                        conf: Mapping[str, Any]) -> list[str]:
+    """Script stems the runner tries for a point, in its order (tagged name, then the fallback)."""
+    methods = conf.get("spec-suffix-methods")
+    speculates = spec_decoding in methods if isinstance(methods, (list, tuple)) else spec_decoding not in (None, "none")
+    spec = str(conf.get("spec-suffix") or "") if speculates else ""
+    base = f"{entry.model_prefix}_{entry.precision}_{entry.sku}"
+    fw = framework or ""
+    fallback = str((conf.get("fallback-framework-suffix") or {}).get(fw, ""))
+    return list(dict.fromkeys([f"{base}_{fw}{spec}", f"{base}_{fw.replace('-', '_')}{spec}", f"{base}{fallback}{spec}"]))
 
 
 def launches_for_key(ctx: CheckContext, side: str, key: str) -> LaunchSet:

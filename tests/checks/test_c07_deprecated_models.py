@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row
+from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
 from verifier.models_md import parse_models_md
 from verifier.results import Status
 
@@ -76,4 +76,23 @@ def test_na_when_no_config_is_affected(tmp_path: Path) -> None:
         shutil.rmtree(case / rel)
         shutil.copytree(case / "tree/base/inferencex-e2e", case / rel)
     edit_yaml(case / "pr.yaml", lambda d: d.__setitem__("files", []))
+    assert row(judge(case, only={7}), 7).status is Status.NA
+
+
+def test_models_md_absent_from_base_is_not_in_force(tmp_path: Path) -> None:
+    """Before MODELS.md existed in the trusted base tree the rule was not in force: N/A naming it."""
+    case = clone_bundle(CASES / "pr4524", tmp_path)
+    (case / MODELS.format("base")).unlink()
+    (case / MODELS.format("head")).unlink()
+    r = row(judge(case, only={7}), 7)
+    assert r.status is Status.NA
+    assert r.result.findings[0].message_id == "models-md-not-in-force"
+    en, zh = row_summary(r).split("\n")
+    assert "inferencex-e2e/docs/MODELS.md" in en and "inferencex-e2e/docs/MODELS.md" in zh
+
+
+def test_models_md_added_by_the_pr_is_not_yet_in_force(tmp_path: Path) -> None:
+    """A PR cannot bring its own governing document into force: only the base tree's copy counts."""
+    case = clone_bundle(CASES / "pr4524", tmp_path)
+    (case / MODELS.format("base")).unlink()
     assert row(judge(case, only={7}), 7).status is Status.NA

@@ -110,3 +110,13 @@ def test_no_affected_key_is_not_applicable(case: Path) -> None:
     edit_yaml(case / "pr.yaml", lambda pr: pr.update(files=[f for f in pr["files"] if "changelog" in f["path"]]))
     r = _row(case)
     assert r.status is Status.NA, row_summary(r)
+
+
+def test_overview_absent_from_base_is_not_in_force(case: Path) -> None:
+    """Before the vendor overview existed in the trusted base tree the rule was not in force: N/A."""
+    (case / OVERVIEW).unlink()
+    (case / OVERVIEW.replace("tree/head/", "tree/base/")).unlink()
+    r = _row(case)
+    assert r.status is Status.NA and r.name == "NVIDIA overview"
+    assert r.result.findings[0].message_id == "overview-not-in-force"
+    assert "inferencex-e2e/docs/overview/nvidia.md" in row_summary(r)

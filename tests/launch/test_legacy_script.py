@@ -280,3 +280,42 @@ def test_old_layout_bundle_judged_from_legacy_script(tmp_path: Path) -> None:
     r = row(report, 13)
     assert r.status.value == "FAIL"
     assert "minimaxm31flash_fp4_b300_sglang_mtp.sh" in row_summary(r)
+
+
+def test_script_without_framework_tag_is_the_runners_fallback(tmp_path: Path) -> None:
+    """The runners fall back to `<prefix>_<precision>_<sku>[_trt|_atom][_mtp].sh` when the
+    framework-tagged script is absent; for sglang the fallback name has no engine suffix."""
+    bundle = _old_layout_bundle(tmp_path, LEGACY_MINIMAX)
+    folder = bundle / "tree/head/benchmarks/single_node/agentic"
+    (folder / "minimaxm31flash_fp4_b300_sglang_mtp.sh").rename(folder / "minimaxm31flash_fp4_b300.sh")
+    (folder / "minimaxm31flash_fp4_b300_mtp.sh").write_text("#!/bin/bash\necho mtp only\n", encoding="utf-8")
+    ctx = CheckContext(read_bundle(bundle), load_policies())
+    ls = launches(ctx, "head", ["minimaxm31flash-fp4-b300-sglang-agentic-dspark"])
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    used = {(la.recipe_path.rsplit("/", 1)[-1], la.point.spec_decoding) for la in ls.launches}
+    # `_mtp` is appended only for spec-decoding mtp; draft_model points run the bare name too
+    assert used == {("minimaxm31flash_fp4_b300.sh", "draft_model"), ("minimaxm31flash_fp4_b300.sh", "none")}
+
+
+def test_framework_tagged_script_is_preferred_over_the_fallback(tmp_path: Path) -> None:
+    bundle = _old_layout_bundle(tmp_path, LEGACY_MINIMAX)
+    folder = bundle / "tree/head/benchmarks/single_node/agentic"
+    (folder / "minimaxm31flash_fp4_b300_sglang.sh").write_text(LEGACY_MINIMAX, encoding="utf-8")
+    (folder / "minimaxm31flash_fp4_b300.sh").write_text("#!/bin/bash\necho not this one\n", encoding="utf-8")
+    ctx = CheckContext(read_bundle(bundle), load_policies())
+    ls = launches(ctx, "head", ["minimaxm31flash-fp4-b300-sglang-agentic-dspark"])
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    assert {la.recipe_path.rsplit("/", 1)[-1] for la in ls.launches if la.point.spec_decoding == "none"} == \
+        {"minimaxm31flash_fp4_b300_sglang.sh"}
+
+
+def test_legacy_script_stems_follow_the_runner_suffixes() -> None:
+    from verifier.launch import legacy_script_stems
+
+    class _Entry:
+        model_prefix, precision, sku = "dsr1", "fp4", "b200"
+
+    conf = load_policies()["launch"]["legacy-script"]
+    assert legacy_script_stems(_Entry(), "trt", "mtp", conf) == ["dsr1_fp4_b200_trt_mtp"]  # type: ignore[arg-type]
+    assert legacy_script_stems(_Entry(), "sglang", "none", conf) == ["dsr1_fp4_b200_sglang", "dsr1_fp4_b200"]  # type: ignore[arg-type]
+    assert legacy_script_stems(_Entry(), "atom", "none", conf)[-1] == "dsr1_fp4_b200_atom"  # type: ignore[arg-type]

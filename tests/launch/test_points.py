@@ -120,3 +120,16 @@ def test_old_layout_points_use_hardware_facts() -> None:
 
 def test_missing_key_has_no_points() -> None:
     assert points(make_ctx(tree_files()), "head", "no-such-key") == []
+
+
+def test_point_identity_follows_the_matrix_generator() -> None:
+    """Old-layout fixed-seq-len exp-names (`tm_8k1k`) carry no TP or concurrency; the generator's
+    matrix entry does, so rows differing in TP are distinct points and only an identical row repeats one."""
+    row = ("      - tp: 4\n        conc-start: 4\n        conc-end: 16\n"
+           "        srt-recipe: benchmarks/single_node/srt-slurm-recipes/tm/sglang/b300-fp8/8k1k.yaml\n")
+    distinct = edit(tree_files(), MASTER, row, row + row.replace("tp: 4", "tp: 8"))
+    pts = points(make_ctx(distinct), "head", "tm-fp8-b300-sglang")
+    assert len(pts) == 6 and len({p.exp_name for p in pts}) == 1 and len({p.identity for p in pts}) == 6
+    repeated = edit(tree_files(), MASTER, row, row + row)
+    pts = points(make_ctx(repeated), "head", "tm-fp8-b300-sglang")
+    assert len(pts) == 6 and len({p.identity for p in pts}) == 3

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,10 +152,13 @@ def _lanes(entry: ConfigEntry) -> set[tuple[str, str]]:
             if any(k in row.data for k in ("srt-recipe", "eval-srt-recipe"))}
 
 
-def legacy_script_matches(entry: ConfigEntry, stem: str) -> bool:
-    """Legacy launchers name scripts `<prefix>_<precision>_<sku>_<framework>[...].sh`."""
+def legacy_script_matches(entry: ConfigEntry, stem: str, fallback_stems: Iterable[str] = ()) -> bool:
+    """Legacy launchers name scripts `<prefix>_<precision>_<sku>_<framework>[...].sh`, or fall back to
+    the historical names `fallback_stems` (the name without the framework tag)."""
     if not (entry.model_prefix and entry.precision and entry.sku and entry.framework):
         return False
+    if stem in fallback_stems:
+        return True
     tokens = {entry.framework, entry.framework.replace("-", "_")}
     if entry.framework == "trt":
         tokens.add("trtllm")
@@ -297,7 +300,10 @@ def _file_reasons(
                and p not in script_lanes}
     if not scripts:
         return
+    from verifier.launch import legacy_script_stems
     from verifier.recipes import recipe_doc
+
+    legacy_conf = policy.get("legacy-script") or {}
 
     for entry in head.values():
         try:
@@ -316,9 +322,11 @@ def _file_reasons(
                     result.add(entry.key, AffectedReason("recipe-script-changed", target, line,
                                                          f"used by {short_path(recipe)}"))
         if not refs:
+            fallback = {s for spec in ("none", "mtp")
+                        for s in legacy_script_stems(entry, entry.framework, spec, legacy_conf)}
             for path, status in scripts.items():
                 stem = posixpath.basename(path).removesuffix(".sh")
-                if path.endswith(".sh") and legacy_script_matches(entry, stem):
+                if path.endswith(".sh") and legacy_script_matches(entry, stem, fallback):
                     result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
 

@@ -172,6 +172,18 @@ class Point:
         return hash((self.key, self.side, self.exp_name, self.scenario_index, self.row_index, self.conc))
 
     @property
+    def identity(self) -> tuple[Any, ...]:
+        """What tells two matrix entries apart in the real generator: every field it writes into a
+        matrix entry. An exp-name alone is not enough: the old-layout fixed-seq-len exp-name
+        `<prefix>_<isl><osl>` carries neither TP nor concurrency."""
+        return (self.exp_name, self.scenario, self.multinode, self.disagg, self.image, self.model, self.precision,
+                self.framework, self.runner, self.conc, self.conc_list if self.multinode else (), self.tp, self.ep,
+                self.dp_attn, self.pp, self.dcp_size, self.pcp_size, self.spec_decoding, self.kv_offloading,
+                _frozen(self.kv_offload_backend), self.isl, self.osl, self.max_model_len, _frozen(self.router),
+                self.srt_recipe.path if self.srt_recipe else None,
+                self.srt_recipe.selector if self.srt_recipe else None, _frozen(self.prefill), _frozen(self.decode))
+
+    @property
     def is_agentic(self) -> bool:
         """True for agentic-coding points."""
         return self.scenario == AGENTIC
@@ -190,6 +202,15 @@ class Point:
         prefix = f"{self.model_prefix}_"
         rest = self.exp_name[len(prefix):] if self.exp_name.startswith(prefix) else self.exp_name
         return rest.replace("_", " ")
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable copy of a matrix value (mappings and lists frozen recursively)."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _kv_tag(kv: str | None, backend: Mapping[str, Any] | None) -> str:
