@@ -442,3 +442,21 @@ def test_a_huge_verdict_posts_a_capped_comment_pointing_at_the_job_summary(
     assert len(ours["body"]) <= 65536 and "## ❌❌❌ **REJECTED** ❌❌❌" in ours["body"]
     assert "[the job summary of run 777](https://github.com/SemiAnalysisAI/InferenceX/actions/runs/777)" in ours["body"]
     assert "| 13 Check name 13 | ❌ FAIL |" in files["summary"].read_text(encoding="utf-8")
+
+
+def test_a_crash_is_exit_2_and_an_error_status_never_success(
+    standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import verifier.runner
+
+    def boom(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("bug\nwith newline")
+
+    monkeypatch.setattr(verifier.runner, "run_checks", boom)
+    server = standin()
+    env(server, "issue_comment", _comment())
+    assert _run(server) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "::error title=codeowner-signoff-verify failed::internal error: RuntimeError: bug with newline"
+    assert [s["state"] for s in server.statuses] == ["pending", "error"] and server.verdict_comments() == []
