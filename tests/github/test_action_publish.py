@@ -420,3 +420,43 @@ def test_annotations_cannot_inject_workflow_commands() -> None:
     assert len(lines) == 1 and "\n" not in lines[0]
     assert lines[0].startswith(f"::error file={RECIPE},line=3,title=Check 13 (Draft%2C precision)%3A FAIL::")
     assert "%250A" in lines[0]
+
+
+def test_a_huge_verdict_posts_a_capped_comment_pointing_at_the_job_summary(
+    standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import verifier.runner
+    from tests.core.test_comment import _huge, _module
+
+    original = verifier.runner.run_checks
+    from verifier.results import finding, passed
+
+    modules = [_module(i, (lambda ctx: _huge(ctx, "FAIL")) if i == 13 else (lambda ctx: passed(finding(
+        "check-crashed", error="e")))) for i in range(19)]
+    monkeypatch.setattr(verifier.runner, "run_checks", lambda bundle, policies, checks=None: original(
+        bundle, policies, modules))
+    server = standin()
+    files = env(server, "issue_comment", _comment())
+    assert _run(server) == 0
+    (ours,) = server.verdict_comments()
+    assert len(ours["body"]) <= 65536 and "## ❌❌❌ **REJECTED** ❌❌❌" in ours["body"]
+    assert "[the job summary of run 777](https://github.com/SemiAnalysisAI/InferenceX/actions/runs/777)" in ours["body"]
+    assert "| 13 Check name 13 | ❌ FAIL |" in files["summary"].read_text(encoding="utf-8")
+
+
+def test_a_crash_is_exit_2_and_an_error_status_never_success(
+    standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]], monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import verifier.runner
+
+    def boom(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("bug\nwith newline")
+
+    monkeypatch.setattr(verifier.runner, "run_checks", boom)
+    server = standin()
+    env(server, "issue_comment", _comment())
+    assert _run(server) == 2
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "::error title=codeowner-signoff-verify failed::internal error: RuntimeError: bug with newline"
+    assert [s["state"] for s in server.statuses] == ["pending", "error"] and server.verdict_comments() == []

@@ -150,7 +150,7 @@ def test_action_files_exist_and_never_check_out_pr_code() -> None:
     workflow = (PROJECT / "examples" / "workflows" / "codeowner-signoff-verify.yml").read_text(encoding="utf-8")
     assert "using: composite" in action and "verify-pr action" in action
     assert "actions/checkout" not in action and "actions/checkout" not in workflow
-    for event in ("issue_comment", "pull_request_review", "pull_request_review_comment", "pull_request",
+    for event in ("issue_comment", "pull_request_review", "pull_request_review_comment", "pull_request_target",
                   "workflow_dispatch"):
         assert f"{event}:" in workflow
     from ruamel.yaml import YAML
@@ -159,7 +159,8 @@ def test_action_files_exist_and_never_check_out_pr_code() -> None:
     runs = [step["run"] for step in doc["runs"]["steps"] if "run" in step]
     assert runs and all("${{" not in run for run in runs)  # inputs reach scripts through env only
     flow = YAML(typ="safe").load(workflow)
-    assert flow["permissions"]["statuses"] == "write" and "contents" in flow["permissions"]
+    job = flow["jobs"]["verify"]["permissions"]
+    assert flow["permissions"] == {} and job["statuses"] == "write" and job["contents"] == "read"
 
 
 def test_policy_file_loads() -> None:

@@ -715,19 +715,20 @@ def run(args: argparse.Namespace) -> Outcome:
         print(f"{TITLE}: {report.verdict.value} for {bundle.signoff.key} at {bundle.pr.head_sha} "
               f"(comment {action}; {stats.requests + writer.stats.requests} API requests)")
         return outcome
-    except VerifierError as exc:
+    except Exception as exc:
         if pending_set and head:
             # a run that could not finish never leaves a pending (let alone a success) status behind
-            with contextlib.suppress(VerifierError):
-                post_status(writer, repo, head, "error", f"not verified: {exc.one_line()}", ctx.context_name)
+            why = exc.one_line() if isinstance(exc, VerifierError) else f"internal error: {type(exc).__name__}"
+            with contextlib.suppress(Exception):
+                post_status(writer, repo, head, "error", f"not verified: {why}", ctx.context_name)
         raise
     finally:
         writer.close()
 
 
 def _finish(outcome: Outcome, args: argparse.Namespace) -> int:
-    if outcome.status in ("skipped", "no-signoff-needed", "retracted", "not-verified"):
-        level = "warning" if outcome.status in ("retracted", "not-verified") else "notice"
+    if outcome.status in ("skipped", "no-signoff-needed", "awaiting-signoff", "retracted", "not-verified"):
+        level = "warning" if outcome.status in ("retracted", "not-verified", "awaiting-signoff") else "notice"
         print(f"::{level} title={TITLE}::{outcome.status}: {_escape_data(outcome.reason)}")
     _step_summary("\n".join(outcome.summary) if outcome.summary else f"## {TITLE}: {outcome.status}\n\n{outcome.reason}")
     write_outputs(outcome)
@@ -744,6 +745,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         reason = exc.one_line()
     except KeyboardInterrupt:
         reason = "interrupted"
+    except Exception as exc:  # a bug: still one line and exit 2, never a traceback that hides the status
+        reason = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     print(f"::error title={TITLE} failed::{_escape_data(reason)}")
     print(f"verify-pr action: {reason}", file=sys.stderr)
     write_outputs(Outcome("error", reason))

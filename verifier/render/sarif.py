@@ -28,6 +28,7 @@ INFORMATION_URI = "https://github.com/SemiAnalysisAI/InferenceX/blob/main/infere
 LEVEL = {Status.FAIL: "error", Status.WARN: "warning"}
 # Paths that name bundle-only copies (pages, run logs, Hugging Face checkpoint files), not repository files.
 NOT_IN_REPOSITORY = ("checkpoints/", "pages/", "runs/")
+MAX_LINKS = 20
 
 
 def _slugs() -> dict[int, str]:
@@ -103,10 +104,10 @@ def sarif_document(report: Report) -> dict[str, Any]:
             if anchor:
                 locations = [{"physicalLocation": {"artifactLocation": {"uri": anchor, "uriBaseId": "%SRCROOT%"},
                                                    "region": {"startLine": 1}}}]
-        related = [
-            {"id": i, "message": {"text": url}}
-            for i, url in enumerate(u for u in (evidence_url(e, bundle) for e in row.result.evidence) if u)
-        ]
+        urls = list(dict.fromkeys(u for u in (evidence_url(e, bundle) for e in row.result.evidence) if u))
+        if urls:
+            # links (runs, comments, pages) have no file location; code scanning shows them in the message
+            text += " Evidence: " + " ".join(urls[:MAX_LINKS]) + (" …" if len(urls) > MAX_LINKS else "")
         result: dict[str, Any] = {
             "ruleId": rule_id(row.id, slugs),
             "ruleIndex": index[row.id],
@@ -115,8 +116,6 @@ def sarif_document(report: Report) -> dict[str, Any]:
             "locations": locations,
             "partialFingerprints": {"infxCheck/v1": f"{bundle.signoff.key}:{row.id}"},
         }
-        if related:
-            result["relatedLocations"] = related
         results.append(result)
     from verifier import __version__
 
