@@ -128,7 +128,25 @@ def _subcommands() -> dict[str, Callable[[list[str]], int]]:
 
         return action_main(argv)
 
-    return {"precommit": precommit, "sglang-spec": sglang_spec, "action": action}
+    commands = {"precommit": precommit, "sglang-spec": sglang_spec, "action": action}
+    for module_name in ("record_git", "replay"):
+        commands.update(_verb(module_name))
+    return commands
+
+
+def _verb(module_name: str) -> dict[str, Callable[[list[str]], int]]:
+    """A verb module of verifier/commands (NAME, HELP, add_arguments, run) as a subcommand."""
+    import importlib
+
+    module = importlib.import_module(f"verifier.commands.{module_name}")
+
+    def call(argv: list[str]) -> int:
+        parser = _Parser(prog=f"verify-pr {module.NAME}", description=module.__doc__,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(parser)
+        return int(module.run(parser.parse_args(argv)))
+
+    return {module.NAME: call}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,1 @@
+"""verify-pr subcommands: one module per verb (NAME, HELP, add_arguments, run)."""
