@@ -129,7 +129,7 @@ def _subcommands() -> dict[str, Callable[[list[str]], int]]:
         return action_main(argv)
 
     commands = {"precommit": precommit, "sglang-spec": sglang_spec, "action": action}
-    for module_name in ("record_git", "replay"):
+    for module_name in ("record_git", "replay", "local"):
         commands.update(_verb(module_name))
     return commands
 
