@@ -206,6 +206,11 @@ def file_issues(path: str, text: str, policy: Mapping[str, Any]) -> list[tuple[D
     return sorted(found, key=lambda item: (item[0].line or 0, item[0].name))
 
 
+def explain(issue: DraftIssue, variant: str | None) -> tuple[str, str]:
+    """The message and the fix of one finding, as the hook prints them."""
+    return _message(issue, variant), _FIX[issue.kind]
+
+
 def hook_policy() -> Mapping[str, Any]:
     """policies/prohibited_settings.yaml `draft_precision`, read with the fast YAML loader.
 

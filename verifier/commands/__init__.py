@@ -11,13 +11,16 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from verifier.commands import action, bundle, explain, pr, precommit, sglang_spec
+from verifier.commands import action, bundle, explain, local, pr, precommit, record_git, replay, sglang_spec
 
 COMMANDS: tuple[ModuleType, ...] = (
     bundle,
     pr,
     precommit,
     explain,
+    local,
+    record_git,
+    replay,
     sglang_spec,
     action,
 )

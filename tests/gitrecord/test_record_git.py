@@ -1,0 +1,126 @@
+"""The git recorder: a recorded bundle judges exactly like the whole tree, in both layouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.gitrecord.gitkit import commit, fixture_tree, init, to_old_layout, with_distractors
+from verifier.bundle import read_bundle
+from verifier.cli import main
+from verifier.gitrecord.git import GitRepo
+from verifier.gitrecord.record import PrFacts, Side, _when, build_bundle, record_revisions
+from verifier.model import Bundle
+from verifier.policy import load_policies
+from verifier.runner import run_checks
+
+FIXTURES = ["pr4524", "c06/fail-vendor-before-open-source", "c08/fail-publish-events-false",
+            "c09/fail-raw-completions-client", "c10/fail-setup-script", "c10/pass-waiver",
+            "c11/fail-hardcoded-al-differs", "c13/fail-draft-kv-fp8"]
+
+
+def _rows(bundle: Bundle) -> list[tuple[Any, ...]]:
+    report = run_checks(bundle, load_policies())
+    return [(r.id, r.status.value, [(f.message_id, f.params) for f in r.result.findings]) for r in report.rows]
+
+
+def _repo(tmp_path: Path, name: str, layout: str) -> tuple[Path, str, str]:
+    base, head = fixture_tree(name, "base"), fixture_tree(name, "head")
+    if layout == "old":
+        base, head = to_old_layout(base), to_old_layout(head)
+    repo = init(tmp_path / "repo")
+    base_sha = commit(repo, with_distractors(base, layout), "base")
+    head_sha = commit(repo, with_distractors(head, layout), "Retune a recipe (#5101)")
+    return repo, base_sha, head_sha
+
+
+def _full_tree_bundle(repo: GitRepo, base_sha: str, head_sha: str, recorded: Bundle) -> Bundle:
+    """The same change with every file of both trees (what the recorder must be equivalent to)."""
+    sides = {"base": Side(base_sha, repo.ls_tree(base_sha)), "head": Side(head_sha, repo.ls_tree(head_sha))}
+    files = {}
+    for name, side in sides.items():
+        blobs = repo.blobs([e.oid for e in side.listing.values()])
+        files[name] = {p: blobs[e.oid] for p, e in side.listing.items()}
+    commit_facts = repo.commit(head_sha)
+    return build_bundle(repo, sides["base"], sides["head"], repo.diff(base_sha, head_sha),
+                        PrFacts(number=recorded.pr.number, title=commit_facts.subject, body=commit_facts.body,
+                                author=commit_facts.author),
+                        when=_when(commit_facts.committed_at), signoff=recorded.signoff, files=files)
+
+
+@pytest.mark.parametrize("layout", ["new", "old"])
+@pytest.mark.parametrize("name", FIXTURES)
+def test_recorded_bundle_judges_like_the_whole_tree(tmp_path: Path, name: str, layout: str) -> None:
+    repo_dir, base_sha, head_sha = _repo(tmp_path, name, layout)
+    with GitRepo(repo_dir) as repo:
+        recorded = record_revisions(repo, base_sha, head_sha)
+        full = _full_tree_bundle(repo, base_sha, head_sha, recorded)
+    assert recorded.layout == layout
+    assert len(recorded.head.files) < len(full.head.files)  # the distractors are left out
+    assert not any("plot_results" in p or "othermodel" in p for p in recorded.head.files)
+    assert _rows(recorded) == _rows(full)
+
+
+def test_diff_statuses_rename_removal_and_sourced_library(tmp_path: Path) -> None:
+    base = to_old_layout(fixture_tree("c10/pass-no-patches", "base"))
+    lib = b"#!/usr/bin/env bash\ncheck_env_vars() { :; }\n"
+    script = b'#!/usr/bin/env bash\nsource "$(dirname "$0")/../../benchmark_lib.sh"\necho run\n'
+    base |= {"benchmarks/benchmark_lib.sh": lib, "docs/old-notes.md": b"notes\n",
+             "benchmarks/single_node/agentic/quill2flash_fp4_b300_sglang_mtp.sh": script,
+             "configs/extra/a.yaml": b"a: 1\n" * 40}
+    head = {**base, **to_old_layout(fixture_tree("c10/pass-no-patches", "head"))}  # the recipe change
+    head["benchmarks/benchmark_lib.sh"] = lib + b"pip install --force-reinstall ./forked-sglang\n"
+    del head["docs/old-notes.md"]
+    head["configs/extra/b.yaml"] = head.pop("configs/extra/a.yaml")
+    repo_dir = init(tmp_path / "repo")
+    base_sha = commit(repo_dir, base, "base")
+    head_sha = commit(repo_dir, head, "Change the shared library (#77)")
+    with GitRepo(repo_dir) as repo:
+        bundle = record_revisions(repo, base_sha, head_sha)
+        listed = {f.path: (f.status, f.previous_path) for f in bundle.pr.files}
+        assert {k: v for k, v in listed.items() if "extra" in k or "lib" in k or "notes" in k} == {
+            "benchmarks/benchmark_lib.sh": ("modified", None), "docs/old-notes.md": ("removed", None),
+            "configs/extra/b.yaml": ("renamed", "configs/extra/a.yaml")}
+        assert bundle.pr.number == 77 and bundle.layout == "old"
+        assert "docs/old-notes.md" in bundle.base.files and "docs/old-notes.md" not in bundle.head.files
+        assert "configs/extra/a.yaml" in bundle.base.files and "configs/extra/b.yaml" in bundle.head.files
+        # the launch script of the affected model prefix, and the library it sources, are recorded
+        assert "benchmarks/single_node/agentic/quill2flash_fp4_b300_sglang_mtp.sh" in bundle.head.files
+        assert bundle.head.files["benchmarks/benchmark_lib.sh"].endswith(b"forked-sglang\n")
+        full = _full_tree_bundle(repo, base_sha, head_sha, bundle)
+    assert _rows(bundle) == _rows(full)
+
+
+def test_record_git_writes_a_bundle_the_reader_accepts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo_dir, base_sha, head_sha = _repo(tmp_path, "pr4524", "new")
+    out = tmp_path / "bundle"
+    assert main(["record-git", "--repo-dir", str(repo_dir), "--base", base_sha, "--head", head_sha,
+                 "--out", str(out)]) == 0
+    assert "PR 5101" in capsys.readouterr().out
+    written = read_bundle(out)
+    with GitRepo(repo_dir) as repo:
+        in_memory = record_revisions(repo, base_sha, head_sha)
+    assert written.base.files == in_memory.base.files and written.head.files == in_memory.head.files
+    assert [f.path for f in written.pr.files] == [f.path for f in in_memory.pr.files]
+    assert _rows(written) == _rows(in_memory)
+    # the default sign-off is the base checklist template with every item checked
+    assert "- [ ]" not in written.signoff.body and "- [x]" in written.signoff.body
+    rows = {r[0]: r[1] for r in _rows(written)}
+    assert rows[5] == "PASS"
+
+
+def test_signoff_file_and_bad_revision(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    repo_dir, base_sha, head_sha = _repo(tmp_path, "c13/fail-draft-kv-fp8", "new")
+    signoff = tmp_path / "signoff.yaml"
+    signoff.write_text("kind: conversation comment\nid: 42\nauthor: nvpohanh\ncreated_at: 2026-07-10T12:00:00Z\n"
+                       "body: LGTM\n", encoding="utf-8")
+    out = tmp_path / "bundle"
+    assert main(["record-git", "--repo-dir", str(repo_dir), "--base", base_sha, "--head", head_sha, "--pr", "9",
+                 "--signoff", str(signoff), "--out", str(out)]) == 0
+    written = read_bundle(out)
+    assert written.signoff.author == "nvpohanh" and written.signoff.body == "LGTM" and written.pr.number == 9
+    assert main(["record-git", "--repo-dir", str(repo_dir), "--base", "no-such-rev", "--head", head_sha,
+                 "--out", str(tmp_path / "other")]) == 2
+    assert "no-such-rev" in capsys.readouterr().err

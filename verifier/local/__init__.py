@@ -1,0 +1,1 @@
+"""`verify-pr local`: judge a working tree against its base before a PR exists."""
