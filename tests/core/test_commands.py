@@ -151,3 +151,10 @@ def test_python_m_verifier_hook_still_runs(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "verifier.hook", str(path)], capture_output=True, text=True,
                           cwd=PROJECT, timeout=120)
     assert done.returncode == 1 and "SGLANG_GLM_NEXTN_MOE_PTPC=1 is prohibited" in done.stdout
+
+
+def test_table_text_escapes_terminal_controls() -> None:
+    from verifier.render.terminal import markdown_text
+
+    text = markdown_text("a `x\x1b[2Jy` b \u202egnp.exe **\x07bold**").plain
+    assert text == "a x\\x1b[2Jy b \\u202egnp.exe \\x07bold"
