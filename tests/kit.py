@@ -94,8 +94,10 @@ def list_tree_changes(bundle_dir: Path) -> list[str]:
     if added:
         pr = bundle_dir / "pr.yaml"
         text = pr.read_text(encoding="utf-8")
-        entries = "".join(f"  - {{path: {p}, status: modified}}\n" for p in added)
         marker = "\nfiles:\n"
         assert marker in text, "pr.yaml has no block-style files list"
+        after = text.split(marker, 1)[1]
+        indent = after[: len(after) - len(after.lstrip(" "))] if after.lstrip(" ").startswith("- ") else "  "
+        entries = "".join(f"{indent}- {{path: {p}, status: modified}}\n" for p in added)
         pr.write_text(text.replace(marker, marker + entries, 1), encoding="utf-8")
     return added
