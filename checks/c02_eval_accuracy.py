@@ -9,7 +9,9 @@ Evidence: the eval artifacts (`eval_results_*`, `eval_*`) of the run Check 1 acc
     with models[<model-prefix>][task], then default[task], then 0.85 (the stricter of base and
     head thresholds.yaml); its image must equal the master-config image of its config key (`#`
     read as `/`); an integration error, no effective samples or no score fails it; every executed
-    eval job of the run must have a record. A FAIL names config, task, score and threshold.
+    eval job of the run must have a record. A FAIL names config, task, score and threshold. The bars
+    are a rule document (verifier.rules): a PR that edits thresholds.yaml cannot lower its own bar,
+    and the row names the edit; a file the base lacks is applied as the PR's named addition.
 N/A when: never.
 Unverifiable when: Check 1 found no passing in-PR run; the run, its eval artifact (expired or
     absent) or thresholds.yaml is missing; a record's image, config entry or model prefix is unknown.

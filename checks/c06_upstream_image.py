@@ -42,6 +42,7 @@ from verifier.results import (
     passed,
     unverifiable,
 )
+from verifier.rules import addition_finding
 from verifier.sglang.parsing import UnknownSGLangVersion
 from verifier.sglang.versions import ImageRef, parse_image
 
@@ -89,14 +90,15 @@ def _tag_kind(ref: ImageRef, entry: ConfigEntry, policy: Mapping[str, Any]) -> s
 
 
 def _enablement(ctx: CheckContext, entry: ConfigEntry, ref: ImageRef, policy: Mapping[str, Any],
-                ev: FileEvidence) -> tuple[str, Finding]:
-    """('ok'|'fail'|'unverifiable', finding) for a model-enablement image."""
+                ev: FileEvidence) -> tuple[str, Finding] | tuple[str, Finding, Finding]:
+    """('ok'|'fail'|'unverifiable', finding[, note of the PR's own MODELS.md addition]) for an enablement image."""
     prefix = entry.model_prefix or ""
     row = None
-    for side in ("base", "head"):
+    row_side = "base"
+    for side in ("base", "head"):  # the base row is the rule; a head row only for a model the base lacks
         doc = models_doc(ctx, side)
         if doc is not None and doc.model(prefix) is not None:
-            row = doc.model(prefix)
+            row, row_side = doc.model(prefix), side
             break
     image = _short(ref)
     if row is None or row.date_added is None:
@@ -109,7 +111,11 @@ def _enablement(ctx: CheckContext, entry: ConfigEntry, ref: ImageRef, policy: Ma
     params = {"key": entry.key, "image": image, "model": row.name, "date_added": row.date_added.isoformat(),
               "window_end": end.isoformat(), "days": days}
     if ctx.review_date <= end:
-        return "ok", finding("enablement-image-in-window", ev, md, **params)
+        item = finding("enablement-image-in-window", ev, md, **params)
+        if row_side == "head":  # the window runs from a Date added the PR itself writes: named in the row
+            return "ok", item, addition_finding(md.path, f"MODELS.md row {row.name} ({prefix}), Date added "
+                                                f"{row.date_added.isoformat()}", row.line)
+        return "ok", item
     exc = _exception(policy, entry.key, "enablement-window")
     if exc is not None:
         return "ok", finding("documented-exception", ev, key=entry.key, rule="enablement-window", reason=exc["reason"])
@@ -165,8 +171,8 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
         found = [finding("image-upstream", ev, key=key, image=_short(ref), framework=framework, sku=sku)]
         kind = _tag_kind(ref, entry, policy)
         if kind == "enablement":
-            state, item = _enablement(ctx, entry, ref, policy, ev)
-            return ("pass" if state == "ok" else state), [*found, item] if state == "ok" else [item]
+            state, item, *notes = _enablement(ctx, entry, ref, policy, ev)
+            return ("pass" if state == "ok" else state), [*found, item, *notes] if state == "ok" else [item]
         if kind == "unknown":
             exc = _exception(policy, key, "enablement-window")
             if exc is not None:

@@ -4,7 +4,9 @@ Rule: For agentic workloads: verified that speculative-decoding configs (EAGLE /
     run with simulated synthetic acceptance, with the acceptance-length value taken from the
     committed golden AL curve in infx/golden_al_distribution/ for that model, thinking mode, and
     draft length. A submission may choose any supported draft length, but it may not substitute a
-    different acceptance target.
+    different acceptance target. The target is the base tree's curve cell: a PR that edits a cell
+    is judged by the base value (the edit is reported); a cell the base lacks (a curve for a new
+    model, a newly measured draft length) is taken from the PR and named as its addition.
 Why: acceptance length drives spec-decode throughput; one committed golden value per (model,
     thinking mode, draft length) keeps every engine's results comparable.
 Evidence: per affected agentic spec-decode point, the spec parameters (method, draft length / DSpark

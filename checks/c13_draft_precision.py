@@ -75,6 +75,7 @@ from verifier.results import (
     not_applicable,
     passed,
 )
+from verifier.rules import rule_document
 from verifier.runlogs import PointLog, point_logs
 from verifier.scope import affected_files
 from verifier.sglang import SGLangArgError, UnknownSGLangVersion, effective_kv_dtypes, resolve_sglang
@@ -176,17 +177,19 @@ def _target_source(kv: Any) -> str:
 
 
 def _por(ctx: CheckContext) -> dict[str, tuple[tuple[str, ...], int]]:
-    """MODELS.md (head, else base) PoR draft repositories per model-prefix."""
+    """MODELS.md PoR draft repositories per model-prefix: the base's (a rule document, verifier.rules),
+    plus the head's only for a model the base does not list (a new model added by the PR)."""
     def compute() -> dict[str, tuple[tuple[str, ...], int]]:
-        for tree in (ctx.bundle.head, ctx.bundle.base):
-            raw = tree.read(ctx.bundle.path("models_md"))
+        doc = rule_document(ctx, "models_md")
+        merged: dict[str, tuple[tuple[str, ...], int]] = {}
+        for raw in (doc.head, doc.base):  # the base is applied last, so its rows win
             if raw is None:
                 continue
             try:
-                return por_drafts(decode_text(raw, ctx.bundle.path("models_md")))
+                merged.update(por_drafts(decode_text(raw, doc.path)))
             except InputError:
                 continue
-        return {}
+        return merged
 
     return ctx.memo("c13.por_drafts", compute)
 

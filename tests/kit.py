@@ -82,19 +82,22 @@ def list_tree_changes(bundle_dir: Path) -> list[str]:
 
     Mutation tests edit one tree of a copied bundle to model a PR that changes that file; BUNDLE.md
     requires `files` to agree with the diff (Check 0 fails a list that hides a change), so the
-    mutated PR lists it too. Returns the paths added.
+    mutated PR lists it too. pr.yaml is edited as text (only when something is added), so its
+    formatting is kept. Returns the paths added.
     """
-    base, head = bundle_dir / "tree/base", bundle_dir / "tree/head"
-    added: list[str] = []
+    from verifier.bundle import read_bundle
 
-    def sync(doc: Any) -> None:
-        listed = {str(f["path"]) for f in doc["files"]} | {str(f.get("previous_path")) for f in doc["files"]}
-        for path in sorted(p for p in head.rglob("*") if p.is_file()):
-            rel = path.relative_to(head).as_posix()
-            other = base / rel
-            if rel not in listed and other.is_file() and other.read_bytes() != path.read_bytes():
-                doc["files"].append({"path": rel, "status": "modified"})
-                added.append(rel)
-
-    edit_yaml(bundle_dir / "pr.yaml", sync)
+    bundle = read_bundle(bundle_dir)
+    listed = {f.path for f in bundle.pr.files} | {f.previous_path for f in bundle.pr.files if f.previous_path}
+    base, head = bundle.base.files, bundle.head.files
+    added = sorted(p for p in base.keys() & head.keys() if p not in listed and base[p] != head[p])
+    if added:
+        pr = bundle_dir / "pr.yaml"
+        text = pr.read_text(encoding="utf-8")
+        marker = "\nfiles:\n"
+        assert marker in text, "pr.yaml has no block-style files list"
+        after = text.split(marker, 1)[1]
+        indent = after[: len(after) - len(after.lstrip(" "))] if after.lstrip(" ").startswith("- ") else "  "
+        entries = "".join(f"{indent}- {{path: {p}, status: modified}}\n" for p in added)
+        pr.write_text(text.replace(marker, marker + entries, 1), encoding="utf-8")
     return added

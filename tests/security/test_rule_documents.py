@@ -101,3 +101,31 @@ def test_pr_that_edits_codeowners_has_the_edit_reported(tmp_path: Path) -> None:
     r0 = row(judge(case, only={0}), 0)
     assert r0.status is Status.PASS  # nvpohanh still owns by the base CODEOWNERS
     assert "rule-changed-by-pr" in [f.message_id for f in r0.result.findings]
+
+
+def test_pr_that_names_its_own_draft_in_models_md_is_judged_by_the_base_row(tmp_path: Path) -> None:
+    """Check 13 takes the PoR draft repositories from the base MODELS.md, not from the PR's edit."""
+    from checks.c13_draft_precision import _por
+    from verifier.bundle import read_bundle
+    from verifier.context import CheckContext
+    from verifier.policy import load_policies
+
+    case = _case(tmp_path)
+    replace_text(case / "tree/head" / MODELS_MD, "(`MiniMaxAI/MiniMax-M3.1-Flash`, `dspark/` subfolder)",
+                 "(`evil-org/Lookalike-Draft`, `dspark/` subfolder)")
+    _list_change(case, MODELS_MD)
+    por = _por(CheckContext(read_bundle(case), load_policies()))
+    assert por["minimaxm31flash"][0] == ("MiniMaxAI/MiniMax-M3.1-Flash",)
+
+
+def test_enablement_window_from_the_prs_own_models_md_row_is_named(tmp_path: Path) -> None:
+    """Check 6: a Date added that only the PR's MODELS.md gives (a new model) is named as the PR's addition."""
+    case = _case(tmp_path)
+    row_text = ("| MiniMax-M3.1-Flash | `minimaxm31flash` | 2026-10-23 ([#4390](https://github.com/SemiAnalysisAI/"
+                "InferenceX/pull/4390)) | Agentic coding | |\n")
+    replace_text(case / "tree/base" / MODELS_MD, row_text, "")
+    _list_change(case, MODELS_MD)
+    r6 = row(judge(case, only={6}), 6)
+    assert r6.status is Status.PASS
+    added = next(f for f in r6.result.findings if f.message_id == "rule-added-by-pr")
+    assert "minimaxm31flash" in added.params["detail"] and "2026-10-23" in added.params["detail"]
