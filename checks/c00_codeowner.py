@@ -19,6 +19,7 @@ import re
 
 from verifier.codeowners import Rule, owning_rule, parse_codeowners
 from verifier.context import CheckContext
+from verifier.logins import same_login
 from verifier.results import (
     CheckResult,
     CommentEvidence,
@@ -47,11 +48,11 @@ def _owns(owner: str, login: str, teams: dict[str, tuple[str, ...]]) -> bool | N
     """True/False when decidable; None when the owner is a team whose membership is unreadable."""
     name = owner.removeprefix("@")
     if "/" not in name:
-        return name.lower() == login.lower()
-    members = next((m for team, m in teams.items() if team.lower() == name.lower()), None)
+        return same_login(name, login)
+    members = next((m for team, m in teams.items() if team.isascii() and team.lower() == name.lower()), None)
     if members is None:
         return None
-    return any(m.lower() == login.lower() for m in members)
+    return any(same_login(m, login) for m in members)
 
 
 def _decide(rule: Rule, login: str, teams: dict[str, tuple[str, ...]]) -> tuple[bool, list[str]]:
