@@ -33,6 +33,7 @@ MAX_NODES = 2_000_000
 # Key/value pairs handled while resolving `<<` merge keys (each cached merge source counts its
 # size again where it is reused). The real master config needs a few thousand.
 MAX_MERGE_WORK = 1_000_000
+MAX_INT = 2**63
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
 _COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
@@ -114,9 +115,13 @@ class _Builder:
         if constructor is None or node.tag in ("tag:yaml.org,2002:binary", "tag:yaml.org,2002:set"):
             raise InputError(self.path, f"unsupported YAML tag {node.tag!r} at line {self.line(node)}")
         try:
-            return constructor(self.loader, node)
+            value = constructor(self.loader, node)
         except (yaml.YAMLError, ValueError, TypeError) as exc:
             raise InputError(self.path, f"invalid YAML scalar at line {self.line(node)}: {exc}") from None
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            # No configuration number is this large; past it, float() conversions in checks overflow.
+            raise InputError(self.path, f"integer at line {self.line(node)} is out of range")
+        return value
 
     def _merge_sources(self, value: Node) -> list[MappingNode]:
         if isinstance(value, MappingNode):

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from verifier.render.text import render_summary
+from verifier.render.text import neutralize, render_summary
 from verifier.results import Status
 from verifier.runner import Report
 
@@ -26,7 +26,7 @@ def render_table(report: Report, *, width: int = 160, color: bool = False) -> st
     for row in report.rows:
         table.add_row(
             str(row.id),
-            row.name,
+            neutralize(row.name),
             Text(row.status.value, style=_STYLE[row.status]),
             Text(render_summary(row.id, row.result, "en")),
         )
@@ -34,9 +34,9 @@ def render_table(report: Report, *, width: int = 160, color: bool = False) -> st
     console = Console(file=buffer, width=width, force_terminal=color, no_color=not color, highlight=False)
     bundle = report.bundle
     console.print(
-        Text(f"{bundle.pr.repo}#{bundle.pr.number} sign-off {bundle.signoff.key} by {bundle.signoff.author}")
+        Text(neutralize(f"{bundle.pr.repo}#{bundle.pr.number} sign-off {bundle.signoff.key} by {bundle.signoff.author}"))
     )
     console.print(table)
     console.print(Text(f"Verdict: {report.verdict.value}", style=_VERDICT_STYLE[report.verdict.value]))
-    console.print(Text(f"Assessed commit: {bundle.pr.head_sha}"))
+    console.print(Text(neutralize(f"Assessed commit: {bundle.pr.head_sha}")))
     return buffer.getvalue()
