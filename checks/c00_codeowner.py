@@ -29,6 +29,7 @@ from typing import Any
 from verifier.changed_files import MAX_LISTED, reconcile
 from verifier.codeowners import Rule, owning_rule, parse_codeowners
 from verifier.context import CheckContext
+from verifier.logins import same_login
 from verifier.results import (
     CheckResult,
     CommentEvidence,
@@ -60,11 +61,11 @@ def _owns(owner: str, login: str, teams: Mapping[str, tuple[str, ...]]) -> bool 
     """True/False when decidable; None when the owner is a team whose member list was not read."""
     name = owner.removeprefix("@")
     if "/" not in name:
-        return name.lower() == login.lower()
-    members = next((m for team, m in teams.items() if team.lower() == name.lower()), None)
+        return same_login(name, login)
+    members = next((m for team, m in teams.items() if team.isascii() and team.lower() == name.lower()), None)
     if members is None:
         return None
-    return any(m.lower() == login.lower() for m in members)
+    return any(same_login(m, login) for m in members)
 
 
 def _decide(rule: Rule, login: str, teams: Mapping[str, tuple[str, ...]]) -> tuple[bool | None, list[str]]:

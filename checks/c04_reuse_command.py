@@ -4,14 +4,15 @@ Rule: Reuse-sweep command explicitly posted.
 Why: a PR merges by reusing a measured sweep; `/use <run_id>` (or `/reuse-sweep-run [<run_id>]`)
     by a maintainer says which run's results are published. Without it, nobody chose the run.
 Evidence: the winning comment (FORMATS §12.1: a whole-line command; the newest comment by an
-    OWNER, MEMBER or COLLABORATOR wins; the last command of that comment wins; bots never count)
+    author whose recorded repository role (github.yaml permissions) is write, maintain or admin wins;
+    the last command of that comment wins; bots never count; author_association is not authority)
     and its source run, validated when the bundle holds it: event pull_request, status completed,
     run-sweep.yml, head in the PR's commits, an unexpired result artifact, conclusion success (a
     pinned id may also be failure or cancelled), and no evals-only / agentx-fast label.
 N/A when: never.
 Unverifiable when: the pinned run is not in the bundle (runs/<id>/run.yaml), or a bare
     /reuse-sweep-run has no eligible run in the bundle (advisory: WARN).
-Policy: ci (reuse.authorized_associations, reuse.source_event, reuse.source_status,
+Policy: ci (reuse.authorized_roles, reuse.source_event, reuse.source_status,
     reuse.source_workflow_path, reuse.result_artifacts, reuse.success_conclusions,
     reuse.pinned_conclusions, reuse.invalidating_labels)
 """
@@ -47,12 +48,13 @@ def _posted(hit: ci.CommandHit) -> Finding:
                    date=hit.comment.created_at.date().isoformat())
 
 
-def _ignored(command: ci.ReuseCommand) -> list[Finding]:
+def _ignored(ctx: CheckContext, command: ci.ReuseCommand) -> list[Finding]:
     out = []
     for hit in reversed(command.ignored[-MAX_IGNORED_LISTED:]):
         out.append(finding("reuse-command-ignored", _comment_evidence(hit), author=hit.comment.author,
                            association=hit.comment.author_association, command=hit.text,
-                           bot=hit.ignored_because == "bot"))
+                           bot=hit.ignored_because == "bot", unread=hit.ignored_because == "permission-unread",
+                           role=ci.commander_role(ctx.bundle, hit.comment.author, ctx.policy("ci")["reuse"]) or "none"))
     return out
 
 
@@ -62,9 +64,9 @@ def check(ctx: CheckContext) -> CheckResult:
     policy = ctx.policy("ci")["reuse"]
     pr = ctx.bundle.pr
     if command.status == "absent" or command.hit is None:
-        authorized = list(policy["authorized_associations"])
+        authorized = list(policy["authorized_roles"])
         return warned(finding("no-reuse-command", UrlEvidence(url=pr.url), authorized=authorized),
-                      *_ignored(command))
+                      *_ignored(ctx, command))
     hit = command.hit
     posted = _posted(hit)
     if command.status == "unverifiable":

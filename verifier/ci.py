@@ -18,19 +18,24 @@ Public API (each memoized on the context):
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
 
 from verifier.context import CheckContext
+from verifier.logins import is_login
 from verifier.model import Bundle, Comment, Run
 from verifier.results import RunEvidence
 
 Family = Literal["benchmark", "eval"]
 
 # FORMATS §12.1: a whole-line command. ASCII digits only: a run id is never written in other scripts.
-REUSE_COMMAND = re.compile(r"(?m)^\s*(?:/reuse-sweep-run(?:[^\S\r\n]+([0-9]+))?|/use[^\S\r\n]+([0-9]+))\s*$")
+# Matched against one stripped line at a time (see `command_lines`): anchoring `\s*` runs across
+# lines made the old whole-body pattern quadratic on whitespace runs.
+REUSE_COMMAND = re.compile(r"/reuse-sweep-run(?:[^\S\r\n]+([0-9]+))?|/use[^\S\r\n]+([0-9]+)")
+# The longest line that can hold a command: "/reuse-sweep-run", separating blanks, a 15-digit id.
+MAX_COMMAND_LINE = 256
 MAX_RUN_ID = 10**15
 
 
@@ -216,7 +221,7 @@ class CommandHit:
     command: Literal["/use", "/reuse-sweep-run"]
     run_id: int | None
     text: str
-    ignored_because: str | None = None  # "bot" | "association" | None (counted)
+    ignored_because: str | None = None  # "bot" | "permission" | "permission-unread" | None (counted)
 
 
 @dataclass(frozen=True)
@@ -243,15 +248,28 @@ class ReuseCommand:
         return self.run_id if self.status == "valid" else None
 
 
+def command_lines(body: str) -> Iterator[str]:
+    """The stripped lines of a comment that could be a whole-line command (short, starting with '/').
+
+    One pass over the body (linear in its size); a line longer than MAX_COMMAND_LINE is never a
+    command, so the pattern only ever sees bounded text.
+    """
+    for raw in body.split("\n"):
+        line = raw.strip()
+        if line.startswith("/") and len(line) <= MAX_COMMAND_LINE:
+            yield line
+
+
 def find_commands(comments: tuple[Comment, ...]) -> list[CommandHit]:
     """Every comment's last reuse command, oldest comment first (not yet filtered by author)."""
     hits = []
     ordered = sorted(enumerate(comments), key=lambda item: (item[1].created_at, item[0]))
     for _, comment in ordered:
-        matches = list(REUSE_COMMAND.finditer(comment.body))
-        if not matches:
+        last = None
+        for line in command_lines(comment.body):
+            last = REUSE_COMMAND.fullmatch(line) or last
+        if last is None:
             continue
-        last = matches[-1]
         reuse_id, use_id = last.group(1), last.group(2)
         command: Literal["/use", "/reuse-sweep-run"] = "/use" if use_id is not None else "/reuse-sweep-run"
         digits = use_id if use_id is not None else reuse_id
@@ -288,15 +306,33 @@ def _source_problems(run: Run, bundle: Bundle, policy: Mapping[str, Any], pinned
     return problems
 
 
+def commander_role(bundle: Bundle, login: str, policy: Mapping[str, Any]) -> str | None:
+    """The repository role GitHub records for a commenter (github.yaml permissions), or None.
+
+    Authority is the permission GitHub reports (`role_name`, else `permission`), never the
+    comment's `author_association`: MEMBER or COLLABORATOR says nothing about write access. A
+    login that is not plain ASCII matches nobody (verifier.logins), and a permission that was not
+    recorded is unread, so the command does not count.
+    """
+    if not is_login(login):
+        return None
+    key = login.lower()
+    perm = next((p for name, p in bundle.github.permissions.items() if name.isascii() and name.lower() == key), None)
+    if perm is None:
+        return None
+    return perm.role_name or perm.permission
+
+
 def _reuse_command(bundle: Bundle, policy: Mapping[str, Any]) -> ReuseCommand:
-    authorized = set(policy["authorized_associations"])
     counted: list[CommandHit] = []
     ignored: list[CommandHit] = []
     for hit in find_commands(bundle.comments):
         if _is_bot(hit.comment):
             ignored.append(replace(hit, ignored_because="bot"))
-        elif hit.comment.author_association not in authorized:
-            ignored.append(replace(hit, ignored_because="association"))
+        elif (role := commander_role(bundle, hit.comment.author, policy)) is None:
+            ignored.append(replace(hit, ignored_because="permission-unread"))
+        elif role not in policy["authorized_roles"]:
+            ignored.append(replace(hit, ignored_because="permission"))
         else:
             counted.append(hit)
     if not counted:

@@ -52,8 +52,8 @@ def parse_structured(value: Any) -> tuple[Any, str | None]:
         return None, f"value is {len(text)} characters, over the {MAX_VALUE_CHARS} limit"
     try:
         return json.loads(text), None
-    except json.JSONDecodeError as exc:
-        json_error = str(exc)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, or a number past Python's int limit
+        json_error = str(exc)[:200]
     try:  # srtctl renders dicts with Python str(): single quotes, True/None
         return ast.literal_eval(text), None
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterator
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from verifier.layout import Layout, policy_path
 
@@ -19,6 +19,16 @@ SignoffKind = Literal["conversation comment", "review summary", "inline review c
 FileStatus = Literal["added", "modified", "removed", "renamed", "copied", "changed", "unchanged"]
 
 NEW_LAYOUT_PREFIX = "inferencex-e2e/"
+
+
+def _utc(value: dt.datetime) -> dt.datetime:
+    # GitHub records times in UTC; a time written without a zone (`2026-10-29T10:00:00`) is read
+    # as UTC, like a YAML timestamp without one (verifier.bundle), so that no comparison between
+    # an aware and a naive time can crash a check.
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value
+
+
+UtcDatetime = Annotated[dt.datetime, AfterValidator(_utc)]
 
 
 class Frozen(BaseModel):
@@ -53,7 +63,7 @@ class PullRequest(Frozen):
     head_ref_oid: str
     commits: tuple[str, ...]
     files: tuple[ChangedFile, ...]
-    created_at: dt.datetime | None = None
+    created_at: UtcDatetime | None = None
 
     @property
     def head_moved(self) -> bool:
@@ -72,8 +82,8 @@ class Comment(Frozen):
     id: int
     author: str
     author_association: str = "NONE"
-    created_at: dt.datetime
-    updated_at: dt.datetime | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime | None = None
     body: str = ""
     is_bot: bool = False
     url: str = ""
@@ -87,8 +97,8 @@ class SignOff(Frozen):
     url: str
     author: str
     author_association: str = "NONE"
-    created_at: dt.datetime
-    updated_at: dt.datetime | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime | None = None
     body: str
 
     @property
@@ -132,8 +142,8 @@ class Run(Frozen):
     event: str | None = None
     path: str | None = None
     head_branch: str | None = None
-    created_at: dt.datetime | None = None
-    updated_at: dt.datetime | None = None
+    created_at: UtcDatetime | None = None
+    updated_at: UtcDatetime | None = None
     url: str = ""
     pull_requests: tuple[int, ...] = ()
     artifacts: tuple[Artifact, ...] = ()
@@ -154,7 +164,7 @@ class UpstreamPR(Frozen):
     """A pull request in another repository that the sign-off links."""
 
     state: str
-    merged_at: dt.datetime | None = None
+    merged_at: UtcDatetime | None = None
     url: str = ""
     title: str = ""
     base_ref: str | None = None
@@ -219,7 +229,7 @@ class Bundle(Frozen):
 
     source: str
     review_date: dt.date
-    recorded_at: dt.datetime | None = None
+    recorded_at: UtcDatetime | None = None
     pr: PullRequest
     signoff: SignOff
     comments: tuple[Comment, ...] = ()

@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 from verifier.errors import InputError
 from verifier.model import Bundle
+from verifier.textscan import paired_spans
 from verifier.yamlio import decode_text
 
 MAX_PAGE_BYTES = 2 * 1024 * 1024
@@ -28,9 +29,12 @@ MAX_COMMAND_CHARS = 20_000
 
 LinkKind = Literal["pr", "page", "legacy"]
 
+# Matched against stripped lines of at most MAX_HEADING_CHARS: its adjacent optional blanks
+# backtrack quadratically over a long whitespace run, so the pattern only ever sees short text.
 _DETAIL_HEADING = re.compile(
-    r"^\s*(?:#{1,6}\s*)?(?:\*\*)?\s*additional detail(?:s)? section\s*:?\s*(?:\*\*)?\s*:?\s*$", re.IGNORECASE
+    r"(?:#{1,6}\s*)?(?:\*\*)?\s*additional detail(?:s)? section\s*:?\s*(?:\*\*)?\s*:?", re.IGNORECASE
 )
+MAX_HEADING_CHARS = 200
 _MD_LINK = re.compile(r"\[([^\]\n]{0,500})\]\((<?)(https?://[^\s)>]{1,2000})>?(?:\s+\"[^\"\n]*\")?\)")
 _BARE_URL = re.compile(r"(?<![\w/])https?://[^\s)\]>`'\"]{1,2000}")
 _SHORT_REF = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]{0,99})/([A-Za-z0-9][\w.-]{0,99})#(\d{1,9})\b")
@@ -38,8 +42,11 @@ _GH_PR_PATH = re.compile(r"^/([^/]+)/([^/]+)/pull/(\d+)(?:/.*)?$")
 _GH_REPO_PATH = re.compile(r"^/([^/]+)/([^/]+)(?:/.*)?$")
 _ENV_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.DOTALL)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")
-_PRE = re.compile(r"<pre[^>]*>(.*?)</pre>", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]+>")
+# <pre> blocks are paired by verifier.textscan (linear); the former `<pre[^>]*>(.*?)</pre>` and
+# `<[^>]+>` rescanned to the end of the page from every unclosed `<pre` or `<`.
+_PRE_OPEN = re.compile(r"<pre(?:\s[^<>]*)?>", re.IGNORECASE)
+_PRE_CLOSE = re.compile(r"</pre\s*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^<>]+>")
 
 
 @dataclass(frozen=True)
@@ -92,7 +99,8 @@ def detail_section(body: str) -> DetailSection | None:
     """The text after the `Additional detail section:` heading of a sign-off, or None when absent."""
     lines = body.splitlines()
     for index, line in enumerate(lines):
-        if _DETAIL_HEADING.match(line):
+        stripped = line.strip()
+        if len(stripped) <= MAX_HEADING_CHARS and _DETAIL_HEADING.fullmatch(stripped):
             return DetailSection(text="\n".join(lines[index + 1 :]), line=index + 2)
     return None
 
@@ -224,9 +232,11 @@ def _code_blocks(text: str) -> list[tuple[int, list[str]]]:
             index += 1
         blocks.append((start + 1, body))
         index += 1
-    for match in _PRE.finditer(text):
-        start_line = text.count("\n", 0, match.start()) + 1
-        content = html.unescape(_TAG.sub("", match.group(1)))
+    counted_to, start_line = 0, 1
+    for span in paired_spans(text, _PRE_OPEN, _PRE_CLOSE):
+        start_line += text.count("\n", counted_to, span.start)  # incremental: linear over all blocks
+        counted_to = span.start
+        content = html.unescape(_TAG.sub("", text[span.content_start : span.content_end]))
         blocks.append((start_line, content.splitlines()))
     return blocks
 

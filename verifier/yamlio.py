@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -28,6 +29,7 @@ MAX_TEXT_BYTES = 8 * 1024 * 1024
 # has ~60k nodes; anchors in recipes reuse a handful of small mappings.
 MAX_EXPANDED_NODES = 2_000_000
 MAX_ALIASES = 10_000
+MAX_INT = 2**63
 # Flow collections nested deeper than this are refused before parsing: ruamel's recursive parser
 # fails on them anyway (about 250 levels), but only after seconds of work, and no real file nests
 # beyond a few dozen. Brackets inside strings count too, so the bound is generous.
@@ -84,6 +86,8 @@ def _expanded_size(node: Any, path: str) -> int:
 
     def size(obj: Any) -> int:
         if not isinstance(obj, dict | list):
+            if isinstance(obj, int) and not isinstance(obj, bool) and abs(obj) > MAX_INT:
+                raise InputError(path, "YAML integer out of range (no bundle number is this large)")
             return 1
         key = id(obj)
         if key in sizes:
@@ -152,14 +156,70 @@ def load_yaml(text: str, path: str) -> Any:
     return data
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+MAX_JSON_INT_DIGITS = 4000  # below Python's int-from-text limit (4300), which raises a bare ValueError
+
+
+def _refuse_number(path: str) -> Any:
+    def refuse(text: str) -> Any:
+        raise InputError(path, f"JSON number {text[:40]}{'...' if len(text) > 40 else ''} is not a finite number")
+    return refuse
+
+
+def _json_int(path: str) -> Any:
+    def parse(text: str) -> int:
+        if len(text.lstrip("-")) > MAX_JSON_INT_DIGITS:
+            raise InputError(path, f"JSON integer of {len(text)} digits refused (over {MAX_JSON_INT_DIGITS})")
+        return int(text)
+    return parse
+
+
+def _json_float(path: str) -> Any:
+    def parse(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise InputError(path, f"JSON number {text[:40]} overflows a float")
+        return value
+    return parse
+
+
+def _lone_surrogate(data: Any) -> str | None:
+    """The first string (or key) of parsed JSON holding a lone UTF-16 surrogate, else None."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
 def load_json(text: str, path: str) -> Any:
-    """Parse JSON, refusing NaN-free violations of the format with a one-line InputError."""
+    """Parse JSON into data every check can handle, or refuse it with a one-line InputError.
+
+    Refused, beyond syntax errors: NaN/Infinity and numbers that overflow a float, integers too
+    long for Python's int conversion limit, and `\\ud800`-style escapes that decode to a lone
+    UTF-16 surrogate (a string no encoder can write: it would crash the output, not one check).
+    """
     try:
-        return json.loads(text)
+        data = json.loads(text, parse_int=_json_int(path), parse_float=_json_float(path),
+                          parse_constant=_refuse_number(path))
     except (json.JSONDecodeError, RecursionError) as exc:
         line = getattr(exc, "lineno", None)
         where = f" at line {line}" if line else ""
         raise InputError(path, f"invalid JSON{where}: {getattr(exc, 'msg', exc)}") from None
+    except ValueError as exc:  # what json.loads raises itself on hostile numbers
+        raise InputError(path, f"invalid JSON: {exc}") from None
+    if _SURROGATE_ESCAPE.search(text) and _lone_surrogate(data) is not None:
+        raise InputError(path, "JSON string holds a lone UTF-16 surrogate escape (not valid Unicode text)")
+    return data
 
 
 def line_of(node: Any, key: Any = None) -> int | None:

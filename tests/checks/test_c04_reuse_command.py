@@ -80,10 +80,12 @@ def test_no_command_warns(case: Path) -> None:
 
 
 def test_unauthorized_and_bot_commands_never_count(case: Path) -> None:
+    """Authority is the recorded permission: an OWNER association with read access does not count."""
     def edit(comments: list[dict[str, Any]]) -> None:
         for c in comments:
             if c["id"] == USE_COMMENT:
-                c["author_association"] = "CONTRIBUTOR"
+                c["author"] = "ispobock"  # github.yaml: permission read, role_name read
+                c["author_association"] = "OWNER"
         bot = dict(comments[-1], id=99, author="github-actions[bot]", author_association="OWNER", is_bot=True,
                    body="/use 40739166138\n", created_at=dt.datetime(2026, 10, 29, 18, 0, tzinfo=dt.UTC))
         comments.append(bot)
@@ -92,7 +94,54 @@ def test_unauthorized_and_bot_commands_never_count(case: Path) -> None:
     assert r.status is Status.WARN
     text = row_summary(r)
     assert "No authorized reuse command" in text
-    assert "bots never count" in text and "`CONTRIBUTOR`" in text
+    assert "bots never count" in text and "`OWNER`" in text and "role is `read`" in text
+
+
+def test_write_role_counts_whatever_the_association(case: Path) -> None:
+    def edit(comments: list[dict[str, Any]]) -> None:
+        for c in comments:
+            if c["id"] == USE_COMMENT:
+                c["author_association"] = "CONTRIBUTOR"  # nvpohanh: role_name maintain
+    edit_yaml(case / "comments.yaml", edit)
+    r = _judge(case)
+    assert r.status is Status.PASS, row_summary(r)
+
+
+@pytest.mark.parametrize("author", ["stranger", "nvp\u043ehanh", "\u212aedarpotdar-nv", "nvpohanh\u200d"])
+def test_unrecorded_or_confusable_commenter_never_counts(case: Path, author: str) -> None:
+    """A login without a recorded permission, or one that is not ASCII (Cyrillic o, Kelvin sign,
+    zero-width joiner), matches nobody: the command is ignored, never counted."""
+    def edit(comments: list[dict[str, Any]]) -> None:
+        for c in comments:
+            if c["id"] == USE_COMMENT:
+                c["author"] = author
+                c["author_association"] = "OWNER"
+    edit_yaml(case / "comments.yaml", edit)
+    r = _judge(case)
+    assert r.status is Status.WARN
+    assert "permission was not recorded" in row_summary(r)
+
+
+def test_whitespace_runs_are_scanned_in_linear_work() -> None:
+    """The old whole-body pattern backtracked over every whitespace run (12.9 s for 65 KB): now each
+    line is stripped once and only short lines starting with '/' reach the pattern (a size budget)."""
+    body = ("\n" * 30_000) + (" " * 30_000) + "\n/use 123\n" + ("\t \n" * 10_000)
+    seen: list[int] = []
+    pattern = ci.REUSE_COMMAND
+
+    class Counting:
+        def fullmatch(self, text: str) -> Any:
+            seen.append(len(text))
+            return pattern.fullmatch(text)
+
+    original = ci.REUSE_COMMAND
+    ci.REUSE_COMMAND = Counting()  # type: ignore[assignment]
+    try:
+        hits = ci.find_commands((_comment(body),))
+    finally:
+        ci.REUSE_COMMAND = original
+    assert [(h.command, h.run_id) for h in hits] == [("/use", 123)]
+    assert len(seen) == 1 and max(seen) <= ci.MAX_COMMAND_LINE
 
 
 def test_newest_authorized_comment_wins_and_unrecorded_run_is_unverifiable(case: Path) -> None:

@@ -157,4 +157,5 @@ def test_table_text_escapes_terminal_controls() -> None:
     from verifier.render.terminal import markdown_text
 
     text = markdown_text("a `x\x1b[2Jy` b \u202egnp.exe **\x07bold**").plain
-    assert text == "a x\\x1b[2Jy b \\u202egnp.exe \\x07bold"
+    # One escaping for every renderer (verifier.render.text.neutralize): controls and bidi become visible.
+    assert text == "a x[U+001B][2Jy b [U+202E]gnp.exe [U+0007]bold"

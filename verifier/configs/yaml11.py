@@ -30,6 +30,10 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Loader = yaml.SafeLoader
 
 MAX_NODES = 2_000_000
+# Key/value pairs handled while resolving `<<` merge keys (each cached merge source counts its
+# size again where it is reused). The real master config needs a few thousand.
+MAX_MERGE_WORK = 1_000_000
+MAX_INT = 2**63
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
 _COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
@@ -72,6 +76,9 @@ class _Builder:
         self.lines: dict[Path, int] = {}
         self.duplicates: list[tuple[Path, int]] = []
         self.active: set[int] = set()
+        self.merging: set[int] = set()
+        self.pairs_of: dict[int, list[tuple[Node, Node, bool]]] = {}
+        self.merge_work = 0
 
     def line(self, node: Node) -> int:
         return int(node.start_mark.line) + 1 + self.offset
@@ -108,9 +115,13 @@ class _Builder:
         if constructor is None or node.tag in ("tag:yaml.org,2002:binary", "tag:yaml.org,2002:set"):
             raise InputError(self.path, f"unsupported YAML tag {node.tag!r} at line {self.line(node)}")
         try:
-            return constructor(self.loader, node)
+            value = constructor(self.loader, node)
         except (yaml.YAMLError, ValueError, TypeError) as exc:
             raise InputError(self.path, f"invalid YAML scalar at line {self.line(node)}: {exc}") from None
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            # No configuration number is this large; past it, float() conversions in checks overflow.
+            raise InputError(self.path, f"integer at line {self.line(node)} is out of range")
+        return value
 
     def _merge_sources(self, value: Node) -> list[MappingNode]:
         if isinstance(value, MappingNode):
@@ -121,22 +132,62 @@ class _Builder:
         raise InputError(self.path, f"a '<<' merge key needs a mapping or a list of mappings (line {self.line(value)})")
 
     def _pairs(self, node: MappingNode, depth: int = 0) -> list[tuple[Node, Node, bool]]:
-        """(key, value, explicit) pairs after resolving merge keys the way PyYAML does."""
+        """(key, value, explicit) pairs after resolving merge keys the way PyYAML does.
+
+        Merged pairs are reduced to one per key (the one PyYAML would keep) and memoized per node,
+        so a chain of `<<: [*a, *a]` merges costs work linear in the document, not exponential;
+        every pair handled counts against MAX_MERGE_WORK.
+        """
+        ident = id(node)
+        cached = self.pairs_of.get(ident)
+        if cached is not None:
+            self._charge(len(cached))
+            return cached
         if depth > 64:
             raise InputError(self.path, "merge keys nest too deeply")
-        merged: list[tuple[Node, Node, bool]] = []
-        explicit: list[tuple[Node, Node, bool]] = []
-        for key_node, value_node in node.value:
-            if key_node.tag == MERGE_TAG:
-                groups = [self._pairs(src, depth + 1) for src in self._merge_sources(value_node)]
-                for group in reversed(groups):
-                    merged.extend((k, v, False) for k, v, _ in group)
-            else:
-                explicit.append((key_node, value_node, True))
-        return merged + explicit
+        if ident in self.merging:
+            raise InputError(self.path, f"recursive YAML merge refused (line {self.line(node)})")
+        self.merging.add(ident)
+        try:
+            merged: dict[Any, tuple[Node, Node, bool]] = {}
+            explicit: list[tuple[Node, Node, bool]] = []
+            for key_node, value_node in node.value:
+                self._charge(1)
+                if key_node.tag == MERGE_TAG:
+                    groups = [self._pairs(src, depth + 1) for src in self._merge_sources(value_node)]
+                    for group in reversed(groups):
+                        for k, v, _ in group:
+                            self._charge(1)
+                            # Insertion order of the first occurrence, value of the last: what the
+                            # later `out[key] = ...` of the unreduced list would leave.
+                            merged[self._merge_key(k)] = (k, v, False)
+                else:
+                    explicit.append((key_node, value_node, True))
+        finally:
+            self.merging.discard(ident)
+        pairs = [*merged.values(), *explicit]
+        self.pairs_of[ident] = pairs
+        return pairs
+
+    def _merge_key(self, key_node: Node) -> Any:
+        if not isinstance(key_node, ScalarNode):
+            return ("node", id(key_node))  # complex keys are refused when the mapping is built
+        key = self.scalar(key_node)
+        try:
+            hash(key)
+        except TypeError:
+            return ("node", id(key_node))
+        return ("key", type(key).__name__, key)
+
+    def _charge(self, work: int) -> None:
+        self.merge_work += work
+        if self.merge_work > MAX_MERGE_WORK:
+            raise InputError(self.path, "YAML merge keys expand past the work limit (merge-key bomb refused)")
 
     def mapping(self, node: MappingNode, path: Path) -> dict[Any, Any]:
-        out: dict[Any, Any] = {}
+        # Only the pair that wins each key is built: a value overridden by a later key (or by an
+        # explicit key over a merged one) is never expanded, so no work is spent on it.
+        winners: dict[Any, tuple[Node, Node]] = {}
         seen_explicit: set[Any] = set()
         for key_node, value_node, is_explicit in self._pairs(node):
             if not isinstance(key_node, ScalarNode):
@@ -150,10 +201,11 @@ class _Builder:
                 if key in seen_explicit:
                     self.duplicates.append(((*path, key), self.line(key_node)))
                 seen_explicit.add(key)
-            sub = (*path, key)
             # The key written last wins, as in PyYAML; its line is the one that counts.
-            for stale in [p for p in self.lines if p[: len(sub)] == sub] if key in out else ():
-                del self.lines[stale]
+            winners[key] = (key_node, value_node)
+        out: dict[Any, Any] = {}
+        for key, (key_node, value_node) in winners.items():
+            sub = (*path, key)
             self.lines[sub] = self.line(key_node)
             out[key] = self.build(value_node, sub)
         return out

@@ -17,6 +17,8 @@ from verifier.results import (
 )
 from verifier.runner import Report
 
+_SURROGATE_ESCAPES = {cp: f"\\u{cp:04x}" for cp in range(0xD800, 0xE000)}
+
 
 def _evidence(item: Evidence, report: Report) -> dict[str, Any]:
     if isinstance(item, FileEvidence):
@@ -71,4 +73,7 @@ def verdict_document(report: Report) -> dict[str, Any]:
 
 def render_json(report: Report) -> str:
     """The verdict as one JSON object (UTF-8, stable key order)."""
-    return json.dumps(verdict_document(report), ensure_ascii=False, indent=2) + "\n"
+    text = json.dumps(verdict_document(report), ensure_ascii=False, indent=2) + "\n"
+    # A lone surrogate (from any string a check quoted) is written as its JSON escape: the same
+    # string to a JSON reader, and text every encoder can write (never a crash of the output).
+    return text.translate(_SURROGATE_ESCAPES)

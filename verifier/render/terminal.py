@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from verifier.render.text import render_summary
+from verifier.render.text import neutralize, render_summary
 from verifier.results import Status
 from verifier.runner import Report
 
@@ -28,7 +28,6 @@ _VERDICT_STYLE = {"APPROVED": "bold green", "WARN": "bold yellow", "REJECTED": "
 PIPE_WIDTH = 160
 MIN_WIDTH = 40
 _SPAN = re.compile(r"`([^`\n]+)`|\*\*([^*\n]+)\*\*")
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def terminal_width(stream: TextIO | None = None) -> int:
@@ -53,22 +52,18 @@ def use_color(stream: TextIO | None = None) -> bool:
     return bool(hasattr(stream, "isatty") and stream.isatty())
 
 
-def _safe(text: str) -> str:
-    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
-
-
 def markdown_text(text: str) -> Text:
     """A summary as rich Text: code spans in cyan, **bold** in bold, the markers removed."""
     out = Text()
     pos = 0
     for match in _SPAN.finditer(text):
-        out.append(_safe(text[pos:match.start()]))
+        out.append(neutralize(text[pos:match.start()]))
         if match.group(1) is not None:
-            out.append(_safe(match.group(1)), style="cyan")
+            out.append(neutralize(match.group(1)), style="cyan")
         else:
-            out.append(_safe(match.group(2)), style="bold")
+            out.append(neutralize(match.group(2)), style="bold")
         pos = match.end()
-    out.append(_safe(text[pos:]))
+    out.append(neutralize(text[pos:]))
     return out
 
 
@@ -84,7 +79,7 @@ def render_table(report: Report, *, width: int | None = None, color: bool | None
     for row in report.rows:
         table.add_row(
             str(row.id),
-            row.name,
+            neutralize(row.name),
             Text(row.status.value, style=_STYLE[row.status]),
             markdown_text(render_summary(row.id, row.result, "en")),
         )
@@ -93,9 +88,9 @@ def render_table(report: Report, *, width: int | None = None, color: bool | None
                       color_system="standard" if color else None, emoji=False, markup=False)
     bundle = report.bundle
     console.print(
-        Text(_safe(f"{bundle.pr.repo}#{bundle.pr.number} sign-off {bundle.signoff.key} by {bundle.signoff.author}"))
+        Text(neutralize(f"{bundle.pr.repo}#{bundle.pr.number} sign-off {bundle.signoff.key} by {bundle.signoff.author}"))
     )
     console.print(table)
     console.print(Text(f"Verdict: {report.verdict.value}", style=_VERDICT_STYLE[report.verdict.value]))
-    console.print(Text(f"Assessed commit: {bundle.pr.head_sha}"))
+    console.print(Text(neutralize(f"Assessed commit: {bundle.pr.head_sha}")))
     return buffer.getvalue()

@@ -23,9 +23,23 @@ LANGS: tuple[Lang, ...] = ("en", "zh")
 MAX_PARAM_CHARS = 200
 
 
+# Characters that must never reach a PR comment or a terminal as themselves: C0/C1 controls
+# (ANSI escape sequences start with ESC or CSI), bidi embeddings/overrides/isolates and marks
+# (they reorder what a reviewer reads), and lone UTF-16 surrogates (no encoder can write them).
+# Each is shown as a visible `[U+XXXX]` instead.
+_INVISIBLE = [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+              *range(0x2066, 0x206A), *range(0xD800, 0xE000)]
+_NEUTRAL = {cp: f"[U+{cp:04X}]" for cp in _INVISIBLE}
+
+
+def neutralize(text: str) -> str:
+    """text with every control, bidi and lone-surrogate character replaced by a visible `[U+XXXX]`."""
+    return text.translate(_NEUTRAL)
+
+
 def code_span(value: str) -> str:
     """Render untrusted text as a single-line Markdown code span that nothing can break out of."""
-    text = " ".join(str(value).split())
+    text = neutralize(" ".join(str(value).split()))
     if len(text) > MAX_PARAM_CHARS:
         text = text[: MAX_PARAM_CHARS - 1] + "…"
     # A backtick would close the span; U+02CB looks alike and cannot.
