@@ -5,14 +5,19 @@ Rule: Verified that as of the moment of typing this, this is the latest version 
     `## Template` block of PR_REVIEW_CHECKLIST.md on the PR's base), nested items included, each
     checked. Minor wording drift is fine; a missing item is not, and neither is an unchecked item
     unless the additional detail section explains it (a detail bullet on the item's subject that
-    says it does not apply or cannot be satisfied, e.g. `**append-only:** N/A. ...`).
+    says it does not apply or cannot be satisfied and names the item, e.g. `**append-only:** N/A. ...`).
+    The template's escape hatch ("If any of the above criteria cannot reasonably be satisfied, I
+    have provided additional reasoning below") left unchecked passes when nothing above it needed
+    reasoning: every item above it is checked or explained (a clean sign-off leaves it unchecked).
+    Checkboxes are read as GitHub renders the comment: not inside HTML comments, code or quotes.
 Why: Reviewers who paste a stale checklist skip the newest rules; the template is how policy changes
     reach every sign-off.
 Evidence: the missing or unchecked template items (template file and line), the sign-off comment.
 N/A when: never; every sign-off must follow the template.
-Unverifiable when: the checklist file or its `## Template` block is missing from the base tree.
+Unverifiable when: the checklist file or its `## Template` block is missing from the base tree; the
+    sign-off or template is larger than GitHub stores a comment (or holds hundreds of checkboxes).
 Policy: checklist.match_threshold, checklist.reworded_threshold, checklist.unchecked_explanation,
-    checklist.quote_words
+    checklist.escape_hatch_items, checklist.quote_words
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import re
 
 from verifier.checklist import (
     TRIGGER,
+    ChecklistTooLarge,
     checkboxes,
     detail_blocks,
     explained_items,
@@ -65,10 +71,15 @@ def check(ctx: CheckContext) -> CheckResult:
     if block is None:
         return unverifiable("template-block-missing", FileEvidence(path=path, side="base"), missing=f"{path} ## Template")
     text, first_line = block
-    template = checkboxes(text, first_line=first_line)
+    try:
+        template = checkboxes(text, first_line=first_line, what=path)
+        signed = checkboxes(signoff.body)
+        blocks = detail_blocks(signoff.body)
+    except ChecklistTooLarge as exc:
+        return unverifiable("markdown-too-large", sign_ev, FileEvidence(path=path, side="base"),
+                            missing=exc.path, reason=exc.reason)
     if not template:
         return unverifiable("template-block-missing", FileEvidence(path=path, side="base"), missing=f"{path} ## Template")
-    signed = checkboxes(signoff.body)
     words = int(policy["quote_words"])
     findings = []
     if TRIGGER not in signoff.body:
@@ -78,17 +89,26 @@ def check(ctx: CheckContext) -> CheckResult:
     explain = policy["unchecked_explanation"]
     markers = [re.compile(m) for m in explain["markers"]]
     stopwords = frozenset(w for word in explain["stopwords"] for w in normalize(word))
-    reasons = explained_items(template, detail_blocks(signoff.body), markers, stopwords,
-                              int(explain["min_shared_words"]))
-    unchecked, explained = [], []
+    reasons = explained_items(template, blocks, markers, stopwords, int(explain["min_shared_words"]))
+    hatches = [re.compile(h) for h in policy["escape_hatch_items"]]
+    unchecked, explained, not_needed = [], [], []
     for index, m in enumerate(matches):
         if m.signoff is None or m.signoff.checked:
             continue
         reason = reasons.get(index)
-        if reason is None:
-            unchecked.append(m)
-        else:
+        if reason is not None:
             explained.append((m, reason))
+        elif any(h.search(m.template.text) for h in hatches):
+            not_needed.append((index, m))
+        else:
+            unchecked.append(m)
+    # The escape hatch promises reasoning for items above it that cannot be satisfied; unchecked,
+    # it is fine while every item above it is present and checked or explained.
+    failing = {id(m) for m in unchecked + missing}
+    still_needed = [(i, m) for i, m in not_needed if any(id(above) in failing for above in matches[:i])]
+    unchecked += [m for _, m in still_needed]
+    not_needed = [pair for pair in not_needed if pair not in still_needed]
+    unchecked.sort(key=lambda m: m.template.line)
     for m in missing:
         findings.append(
             finding(
@@ -116,14 +136,19 @@ def check(ctx: CheckContext) -> CheckResult:
             *findings,
         )
     nested = sum(1 for t in template if t.depth > 0)
-    if explained:
+    if explained or not_needed:
         return passed(
             finding("all-items-present", total=len(template), top=len(template) - nested, nested=nested,
-                    explained=len(explained)),
+                    explained=len(explained), not_needed=len(not_needed)),
             *(
                 finding("item-unchecked-explained", sign_ev, item=_quote(m.template.text, words),
                         reason=_quote(reason, words * 2), nested=m.template.depth > 0)
                 for m, reason in explained
+            ),
+            *(
+                finding("escape-hatch-not-needed", sign_ev, item=_quote(m.template.text, words),
+                        above=index)
+                for index, m in not_needed
             ),
             *notes,
         )

@@ -32,6 +32,9 @@ from verifier.model import (
 from verifier.resources import SCHEMA_DIR
 from verifier.yamlio import decode_text, load_yaml_data
 
+# The URL fragment of each sign-off kind (signoff.yaml `url` is optional; this rebuilds it).
+_KEY_PREFIX = {"conversation comment": "issuecomment-", "review summary": "pullrequestreview-",
+               "inline review comment": "discussion_r"}
 MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_BUNDLE_BYTES = 1024 * 1024 * 1024
 MAX_BUNDLE_FILES = 50_000
@@ -89,13 +92,52 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _resolve(node: Any) -> Any:
+    """A schema node with a local `$ref` replaced by its definition."""
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and node["$ref"].startswith("#/$defs/"):
+        node = _schema()["$defs"][node["$ref"].removeprefix("#/$defs/")]
+    return node
+
+
+def drop_absent(data: Any, node: Any) -> Any:
+    """BUNDLE.md: `null` where an optional fact would be means the fact is absent. Removes every
+    null value of an optional property (one the schema does not list as required) and every null
+    entry of a mapping, at any depth; a null required field stays and is refused by the schema."""
+    node = _resolve(node)
+    if not isinstance(node, dict):
+        return data
+    if isinstance(data, dict):
+        properties = node.get("properties") or {}
+        required = set(node.get("required") or ())
+        extra = node.get("additionalProperties")
+        out = {}
+        for key, value in data.items():
+            if value is None and key not in required:
+                continue
+            if key in properties:
+                out[key] = drop_absent(value, properties[key])
+            elif isinstance(extra, dict):
+                out[key] = drop_absent(value, extra)
+            else:
+                out[key] = value
+        return out
+    if isinstance(data, list) and isinstance(node.get("items"), dict):
+        return [drop_absent(item, node["items"]) for item in data]
+    return data
+
+
 def _validate(data: Any, definition: str, rel: str) -> None:
     schema = {**_schema(), "$ref": f"#/$defs/{definition}"}
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if errors:
         err = errors[0]
-        field = ".".join(str(p) for p in err.absolute_path) or "(top level)"
+        path = [str(p) for p in err.absolute_path]
+        if err.validator == "required" and isinstance(err.instance, dict):
+            # Name the missing field itself, not the object that lacks it.
+            missing = [str(k) for k in err.validator_value if k not in err.instance]
+            raise BundleError(rel, ".".join([*path, missing[0]]), "required field is missing")
+        field = ".".join(path) or "(top level)"
         message = err.message if len(err.message) < 200 else err.message[:197] + "..."
         raise BundleError(rel, field, message)
 
@@ -139,6 +181,7 @@ class BundleReader:
         data = _jsonable(data)
         if data is None and not required:
             return default
+        data = drop_absent(data, {"$ref": f"#/$defs/{definition}"})
         _validate(data, definition, rel)
         return data
 
@@ -212,7 +255,8 @@ class BundleReader:
         pr = self._build("pr.yaml", PullRequest, pr_data)
         signoff_data = self._yaml("signoff.yaml", "signoff")
         signoff_data.setdefault(
-            "url", f"https://github.com/{meta['repo']}/pull/{meta['pr']}#issuecomment-{signoff_data['id']}"
+            "url", f"https://github.com/{meta['repo']}/pull/{meta['pr']}#{_KEY_PREFIX[signoff_data['kind']]}"
+                   f"{signoff_data['id']}"
         )
         signoff = self._build("signoff.yaml", SignOff, signoff_data)
         comments = tuple(

@@ -1,4 +1,10 @@
-"""PR_REVIEW_CHECKLIST.md templates and sign-off checkboxes, matched by meaning rather than bytes."""
+"""PR_REVIEW_CHECKLIST.md templates and sign-off checkboxes, matched by meaning rather than bytes.
+
+Sign-offs are parsed as CommonMark (markdown-it-py, block level only), the way GitHub renders them:
+a `[x]` counts only at the start of a list item's paragraph, so one inside an HTML comment, a fenced
+or indented code block or a blockquote (a quote of another comment) is not a checkbox, and an
+ordered-list item (`1. [x] ...`) is one.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,36 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-_CHECKBOX = re.compile(r"^(?P<indent>\s*)[-*+]\s+\[(?P<mark>[ xX])\]\s+(?P<text>.*\S)\s*$")
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from verifier.errors import InputError
+
+# GitHub stores at most 65,536 characters per comment body; a longer text is not a real sign-off.
+MAX_MARKDOWN_CHARS = 65_536
+# A template has about twenty items; matching is quadratic in the item counts, so cap them.
+MAX_CHECKBOXES = 400
+_TASK = re.compile(r"\[(?P<mark>[ xX])\][ \t]+(?P<text>\S.*)", re.DOTALL)
 _TEMPLATE_HEADING = re.compile(r"^##\s+(Template|模板)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _WORD = re.compile(r"[a-z0-9_./-]+")
 TRIGGER = "As a PR reviewer and CODEOWNER"
+# Block-level CommonMark only: inline rules (emphasis, links) are not needed to find checkboxes
+# and are where hostile input costs most. maxNesting bounds nested lists and quotes.
+_MARKDOWN = MarkdownIt("commonmark", {"maxNesting": 40}).disable("inline")
+_LIST_OPEN = frozenset({"bullet_list_open", "ordered_list_open"})
+_LIST_CLOSE = frozenset({"bullet_list_close", "ordered_list_close"})
+
+
+class ChecklistTooLarge(InputError):
+    """A Markdown text or its checkbox count is beyond what a real sign-off or template holds."""
+
+
+def parse_markdown(text: str, *, what: str = "sign-off") -> list[Token]:
+    """Block-level CommonMark tokens of a text; refuses a text over MAX_MARKDOWN_CHARS."""
+    if len(text) > MAX_MARKDOWN_CHARS:
+        raise ChecklistTooLarge(what, f"{len(text)} characters, over the {MAX_MARKDOWN_CHARS} GitHub allows")
+    return _MARKDOWN.parse(text)
 
 
 @dataclass(frozen=True)
@@ -46,15 +77,42 @@ def normalize(text: str) -> list[str]:
     return [w for w in (_stem(w) for w in _WORD.findall(text)) if w]
 
 
-def checkboxes(text: str, *, first_line: int = 1) -> list[Item]:
-    """Every checkbox line of a Markdown text, with nesting depth by indentation."""
-    items = []
-    for offset, raw in enumerate(text.splitlines()):
-        m = _CHECKBOX.match(raw.replace("\t", "    "))
-        if m:
-            depth = len(m.group("indent")) // 2
-            items.append(Item(m.group("text"), m.group("mark") in "xX", depth, first_line + offset))
+def checkboxes(text: str, *, first_line: int = 1, what: str = "sign-off") -> list[Item]:
+    """Every task-list item of a Markdown text as GitHub renders it, with its nesting depth (0 = a
+    top-level list) and 1-based line. Items inside blockquotes, HTML blocks and code are not
+    checkboxes. Raises ChecklistTooLarge beyond MAX_MARKDOWN_CHARS or MAX_CHECKBOXES."""
+    items: list[Item] = []
+    depth = -1
+    quoted = 0
+    tokens = parse_markdown(text, what=what)
+    for index, token in enumerate(tokens):
+        if token.type == "blockquote_open":
+            quoted += 1
+        elif token.type == "blockquote_close":
+            quoted -= 1
+        elif token.type in _LIST_OPEN:
+            depth += 1
+        elif token.type in _LIST_CLOSE:
+            depth -= 1
+        elif token.type == "list_item_open" and not quoted:
+            item = _task(tokens, index, depth, first_line)
+            if item is not None:
+                items.append(item)
+                if len(items) > MAX_CHECKBOXES:
+                    raise ChecklistTooLarge(what, f"more than {MAX_CHECKBOXES} checkboxes")
     return items
+
+
+def _task(tokens: list[Token], index: int, depth: int, first_line: int) -> Item | None:
+    """The checkbox a list item opens with: its first child is a paragraph starting `[ ]` or `[x]`."""
+    if index + 2 >= len(tokens) or tokens[index + 1].type != "paragraph_open":
+        return None
+    m = _TASK.match(tokens[index + 2].content)
+    if m is None:
+        return None
+    line_map = tokens[index].map
+    line = first_line + (line_map[0] if line_map else 0)
+    return Item(" ".join(m.group("text").split()), m.group("mark") in "xX", max(depth, 0), line)
 
 
 def template_block(markdown: str) -> tuple[str, int] | None:
@@ -144,29 +202,69 @@ _BULLET = re.compile(r"^(?P<indent>\s*)(?:[-*+•]|\d+[.)])\s+")
 
 
 def detail_blocks(body: str) -> list[str]:
-    """The sign-off's additional detail section as blocks: each top-level bullet with its nested
-    lines (or each paragraph when the section has no bullets). Empty when there is no section."""
-    lines = body.splitlines()
-    start = next((i for i, line in enumerate(lines) if _DETAIL_HEADING.match(line)), None)
+    """The sign-off's additional detail section as blocks: each top-level list item with its nested
+    items, or each paragraph (split at bullet-looking lines such as `•`), up to the `Signed:` line.
+    Quotes, HTML comments and code are not the reviewer's explanation and are skipped. Empty when
+    there is no section."""
+    tokens = parse_markdown(body)
+    start = next((i for i, t in enumerate(tokens)
+                  if t.type == "inline" and any(_DETAIL_HEADING.match(x) for x in t.content.splitlines())), None)
     if start is None:
         return []
+    level = tokens[start].level - 1
+    heading_lines = tokens[start].content.splitlines()
+    after = next(k for k, x in enumerate(heading_lines) if _DETAIL_HEADING.match(x)) + 1
     blocks: list[list[str]] = []
-    for line in lines[start + 1:]:
-        if _SIGNED.match(line):
+    signed = _add_paragraph(blocks, heading_lines[after:])
+    quoted = 0
+    in_item = False
+    for token in tokens[start + 2:]:
+        if signed or token.level < level:
             break
-        if not line.strip():
-            if blocks and blocks[-1]:
+        if token.type == "blockquote_open":
+            quoted += 1
+        elif token.type == "blockquote_close":
+            quoted -= 1
+        elif token.type in ("list_item_open", "list_item_close") and token.level == level + 1:
+            in_item = token.type == "list_item_open"
+            if in_item:
                 blocks.append([])
-            continue
-        bullet = _BULLET.match(line)
-        if (bullet and not bullet.group("indent")) or not blocks:
-            blocks.append([line])
-        else:
-            blocks[-1].append(line)
+        elif token.type == "inline" and not quoted:
+            lines = token.content.splitlines()
+            if in_item:
+                cut = _signed_at(lines)
+                blocks[-1].extend(lines[:cut])
+                signed = cut < len(lines)
+            else:
+                signed = _add_paragraph(blocks, lines)
     return [" ".join(b) for b in blocks if b]
 
 
+def _signed_at(lines: list[str]) -> int:
+    return next((k for k, line in enumerate(lines) if _SIGNED.match(line)), len(lines))
+
+
+def _add_paragraph(blocks: list[list[str]], lines: list[str]) -> bool:
+    """Append a paragraph's lines as blocks (a new block at each bullet-looking line); True when
+    the paragraph reaches the `Signed:` line."""
+    cut = _signed_at(lines)
+    first = True
+    for line in lines[:cut]:
+        if first or _BULLET.match(line):
+            blocks.append([line])
+        else:
+            blocks[-1].append(line)
+        first = False
+    return cut < len(lines)
+
+
 _LABEL = re.compile(r"^\s*(?:[-*+•]|\d+[.)])?\s*(?:\*\*(?P<bold>[^*]+?)\*\*|(?P<plain>[^:.]{1,60}):)")
+# A phrase quoted from an item names it: "If any of the above criteria ...", “...”.
+_QUOTED = re.compile(r'"([^"\n]{3,300})"|“([^”\n]{3,300})”')
+
+
+def _distinctive(words: list[str], stopwords: frozenset[str]) -> set[str]:
+    return {w for w in words if w not in stopwords and len(w) > 2}
 
 
 def _label_words(block: str, stopwords: frozenset[str]) -> set[str]:
@@ -174,7 +272,12 @@ def _label_words(block: str, stopwords: frozenset[str]) -> set[str]:
     if m is None:
         return set()
     label = (m.group("bold") or m.group("plain") or "").rstrip(":")
-    return {w for w in normalize(label) if w not in stopwords}
+    return _distinctive(normalize(label), stopwords)
+
+
+def _named_items(names: list[set[str]], subjects: list[set[str]]) -> list[int]:
+    """Items whose subject holds every distinctive word of one of the names."""
+    return [index for index, subject in enumerate(subjects) if any(name and name <= subject for name in names)]
 
 
 def explained_items(template: list[Item], blocks: list[str], markers: list[re.Pattern[str]],
@@ -182,21 +285,24 @@ def explained_items(template: list[Item], blocks: list[str], markers: list[re.Pa
     """Template items (by index) that a detail block explains, with that block.
 
     A block explains an item when it says why something does not apply or cannot be satisfied
-    (one of `markers`, e.g. N/A) and names the item's subject: every distinctive word of its label
-    (`**append-only:** N/A ...`) occurs in the item, or, for a block without a label, the item is the
-    one template item sharing the most distinctive words with it (at least `min_shared`).
+    (one of `markers`, e.g. N/A) and names the item: every distinctive word of its label
+    (`**append-only:** N/A ...`, `**If any of the above criteria ...:** not applicable`) or of a
+    phrase it quotes from the item occurs in the item; or, for a block naming nothing, the item is
+    the one template item sharing the most distinctive words with it (at least `min_shared`).
     """
-    subjects = [{w for w in t.words if w not in stopwords and len(w) > 2} for t in template]
+    subjects = [_distinctive(t.words, stopwords) for t in template]
     out: dict[int, str] = {}
     for block in blocks:
         if not any(m.search(block) for m in markers):
             continue
-        label = _label_words(block, stopwords)
-        if label:
-            for index, subject in enumerate(subjects):
-                if label <= subject:
-                    out.setdefault(index, block)
-            continue
+        names = [_label_words(block, stopwords)]
+        names += [_distinctive(normalize(a or b), stopwords) for a, b in _QUOTED.findall(block)]
+        named = _named_items([n for n in names if n], subjects)
+        if any(names):
+            for index in named:
+                out.setdefault(index, block)
+            if named:
+                continue
         words = {w for w in normalize(block) if w not in stopwords}
         counts = sorted(((len(words & subject), index) for index, subject in enumerate(subjects)), reverse=True)
         if counts and counts[0][0] >= min_shared and (len(counts) == 1 or counts[1][0] < counts[0][0]):

@@ -176,7 +176,8 @@ class UpstreamFile(Frozen):
 
     path: str
     blob: str | None = None
-    facts: dict[str, object] = Field(default_factory=dict)
+    # BUNDLE.md leaves the shape open: recorders write a mapping (fact -> value) or a list of facts.
+    facts: dict[str, object] | tuple[object, ...] = Field(default_factory=dict)
 
 
 class UpstreamFiles(Frozen):

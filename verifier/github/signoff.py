@@ -26,6 +26,9 @@ KEY_PREFIX: dict[str, Kind] = {
     "discussion_r": "inline review comment",
 }
 _KEY = re.compile(r"^(issuecomment-|pullrequestreview-|discussion_r)([1-9][0-9]{0,19})$")
+# A sign-off URL names a comment on github.com; any other host is not where sign-offs live
+# (InferenceX signoff_resolve rejects `https://evil.example/<repo>/pull/N#issuecomment-M`).
+SIGNOFF_HOSTS = frozenset({"github.com", "www.github.com"})
 _PULL_PATH = re.compile(r"^/([^/]+)/([^/]+)/pull/([1-9][0-9]{0,9})(?:/[^#]*)?$")
 
 
@@ -56,6 +59,12 @@ def parse_signoff_url(url: str) -> SignoffRef:
         if parts.scheme:
             if parts.scheme not in ("http", "https"):
                 raise UsageError(f"usage error: sign-off URL {text!r} is not an http(s) URL")
+            try:
+                port = parts.port
+            except ValueError:
+                port = -1
+            if (parts.hostname or "").lower() not in SIGNOFF_HOSTS or port is not None or parts.username:
+                raise UsageError(f"usage error: sign-off URL {text!r} is not on github.com")
             m = _PULL_PATH.match(parts.path)
             if m is None:
                 raise UsageError(f"usage error: sign-off URL {text!r} is not a pull request URL")
