@@ -24,7 +24,8 @@ from typing import Any
 
 from verifier.configs import points
 from verifier.context import CheckContext
-from verifier.launch import Launch, launches
+from verifier.launch import Launch, LaunchError, launches
+from verifier.launch_scope import reported_by_check18
 from verifier.layout import repo_relative, short_path
 from verifier.results import (
     CheckResult,
@@ -134,16 +135,9 @@ def check(ctx: CheckContext) -> CheckResult:
     launch_set = launches(ctx, "head")
     spec = [la for la in launch_set.launches if la.spec is not None and la.spec.speculating]
     unknown: list[Finding] = []
-    for error in launch_set.fatal_errors:
-        point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
-        if point is not None and point.spec_decoding == "none":
-            continue
-        unknown.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
-                               MissingEvidence(what=f"the launch of {error.exp_name or error.key}"), key=error.key,
-                               point=error.exp_name or "", error=error.message[:200],
-                               missing=f"the launch of {error.exp_name or error.key}"))
-    if not spec and not unknown:
-        return not_applicable(finding("no-spec-decode-benchmark"))
+    scoped = reported_by_check18(launch_set.fatal_errors, skip=lambda e: _not_speculating(ctx, e))
+    if not spec:
+        return not_applicable(*(scoped or [finding("no-spec-decode-benchmark")]))
     fails: list[Finding] = []
     passes: dict[tuple[str, str], tuple[Finding, int]] = {}
     cache: dict[str, str | None] = {}
@@ -160,10 +154,16 @@ def check(ctx: CheckContext) -> CheckResult:
             prev = passes.get(key)
             passes[key] = (item, (prev[1] if prev else 0) + 1)
     if fails:
-        return failed(*fails, *unknown)
+        return failed(*fails, *unknown, *scoped)
     if unknown:
-        return failed(*unknown)
+        return failed(*unknown, *scoped)
     out = []
     for item, count in passes.values():
         out.append(item.model_copy(update={"params": {**item.params, "points": count}}))
-    return passed(*out)
+    return passed(*out, *scoped)
+
+
+def _not_speculating(ctx: CheckContext, error: LaunchError) -> bool:
+    """True when the unresolved point does not speculate (this check would not judge it)."""
+    point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
+    return point is not None and point.spec_decoding == "none"

@@ -30,7 +30,8 @@ from verifier.configs import points
 from verifier.context import CheckContext
 from verifier.engine_args import vllm_speculative_config
 from verifier.errors import InputError
-from verifier.launch import Launch, launches
+from verifier.launch import Launch, LaunchError, launches
+from verifier.launch_scope import reported_by_check18
 from verifier.layout import short_path
 from verifier.patches import is_scanned
 from verifier.recipes.golden import format_al, golden_al
@@ -38,7 +39,6 @@ from verifier.results import (
     CheckResult,
     FileEvidence,
     Finding,
-    MissingEvidence,
     failed,
     finding,
     not_applicable,
@@ -118,6 +118,7 @@ def check(ctx: CheckContext) -> CheckResult:
     agentic = [la for la in launch_set.launches if la.point.is_agentic and la.spec is not None and la.spec.speculating]
     fails: list[Finding] = []
     unknown: list[Finding] = []
+    unresolved: list[LaunchError] = []
     for error in launch_set.fatal_errors:
         point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
         if point is not None and (not point.is_agentic or point.spec_decoding == "none"):
@@ -126,10 +127,8 @@ def check(ctx: CheckContext) -> CheckResult:
             fails.append(finding("golden-cell-missing", FileEvidence(path=error.file, line=error.line),
                                  key=error.key, point=error.exp_name or "", detail=error.message[:240]))
         else:
-            unknown.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
-                                   MissingEvidence(what=f"the launch of {error.exp_name or error.key}"),
-                                   key=error.key, point=error.exp_name or "", error=error.message[:200],
-                                   missing=f"the launch of {error.exp_name or error.key}"))
+            unresolved.append(error)
+    scoped = reported_by_check18(unresolved)
     # synthetic-acceptance knobs on configs that are not agentic spec-decode points
     for la in launch_set.launches:
         if la.point.is_agentic:
@@ -141,7 +140,7 @@ def check(ctx: CheckContext) -> CheckResult:
             fails.append(finding("knobs-on-non-agentic", FileEvidence(path=where[0], line=where[1]), key=la.key,
                                  point=la.exp_name, knob=name, value=knobs[name]))
     if not agentic and not fails and not unknown:
-        return not_applicable(finding("no-agentic-spec-decode"))
+        return not_applicable(*(scoped or [finding("no-agentic-spec-decode")]))
 
     logs = point_logs(ctx)
     golden_by_recipe: dict[str, set[float]] = {}
@@ -217,9 +216,9 @@ def check(ctx: CheckContext) -> CheckResult:
                                  file=f"{short_path(path)}:{line}", value=format_al(al),
                                  golden=sorted(format_al(g) for g in goldens)))
     if fails:
-        return failed(*fails, *unknown)
+        return failed(*fails, *unknown, *scoped)
     if unknown:
-        return failed(*unknown)
+        return failed(*unknown, *scoped)
     out = []
     for (key, method, length, mode, _), group in groups.items():
         golden = group["golden"]
@@ -228,4 +227,4 @@ def check(ctx: CheckContext) -> CheckResult:
         out.append(finding("golden-al-matches", *ev, key=key, method=method, length=length or 0, mode=mode,
                            golden=golden.text, curve=short_path(golden.file or ""), points=len(group["points"]),
                            logged=[f"{k}={v}" for k, v in logged.items()], runs=sorted(group["runs"])))
-    return passed(*out)
+    return passed(*out, *scoped)
