@@ -17,6 +17,7 @@ Policy: chat_template (chat_clients, use_chat_template_env, fixed_sequence_clien
 
 from __future__ import annotations
 
+import posixpath
 import re
 import shlex
 from collections.abc import Mapping
@@ -66,8 +67,61 @@ def _script(command: str, layout: str) -> str | None:
     return None
 
 
-def _markers(text: str, patterns: Any, code_only: bool) -> str | None:
+def _logical_lines(text: str) -> list[str]:
+    """Shell lines with backslash continuations joined, so one command's flags are read together."""
+    out: list[str] = []
+    pending = ""
     for line in text.split("\n"):
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        out.append(pending + line)
+        pending = ""
+    if pending:
+        out.append(pending)
+    return out
+
+
+_SOURCE = re.compile(r'^\s*(?:source|\.)\s+"?\$\(dirname\s+"?\$(?:0|\{BASH_SOURCE\[0\]\})"?\)"?/([\w./-]+)"?')
+
+
+def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(library:function, marker) when the script calls a library client function (policy
+    `library_client_functions`) of a library it `source`s whose body drives the chat endpoint."""
+    names = [str(n) for n in policy.get("library_client_functions") or ()]
+    code = [ln for ln in text.split("\n") if not ln.lstrip().startswith("#")]
+    called = [n for n in names if any(re.match(rf"\s*{re.escape(n)}\b", ln) for ln in code)]
+    if not called:
+        return None
+    folder = script.rsplit("/", 1)[0] if "/" in script else ""
+    for line in code:
+        match = _SOURCE.match(line)
+        if not match:
+            continue
+        lib = posixpath.normpath(posixpath.join(folder, match.group(1)))
+        lib_text = text_or_none(ctx.bundle.head.read(lib), lib)
+        if lib_text is None:
+            continue
+        for name in called:
+            body = _function_body(lib_text, name)
+            marker = _markers(body, policy["chat_markers"], code_only=True) if body else None
+            if marker:
+                return f"{short_path(lib)} {name}()", marker
+    return None
+
+
+def _function_body(text: str, name: str) -> str | None:
+    """The body of a top-level shell function `name() {` ... `}` (None when not defined)."""
+    lines = text.split("\n")
+    start = next((i for i, ln in enumerate(lines) if re.match(rf"{re.escape(name)}\s*\(\)", ln)), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(("}", ")"))), len(lines))
+    return "\n".join(lines[start:end + 1])
+
+
+def _markers(text: str, patterns: Any, code_only: bool) -> str | None:
+    for line in _logical_lines(text):
         if code_only and line.lstrip().startswith("#"):
             continue
         for pattern in patterns:
@@ -118,13 +172,18 @@ def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: 
         return "fail", finding("raw-completions-client", FileEvidence(path=script, line=line_no), key=launch.key,
                                client=short_path(script), marker=raw)
     chat = _markers(text, policy["chat_markers"], code_only=False)
+    client = short_path(script)
+    if not chat:
+        found = _library_chat(ctx, script, text, policy)
+        if found is not None:
+            client, chat = f"{short_path(script)} ({found[0]})", found[1]
     if not chat:
         return "unverifiable", finding("client-endpoint-unknown", FileEvidence(path=script),
                                        MissingEvidence(what=f"the endpoint {short_path(script)} drives"),
                                        key=launch.key, client=short_path(script),
                                        missing=f"the endpoint {short_path(script)} drives")
     changed = any(f.path == script for f in ctx.bundle.pr.files)
-    return "pass", finding("chat-client", FileEvidence(path=script), key=launch.key, client=short_path(script),
+    return "pass", finding("chat-client", FileEvidence(path=script), key=launch.key, client=client,
                            marker=chat, changed=changed,
                            parser=str(launch.arg("reasoning-parser") or "") or None)
 
