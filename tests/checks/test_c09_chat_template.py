@@ -69,3 +69,13 @@ def test_library_client_function_body_decides_the_endpoint() -> None:
     body = _function_body(lib, "build_replay_cmd")
     assert body is not None and "--endpoint-type chat" in body and "helper" not in body and "other" not in body
     assert _function_body(lib, "missing") is None
+
+
+def test_run_benchmark_serving_with_chat_template_flag_is_a_chat_marker() -> None:
+    from checks.c09_chat_template import _markers
+    from verifier.policy import load_policies
+
+    chat = load_policies()["chat_template"]["chat_markers"]
+    text = "run_benchmark_serving \\\n    --backend vllm \\\n    --dsv4\n"
+    assert _markers(text, chat, code_only=False) is not None
+    assert _markers(text.replace("--dsv4", "--trust-remote-code"), chat, code_only=False) is None
