@@ -17,7 +17,6 @@ Policy: chat_template (chat_clients, use_chat_template_env, fixed_sequence_clien
 
 from __future__ import annotations
 
-import posixpath
 import re
 import shlex
 from collections.abc import Mapping
@@ -28,6 +27,7 @@ from verifier.context import CheckContext
 from verifier.launch import Launch, LaunchError, launches
 from verifier.launch_scope import reported_by_check18
 from verifier.layout import repo_relative, short_path
+from verifier.recipes.legacy_script import sourced_libraries
 from verifier.results import (
     CheckResult,
     FileEvidence,
@@ -82,7 +82,6 @@ def _logical_lines(text: str) -> list[str]:
     return out
 
 
-_SOURCE = re.compile(r'^\s*(?:source|\.)\s+"?\$\(dirname\s+"?\$(?:0|\{BASH_SOURCE\[0\]\})"?\)"?/([\w./-]+)"?')
 
 
 def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -93,12 +92,7 @@ def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str
     called = [n for n in names if any(re.match(rf"\s*{re.escape(n)}\b", ln) for ln in code)]
     if not called:
         return None
-    folder = script.rsplit("/", 1)[0] if "/" in script else ""
-    for line in code:
-        match = _SOURCE.match(line)
-        if not match:
-            continue
-        lib = posixpath.normpath(posixpath.join(folder, match.group(1)))
+    for lib, _line in sourced_libraries(script, "\n".join(code)):
         lib_text = text_or_none(ctx.bundle.head.read(lib), lib)
         if lib_text is None:
             continue
