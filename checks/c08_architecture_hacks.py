@@ -31,6 +31,7 @@ from typing import Any
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
+from verifier.launch_scope import reported_by_check18
 from verifier.layout import short_path
 from verifier.models_md import models_doc
 from verifier.patches import is_scanned
@@ -243,19 +244,16 @@ def check(ctx: CheckContext) -> CheckResult:
         for item in _text_findings(path, text, policy):
             if not any(s[1] == item[1] and s[2] == item[2] and s[0] == item[0] for s in hits):
                 add(item, None)
-    for error in launch_set.fatal_errors:
-        unknown.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
-                               MissingEvidence(what=f"the launch of {error.exp_name or error.key}"), key=error.key,
-                               point=error.exp_name or "", error=error.message[:200],
-                               missing=f"the launch of {error.exp_name or error.key}"))
+    # unresolved launches are Check 18's; the static scan above covered the files they run
+    scoped = reported_by_check18(launch_set.fatal_errors)
     if hits:
         out = []
         for (mid, path, line, _), (_, params, keys) in list(hits.items())[:MAX_LISTED]:
             place = short_path(path) + (f":{line}" if line else "")
             out.append(finding(mid, FileEvidence(path=path, line=line), file=place, configs=sorted(keys), **params))
-        return failed(*out, *unknown)
+        return failed(*out, *unknown, *scoped)
     if unknown:
-        return failed(*unknown)
+        return failed(*unknown, *scoped)
     return passed(finding("no-architecture-hacks", launches=len(launch_set.launches), files=len(files)),
                   finding("integer-allreduce-ok", new=sorted(allreduce_seen["new"]), old=sorted(allreduce_seen["old"]),
-                          since=policy["integer_allreduce"]["since"]))
+                          since=policy["integer_allreduce"]["since"]), *scoped)

@@ -24,8 +24,10 @@ from typing import Any
 
 from verifier.configs import points
 from verifier.context import CheckContext
-from verifier.launch import Launch, launches
+from verifier.launch import Launch, LaunchError, launches
+from verifier.launch_scope import reported_by_check18
 from verifier.layout import repo_relative, short_path
+from verifier.recipes.legacy_script import sourced_libraries
 from verifier.results import (
     CheckResult,
     FileEvidence,
@@ -65,8 +67,55 @@ def _script(command: str, layout: str) -> str | None:
     return None
 
 
-def _markers(text: str, patterns: Any, code_only: bool) -> str | None:
+def _logical_lines(text: str) -> list[str]:
+    """Shell lines with backslash continuations joined, so one command's flags are read together."""
+    out: list[str] = []
+    pending = ""
     for line in text.split("\n"):
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        out.append(pending + line)
+        pending = ""
+    if pending:
+        out.append(pending)
+    return out
+
+
+
+
+def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(library:function, marker) when the script calls a library client function (policy
+    `library_client_functions`) of a library it `source`s whose body drives the chat endpoint."""
+    names = [str(n) for n in policy.get("library_client_functions") or ()]
+    code = [ln for ln in text.split("\n") if not ln.lstrip().startswith("#")]
+    called = [n for n in names if any(re.match(rf"\s*{re.escape(n)}\b", ln) for ln in code)]
+    if not called:
+        return None
+    for lib, _line in sourced_libraries(script, "\n".join(code)):
+        lib_text = text_or_none(ctx.bundle.head.read(lib), lib)
+        if lib_text is None:
+            continue
+        for name in called:
+            body = _function_body(lib_text, name)
+            marker = _markers(body, policy["chat_markers"], code_only=True) if body else None
+            if marker:
+                return f"{short_path(lib)} {name}()", marker
+    return None
+
+
+def _function_body(text: str, name: str) -> str | None:
+    """The body of a top-level shell function `name() {` ... `}` (None when not defined)."""
+    lines = text.split("\n")
+    start = next((i for i, ln in enumerate(lines) if re.match(rf"{re.escape(name)}\s*\(\)", ln)), None)
+    if start is None:
+        return None
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(("}", ")"))), len(lines))
+    return "\n".join(lines[start:end + 1])
+
+
+def _markers(text: str, patterns: Any, code_only: bool) -> str | None:
+    for line in _logical_lines(text):
         if code_only and line.lstrip().startswith("#"):
             continue
         for pattern in patterns:
@@ -117,13 +166,18 @@ def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: 
         return "fail", finding("raw-completions-client", FileEvidence(path=script, line=line_no), key=launch.key,
                                client=short_path(script), marker=raw)
     chat = _markers(text, policy["chat_markers"], code_only=False)
+    client = short_path(script)
+    if not chat:
+        found = _library_chat(ctx, script, text, policy)
+        if found is not None:
+            client, chat = f"{short_path(script)} ({found[0]})", found[1]
     if not chat:
         return "unverifiable", finding("client-endpoint-unknown", FileEvidence(path=script),
                                        MissingEvidence(what=f"the endpoint {short_path(script)} drives"),
                                        key=launch.key, client=short_path(script),
                                        missing=f"the endpoint {short_path(script)} drives")
     changed = any(f.path == script for f in ctx.bundle.pr.files)
-    return "pass", finding("chat-client", FileEvidence(path=script), key=launch.key, client=short_path(script),
+    return "pass", finding("chat-client", FileEvidence(path=script), key=launch.key, client=client,
                            marker=chat, changed=changed,
                            parser=str(launch.arg("reasoning-parser") or "") or None)
 
@@ -134,16 +188,9 @@ def check(ctx: CheckContext) -> CheckResult:
     launch_set = launches(ctx, "head")
     spec = [la for la in launch_set.launches if la.spec is not None and la.spec.speculating]
     unknown: list[Finding] = []
-    for error in launch_set.fatal_errors:
-        point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
-        if point is not None and point.spec_decoding == "none":
-            continue
-        unknown.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
-                               MissingEvidence(what=f"the launch of {error.exp_name or error.key}"), key=error.key,
-                               point=error.exp_name or "", error=error.message[:200],
-                               missing=f"the launch of {error.exp_name or error.key}"))
-    if not spec and not unknown:
-        return not_applicable(finding("no-spec-decode-benchmark"))
+    scoped = reported_by_check18(launch_set.fatal_errors, skip=lambda e: _not_speculating(ctx, e))
+    if not spec:
+        return not_applicable(*(scoped or [finding("no-spec-decode-benchmark")]))
     fails: list[Finding] = []
     passes: dict[tuple[str, str], tuple[Finding, int]] = {}
     cache: dict[str, str | None] = {}
@@ -160,10 +207,16 @@ def check(ctx: CheckContext) -> CheckResult:
             prev = passes.get(key)
             passes[key] = (item, (prev[1] if prev else 0) + 1)
     if fails:
-        return failed(*fails, *unknown)
+        return failed(*fails, *unknown, *scoped)
     if unknown:
-        return failed(*unknown)
+        return failed(*unknown, *scoped)
     out = []
     for item, count in passes.values():
         out.append(item.model_copy(update={"params": {**item.params, "points": count}}))
-    return passed(*out)
+    return passed(*out, *scoped)
+
+
+def _not_speculating(ctx: CheckContext, error: LaunchError) -> bool:
+    """True when the unresolved point does not speculate (this check would not judge it)."""
+    point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
+    return point is not None and point.spec_decoding == "none"

@@ -40,7 +40,8 @@ from verifier.configs import points
 from verifier.context import CheckContext
 from verifier.engine_args import vllm_speculative_config
 from verifier.errors import InputError
-from verifier.launch import Launch, launches
+from verifier.launch import Launch, LaunchError, launches
+from verifier.launch_scope import reported_by_check18
 from verifier.layout import short_path
 from verifier.patches import is_scanned
 from verifier.recipes.golden import GoldenRule, format_al, golden_al, golden_rule
@@ -49,7 +50,6 @@ from verifier.results import (
     CommentEvidence,
     FileEvidence,
     Finding,
-    MissingEvidence,
     UrlEvidence,
     failed,
     finding,
@@ -199,6 +199,7 @@ def check(ctx: CheckContext) -> CheckResult:
     fails: list[Finding] = []
     unknown: list[Finding] = []
     missing_cells: list[Finding] = []
+    unresolved: list[LaunchError] = []
     for error in launch_set.fatal_errors:
         point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
         if point is not None and (not point.is_agentic or point.spec_decoding == "none"):
@@ -207,10 +208,8 @@ def check(ctx: CheckContext) -> CheckResult:
             missing_cells.append(finding("golden-cell-missing", FileEvidence(path=error.file, line=error.line),
                                          key=error.key, point=error.exp_name or "", detail=error.message[:240]))
         else:
-            unknown.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
-                                   MissingEvidence(what=f"the launch of {error.exp_name or error.key}"),
-                                   key=error.key, point=error.exp_name or "", error=error.message[:200],
-                                   missing=f"the launch of {error.exp_name or error.key}"))
+            unresolved.append(error)
+    scoped = reported_by_check18(unresolved)
     # synthetic-acceptance knobs on configs that are not agentic spec-decode points
     for la in launch_set.launches:
         if la.point.is_agentic:
@@ -222,7 +221,7 @@ def check(ctx: CheckContext) -> CheckResult:
             fails.append(finding("knobs-on-non-agentic", FileEvidence(path=where[0], line=where[1]), key=la.key,
                                  point=la.exp_name, knob=name, value=knobs[name]))
     if not agentic and not fails and not unknown and not missing_cells:
-        return not_applicable(finding("no-agentic-spec-decode"))
+        return not_applicable(*(scoped or [finding("no-agentic-spec-decode")]))
 
     logs = point_logs(ctx)
     golden_by_recipe: dict[str, set[float]] = {}
@@ -315,9 +314,9 @@ def check(ctx: CheckContext) -> CheckResult:
                                  file=f"{short_path(path)}:{line}", value=format_al(al),
                                  golden=sorted(format_al(g) for g in goldens)))
     if fails:
-        return failed(*fails, *unknown, *notes.values())
+        return failed(*fails, *unknown, *notes.values(), *scoped)
     if unknown:
-        return failed(*unknown, *notes.values())
+        return failed(*unknown, *notes.values(), *scoped)
     out = []
     for (key, method, length, mode, _), group in groups.items():
         golden = group["golden"]
@@ -326,4 +325,4 @@ def check(ctx: CheckContext) -> CheckResult:
         out.append(finding("golden-al-matches", *ev, key=key, method=method, length=length or 0, mode=mode,
                            golden=golden.text, curve=short_path(golden.file or ""), points=len(group["points"]),
                            logged=[f"{k}={v}" for k, v in logged.items()], runs=sorted(group["runs"])))
-    return passed(*(stated or []), *out, *notes.values())
+    return passed(*(stated or []), *out, *notes.values(), *scoped)

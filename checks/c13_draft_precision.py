@@ -60,7 +60,8 @@ from verifier.draft_precision import (
     substituted_draft,
 )
 from verifier.errors import InputError
-from verifier.launch import Launch, launches
+from verifier.launch import Launch, LaunchError, launches
+from verifier.launch_scope import reported_by_check18
 from verifier.layout import short_path
 from verifier.patches import is_scanned
 from verifier.results import (
@@ -445,16 +446,19 @@ def check(ctx: CheckContext) -> CheckResult:
     state = _State()
     spec = [la for la in launch_set.launches if la.spec is not None and la.spec.speculating]
     failed_points: list[Finding] = []
-    for error in launch_set.fatal_errors:
+
+    def not_speculating(error: LaunchError) -> bool:
         point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
-        if point is not None and point.spec_decoding == "none":
-            continue
-        failed_points.append(finding("launch-unresolved", FileEvidence(path=error.file, line=error.line),
-                                     MissingEvidence(what=f"the launch of {error.exp_name or error.key}"),
-                                     key=error.key, point=error.exp_name or "", error=error.message[:200],
-                                     missing=f"the launch of {error.exp_name or error.key}"))
-    if not spec and not failed_points:
-        return not_applicable(finding("no-spec-decode-benchmark", affected=len(affected.keys)))
+        return point is not None and point.spec_decoding == "none"
+
+    # unresolved launches are Check 18's; the static scan of the PR's files below still runs
+    scoped = reported_by_check18(launch_set.fatal_errors, skip=not_speculating)
+    if not spec:
+        if not scoped:
+            return not_applicable(finding("no-spec-decode-benchmark", affected=len(affected.keys)))
+        _scan_texts(ctx, state)
+        if not state.groups:
+            return not_applicable(*scoped)
     state.spec_points = len({la.exp_name for la in spec})
     logs = point_logs(ctx)
     for launch in spec:
@@ -501,10 +505,10 @@ def check(ctx: CheckContext) -> CheckResult:
         if claims:
             findings.append(finding("signoff-note-not-exception", signoff, phrase=claims[0]))
         findings += _shipped_findings(state, policy, weights_only=True)
-        return failed(*findings, *record_missing, *unverifiable)
+        return failed(*findings, *record_missing, *unverifiable, *scoped)
     if record_missing or unverifiable:
-        return failed(*record_missing, *unverifiable)
-    return passed(*_shipped_findings(state, policy, weights_only=False), *recorded)
+        return failed(*record_missing, *unverifiable, *scoped)
+    return passed(*_shipped_findings(state, policy, weights_only=False), *recorded, *scoped)
 
 
 def _precision_record(ctx: CheckContext, signoff: CommentEvidence) -> tuple[list[Finding], list[Finding]]:

@@ -10,7 +10,9 @@ Evidence: the effective (merged and bound) recipe of every launch of the affecte
     (`verifier.launch`: role args, engine config, extra_args, environment), by file and line; the
     version in the sign-off's detail section.
 N/A when: no affected config key uses a framework in policy `metrics.frameworks` (dynamo-trt).
-Unverifiable when: the launches of an affected dynamo-trt key cannot be resolved.
+Unverifiable when: an affected dynamo-trt key generates no launch at all. A point whose launch cannot
+    be resolved is reported by Check 18 (verifier.launch_scope) and listed here; the others are judged,
+    and with none left the row is N/A.
 Policy: metrics
 """
 
@@ -25,6 +27,7 @@ from verifier.configs import submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
+from verifier.launch_scope import reported_by_check18
 from verifier.results import (
     CheckResult,
     CommentEvidence,
@@ -170,13 +173,11 @@ def check(ctx: CheckContext) -> CheckResult:
         launch_set = launches(ctx, "head", keys)
     except InputError as exc:
         return unverifiable("launches-unresolved", FileEvidence(path=exc.path), missing=exc.path, error=exc.reason)
-    if launch_set.fatal_errors or not launch_set.launches:
-        err = launch_set.fatal_errors[0] if launch_set.fatal_errors else None
-        return unverifiable(
-            "launches-unresolved", *([FileEvidence(path=err.file, line=err.line)] if err else []),
-            missing=f"effective config of {err.exp_name or err.key}" if err else "launches of " + ", ".join(keys),
-            error=err.message if err else "no point has a launch",
-        )
+    # unresolved launches are Check 18's; the points that resolve are judged here
+    scoped = reported_by_check18(launch_set.fatal_errors)
+    if not launch_set.launches and not scoped:
+        return unverifiable("launches-unresolved", missing="launches of " + ", ".join(keys),
+                            error="no point has a launch")
     problems: list[Finding] = []
     controls: dict[str, set[str]] = {"iteration": set(), "kv-cache": set()}
     for launch in launch_set.launches:
@@ -194,7 +195,9 @@ def check(ctx: CheckContext) -> CheckResult:
     if match is None:
         problems.append(finding("dynamo-version-unrecorded", sign_ev, keys=keys))
     if problems:
-        return failed(*problems[:8])
+        return failed(*problems[:8], *scoped)
+    if not launch_set.launches:
+        return not_applicable(*scoped)
     routers = sorted({str(r.get("version")) for k in keys
                       if isinstance(r := head[k].get("router"), Mapping) and r.get("version")})
     return passed(
@@ -203,4 +206,5 @@ def check(ctx: CheckContext) -> CheckResult:
                 kv_cache=sorted(controls["kv-cache"])),
         finding("dynamo-version-recorded", sign_ev, version=match.group(1) if match else "",
                 routers=routers),
+        *scoped,
     )

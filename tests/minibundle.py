@@ -494,7 +494,7 @@ FIXTURES_SPEC: dict[str, dict[str, dict[str, Any]]] = {
         "fail-target-quantization-reaches-draft": {"args": {"quantization": "fp8"}},
         "fail-draft-kv-below-explicit-target": {"args": {"kv-cache-dtype": "bf16", "speculative-draft-kv-cache-dtype": "fp8_e5m2"}},
         "unverifiable-no-draft-checkpoint": {"draft_checkpoint": False},
-        "unverifiable-recipe-missing": {"remove_head": (RECIPE,), "logs": False},
+        "na-recipe-missing-reported-by-check18": {"remove_head": (RECIPE,), "logs": False},
         "na-no-spec": {"drop_args": NOSPEC, "logs": False, "master": master_text(rows=(
             f"      - {{ tp: 4, kv-offloading: none, spec-decoding: none, conc-list: [4, 8], srt-recipe: {RECIPE} }}\n"))},
     },
@@ -570,7 +570,7 @@ FIXTURES_SPEC.update({
         "fail-integer-allreduce-new-model": {"env": {"ROCM_QUICK_REDUCE_QUANTIZATION": "INT4"}, "date_added": "2026-10-15"},
         "fail-rocm-sglang-not-disabled": {"master": ROCM_MASTER, "base_master": ROCM_MASTER, "date_added": "2026-10-15",
                                           "logs": False},
-        "unverifiable-launch-unresolved": {"master": UNBOUND_MASTER, "logs": False},
+        "pass-launch-reported-by-check18": {"master": UNBOUND_MASTER, "logs": False},
         "na-docs-only": {"change_recipe": False, "head_files": {"docs/notes.md": "# Notes\n"}},
     },
     "c09": {
@@ -589,7 +589,7 @@ FIXTURES_SPEC.update({
         "fail-golden-cell-missing": {"golden": {4: 3.22, 6: 3.9}, "logs": False},
         "fail-logged-al-differs": {"log_env_extra": {"SGLANG_SIMULATE_ACC_LEN": "3.9"}},
         "fail-hardcoded-al-differs": {"env": {"SGLANG_SIMULATE_ACC_LEN": "3.9"}},
-        "unverifiable-launch-unresolved": {"master": UNBOUND_MASTER, "logs": False},
+        "pass-launch-reported-by-check18": {"master": UNBOUND_MASTER, "logs": False},
         "na-no-spec": {"drop_args": NOSPEC, "logs": False, "master": SPEC_NONE_MASTER},
     },
 })

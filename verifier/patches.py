@@ -54,6 +54,8 @@ def is_scanned(path: str, policy: Mapping[str, Any]) -> bool:
         return False
     if is_patch_file(rel, policy):
         return True
+    if any(fnmatch.fnmatch(rel, pat) for pat in policy.get("not_serving_stack") or ()):
+        return False
     return any(fnmatch.fnmatch(rel, pat) for pat in policy["scan_paths"])
 
 
@@ -98,6 +100,8 @@ def _line_hits(path: str, lines: list[str], policy: Mapping[str, Any], side: str
         for name, pattern in policy["signatures"].items():
             if _rx(pattern).search(line):
                 if name == "pip-install-engine" and _pip_is_harness(line, policy):
+                    continue
+                if name == "git-apply" and any(t in line for t in policy.get("harness_patch_targets") or ()):
                     continue
                 hits.append(PatchHit(path, number, line[:300], name, side))
                 break

@@ -14,7 +14,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from verifier.configs import launch_policy, points, submitted_entries
+from verifier.configs import launch_policy, master_entries, points, submitted_entries
 from verifier.configs.yaml11 import parse_yaml11
 from verifier.context import CheckContext
 from verifier.errors import InputError
@@ -62,6 +62,9 @@ def _setup_scripts(path: str, text: str, layout: str) -> dict[str, tuple[str, in
 
 def compute_scope(ctx: CheckContext) -> Scope:
     """The scope (see module docstring); raises InputError when the master configs are unreadable."""
+    from verifier.launch import legacy_script_path
+    from verifier.recipes.legacy_script import sourced_libraries
+
     layout = ctx.bundle.layout
     keys = list(submitted_entries(ctx))
     changed = [f.path for f in ctx.bundle.pr.files if f.status != "removed"]
@@ -70,15 +73,26 @@ def compute_scope(ctx: CheckContext) -> Scope:
     recipes: dict[str, None] = {}
     setups: dict[str, tuple[str, int | None]] = {}
     policy = launch_policy(ctx)
+    head_entries = master_entries(ctx, "head")
     for key in keys:
         for point in points(ctx, "head", key):
             for ref in (point.srt_recipe, point.eval_srt_recipe):
                 if ref is not None:
                     recipes[ref.path] = None
+            if point.srt_recipe is None and not point.multinode and key in head_entries:
+                # an old-layout per-config script, and the libraries it sources, are what the launch runs
+                script, _ = legacy_script_path(ctx, "head", head_entries[key], point)
+                if script is not None and script not in required:
+                    required[script] = None
+                    for lib, _line in sourced_libraries(script, _text(ctx, script) or ""):
+                        required[lib] = None
             lane = "multi" if point.multinode else "single"
             block = policy["shared-blocks"].get(point.scenario, {}).get(lane)
             if isinstance(block, str) and point.srt_recipe is not None:
-                required[repo_relative(block, layout)] = None
+                path = repo_relative(block, layout)
+                # the old layout has no configs/srt-recipes/ shared blocks: its recipes are complete
+                if layout != "old" or ctx.bundle.base.has(path) or ctx.bundle.head.has(path):
+                    required[path] = None
     for recipe in list(recipes):
         required[recipe] = None
     for path in list(required):

@@ -46,3 +46,36 @@ def test_raw_completions_client_names_line() -> None:
 def test_script_of_command(command: str, expected: str | None) -> None:
     got = c09._script(command, "old")
     assert got == expected
+
+
+def test_backend_client_with_chat_template_on_a_continuation_line_is_chat() -> None:
+    """benchmark_lib.sh `run_benchmark_serving --backend vllm \\ ... --use-chat-template` (or `--dsv4`,
+    which implies it) applies the chat template client-side; without it the prompts are raw."""
+    from checks.c09_chat_template import _markers
+    from verifier.policy import load_policies
+
+    raw = load_policies()["chat_template"]["raw_completion_markers"]
+    templated = "run_benchmark_serving \\\n    --backend vllm \\\n    --num-prompts 10 \\\n    --use-chat-template\n"
+    assert _markers(templated, raw, code_only=True) is None
+    assert _markers(templated.replace("--use-chat-template", "--dsv4"), raw, code_only=True) is None
+    assert _markers(templated.replace("--use-chat-template", "--trust-remote-code"), raw, code_only=True) \
+        == "--backend vllm"
+
+
+def test_library_client_function_body_decides_the_endpoint() -> None:
+    from checks.c09_chat_template import _function_body
+
+    lib = "helper() {\n  echo hi\n}\nbuild_replay_cmd() {\n    REPLAY_CMD+=\" --endpoint-type chat\"\n}\nother() {\n}\n"
+    body = _function_body(lib, "build_replay_cmd")
+    assert body is not None and "--endpoint-type chat" in body and "helper" not in body and "other" not in body
+    assert _function_body(lib, "missing") is None
+
+
+def test_run_benchmark_serving_with_chat_template_flag_is_a_chat_marker() -> None:
+    from checks.c09_chat_template import _markers
+    from verifier.policy import load_policies
+
+    chat = load_policies()["chat_template"]["chat_markers"]
+    text = "run_benchmark_serving \\\n    --backend vllm \\\n    --dsv4\n"
+    assert _markers(text, chat, code_only=False) is not None
+    assert _markers(text.replace("--dsv4", "--trust-remote-code"), chat, code_only=False) is None

@@ -100,3 +100,36 @@ def test_patch_file_and_setup_key() -> None:
     ("benchmarks/fix.patch", True), ("inferencex-e2e/perf-changelog.yaml", False), ("README.md", False)])
 def test_scope_of_scan(path: str, scanned: bool) -> None:
     assert is_scanned(path, POLICY) is scanned
+
+
+def test_serving_stack_only() -> None:
+    """Tests and tooling are not the serving stack; a patch file is scanned wherever it is."""
+    from verifier import patches as P
+    from verifier.policy import load_policies
+
+    policy = load_policies()["patches"]
+    assert not P.is_scanned("utils/test_process_result.py", policy)
+    assert not P.is_scanned("runners/test_slurm_utils.py", policy)
+    assert not P.is_scanned("inferencex-e2e/utils/matrix_logic/validation.py", policy)
+    assert P.is_scanned("utils/fix.patch", policy)
+    assert P.is_scanned("benchmarks/benchmark_lib.sh", policy)
+
+
+def test_harness_git_apply_and_torchvision_uninstall_are_not_engine_patches() -> None:
+    from verifier import patches as P
+    from verifier.policy import load_policies
+
+    policy = load_policies()["patches"]
+    srtctl = "git show 22d46ba --format= -- src/srtctl/core/ip_utils/get_node_ip.sh | git apply - || exit 1\n"
+    assert P.scan_text("runners/launch_b300-nv.sh", srtctl, policy) == []
+    assert P.scan_text("benchmarks/benchmark_lib.sh", "python3 -m pip uninstall -y torchvision 2>/dev/null || true\n",
+                       policy) == []
+    assert [h.signature for h in P.scan_text("x.sh", "pip uninstall -y sglang\n", policy)] == ["pip-uninstall-engine"]
+    assert [h.signature for h in P.scan_text("x.sh", "git apply /tmp/sglang-fix.patch\n", policy)] == ["git-apply"]
+
+
+def test_sourced_libraries_are_resolved_statically() -> None:
+    from verifier.recipes.legacy_script import sourced_libraries
+
+    text = '#!/bin/bash\nsource "$(dirname "$0")/../../benchmark_lib.sh"\nsource /etc/profile\n'
+    assert sourced_libraries("benchmarks/single_node/fixed_seq_len/x.sh", text) == [("benchmarks/benchmark_lib.sh", 2)]

@@ -149,10 +149,13 @@ def test_missing_dynamo_version_fails(case: Path) -> None:
     assert r.result.findings[-1].message_id == "dynamo-version-unrecorded"
 
 
-def test_unresolvable_recipe_is_unverifiable(case: Path) -> None:
+def test_unresolvable_recipe_is_reported_by_check18(case: Path) -> None:
+    """One root cause, one FAIL row: Check 18 names the unresolved launch; Check 17 lists it, N/A."""
     add_dynamo_trt(case)
     replace_text(case / "tree" / "head" / E2E / RECIPE, "CONC: '4'", "CONC: '8'")
-    r = _row(case)
-    assert r.status is Status.FAIL
-    assert r.result.findings[0].message_id == "launches-unresolved"
-    assert "quillx" in row_summary(r)
+    report = judge(case, only={17, 18})
+    r = row(report, 17)
+    assert r.status is Status.NA
+    assert r.result.findings[0].message_id == "launch-reported-by-check18"
+    assert "quillx" in row_summary(r) and "Check 18" in row_summary(r)
+    assert row(report, 18).status is Status.FAIL

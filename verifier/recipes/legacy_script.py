@@ -20,6 +20,7 @@ raises `ScriptUnresolved` naming the line of the undecidable condition.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -1070,3 +1071,21 @@ def evaluate_script(text: str, env: Mapping[str, str], modules: Iterable[str] = 
         env_lines[name] = line
     return ScriptLaunch(tuple(head), module, tuple(argv), tuple(lines), env_out, env_lines, found.line,
                         tuple(opaque), unresolved_env)
+
+
+_SOURCE_LINE = re.compile(
+    r'^\s*(?:source|\.)\s+"?\$\(dirname\s+"?\$(?:0|\{BASH_SOURCE\[0\]\}|BASH_SOURCE)"?\)"?/([\w./-]+)"?')
+
+
+def sourced_libraries(path: str, text: str) -> list[tuple[str, int]]:
+    """Repository paths (and lines) of the libraries a script `source`s relative to its own folder
+    (`source "$(dirname "$0")/../../benchmark_lib.sh"`), read statically, never executed."""
+    folder = path.rsplit("/", 1)[0] if "/" in path else ""
+    out: list[tuple[str, int]] = []
+    for number, line in enumerate(text.split("\n"), 1):
+        match = _SOURCE_LINE.match(line)
+        if match:
+            target = posixpath.normpath(posixpath.join(folder, match.group(1)))
+            if not target.startswith(".."):
+                out.append((target, number))
+    return out
