@@ -1,0 +1,197 @@
+"""Property tests over generated hostile bundles (tests/hostile/generator.py, fixed seed).
+
+Invariants, per class:
+* the CLI prints exactly one contract JSON object (rc 0/1) or exits 2 with one stderr line,
+  never a traceback, never a `check-crashed` row, and its output encodes as UTF-8;
+* a class that breaks a blocking rule or makes a fact unreadable is never APPROVED (no unread
+  fact yields PASS on every blocking check, no crash yields APPROVED);
+* nothing a PR controls reaches the comment or the terminal as a control, bidi or ANSI character;
+* judged work is linear in input size: a deterministic operation count (`sys.setprofile` call
+  events) at size 4N stays within a generous bound of 4x the count at size N. No wall clock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import io
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hostile import generator as G
+from tests.kit import CASES, clone_bundle
+
+BASE = CASES / "pr4524-approved"
+FORBIDDEN = {chr(c) for c in (0x1B, 0x9B, 0x07, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068,
+                              0x2069, 0x200E, 0x200F)}
+
+
+def _cli(argv: list[str]) -> tuple[int, str, str, Any]:
+    """Run verify-pr in process; also capture the Report the runner produced (None on rc 2)."""
+    import verifier.runner as runner_mod
+    from verifier.cli import main
+
+    captured: dict[str, Any] = {}
+    real = runner_mod.run_checks
+
+    def capture(*args: Any, **kwargs: Any) -> Any:
+        captured["report"] = real(*args, **kwargs)
+        return captured["report"]
+
+    out, err = io.StringIO(), io.StringIO()
+    runner_mod.run_checks = capture  # type: ignore[assignment]
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(argv)
+    finally:
+        runner_mod.run_checks = real  # type: ignore[assignment]
+    return rc, out.getvalue(), err.getvalue(), captured.get("report")
+
+
+def _params() -> list[Any]:
+    out = []
+    for cls in G.CLASSES:
+        marks = [pytest.mark.xfail(reason=cls.xfail, strict=False)] if cls.xfail else []
+        out.append(pytest.param(cls, id=cls.name, marks=marks))
+    return out
+
+
+@pytest.mark.parametrize("cls", _params())
+def test_hostile_class_keeps_the_contract(tmp_path: Path, cls: G.HostileClass) -> None:
+    bundle = clone_bundle(BASE, tmp_path)
+    G.make(bundle, cls)
+    rc, out, err, report = _cli(["--bundle", str(bundle), "--format", "json"])
+    out.encode("utf-8")  # a real stdout must be able to write it (lone surrogates could not)
+    assert rc in (0, 1, 2), (rc, err)
+    if rc == 2:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and "internal error" not in err and "Traceback" not in err, err
+        assert out.strip() == ""
+        return
+    doc = G.contract_document(out)
+    assert [c["id"] for c in doc["checks"]] == list(range(19))
+    crashed = [c["id"] for c in doc["checks"] if "internal error" in c["summary"]["en"]]
+    assert not crashed, f"{cls.name}: check-crashed rows {crashed}"
+    if cls.expect == "not-approved":
+        assert doc["verdict"] != "APPROVED", f"{cls.name}: false APPROVED"
+    from verifier.render.markdown import render_markdown
+    from verifier.render.terminal import render_table
+
+    assert report is not None
+    for fmt, text in (("markdown", render_markdown(report)), ("table", render_table(report))):
+        text.encode("utf-8")
+        leaked = sorted({f"U+{ord(ch):04X}" for ch in text if ch in FORBIDDEN})
+        assert not leaked, f"{cls.name}: {fmt} output carries {leaked}"
+
+
+def test_the_base_is_approved() -> None:
+    """The generator's classes mean something only because the unmutated base is APPROVED."""
+    rc, out, _, _ = _cli(["--bundle", str(BASE), "--format", "json"])
+    assert rc == 0 and G.contract_document(out)["verdict"] == "APPROVED"
+
+
+# ---------------------------------------------------------------- linear work
+
+
+def _work(fn: Callable[[], Any]) -> int:
+    """Python and C call events while fn runs: a deterministic count of the work done."""
+    count = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def _assert_linear(make: Callable[[int], Callable[[], Any]], n: int, factor: int = 4, bound: float = 6.0) -> None:
+    small, large = _work(make(n)), _work(make(n * factor))
+    assert large <= bound * max(small, 50), f"work {small} at n={n}, {large} at n={n * factor}"
+
+
+def _reuse(n: int) -> Callable[[], Any]:
+    from verifier import ci
+    from verifier.model import Comment
+
+    body = "\n".join([G.whitespace_comment(64)] * n) + "\n/use 123\n"
+    comment = Comment(id=1, author="a", author_association="NONE", body=body,
+                      created_at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    return lambda: ci.find_commands((comment,))
+
+
+def _claims(n: int) -> Callable[[], Any]:
+    from verifier import claims
+
+    body = "".join(G.unclosed_body(16) + "Conc 4 to 8 use lpm. <details>x</details><!-- y -->\n" for _ in range(n))
+    return lambda: list(claims._sentences(body))
+
+
+def _pages(n: int) -> Callable[[], Any]:
+    from verifier import upstream
+
+    page = "".join(G.unclosed_page(8) + "<pre>python -m sglang.launch_server --tp 2</pre>\n" for _ in range(n))
+    return lambda: (upstream._code_blocks(page), upstream.detail_section(page))
+
+
+def _merge_bomb(n: int) -> Callable[[], Any]:
+    from verifier.configs.yaml11 import parse_yaml11
+    from verifier.errors import InputError
+
+    text = G.merge_bomb_text(n, distinct=False)
+
+    def run() -> None:
+        with contextlib.suppress(InputError):
+            parse_yaml11(text, "bomb.yaml")
+    return run
+
+
+def _many_entries(n: int) -> Callable[[], Any]:
+    from verifier.configs.yaml11 import parse_yaml11
+
+    text = G.master_entries_text((BASE / G.MASTER).read_text(encoding="utf-8"), n)
+    return lambda: parse_yaml11(text, "nvidia-master.yaml")
+
+
+def _evidence(n: int) -> Callable[[], Any]:
+    from verifier.results import CheckResult, FileEvidence, Status, finding
+
+    findings = tuple(finding("x", FileEvidence(path=f"configs/{i}.yaml", line=i), FileEvidence(path="same"))
+                     for i in range(n))
+    result = CheckResult(status=Status.FAIL, findings=findings)
+    return lambda: result.evidence
+
+
+@pytest.mark.parametrize(
+    ("make", "n"),
+    [
+        pytest.param(_reuse, 50, id="reuse-command-whitespace"),
+        pytest.param(_claims, 50, id="pr-body-claims"),
+        pytest.param(_pages, 50, id="upstream-page"),
+        pytest.param(_merge_bomb, 10, id="yaml11-merge-bomb"),
+        pytest.param(_many_entries, 50, id="master-entries"),
+        pytest.param(_evidence, 500, id="evidence-dedup"),
+    ],
+)
+def test_judged_work_is_linear_in_input_size(make: Callable[[int], Callable[[], Any]], n: int) -> None:
+    _assert_linear(make, n)
+
+
+def test_merge_key_work_is_capped() -> None:
+    """A merge chain whose resolved mappings grow without bound is refused by the work cap."""
+    from verifier.configs import yaml11
+    from verifier.errors import InputError
+
+    text = G.merge_bomb_text(3000)
+    with pytest.raises(InputError, match="merge-key bomb"):
+        yaml11.parse_yaml11(text, "bomb.yaml")
+    assert _work(_merge_bomb(3000)) < 40 * yaml11.MAX_MERGE_WORK
