@@ -14,8 +14,9 @@ Evidence: every patch signature with its file and line (changed files of the PR,
     of a setup script (github.yaml upstream_files facts included: a setup script with no waiver is a
     patch whatever it contains), and the waiver file and sign-off link that cover it.
 N/A when: never (a PR that touches no benchmark file PASSes with nothing to scan).
-Unverifiable when: a recipe or script an affected config runs is missing from the bundle, or the
-    affected configs cannot be resolved.
+Unverifiable when: a script or shared block an affected config runs is missing from the bundle, or
+    the affected configs cannot be resolved. A missing recipe leaves its launch unresolved, which
+    Check 18 reports (verifier.launch_scope); this row scans what is present and lists it.
 Policy: patches (scan_paths, skip_paths, patch_file_suffixes, signatures, engine_locators,
     write_markers, engine_path_markers, setup_keys, harness_packages, waiver_requirements,
     waiver_not_in_force)
@@ -32,6 +33,8 @@ from verifier import patches as P
 from verifier.configs.yaml11 import parse_yaml11
 from verifier.context import CheckContext
 from verifier.errors import InputError
+from verifier.launch import launches
+from verifier.launch_scope import reported_by_check18
 from verifier.layout import short_path
 from verifier.results import (
     CheckResult,
@@ -158,6 +161,13 @@ def check(ctx: CheckContext) -> CheckResult:
     except (InputError, LookupError, ValueError) as exc:
         return unverifiable("patch-scope-unresolved", missing="affected configs", error=str(exc)[:200])
     missing = [p for p in scope.required if not ctx.bundle.head.has(p)]
+    # a recipe absent from the bundle leaves its launch unresolved, which Check 18 reports; the
+    # files that are present are still scanned
+    unresolved = [e for e in launches(ctx, "head").fatal_errors
+                  if any(p in scope.recipes and (e.file == p or short_path(p).rsplit("/", 1)[-1] in e.message)
+                         for p in missing)]
+    scoped = reported_by_check18(unresolved)
+    missing = [p for p in missing if not (p in scope.recipes and scoped)]
     targets = sorted({p for p in scope.files if P.is_scanned(p, policy) and ctx.bundle.head.has(p)})
     hits: list[P.PatchHit] = []
     for path in targets:
@@ -211,12 +221,12 @@ def check(ctx: CheckContext) -> CheckResult:
         shown = uncovered[:MAX_LISTED]
         more = len(uncovered) - len(shown)
         tail = [finding("more-patches", count=more)] if more else []
-        return failed(*shown, *tail, *covered[:2])
+        return failed(*shown, *tail, *covered[:2], *scoped)
     if missing:
         first = missing[0]
         return unverifiable("patch-file-missing", MissingEvidence(what=short_path(first)),
                             missing=short_path(first), files=[short_path(p) for p in missing[:MAX_LISTED]])
     if covered:
-        return passed(*covered[:MAX_LISTED])
+        return passed(*covered[:MAX_LISTED], *scoped)
     return passed(finding("no-engine-patches", files=len(targets), launch=scope.launch_line or "",
-                          recipes=[short_path(p) for p in scope.recipes[:MAX_LISTED]]))
+                          recipes=[short_path(p) for p in scope.recipes[:MAX_LISTED]]), *scoped)

@@ -103,9 +103,38 @@ def _line_hits(path: str, lines: list[str], policy: Mapping[str, Any], side: str
                     continue
                 if name == "git-apply" and any(t in line for t in policy.get("harness_patch_targets") or ()):
                     continue
+                if name == "sitecustomize" and _patches_harness_only(line, _heredoc_body(lines, number), policy):
+                    continue
                 hits.append(PatchHit(path, number, line[:300], name, side))
                 break
     return hits
+
+
+_ENGINE_MODULES = re.compile(r"\b(sglang|vllm|tensorrt_llm|flashinfer|torch|triton|transformers)\b", re.IGNORECASE)
+
+
+def _heredoc_body(lines: list[str], number: int) -> str:
+    """The heredoc a 1-based line opens ("" when it opens none)."""
+    match = _HEREDOC.search(lines[number - 1])
+    if match is None:
+        return ""
+    body = []
+    for line in lines[number:]:
+        if line.strip() == match.group(2):
+            break
+        body.append(line)
+    return "\n".join(body)
+
+
+def _patches_harness_only(line: str, body: str, policy: Mapping[str, Any]) -> bool:
+    """True when a sitecustomize hook customizes only a harness package (lm-eval's filters, say):
+    the line or its heredoc names a harness package and no engine module."""
+    text = line + "\n" + body
+    harness = {p.lower().replace("-", "_") for p in policy["harness_packages"]}
+    names = {w.lower().replace("-", "_") for w in re.findall(r"[A-Za-z][\w-]*", text)}
+    mentions_harness = bool(harness & names) or any(h in text.lower().replace("-", "_") for h in harness
+                                                     if len(h) > 4)
+    return mentions_harness and _ENGINE_MODULES.search(text) is None
 
 
 def _heredocs(lines: list[str]) -> Iterable[tuple[int, str, list[str]]]:
@@ -140,7 +169,8 @@ def _heredoc_hits(path: str, lines: list[str], policy: Mapping[str, Any], side: 
         text = "\n".join(body)
         if _WRITERS.search(head):
             target = (head + " " + after).split(">")[-1].strip().split(" ")[0] if ">" in opener else ""
-            if any(m in target for m in policy["engine_path_markers"]):
+            if any(m in target for m in policy["engine_path_markers"]) and \
+                    not _patches_harness_only(opener, text, policy):
                 hits.append(PatchHit(path, number, opener.strip()[:300], "heredoc-into-engine", side))
         elif _PROGRAMS.search(head) and _program_rewrites(text, policy):
             hits.append(PatchHit(path, number, opener.strip()[:300], "inline-program-rewrites-engine", side))
@@ -158,11 +188,13 @@ def scan_text(path: str, text: str, policy: Mapping[str, Any], side: str = "head
     for hit in _heredoc_hits(path, lines, policy, side):
         if (hit.line, hit.signature) not in seen and not any(h.line == hit.line for h in hits):
             hits.append(hit)
-    if path.endswith((".py", ".sh", ".bash")) and _program_rewrites(text, policy) and not hits:
+    code = "\n".join(ln for ln in lines if not ln.lstrip().startswith("#")) if path.endswith((".sh", ".bash")) \
+        else text
+    if path.endswith((".py", ".sh", ".bash")) and _program_rewrites(code, policy) and not hits:
         # A program or script that locates the installed engine (sglang.__file__, site-packages, ...)
         # and writes files (`sed -i "$SITE/..."`, open(..., "w")) rewrites engine sources.
-        line = next((n for n, ln in enumerate(lines, 1)
-                     if any(_rx(p).search(ln) for p in policy["engine_locators"])), None)
+        line = next((n for n, ln in enumerate(lines, 1) if not ln.lstrip().startswith("#")
+                     and any(_rx(p).search(ln) for p in policy["engine_locators"])), None)
         hits.append(PatchHit(path, line, lines[line - 1].strip()[:300] if line else "", "program-rewrites-engine", side))
     return sorted(hits, key=lambda h: (h.line or 0, h.signature))
 

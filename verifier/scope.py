@@ -63,7 +63,6 @@ def _setup_scripts(path: str, text: str, layout: str) -> dict[str, tuple[str, in
 def compute_scope(ctx: CheckContext) -> Scope:
     """The scope (see module docstring); raises InputError when the master configs are unreadable."""
     from verifier.launch import legacy_script_path
-    from verifier.recipes.legacy_script import sourced_libraries
 
     layout = ctx.bundle.layout
     keys = list(submitted_entries(ctx))
@@ -80,12 +79,11 @@ def compute_scope(ctx: CheckContext) -> Scope:
                 if ref is not None:
                     recipes[ref.path] = None
             if point.srt_recipe is None and not point.multinode and key in head_entries:
-                # an old-layout per-config script, and the libraries it sources, are what the launch runs
+                # an old-layout per-config script is what the launch runs (the shared library it
+                # sources is scanned when the PR changes it, like every changed benchmark file)
                 script, _ = legacy_script_path(ctx, "head", head_entries[key], point)
-                if script is not None and script not in required:
+                if script is not None:
                     required[script] = None
-                    for lib, _line in sourced_libraries(script, _text(ctx, script) or ""):
-                        required[lib] = None
             lane = "multi" if point.multinode else "single"
             block = policy["shared-blocks"].get(point.scenario, {}).get(lane)
             if isinstance(block, str) and point.srt_recipe is not None:

@@ -133,3 +133,15 @@ def test_sourced_libraries_are_resolved_statically() -> None:
 
     text = '#!/bin/bash\nsource "$(dirname "$0")/../../benchmark_lib.sh"\nsource /etc/profile\n'
     assert sourced_libraries("benchmarks/single_node/fixed_seq_len/x.sh", text) == [("benchmarks/benchmark_lib.sh", 2)]
+
+
+def test_sitecustomize_of_a_harness_package_is_not_an_engine_patch() -> None:
+    from verifier import patches as P
+    from verifier.policy import load_policies
+
+    policy = load_policies()["patches"]
+    harness = ('cat > "$d/sitecustomize.py" <<\'PY\'\nfrom lm_eval.filters import extraction as ex\n'
+               'ex.X = 1\nPY\ncp "$(_eval_patches_dir)/lm_eval_sitecustomize.py" "$d/sitecustomize.py"\n')
+    assert P.scan_text("benchmarks/benchmark_lib.sh", harness, policy) == []
+    engine = 'cat > "$d/sitecustomize.py" <<\'PY\'\nimport sglang.srt.models.x as m\nm.Y = 2\nPY\n'
+    assert [h.signature for h in P.scan_text("benchmarks/x.sh", engine, policy)] == ["sitecustomize"]

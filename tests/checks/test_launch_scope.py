@@ -10,7 +10,7 @@ def test_missing_recipe_is_one_fail_row_of_check18() -> None:
     report = judge(FIXTURES / "c13" / "na-recipe-missing-reported-by-check18")
     assert row(report, 18).status is Status.FAIL
     assert "agentic.yaml" in row_summary(row(report, 18))
-    for check_id in (8, 9, 11, 13):
+    for check_id in (8, 9, 10, 11, 13):
         r = row(report, check_id)
         assert r.status is not Status.FAIL, (check_id, row_summary(r))
         assert "Check 18" in row_summary(r) and "Check 18" in row_summary(r).split("\n")[1]
