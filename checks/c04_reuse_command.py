@@ -5,7 +5,9 @@ Why: a PR merges by reusing a measured sweep; `/use <run_id>` (or `/reuse-sweep-
     by a maintainer says which run's results are published. Without it, nobody chose the run.
 Evidence: the winning comment (FORMATS §12.1: a whole-line command; the newest comment by an
     author whose recorded repository role (github.yaml permissions) is write, maintain or admin wins;
-    the last command of that comment wins; bots never count; author_association is not authority)
+    the last command of that comment wins; bots never count; author_association alone is not authority:
+    the author needs a write role, and a recorded association outside OWNER/MEMBER/COLLABORATOR
+    disqualifies the command as in InferenceX's own workflow)
     and its source run, validated when the bundle holds it: event pull_request, status completed,
     run-sweep.yml, head in the PR's commits, an unexpired result artifact, conclusion success (a
     pinned id may also be failure or cancelled), and no evals-only / agentx-fast label.
@@ -54,6 +56,7 @@ def _ignored(ctx: CheckContext, command: ci.ReuseCommand) -> list[Finding]:
         out.append(finding("reuse-command-ignored", _comment_evidence(hit), author=hit.comment.author,
                            association=hit.comment.author_association, command=hit.text,
                            bot=hit.ignored_because == "bot", unread=hit.ignored_because == "permission-unread",
+                           unassociated=hit.ignored_because == "association",
                            role=ci.commander_role(ctx.bundle, hit.comment.author, ctx.policy("ci")["reuse"]) or "none"))
     return out
 

@@ -221,7 +221,8 @@ class CommandHit:
     command: Literal["/use", "/reuse-sweep-run"]
     run_id: int | None
     text: str
-    ignored_because: str | None = None  # "bot" | "permission" | "permission-unread" | None (counted)
+    # "bot" | "association" | "permission" | "permission-unread" | None (counted)
+    ignored_because: str | None = None
 
 
 @dataclass(frozen=True)
@@ -327,8 +328,13 @@ def _reuse_command(bundle: Bundle, policy: Mapping[str, Any]) -> ReuseCommand:
     counted: list[CommandHit] = []
     ignored: list[CommandHit] = []
     for hit in find_commands(bundle.comments):
+        # NONE is also what the reader records when a bundle gives no association: it is left to the
+        # permission test, which a real NONE fails anyway (an account with no association has no role).
+        association = hit.comment.author_association
         if _is_bot(hit.comment):
             ignored.append(replace(hit, ignored_because="bot"))
+        elif association not in ("NONE", *policy["authorized_associations"]):
+            ignored.append(replace(hit, ignored_because="association"))
         elif (role := commander_role(bundle, hit.comment.author, policy)) is None:
             ignored.append(replace(hit, ignored_because="permission-unread"))
         elif role not in policy["authorized_roles"]:

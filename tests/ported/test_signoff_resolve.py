@@ -18,8 +18,8 @@ import pytest
 from tests.github.conftest import FAST, REPO, collect
 from tests.github.standin import TOKEN, StandIn
 from verifier.errors import UsageError
-from verifier.github.action import _author_may_sign
 from verifier.github.client import Client
+from verifier.github.scope import Access, Permissions, requester_access
 from verifier.github.signoff import is_bot, looks_like_signoff, parse_signoff_url
 from verifier.model import Permission
 from verifier.policy import load_policies
@@ -72,7 +72,8 @@ def test_only_repository_writers_with_known_roles_can_request(
     server = standin()
     server.bundle.github.permissions["requester"] = Permission(permission=permission, role_name=role)
     client = Client(TOKEN, server.api_url, retry=FAST)
-    assert _author_may_sign(client, REPO, "requester", load_policies()["github"]) is expected
+    access, _ = requester_access("requester", "User", Permissions(client, REPO), load_policies()["github"])
+    assert (access is Access.ALLOWED) is expected
 
 
 @pytest.mark.parametrize("login,user_type", [("writer[bot]", "User"), ("writer", "Bot")])
