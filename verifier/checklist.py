@@ -11,11 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from functools import cache
+from typing import TYPE_CHECKING
 
 from verifier.errors import InputError
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 # GitHub stores at most 65,536 characters per comment body; a longer text is not a real sign-off.
 MAX_MARKDOWN_CHARS = 65_536
@@ -26,9 +29,6 @@ _TEMPLATE_HEADING = re.compile(r"^##\s+(Template|模板)")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _WORD = re.compile(r"[a-z0-9_./-]+")
 TRIGGER = "As a PR reviewer and CODEOWNER"
-# Block-level CommonMark only: inline rules (emphasis, links) are not needed to find checkboxes
-# and are where hostile input costs most. maxNesting bounds nested lists and quotes.
-_MARKDOWN = MarkdownIt("commonmark", {"maxNesting": 40}).disable("inline")
 _LIST_OPEN = frozenset({"bullet_list_open", "ordered_list_open"})
 _LIST_CLOSE = frozenset({"bullet_list_close", "ordered_list_close"})
 
@@ -37,11 +37,21 @@ class ChecklistTooLarge(InputError):
     """A Markdown text or its checkbox count is beyond what a real sign-off or template holds."""
 
 
+@cache
+def _markdown() -> MarkdownIt:
+    """Block-level CommonMark only: inline rules (emphasis, links) are not needed to find
+    checkboxes and are where hostile input costs most. maxNesting bounds nested lists and quotes.
+    Imported on first use so that loading the checks stays cheap."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"maxNesting": 40}).disable("inline")
+
+
 def parse_markdown(text: str, *, what: str = "sign-off") -> list[Token]:
     """Block-level CommonMark tokens of a text; refuses a text over MAX_MARKDOWN_CHARS."""
     if len(text) > MAX_MARKDOWN_CHARS:
         raise ChecklistTooLarge(what, f"{len(text)} characters, over the {MAX_MARKDOWN_CHARS} GitHub allows")
-    return _MARKDOWN.parse(text)
+    return _markdown().parse(text)
 
 
 @dataclass(frozen=True)
