@@ -86,9 +86,11 @@ def test_unreadable_runners_yaml_is_a_launch_error(tmp_path: Path) -> None:
     assert errors and errors[0].file == "inferencex-e2e/configs/runners.yaml"
     report = judge(bundle)
     _no_crash(report)
+    # one root cause, one FAIL row: Check 18 owns the unresolved launch; 8, 9, 11, 13 name it
+    assert row(report, 18).status.value == "FAIL" and "runners.yaml" in _summary(report, 18)
+    assert report.verdict.value == "REJECTED"
     for check_id in (8, 9, 11, 13):
-        assert row(report, check_id).status.value == "FAIL"
-        assert "runners.yaml" in _summary(report, check_id)
+        assert "launch-reported-by-check18" in _summary(report, check_id) and "runners.yaml" in _summary(report, check_id)
 
 
 @pytest.mark.parametrize("value", [".inf", "abc", "{number: []}", "[1]", "true"])
