@@ -24,7 +24,7 @@ PYPROJECT = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8
 # import name -> distribution name, for the third-party packages the verifier imports
 DISTRIBUTION = {"yaml": "PyYAML", "ruamel": "ruamel.yaml", "github": "PyGithub", "jinja2": "Jinja2",
                 "pydantic": "pydantic", "jsonschema": "jsonschema", "rich": "rich", "requests": "requests",
-                "urllib3": "urllib3"}
+                "urllib3": "urllib3", "markdown_it": "markdown-it-py"}
 # imported only by `sglang-spec dump` and the equivalence tests, from the real sglang (.ci/install-sglang.sh)
 OPTIONAL = {"sglang", "torch"}
 

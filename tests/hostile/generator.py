@@ -8,8 +8,7 @@ makes it hostile in one way. `expect` says what the verdict may be afterwards:
 * "not-approved": the input breaks a blocking rule or makes a fact unreadable, so APPROVED
   would be a false approval.
 
-`xfail` names the audit finding (issue 9) whose fix lives on another branch, for the classes that
-can still yield APPROVED before it merges. Deterministic: every random choice comes from
+Deterministic: every random choice comes from
 `random.Random(seed)`.
 """
 
@@ -42,7 +41,6 @@ class HostileClass:
     mutate: Mutator
     expect: Expect
     size: int = 0  # the size parameter at which the class is judged (0: not sized)
-    xfail: str | None = None  # the finding that still lets it through before another branch merges
 
 
 def _artifact_files(bundle: Path, name: str) -> list[Path]:
@@ -328,18 +326,15 @@ CLASSES: tuple[HostileClass, ...] = (
     HostileClass("forged-bidi-ansi", forged_text, "any"),
     HostileClass("confusable-signer", confusable_signer, "not-approved"),
     HostileClass("use-by-association", use_by_association, "not-approved"),
-    HostileClass("ownership-unread", ownership_unread, "not-approved",
-                 xfail="issue 9: a non-owner gets APPROVED (ownership / permission unread)"),
-    HostileClass("partial-api-failure", partial_api_failure, "not-approved",
-                 xfail="issue 9: partial live data passes"),
-    HostileClass("truncated-listing", truncated_listing, "not-approved",
-                 xfail="issue 9: the changed-file list is trusted"),
-    HostileClass("workflow-rewrite", workflow_rewrite, "not-approved",
-                 xfail="issue 9: evidence from a workflow the PR rewrites"),
-    HostileClass("head-policy-edit", head_policy_edit, "not-approved",
-                 xfail="issue 9: the PR sets its own targets (head-side CODEOWNERS)"),
-    HostileClass("backdated-commit", backdated_commit, "not-approved",
-                 xfail="issue 9: the sign-off can be moved onto a later commit"),
+    HostileClass("ownership-unread", ownership_unread, "not-approved"),
+    HostileClass("partial-api-failure", partial_api_failure, "not-approved"),
+    HostileClass("truncated-listing", truncated_listing, "not-approved"),
+    HostileClass("workflow-rewrite", workflow_rewrite, "not-approved"),
+    HostileClass("head-policy-edit", head_policy_edit, "not-approved"),
+    # Offline, pr.yaml head_sha is the pin our own recorder wrote, so a later commit in the list is not
+    # an attack here: the contract must hold. The live attack (a pusher-chosen committer date) is
+    # tests/github/test_fail_closed.py::test_backdated_commit_does_not_move_the_pin.
+    HostileClass("backdated-commit", backdated_commit, "any"),
 )
 
 
