@@ -35,13 +35,18 @@ PYTHON = sys.executable
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
+CPU_SECONDS: list[float] = []  # CPU (user + system) of the last child, for a figure a loaded machine bends less
+
+
 def _seconds(args: list[str]) -> tuple[float, int]:
-    """Wall time and peak RSS (KiB) of one child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    """Wall time and peak RSS (KiB) of one child process; its CPU time goes to CPU_SECONDS."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(args, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     elapsed = time.perf_counter() - start
-    return elapsed, max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, before)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU_SECONDS.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return elapsed, max(after.ru_maxrss, before.ru_maxrss)
 
 
 def master_configs(bundle: Path) -> list[Path]:
@@ -132,13 +137,17 @@ def report(bundle: Path, repeats: int) -> None:
     """Print every figure for one bundle, the process measurements interleaved."""
     masters, needed = master_configs(bundle), needed_yaml(bundle)
     fulls, needs, colds, rss = [], [], [], 0
+    full_cpu, cold_cpu = [], []
     for _ in range(repeats):
         fulls.append(floor_process(masters))
+        full_cpu.append(CPU_SECONDS[-1])
         needs.append(floor_process(needed))
         seconds, peak = cold_process(bundle)
+        cold_cpu.append(CPU_SECONDS[-1])
         colds.append(seconds)
         rss = max(rss, peak)
     full, need, cold = (statistics.median(x) for x in (fulls, needs, colds))
+    fcpu, ccpu = statistics.median(full_cpu), statistics.median(cold_cpu)
     floor_warm = floor_in_process(needed, repeats)
     layers, per_check = warm_layers(bundle, repeats)
     warm = sum(layers.values())
@@ -147,6 +156,7 @@ def report(bundle: Path, repeats: int) -> None:
     print(f"  floor-full process : {full:6.3f} s   (C-parse both master configs in a fresh interpreter)")
     print(f"  floor-need process : {need:6.3f} s   (C-parse every YAML file a verdict needs)")
     print(f"  cold verify-pr     : {cold:6.3f} s   = {cold / full:4.1f}x floor-full; peak RSS {rss / 1024:.0f} MiB")
+    print(f"  cold, CPU seconds  : {ccpu:6.3f} s   = {ccpu / fcpu:4.1f}x floor-full's {fcpu:.3f} s")
     print(f"  floor-need in-proc : {floor_warm:6.3f} s")
     print(f"  warm verdict       : {warm:6.3f} s   = {warm / floor_warm:4.1f}x in-process floor")
     print("    layers           : " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in layers.items()))

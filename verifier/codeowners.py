@@ -46,7 +46,8 @@ class Rule:
         return bool(self.regex.match(path.lstrip("/")))
 
 
-def _glob_to_regex(glob: str) -> str:
+def glob_to_regex(glob: str) -> str:
+    """A repository-path glob as regex source: `**/` any directories, `**` anything, `*` and `?` within a segment."""
     out = []
     i = 0
     while i < len(glob):
@@ -73,7 +74,7 @@ def _compile(pattern: str) -> re.Pattern[str]:
     body = pattern.rstrip("/")
     anchored = body.startswith("/") or "/" in body
     body = body.lstrip("/")
-    regex = _glob_to_regex(body) if body else ".*"
+    regex = glob_to_regex(body) if body else ".*"
     prefix = "" if anchored else "(?:.*/)?"
     last = body.rsplit("/", 1)[-1]
     if directory_only:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from verifier.codeowners import glob_to_regex
 from verifier.context import CheckContext
 from verifier.layout import short_path
 from verifier.model import Run
@@ -25,26 +26,8 @@ from verifier.model import Run
 
 @lru_cache(maxsize=256)
 def glob_regex(glob: str) -> re.Pattern[str]:
-    """A repository-path glob as a regex: `**/` any directories, `**` anything, `*` and `?` within a segment."""
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:[^/]+/)*")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+    """A repository-path glob as a compiled, whole-path regex (CODEOWNERS' glob semantics)."""
+    return re.compile(glob_to_regex(glob) + r"\Z")
 
 
 def matches_any(path: str, globs: Iterable[str]) -> str | None:
