@@ -130,8 +130,32 @@ def _origin(launch: Launch) -> tuple[str, int | None]:
     return (origin.path, origin.line) if origin else (launch.recipe_path, None)
 
 
+def _builtin(ctx: CheckContext, launch: Launch, bench: Mapping[str, Any], policy: Mapping[str, Any]
+             ) -> tuple[str, Finding]:
+    """srtctl's own client (`benchmark.type: sa-bench`): the recipe's `use_chat_template` decides."""
+    key = str(policy.get("builtin_chat_key") or "use_chat_template")
+    where = f"benchmark.{key}"
+    origin = launch.origins.get(("benchmark", key)) or launch.origins.get(("benchmark", "type"))
+    path, line = (origin.path, origin.line) if origin else (launch.recipe_path, None)
+    value = bench.get(key)
+    if value is None:
+        return "unverifiable", finding("benchmark-command-missing", FileEvidence(path=path, line=line),
+                                       MissingEvidence(what=where), key=launch.key, point=launch.exp_name,
+                                       missing=where)
+    if value is not True and str(value).lower() != "true":
+        return "fail", finding("chat-template-off", FileEvidence(path=path, line=line, text=f"{key}: {value}"),
+                               key=launch.key, point=launch.exp_name, var=where, value=str(value).lower())
+    changed = any(f.path == launch.recipe_path for f in ctx.bundle.pr.files)
+    return "pass", finding("chat-client", FileEvidence(path=path, line=line, text=f"{key}: {value}"),
+                           key=launch.key, client=f"srtctl {bench.get('type')}", marker=f"{where}: true",
+                           changed=changed, parser=str(launch.arg("reasoning-parser") or "") or None)
+
+
 def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: dict[str, str | None]
            ) -> tuple[str, Finding]:
+    bench = launch.recipe.get("benchmark") if isinstance(launch.recipe.get("benchmark"), Mapping) else {}
+    if bench.get("type") in policy.get("builtin_clients", ()):
+        return _builtin(ctx, launch, bench, policy)
     command = _command(launch)
     path, line = _origin(launch)
     if not command:
