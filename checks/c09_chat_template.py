@@ -92,7 +92,7 @@ def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str
     called = [n for n in names if any(re.match(rf"\s*{re.escape(n)}\b", ln) for ln in code)]
     if not called:
         return None
-    for lib, _line in sourced_libraries(script, "\n".join(code)):
+    for lib in _libraries(ctx, script, "\n".join(code)):
         lib_text = text_or_none(ctx.bundle.head.read(lib), lib)
         if lib_text is None:
             continue
@@ -102,6 +102,21 @@ def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str
             if marker:
                 return f"{short_path(lib)} {name}()", marker
     return None
+
+
+# `source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"`: the workspace variable is the
+# InferenceX checkout mounted in the container (default /infmax-workspace), i.e. the repository root.
+_WORKSPACE_SOURCE = re.compile(r'^\s*(?:source|\.)\s+"?\$\{?INFMAX_CONTAINER_WORKSPACE(?::-[^}]*)?\}?/([\w./-]+)"?')
+
+
+def _libraries(ctx: CheckContext, script: str, code: str) -> list[str]:
+    """Libraries a client script sources: relative to its folder, or to the container workspace root."""
+    out = [lib for lib, _line in sourced_libraries(script, code)]
+    for line in code.split("\n"):
+        match = _WORKSPACE_SOURCE.match(line)
+        if match and ".." not in match.group(1).split("/"):
+            out.append(repo_relative(match.group(1), ctx.bundle.layout))
+    return list(dict.fromkeys(out))
 
 
 def _function_body(text: str, name: str) -> str | None:

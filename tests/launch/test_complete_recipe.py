@@ -106,6 +106,19 @@ def test_complete_recipe_resolves_with_its_own_model_and_container() -> None:
     assert decode.env_origin("SGLANG_ENABLE_JIT_DEEPGEMM") == (RECIPE, 18)
 
 
+def test_complete_override_bundle_variant_resolves() -> None:
+    """`CONFIG_FILE=recipes/...yaml:override_x` on a bundle whose base is a complete recipe."""
+    body = "\n".join("  " + ln if ln else ln for ln in RECIPE_TEXT.split("\n"))
+    bundle = "base:\n" + body + "\noverride_c64:\n  benchmark:\n    use_chat_template: true\n"
+    master = MASTER.replace("disagg-1p1d.yaml\"", "disagg-1p1d.yaml:override_c64\"")
+    ctx = make_ctx({**_files(bundle), "configs/nvidia-master.yaml": master.encode()})
+    ls = launches(ctx, "head", [KEY])
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    assert {la.variant for la in ls.launches} == {"override_c64"}
+    assert all(la.recipe["benchmark"]["use_chat_template"] is True for la in ls.launches)
+    assert ls.launches[0].arg_origin("tensor-parallel-size")[0] == RECIPE
+
+
 def test_container_alias_runs_the_rows_image() -> None:
     """`dynamo-sglang` is a runner srtslurm.yaml alias for the squash file of the row's image."""
     ctx = make_ctx(_files(RECIPE_TEXT.replace("lmsysorg/sglang:v0.5.9-cu130-own", "dynamo-sglang")))
@@ -161,3 +174,18 @@ def test_to_roles_moves_origins() -> None:
     assert out["roles"]["agg"]["args"] == {"tensor-parallel-size": 4}
     assert moved[("roles", "agg", "args", "tensor-parallel-size")] == Origin("r.yaml", 3)
     assert moved[("roles", "agg", "env", "X")] == Origin("r.yaml", 5)
+
+
+def test_client_sourcing_the_workspace_library_is_judged_by_its_function() -> None:
+    """`source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"` (old agentic_srt.sh): the
+    workspace is the repository root, so `build_replay_cmd` is read from that library."""
+    from checks.c09_chat_template import _library_chat
+    from verifier.context import CheckContext
+    from verifier.policy import load_policies
+
+    script = "benchmarks/multi_node/agentic_srt.sh"
+    text = 'source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"\nbuild_replay_cmd "$RESULT_DIR"\n'
+    lib = 'build_replay_cmd() {\n    REPLAY_CMD+=" --endpoint-type chat"\n}\n'
+    ctx: CheckContext = make_ctx({**_files(), script: text.encode(), "benchmarks/benchmark_lib.sh": lib.encode()})
+    found = _library_chat(ctx, script, text, load_policies()["chat_template"])
+    assert found == ("benchmarks/benchmark_lib.sh build_replay_cmd()", "--endpoint-type chat")

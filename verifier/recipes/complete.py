@@ -27,10 +27,11 @@ MODEL_KEYS = ("path", "container")
 
 
 def is_complete(data: Any, layout: str) -> bool:
-    """True for an old-layout recipe that names its own model (a complete srtctl recipe)."""
+    """True for an old-layout recipe (or override bundle) that names its own model: a complete srtctl recipe."""
     if layout != "old" or not isinstance(data, Mapping):
         return False
-    model = data.get("model")
+    block = data.get("base") if isinstance(data.get("base"), Mapping) else data  # an override bundle's base
+    model = block.get("model")
     return isinstance(model, Mapping) and any(k in model for k in MODEL_KEYS)
 
 
