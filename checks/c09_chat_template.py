@@ -92,7 +92,7 @@ def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str
     called = [n for n in names if any(re.match(rf"\s*{re.escape(n)}\b", ln) for ln in code)]
     if not called:
         return None
-    for lib, _line in sourced_libraries(script, "\n".join(code)):
+    for lib in _libraries(ctx, script, "\n".join(code)):
         lib_text = text_or_none(ctx.bundle.head.read(lib), lib)
         if lib_text is None:
             continue
@@ -102,6 +102,21 @@ def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str
             if marker:
                 return f"{short_path(lib)} {name}()", marker
     return None
+
+
+# `source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"`: the workspace variable is the
+# InferenceX checkout mounted in the container (default /infmax-workspace), i.e. the repository root.
+_WORKSPACE_SOURCE = re.compile(r'^\s*(?:source|\.)\s+"?\$\{?INFMAX_CONTAINER_WORKSPACE(?::-[^}]*)?\}?/([\w./-]+)"?')
+
+
+def _libraries(ctx: CheckContext, script: str, code: str) -> list[str]:
+    """Libraries a client script sources: relative to its folder, or to the container workspace root."""
+    out = [lib for lib, _line in sourced_libraries(script, code)]
+    for line in code.split("\n"):
+        match = _WORKSPACE_SOURCE.match(line)
+        if match and ".." not in match.group(1).split("/"):
+            out.append(repo_relative(match.group(1), ctx.bundle.layout))
+    return list(dict.fromkeys(out))
 
 
 def _function_body(text: str, name: str) -> str | None:
@@ -130,8 +145,32 @@ def _origin(launch: Launch) -> tuple[str, int | None]:
     return (origin.path, origin.line) if origin else (launch.recipe_path, None)
 
 
+def _builtin(ctx: CheckContext, launch: Launch, bench: Mapping[str, Any], policy: Mapping[str, Any]
+             ) -> tuple[str, Finding]:
+    """srtctl's own client (`benchmark.type: sa-bench`): the recipe's `use_chat_template` decides."""
+    key = str(policy.get("builtin_chat_key") or "use_chat_template")
+    where = f"benchmark.{key}"
+    origin = launch.origins.get(("benchmark", key)) or launch.origins.get(("benchmark", "type"))
+    path, line = (origin.path, origin.line) if origin else (launch.recipe_path, None)
+    value = bench.get(key)
+    if value is None:
+        return "unverifiable", finding("benchmark-command-missing", FileEvidence(path=path, line=line),
+                                       MissingEvidence(what=where), key=launch.key, point=launch.exp_name,
+                                       missing=where)
+    if value is not True and str(value).lower() != "true":
+        return "fail", finding("chat-template-off", FileEvidence(path=path, line=line, text=f"{key}: {value}"),
+                               key=launch.key, point=launch.exp_name, var=where, value=str(value).lower())
+    changed = any(f.path == launch.recipe_path for f in ctx.bundle.pr.files)
+    return "pass", finding("chat-client", FileEvidence(path=path, line=line, text=f"{key}: {value}"),
+                           key=launch.key, client=f"srtctl {bench.get('type')}", marker=f"{where}: true",
+                           changed=changed, parser=str(launch.arg("reasoning-parser") or "") or None)
+
+
 def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: dict[str, str | None]
            ) -> tuple[str, Finding]:
+    bench = launch.recipe.get("benchmark") if isinstance(launch.recipe.get("benchmark"), Mapping) else {}
+    if bench.get("type") in policy.get("builtin_clients", ()):
+        return _builtin(ctx, launch, bench, policy)
     command = _command(launch)
     path, line = _origin(launch)
     if not command:

@@ -52,6 +52,7 @@ from verifier.recipes.bind import (
     resolve_dram,
     role_args,
 )
+from verifier.recipes.complete import is_alias, is_complete, to_roles
 from verifier.recipes.legacy_script import ScriptUnresolved, evaluate_script
 from verifier.recipes.spec import SpecParams, spec_parameters
 from verifier.recipes.variants import Origin, RecipeError, Variant, expand
@@ -287,6 +288,10 @@ class _Resolver:
         if ref is None:
             self.legacy(point)
             return
+        doc = recipe_doc(self.ctx, self.side, ref.path)
+        if doc is not None and is_complete(doc.data, self.ctx.bundle.layout):
+            self.complete(point, doc)
+            return
         for problem in _problems(self.ctx, self.side, ref.path, point.scenario):
             sig = (problem.file, problem.line, problem.message)
             if sig not in self._seen_problems:
@@ -323,6 +328,34 @@ class _Resolver:
                 raise RecipeError(f"{EXACTLY_ONE} in {target} for {point.exp_name}: {detail}", ref.path, line)
             chosen = matched[0]
         self.materialize(point, chosen, rejected)
+
+    def complete(self, point: Point, doc: Any) -> None:
+        """An old-layout complete recipe: srtctl runs the named file as it is (`srtctl apply -f $CONFIG_FILE`).
+
+        Nothing is composed under it or bound into it, so the new-layout fragment rule does not apply;
+        its duplicate keys are still reported. The recipe's own model and container are what runs.
+        """
+        ref = point.srt_recipe
+        assert ref is not None
+        for line_path, line in doc.duplicates:
+            sig = (doc.path, line, "duplicate")
+            if sig not in self._seen_problems:
+                self._seen_problems.add(sig)
+                self.error(None, doc.path, line, f"duplicate key {'.'.join(map(str, line_path))} (the last one wins)",
+                           "duplicate-key", fatal=False)
+        variants = expand(doc, ref.selector)
+        if len(variants) != 1:
+            names = ", ".join(v.key for v in variants) or "none"
+            raise RecipeError(f"CONFIG_FILE must name exactly one recipe variant (selector {ref.selector!r} "
+                              f"gives {names})", ref.path)
+        variant = variants[0]
+        data, origins = to_roles(variant.data, variant.origins)
+        roles = data.get("roles")
+        if not isinstance(roles, Mapping) or not roles:
+            raise RecipeError("complete recipe defines no prefill / decode / aggregated worker "
+                              "(backend.<engine>_config or roles)", ref.path, doc.line("backend") or 1)
+        self.materialize(point, Variant(key=variant.key, name=variant.name, file=variant.file, data=data,
+                                        origins=origins), {}, complete=True)
 
     def legacy(self, point: Point) -> None:
         """A row without srt-recipe: evaluate its old-layout launcher script statically."""
@@ -368,15 +401,21 @@ class _Resolver:
             served_model_name=served, arg_origins=arg_origins, env_origins=env_origins,
         ))
 
-    def materialize(self, point: Point, variant: Variant, rejected: dict[str, tuple[str, ...]]) -> None:
+    def materialize(self, point: Point, variant: Variant, rejected: dict[str, tuple[str, ...]],
+                    complete: bool = False) -> None:
         ctx, policy, entry = self.ctx, self.policy, self.entry
         origins = dict(variant.origins)
-        data = bind(dict(variant.data), origins, point, _bound_values(point, entry, variant.data))
+        data = dict(variant.data)
+        if not complete:  # a complete recipe carries its own model / container / benchmark values
+            data = bind(data, origins, point, _bound_values(point, entry, variant.data))
         data = resolve_dram(data, origins, point, variant.file)
         engine = engine_type(data) or policy["engines"].get(point.framework or "") or ""
-        data, synthetic = inject_synthetic(ctx, self.side, point, data, origins, engine)
-        golden = synthetic.golden
-        if synthetic.active and golden is not None and (not golden.ok or golden.value is None):
+        synthetic: Synthetic | None = None  # a complete recipe pins its own acceptance (like a legacy script)
+        if not complete:
+            data, synthetic = inject_synthetic(ctx, self.side, point, data, origins, engine)
+        golden = synthetic.golden if synthetic is not None else None
+        if synthetic is not None and synthetic.active and golden is not None and (
+                not golden.ok or golden.value is None):
             spec = synthetic.spec
             self.error(point, golden.file or ctx.bundle.path("golden_al_dir"), golden.line,
                        f"missing golden AL for {point.model_prefix} {spec.method if spec else None} draft length "
@@ -385,7 +424,16 @@ class _Resolver:
         launcher = policy["launcher"]
         model = point.model or ""
         staged_dir = self.cluster.staged_model_dir(model) if self.cluster else None
-        if staged_dir is not None and self.cluster is not None:
+        image = point.image
+        recipe_model = data.get("model") if isinstance(data.get("model"), Mapping) else {}
+        if complete and recipe_model.get("path") is not None:
+            staged_dir = None
+        if complete and isinstance(recipe_model.get("container"), str) and not is_alias(recipe_model["container"]):
+            image = recipe_model["container"]  # a registry image, used as written; an alias maps to the row's image
+        if complete and recipe_model.get("path") is not None:
+            model_path = str(recipe_model["path"])
+            model_origin = origins.get(("model", "path")) or Origin(variant.file, None)
+        elif staged_dir is not None and self.cluster is not None:
             model_path = str(launcher["staged-model-path"])
             name = model.rsplit("/", 1)[-1]
             model_origin = Origin(self.cluster.file, self.cluster.model_lines.get(name) or self.cluster.line)
@@ -447,7 +495,7 @@ class _Resolver:
             self.result.launches.append(Launch(
                 key=entry.key, side=self.side, point=point, role=role, recipe_path=variant.file,
                 selector=point.srt_recipe.selector if point.srt_recipe else None, variant=variant.key,
-                variant_name=variant.name, recipe=data, engine=engine, image=point.image, module=module,
+                variant_name=variant.name, recipe=data, engine=engine, image=image, module=module,
                 argv=cmd.argv, env=env, benchmark_env=bench_env, args=args,
                 spec=spec_parameters(role, args, engine), synthetic=synthetic, model_path=model_path,
                 served_model_name=served, arg_origins=cmd.arg_origins, env_origins=env_origins,

@@ -1,0 +1,191 @@
+"""Old-layout srt-slurm recipes are complete srtctl recipes (verifier/recipes/complete.py, issue 12).
+
+The old runners hand `CONFIG_FILE` to `srtctl apply -f` as it is: the recipe's own model and
+container run, nothing is bound into it, and its classic `backend:` block names the workers.
+"""
+
+from __future__ import annotations
+
+from tests.launch.helpers import LAUNCH, PREFIX, make_ctx
+from verifier.launch import launches
+from verifier.recipes.complete import is_complete, to_roles
+from verifier.recipes.variants import Origin
+
+KEY = "dsr1-fp8-b200-dynamo-sglang"
+RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/disagg-1p1d.yaml"
+
+MASTER = f"""{KEY}:
+  image: lmsysorg/sglang:v0.5.9-cu130
+  model: deepseek-ai/DeepSeek-R1-0528
+  model-prefix: dsr1
+  runner: b200-test
+  precision: fp8
+  framework: dynamo-sglang
+  multinode: true
+  disagg: true
+  scenarios:
+    fixed-seq-len:
+    - isl: 1024
+      osl: 1024
+      search-space:
+      - conc-list: [64]
+        prefill:
+          num-worker: 1
+          tp: 8
+          ep: 1
+          dp-attn: false
+          additional-settings:
+          - "CONFIG_FILE=recipes/sglang/dsr1/disagg-1p1d.yaml"
+        decode:
+          num-worker: 1
+          tp: 8
+          ep: 1
+          dp-attn: false
+"""
+
+RECIPE_TEXT = """name: disagg-1p1d
+model:
+  path: dsr1-fp8
+  container: lmsysorg/sglang:v0.5.9-cu130-own
+  precision: fp8
+resources:
+  gpu_type: b200
+  gpus_per_node: 8
+  prefill_nodes: 1
+  prefill_workers: 1
+  decode_nodes: 1
+  decode_workers: 1
+backend:
+  type: sglang
+  prefill_environment:
+    SGLANG_ENABLE_JIT_DEEPGEMM: "1"
+  decode_environment:
+    SGLANG_ENABLE_JIT_DEEPGEMM: "1"
+  sglang_config:
+    prefill:
+      tensor-parallel-size: 8
+      served-model-name: deepseek-ai/DeepSeek-R1-0528
+      trust-remote-code: true
+    decode:
+      tensor-parallel-size: 8
+      served-model-name: deepseek-ai/DeepSeek-R1-0528
+      trust-remote-code: true
+benchmark:
+  type: sa-bench
+  isl: 1024
+  osl: 1024
+  concurrencies: "64"
+  use_chat_template: false
+"""
+
+
+def _files(recipe: str = RECIPE_TEXT) -> dict[str, bytes]:
+    return {
+        "configs/nvidia-master.yaml": MASTER.encode(),
+        "configs/runners.yaml": (LAUNCH / "old-runners.yaml").read_bytes(),
+        RECIPE: recipe.encode(),
+    }
+
+
+def test_complete_recipe_resolves_with_its_own_model_and_container() -> None:
+    ctx = make_ctx(_files())
+    ls = launches(ctx, "head", [KEY])
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    assert not any("launcher binds" in e.message for e in ls.errors)
+    roles = {la.role: la for la in ls.launches}
+    assert set(roles) == {"prefill", "decode"}
+    decode = roles["decode"]
+    assert decode.recipe_path == RECIPE and decode.engine == "sglang"
+    assert decode.image == "lmsysorg/sglang:v0.5.9-cu130-own"  # the recipe's container, not the row's image
+    assert decode.origins[("model", "container")] == Origin(RECIPE, 4)
+    assert decode.model_path == "dsr1-fp8"
+    assert decode.argv[:2] == ("--model-path", "dsr1-fp8")
+    assert decode.has_flag("disaggregation-mode") and decode.arg("tensor-parallel-size") == 8
+    assert decode.arg_origin("tensor-parallel-size") == (RECIPE, 25)
+    assert decode.env["SGLANG_ENABLE_JIT_DEEPGEMM"] == "1"
+    assert decode.env_origin("SGLANG_ENABLE_JIT_DEEPGEMM") == (RECIPE, 18)
+
+
+def test_complete_override_bundle_variant_resolves() -> None:
+    """`CONFIG_FILE=recipes/...yaml:override_x` on a bundle whose base is a complete recipe."""
+    body = "\n".join("  " + ln if ln else ln for ln in RECIPE_TEXT.split("\n"))
+    bundle = "base:\n" + body + "\noverride_c64:\n  benchmark:\n    use_chat_template: true\n"
+    master = MASTER.replace("disagg-1p1d.yaml\"", "disagg-1p1d.yaml:override_c64\"")
+    ctx = make_ctx({**_files(bundle), "configs/nvidia-master.yaml": master.encode()})
+    ls = launches(ctx, "head", [KEY])
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    assert {la.variant for la in ls.launches} == {"override_c64"}
+    assert all(la.recipe["benchmark"]["use_chat_template"] is True for la in ls.launches)
+    assert ls.launches[0].arg_origin("tensor-parallel-size")[0] == RECIPE
+
+
+def test_container_alias_runs_the_rows_image() -> None:
+    """`dynamo-sglang` is a runner srtslurm.yaml alias for the squash file of the row's image."""
+    ctx = make_ctx(_files(RECIPE_TEXT.replace("lmsysorg/sglang:v0.5.9-cu130-own", "dynamo-sglang")))
+    [launch, *_] = launches(ctx, "head", [KEY]).launches
+    assert launch.image == "lmsysorg/sglang:v0.5.9-cu130"
+
+
+def test_complete_recipe_without_workers_still_fails() -> None:
+    broken = RECIPE_TEXT.replace("  sglang_config:", "  other_config:").replace(
+        "  prefill_environment:\n    SGLANG_ENABLE_JIT_DEEPGEMM: \"1\"\n", "").replace(
+        "  decode_environment:\n    SGLANG_ENABLE_JIT_DEEPGEMM: \"1\"\n", "")
+    broken = "\n".join(ln for ln in broken.split("\n") if "_nodes" not in ln and "_workers" not in ln)
+    ls = launches(make_ctx(_files(broken)), "head", [KEY])
+    assert not ls.launches
+    [error] = ls.fatal_errors
+    assert error.file == RECIPE and "defines no prefill / decode / aggregated worker" in error.message
+
+
+def test_sa_bench_without_chat_template_fails_check_9() -> None:
+    from checks.c09_chat_template import check
+
+    spec = MASTER.replace("      - conc-list: [64]", "      - spec-decoding: \"mtp\"\n        conc-list: [64]")
+    recipe = RECIPE_TEXT.replace("    decode:\n      tensor-parallel-size: 8\n",
+                                 "    decode:\n      tensor-parallel-size: 8\n      speculative-algorithm: EAGLE\n"
+                                 "      speculative-num-draft-tokens: 4\n")
+    files = {**_files(recipe), "configs/nvidia-master.yaml": spec.encode()}
+    ctx = make_ctx(files, base={k: v for k, v in files.items() if k != RECIPE} | {
+        "configs/nvidia-master.yaml": MASTER.replace(KEY, "other-key").encode()})
+    result = check(ctx)
+    assert result.status.value == "FAIL", [f.message_id for f in result.findings]
+    assert any(f.message_id == "chat-template-off" for f in result.findings)
+
+
+def test_new_layout_fragment_rule_unchanged() -> None:
+    assert is_complete({"model": {"path": "x"}}, "old")
+    assert not is_complete({"model": {"path": "x"}}, "new")
+    assert not is_complete({"roles": {}}, "old")
+    ctx = make_ctx({PREFIX + "configs/nvidia-master.yaml": MASTER.encode(),
+                    PREFIX + "configs/runners.yaml": (LAUNCH / "old-runners.yaml").read_bytes(),
+                    PREFIX + RECIPE: RECIPE_TEXT.encode()})
+    ls = launches(ctx, "head", [KEY])
+    assert any("the launcher binds them" in e.message for e in ls.errors), [str(e) for e in ls.errors]
+
+
+def test_to_roles_moves_origins() -> None:
+    data = {"backend": {"type": "vllm", "vllm_config": {"aggregated": {"tensor-parallel-size": 4}},
+                        "aggregated_environment": {"X": "1"}},
+            "resources": {"agg_nodes": 1, "agg_workers": 1, "gpus_per_agg": 4}}
+    origins = {("backend", "vllm_config", "aggregated", "tensor-parallel-size"): Origin("r.yaml", 3),
+               ("backend", "aggregated_environment", "X"): Origin("r.yaml", 5)}
+    out, moved = to_roles(data, origins)
+    assert out["engine"] == "vllm"
+    assert out["roles"]["agg"]["args"] == {"tensor-parallel-size": 4}
+    assert moved[("roles", "agg", "args", "tensor-parallel-size")] == Origin("r.yaml", 3)
+    assert moved[("roles", "agg", "env", "X")] == Origin("r.yaml", 5)
+
+
+def test_client_sourcing_the_workspace_library_is_judged_by_its_function() -> None:
+    """`source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"` (old agentic_srt.sh): the
+    workspace is the repository root, so `build_replay_cmd` is read from that library."""
+    from checks.c09_chat_template import _library_chat
+    from verifier.context import CheckContext
+    from verifier.policy import load_policies
+
+    script = "benchmarks/multi_node/agentic_srt.sh"
+    text = 'source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"\nbuild_replay_cmd "$RESULT_DIR"\n'
+    lib = 'build_replay_cmd() {\n    REPLAY_CMD+=" --endpoint-type chat"\n}\n'
+    ctx: CheckContext = make_ctx({**_files(), script: text.encode(), "benchmarks/benchmark_lib.sh": lib.encode()})
+    found = _library_chat(ctx, script, text, load_policies()["chat_template"])
+    assert found == ("benchmarks/benchmark_lib.sh build_replay_cmd()", "--endpoint-type chat")
