@@ -544,7 +544,7 @@ def mutate(root: Path, seed: int) -> list[str]:
 # ---------------------------------------------------------------- running one case
 
 
-def _run_cli(argv: list[str]) -> tuple[int, str, str, Any]:
+def run_cli(argv: list[str]) -> tuple[int, str, str, Any]:
     """Run verify-pr in process; also capture the Report the runner produced."""
     import verifier.runner as runner_mod
     from verifier.cli import main
@@ -570,7 +570,7 @@ def problems_of(bundle: Path, *, markdown_cli: bool = False) -> list[str]:
     """Judge a (mutated) bundle through the CLI and list every contract violation."""
     from verifier.render import OutputFormat, renderer
 
-    rc, out, err, report = _run_cli(["--bundle", str(bundle), "--format", "json"])
+    rc, out, err, report = run_cli(["--bundle", str(bundle), "--format", "json"])
     problems: list[str] = []
     if rc not in (0, 1, 2):
         problems.append(f"exit status {rc}")
@@ -601,7 +601,7 @@ def problems_of(bundle: Path, *, markdown_cli: bool = False) -> list[str]:
     if (doc.get("verdict") == "REJECTED") != (rc == 1):
         problems.append(f"exit status {rc} disagrees with verdict {doc.get('verdict')}")
     if markdown_cli:
-        rc_md, md, md_err, _ = _run_cli(["--bundle", str(bundle), "--format", "markdown"])
+        rc_md, md, md_err, _ = run_cli(["--bundle", str(bundle), "--format", "markdown"])
         if rc_md != rc or not md.strip() or md_err.strip():
             problems.append(f"markdown run: exit {rc_md}, stderr {md_err.strip()[:300]!r}")
     elif report is not None:
@@ -674,7 +674,7 @@ if __name__ == "__main__":  # reproduce: python -m tests.test_fuzz_bundles SEED 
             base = BASES[seed % len(BASES)]
             bundle = clone_bundle(base, Path(tmp))
             print(seed, base.name, mutate(bundle, seed))
-            rc, out, err, _ = _run_cli(["--bundle", str(bundle), "--format", "json", "--debug"])
+            rc, out, err, _ = run_cli(["--bundle", str(bundle), "--format", "json", "--debug"])
             print("exit", rc, err.strip()[:2000])
             if out:
                 for c in json.loads(out)["checks"]:

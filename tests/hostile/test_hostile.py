@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import io
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -24,32 +23,11 @@ import pytest
 
 from tests.hostile import generator as G
 from tests.kit import CASES, clone_bundle
+from tests.test_fuzz_bundles import run_cli
 
 BASE = CASES / "pr4524-approved"
 FORBIDDEN = {chr(c) for c in (0x1B, 0x9B, 0x07, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068,
                               0x2069, 0x200E, 0x200F)}
-
-
-def _cli(argv: list[str]) -> tuple[int, str, str, Any]:
-    """Run verify-pr in process; also capture the Report the runner produced (None on rc 2)."""
-    import verifier.runner as runner_mod
-    from verifier.cli import main
-
-    captured: dict[str, Any] = {}
-    real = runner_mod.run_checks
-
-    def capture(*args: Any, **kwargs: Any) -> Any:
-        captured["report"] = real(*args, **kwargs)
-        return captured["report"]
-
-    out, err = io.StringIO(), io.StringIO()
-    runner_mod.run_checks = capture  # type: ignore[assignment]
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            rc = main(argv)
-    finally:
-        runner_mod.run_checks = real  # type: ignore[assignment]
-    return rc, out.getvalue(), err.getvalue(), captured.get("report")
 
 
 def _params() -> list[Any]:
@@ -63,7 +41,7 @@ def _params() -> list[Any]:
 def test_hostile_class_keeps_the_contract(tmp_path: Path, cls: G.HostileClass) -> None:
     bundle = clone_bundle(BASE, tmp_path)
     G.make(bundle, cls)
-    rc, out, err, report = _cli(["--bundle", str(bundle), "--format", "json"])
+    rc, out, err, report = run_cli(["--bundle", str(bundle), "--format", "json"])
     out.encode("utf-8")  # a real stdout must be able to write it (lone surrogates could not)
     assert rc in (0, 1, 2), (rc, err)
     if rc == 2:
@@ -89,7 +67,7 @@ def test_hostile_class_keeps_the_contract(tmp_path: Path, cls: G.HostileClass) -
 
 def test_the_base_is_approved() -> None:
     """The generator's classes mean something only because the unmutated base is APPROVED."""
-    rc, out, _, _ = _cli(["--bundle", str(BASE), "--format", "json"])
+    rc, out, _, _ = run_cli(["--bundle", str(BASE), "--format", "json"])
     assert rc == 0 and G.contract_document(out)["verdict"] == "APPROVED"
 
 
