@@ -1,0 +1,47 @@
+"""Launch resolution: master point -> the way InferenceX starts its server -> argv and environment.
+
+`launches(ctx, side="head", keys=None)` binds every point of the given config keys (default: the
+keys the PR affects, `verifier.configs.affected_keys`) to one srt-slurm recipe variant the way
+InferenceX and srtctl do (SRT_SLURM.md §1-§7):
+
+1. compose the recipe fragment over the lane's shared block (`configs/srt-recipes/*.yaml`);
+2. expand the variants of the row's selector (none = every override / zip variant);
+3. keep the variants that fit the point (CONC, KV_OFFLOADING, SPEC_DECODING, TP/EP/DP-attention,
+   GPU count, ...); exactly one must remain ("Expected exactly one matching single-node SRT recipe");
+4. bind model / identity / benchmark.env, resolve `'@dram.*'`, inject the golden-AL synthetic
+   acceptance variables;
+5. write the server command (`--model-path`, `--served-model-name`, role args, `--host/--port`,
+   extra_args) and the worker environment, remembering the file and line of every arg and variable.
+
+Each way of starting a server is a launch kind (`verifier.launch.kinds`: srt-slurm fragments and
+complete recipes, per-config shell scripts, multi-node launchers, ...); the first kind that claims a
+point resolves it. A row without srt-recipe (the old layout) is launched by a per-config benchmark
+script (`benchmarks/single_node/<dir>/<prefix>_<precision>_<sku>_<framework>[_mtp].sh`, policy
+`legacy-script`); `verifier.recipes.legacy_script` evaluates it statically with the point's
+launcher environment and the launch's origins point at script lines. Every launch records its kind
+and the files it runs (`Launch.files`).
+
+Everything that cannot be resolved becomes a `LaunchError` naming the recipe file and line; a check
+that needs a launch reports it as unverifiable, never guesses.
+"""
+
+from __future__ import annotations
+
+from verifier.launch.kinds import KINDS
+from verifier.launch.kinds.shell_script import legacy_env, legacy_script_path, legacy_script_stems
+from verifier.launch.kinds.srt_fragment import EXACTLY_ONE
+from verifier.launch.model import Launch, LaunchError, LaunchSet
+from verifier.launch.resolve import launches, launches_for_key
+
+__all__ = [
+    "EXACTLY_ONE",
+    "KINDS",
+    "Launch",
+    "LaunchError",
+    "LaunchSet",
+    "launches",
+    "launches_for_key",
+    "legacy_env",
+    "legacy_script_path",
+    "legacy_script_stems",
+]

@@ -1,0 +1,56 @@
+"""`KeyJob`: the state one config key's resolution shares between launch kinds.
+
+A launch kind (verifier.launch.kinds) receives the job and a point and adds launches or errors
+through it; the job knows the side, the master entry, the launch policy and the runner's cluster
+facts, and de-duplicates recipe-level problems that every point of a recipe would repeat.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from verifier.configs.master import ConfigEntry
+from verifier.configs.points import Point, launch_policy
+from verifier.configs.runners import ClusterFacts, runners
+from verifier.context import CheckContext
+from verifier.launch.model import Launch, LaunchError, LaunchSet
+
+
+class KeyJob:
+    """Resolution of the points of one config key on one side."""
+
+    def __init__(self, ctx: CheckContext, side: str, entry: ConfigEntry) -> None:
+        self.ctx = ctx
+        self.side = side
+        self.entry = entry
+        self.policy: Mapping[str, Any] = launch_policy(ctx)
+        table = runners(ctx, side)
+        self.cluster: ClusterFacts | None = table.cluster(entry.runner)
+        self.result = LaunchSet(side=side, keys=(entry.key,))
+        if table.error is not None:  # cluster env and staged model paths of the launch are unknown
+            self.error(None, table.file, None, f"unreadable, so cluster facts are unknown: {table.error}", "input")
+        self._seen_problems: set[tuple[str, int | None, str]] = set()
+
+    @property
+    def tree(self) -> Any:
+        """The bundle tree of this side."""
+        return getattr(self.ctx.bundle, self.side)
+
+    def error(self, point: Point | None, file: str, line: int | None, message: str, kind: str,
+              fatal: bool = True) -> None:
+        """Record that a point (None: the recipe or the key) does not resolve, naming file and line."""
+        self.result.errors.append(LaunchError(
+            self.entry.key, self.side, point.exp_name if point else None, file, line, message, kind, fatal,
+        ))
+
+    def problem_once(self, file: str, line: int | None, message: str, kind: str, fatal: bool = True) -> None:
+        """A recipe-level problem, recorded once however many points share the recipe."""
+        sig = (file, line, message)
+        if sig not in self._seen_problems:
+            self._seen_problems.add(sig)
+            self.error(None, file, line, message, kind, fatal)
+
+    def add(self, launch: Launch) -> None:
+        """A resolved launch of one point and role."""
+        self.result.launches.append(launch)

@@ -1,0 +1,52 @@
+"""Complete srtctl recipe (old layout): `srtctl apply -f $CONFIG_FILE` runs the named file as it is.
+
+Before InferenceX moved under `inferencex-e2e/`, a row named its recipe and the runner handed that
+file to srtctl unchanged: nothing is composed under it or bound into it, so the new-layout fragment
+rule does not apply (its duplicate keys are still reported). The recipe's own model, container,
+workers, args and environment are what runs (verifier.recipes.complete).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from verifier.configs.points import Point
+from verifier.launch.job import KeyJob
+from verifier.launch.materialize import materialize
+from verifier.recipes import recipe_doc
+from verifier.recipes.complete import is_complete, to_roles
+from verifier.recipes.variants import RecipeError, Variant, expand
+
+NAME = "srt-complete"
+
+
+def claims(job: KeyJob, point: Point) -> bool:
+    """An old-layout row whose srt-recipe is a complete recipe (it names its own model)."""
+    if point.srt_recipe is None:
+        return False
+    doc = recipe_doc(job.ctx, job.side, point.srt_recipe.path)
+    return doc is not None and is_complete(doc.data, job.ctx.bundle.layout)
+
+
+def resolve(job: KeyJob, point: Point) -> None:
+    """The one variant the row's selector names, rewritten to roles and materialized unbound."""
+    ref = point.srt_recipe
+    assert ref is not None
+    doc = recipe_doc(job.ctx, job.side, ref.path)
+    assert doc is not None
+    for line_path, line in doc.duplicates:
+        job.problem_once(doc.path, line, f"duplicate key {'.'.join(map(str, line_path))} (the last one wins)",
+                         "duplicate-key", fatal=False)
+    variants = expand(doc, ref.selector)
+    if len(variants) != 1:
+        names = ", ".join(v.key for v in variants) or "none"
+        raise RecipeError(f"CONFIG_FILE must name exactly one recipe variant (selector {ref.selector!r} "
+                          f"gives {names})", ref.path)
+    variant = variants[0]
+    data, origins = to_roles(variant.data, variant.origins)
+    roles = data.get("roles")
+    if not isinstance(roles, Mapping) or not roles:
+        raise RecipeError("complete recipe defines no prefill / decode / aggregated worker "
+                          "(backend.<engine>_config or roles)", ref.path, doc.line("backend") or 1)
+    materialize(job, point, Variant(key=variant.key, name=variant.name, file=variant.file, data=data,
+                                    origins=origins), {}, complete=True, kind=NAME, files=(ref.path,))

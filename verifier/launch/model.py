@@ -1,0 +1,143 @@
+"""What launch resolution produces: a `Launch` per point and role, a `LaunchError` per point (or
+recipe) that does not resolve, and the `LaunchSet` of one side."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.configs.points import Point
+from verifier.recipes.bind import Synthetic
+from verifier.recipes.spec import SpecParams
+from verifier.recipes.variants import Origin
+
+Path = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class LaunchError:
+    """Why a point (or a recipe) could not be resolved into a launch; names the file and line."""
+
+    key: str
+    side: str
+    exp_name: str | None
+    file: str
+    line: int | None
+    message: str
+    kind: str
+    fatal: bool = True
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One point bound to one recipe variant, with the exact server command and environment."""
+
+    key: str
+    side: str
+    point: Point
+    role: str
+    recipe_path: str
+    selector: str | None  # the selector the master row wrote
+    variant: str  # the variant's own selector: override_x | zip_override_g[i] | base | ""
+    variant_name: str
+    recipe: dict[str, Any] = field(repr=False)
+    engine: str | None = None
+    image: str | None = None
+    module: str | None = None
+    argv: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    benchmark_env: dict[str, str] = field(default_factory=dict)
+    args: dict[str, Any] = field(default_factory=dict)
+    spec: SpecParams | None = None
+    synthetic: Synthetic | None = None
+    model_path: str | None = None
+    served_model_name: str | None = None
+    arg_origins: dict[str, Origin] = field(default_factory=dict, repr=False)
+    env_origins: dict[str, Origin] = field(default_factory=dict, repr=False)
+    origins: dict[Path, Origin] = field(default_factory=dict, repr=False)
+    rejected: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
+    kind: str = ""  # the launch kind that resolved it (verifier.launch.kinds NAME)
+    # Every file this launch runs or reads to start the server (recipe, shared block, launcher script,
+    # the libraries it sources, setup scripts), in the order they take effect: Check 10's scan scope.
+    files: tuple[str, ...] = ()
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.side, self.point.exp_name, self.role, self.recipe_path, self.variant))
+
+    @property
+    def exp_name(self) -> str:
+        """The point's exp-name."""
+        return self.point.exp_name
+
+    @property
+    def container(self) -> str | None:
+        """The image with the first `#` turned into `/` (nvcr.io#nvidia/... form normalized)."""
+        return None if self.image is None else self.image.replace("#", "/", 1)
+
+    @property
+    def recipe_ref(self) -> str:
+        """`<recipe path>:<variant>` as the srtctl preamble prints it."""
+        return f"{self.recipe_path}:{self.variant}" if self.variant else self.recipe_path
+
+    @property
+    def command(self) -> str:
+        """`python3 -m <module> <argv...>` on one line (tokens joined by spaces, unquoted)."""
+        return " ".join(["python3", "-m", self.module or "?", *self.argv])
+
+    def arg_origin(self, name: str) -> tuple[str, int | None] | None:
+        """(file, line) that set a server flag (`--x`, `x` or `x_y` spellings), or None."""
+        key = name.lstrip("-")
+        for candidate in (key, key.replace("_", "-"), key.replace("-", "_")):
+            if candidate in self.arg_origins:
+                return tuple(self.arg_origins[candidate])  # type: ignore[return-value]
+        return None
+
+    def env_origin(self, name: str) -> tuple[str, int | None] | None:
+        """(file, line) that set an environment variable, or None."""
+        origin = self.env_origins.get(name)
+        return None if origin is None else (origin.path, origin.line)
+
+    def arg(self, name: str, default: Any = None) -> Any:
+        """A role arg's value (dash / underscore spellings; the last spelling wins like argparse)."""
+        key = name.lstrip("-")
+        found = default
+        for k, v in self.args.items():
+            if str(k).replace("_", "-") == key.replace("_", "-"):
+                found = v
+        return found
+
+    def has_flag(self, name: str) -> bool:
+        """True when the flag appears in argv."""
+        flag = "--" + name.lstrip("-").replace("_", "-")
+        return flag in self.argv
+
+
+@dataclass
+class LaunchSet:
+    """The launches of some config keys on one side, and everything that could not be resolved."""
+
+    side: str
+    keys: tuple[str, ...]
+    launches: list[Launch] = field(default_factory=list)
+    errors: list[LaunchError] = field(default_factory=list)
+
+    @property
+    def fatal_errors(self) -> list[LaunchError]:
+        """Errors that left a point without a launch."""
+        return [e for e in self.errors if e.fatal]
+
+    def for_key(self, key: str) -> list[Launch]:
+        """The launches of one config key."""
+        return [launch for launch in self.launches if launch.key == key]
+
+    def by_exp_name(self, exp_name: str) -> list[Launch]:
+        """The launches of the point with this exp-name (one per role)."""
+        return [launch for launch in self.launches if launch.point.exp_name == exp_name]
+
+    def recipe_files(self) -> list[str]:
+        """Recipe files the launches use, sorted."""
+        return sorted({launch.recipe_path for launch in self.launches})

@@ -1,0 +1,63 @@
+"""Resolve the points of config keys into launches through the launch-kind registry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from verifier.configs import affected_keys, master_entries, points
+from verifier.configs.points import Point
+from verifier.context import CheckContext
+from verifier.errors import InputError
+from verifier.launch.job import KeyJob
+from verifier.launch.kinds import KINDS
+from verifier.launch.model import LaunchSet
+from verifier.recipes.variants import RecipeError
+
+
+def _resolve_point(job: KeyJob, point: Point) -> None:
+    if point.errors:
+        for message in point.errors:
+            job.error(point, point.file, point.line, message, "point")
+        return
+    for kind in KINDS:
+        if kind.claims(job, point):
+            kind.resolve(job, point)
+            return
+    job.error(point, point.file, point.line, "no launch kind handles this row", "no-launch-kind")
+
+
+def _resolve_key(job: KeyJob) -> LaunchSet:
+    for point in points(job.ctx, job.side, job.entry.key):
+        try:
+            _resolve_point(job, point)
+        except RecipeError as exc:
+            job.error(point, exc.file, exc.line, exc.message, "recipe")
+        except InputError as exc:
+            job.error(point, exc.path, None, exc.reason, "input")
+    return job.result
+
+
+def launches_for_key(ctx: CheckContext, side: str, key: str) -> LaunchSet:
+    """The launches of one config key on one side (empty when the side lacks the key). Memoized."""
+
+    def compute() -> LaunchSet:
+        entry = master_entries(ctx, side).get(key)
+        if entry is None:
+            return LaunchSet(side=side, keys=(key,))
+        return _resolve_key(KeyJob(ctx, side, entry))
+
+    return ctx.memo(f"launch.key.{side}.{key}", compute)
+
+
+def launches(ctx: CheckContext, side: str = "head", keys: Iterable[str] | None = None) -> LaunchSet:
+    """Launches of the given config keys (default: the keys the PR affects that exist on this side)."""
+    if keys is None:
+        present = master_entries(ctx, side)
+        keys = [k for k in affected_keys(ctx).keys if k in present]
+    ordered = tuple(dict.fromkeys(keys))
+    result = LaunchSet(side=side, keys=ordered)
+    for key in ordered:
+        part = launches_for_key(ctx, side, key)
+        result.launches.extend(part.launches)
+        result.errors.extend(part.errors)
+    return result
