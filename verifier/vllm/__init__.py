@@ -105,9 +105,11 @@ def resolve_vllm(
     policy: Mapping[str, Any] | None = None,
     raise_errors: bool = True,
     runtime: bool = False,
+    serve_model: bool = True,
 ) -> ResolvedArgs:
     """Parse a vLLM server command line with the parser of the image's (or the given) vLLM version.
 
+    `serve_model=False` keeps `model` as parsed (the parser's own reading, for equivalence tests).
     `runtime=True`: option values that still hold a shell expansion are taken out and reported in
     `.runtime` (verifier.engines.versioned). Raises UnknownVllmVersion, VllmArgError (unless
     raise_errors=False: then `.error`).
@@ -153,7 +155,7 @@ def resolve_vllm(
                              version=wanted, mode=mode)
     else:
         namespace = dict(namespace)
-        if namespace.get("model_tag") is not None:
+        if serve_model and namespace.get("model_tag") is not None:
             namespace["model"] = namespace["model_tag"]
         given = frozenset(u.dest for u in uses)
         if used == "argspec":

@@ -249,14 +249,24 @@ def spec_json(spec: dict[str, Any]) -> str:
 
 
 def real_outcome(parser: Any, argv: list[str]) -> dict[str, Any]:
-    """What the real parser makes of one server argv: {"ok": namespace} or {"error": message}."""
+    """What the real parser makes of one server argv: {"ok": the dests that differ from their
+    defaults} (every other dest holds its recorded default) or {"error": message}."""
     try:
         ns = parser.parse_args(list(argv))
     except RealParseError as exc:
         return {"error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - a type or action raising outside argparse
         return {"error": f"{type(exc).__name__}: {exc}"[:500]}
-    return {"ok": {k: json_safe(v) for k, v in sorted(vars(ns).items())}}
+    defaults = {a.dest: a.default for a in parser._actions}  # noqa: SLF001
+    changed = {}
+    for key, value in sorted(vars(ns).items()):
+        try:
+            same = key in defaults and value == defaults[key] and type(value) is type(defaults[key])
+        except Exception:  # noqa: BLE001 - a value whose == raises
+            same = False
+        if not same:
+            changed[key] = json_safe(value)
+    return {"ok": changed}
 
 
 def record_outcomes(corpus: list[dict[str, Any]]) -> dict[str, Any]:
