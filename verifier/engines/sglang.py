@@ -14,7 +14,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
+from functools import cache, lru_cache
 from typing import Any
 
 from verifier.engines.base import (
@@ -36,6 +38,21 @@ DRAFT_PRECISION_DESTS = (
     "prefill_attention_backend", "decode_attention_backend", "speculative_draft_attention_backend",
 )
 SIMULATE_ENV = ("SGLANG_SIMULATE_ACC_LEN", "SGLANG_SIMULATE_ACC_METHOD", "SGLANG_SIMULATE_ACC_TOKEN_MODE")
+
+
+@cache
+def same_spec_groups() -> dict[str, str]:
+    """version -> the oldest committed version whose spec is identical apart from the version string."""
+    from verifier.engines.versioned import version_order  # noqa: PLC0415
+    from verifier.sglang import available_versions, load_argspec  # noqa: PLC0415
+
+    seen: dict[str, str] = {}
+    out: dict[str, str] = {}
+    for version in version_order(available_versions()):
+        data = {k: v for k, v in load_argspec(version).data.items() if k != "sglang_version"}
+        key = json.dumps(data, sort_keys=True)
+        out[version] = seen.setdefault(key, version)
+    return out
 
 
 class SGLang(Engine):
@@ -99,11 +116,23 @@ class SGLang(Engine):
         """The pinned parser's reading. `needed=None`: the image's version must be known (else
         UnknownSGLangVersion). With `needed`, run-time values are taken out, and an unknown image is
         read with every committed spec, kept only when they agree on `needed` (engines.versioned)."""
-        from verifier.sglang import available_versions, resolve_sglang  # noqa: PLC0415
-        from verifier.sglang.parsing import UnknownSGLangVersion  # noqa: PLC0415
+        from verifier.sglang import resolve_sglang  # noqa: PLC0415
 
         if needed is None:
             return resolve_sglang(argv, image=image)
+        outcome = _reading(tuple(argv), image, tuple(needed))
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+
+@lru_cache(maxsize=512)
+def _reading(argv: tuple[str, ...], image: str | None, needed: tuple[str, ...]) -> Any:
+    """resolve(..., needed=...) once per distinct command line and image (the result, or the error)."""
+    from verifier.sglang import available_versions, resolve_sglang  # noqa: PLC0415
+    from verifier.sglang.parsing import SGLangError, UnknownSGLangVersion  # noqa: PLC0415
+
+    try:
         try:
             return resolve_sglang(argv, image=image, runtime=True)
         except UnknownSGLangVersion as exc:
@@ -112,7 +141,10 @@ class SGLang(Engine):
             from verifier.engines.versioned import resolve_across, version_order  # noqa: PLC0415
 
             return resolve_across(lambda v: resolve_sglang(argv, version=v, runtime=True),
-                                  version_order(available_versions()), needed, image=image, engine="SGLang")
+                                  version_order(available_versions()), needed, image=image, engine="SGLang",
+                                  groups=same_spec_groups())
+    except SGLangError as exc:
+        return exc
 
 
 ENGINE = SGLang()

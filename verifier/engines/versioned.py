@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from verifier.sglang.parsing import SGLangArgError, UnknownSGLangVersion
@@ -114,19 +114,32 @@ def resolve_across(
     *,
     image: str | None,
     engine: str,
+    groups: Mapping[str, str] | None = None,
 ) -> Any:
     """Parse with each candidate version; one reading of `needed` from all accepting versions, or raise.
+
+    `groups`: version -> a version whose spec is identical apart from its version string (a post
+    release and its base); such a version is parsed once for both.
 
     Raises the newest version's SGLangArgError when every version rejects the command line, and
     VersionDependent when the accepting versions disagree on a needed dest.
     """
     accepted: list[tuple[str, Any]] = []
     errors: list[SGLangArgError] = []
+    groups = groups or {}
+    done: dict[str, Any] = {}  # representative version -> its outcome (a result or an error)
     for version in versions:
-        try:
-            accepted.append((version, resolve_one(version)))
-        except SGLangArgError as exc:
-            errors.append(exc)
+        rep = groups.get(version, version)
+        if rep not in done:
+            try:
+                done[rep] = resolve_one(rep)
+            except SGLangArgError as exc:
+                done[rep] = exc
+        outcome = done[rep]
+        if isinstance(outcome, SGLangArgError):
+            errors.append(outcome)
+        else:
+            accepted.append((version, outcome))
     if not accepted:
         if errors:
             raise errors[-1]
