@@ -114,3 +114,16 @@ def test_spec_files_are_well_formed() -> None:
         assert {"kv_cache_dtype", "quantization", "speculative_config", "hf_overrides", "model"} <= set(dests)
         assert spec.features["underscore_flags"] and spec.features["dotted"]
         spec.build_parser()
+
+
+def test_draft_issues_read_the_speculative_config_as_vllm_does() -> None:
+    from tests.engines.test_registry import FakeLaunch
+
+    policy = {"neutral_values": ["none", "auto"], "draft_quantization_args": {"vllm": []},
+              "draft_config_keys": ["quantization", "dtype"], "atom_online_quant_args": [],
+              "atom_draft_layer_markers": []}
+    launch = FakeLaunch("vllm", image="vllm/vllm-openai:v0.25.0",
+                        argv=("m", "--speculative-config.method", "mtp", "--speculative-config.quantization", "fp8"))
+    found = engine_for("vllm").draft_issues(launch, lambda flag: ("recipes/r.yaml", None), policy)
+    assert [(i.kind, i.name, i.value) for i in found] == [
+        ("draft-config-quantization", "speculative-config.quantization", "fp8")]

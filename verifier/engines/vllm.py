@@ -195,6 +195,25 @@ class Vllm(Engine):
         return tuple(s for s in (arg_setting(launch, "chat-template"),
                                  arg_setting(launch, "chat-template-content-format")) if s is not None)
 
+    def draft_issues(self, launch: LaunchLike, origin: Any, policy: Mapping[str, Any],
+                     draft_quant_method: str | None = None) -> list[Any]:
+        """Draft-precision keys of the speculative config as vLLM reads it (dotted
+        `--speculative-config.quantization` forms included); the role args when it cannot parse."""
+        from verifier.draft_precision import raw_args_issues  # noqa: PLC0415
+        from verifier.sglang.parsing import SGLangError  # noqa: PLC0415
+
+        args: dict[str, Any] = dict(launch.args)
+        try:
+            resolved = self.resolve(launch.argv, launch.image, needed=("speculative_config",))
+        except SGLangError:
+            resolved = None
+        if resolved is not None and "speculative_config" not in resolved.runtime \
+                and isinstance(resolved.namespace.get("speculative_config"), Mapping):
+            written = (resolved.flag_for("speculative_config") or "--speculative-config").lstrip("-")
+            args = {k: v for k, v in args.items() if str(k).replace("_", "-") != "speculative-config"}
+            args[written] = resolved.namespace["speculative_config"]
+        return raw_args_issues(self.name, args, origin, policy, draft_quant_method=draft_quant_method)
+
     def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] | None = None) -> Any:
         """vLLM's parser reading (policies/vllm-argspec/). `needed=None`: the image's version must be
         known; with `needed`, an unknown image is read with every committed spec (engines.versioned)."""
