@@ -6,6 +6,7 @@
 * Quantization: `--online_quant_config` (or the vLLM-plugin `--additional-config` wrapping); its
   `exclude_layer` must cover the draft layers (Check 13).
 * Synthetic acceptance: `--spec-decode-acceptance-length`.
+* Chat template: `--chat-template`, `--default-chat-template-kwargs`.
 """
 
 from __future__ import annotations
@@ -204,6 +205,11 @@ class Atom(Engine):
                             al_text: str) -> list[tuple[tuple[Any, ...], Any]]:
         """The connector passes the AL as an argument."""
         return [(("roles", role, "args", "spec-decode-acceptance-length"), al)]
+
+    def chat_template(self, launch: LaunchLike) -> tuple[Setting, ...]:
+        """`--chat-template` and `--default-chat-template-kwargs` (e.g. `{"enable_thinking": false}`)."""
+        return tuple(s for s in (arg_setting(launch, "chat-template"),
+                                 arg_setting(launch, "default-chat-template-kwargs")) if s is not None)
 
 
 def serve_options() -> dict[str, str]:
