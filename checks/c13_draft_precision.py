@@ -59,7 +59,7 @@ from verifier.draft_precision import (
     substituted_draft,
 )
 from verifier.engines import engine_or_generic
-from verifier.engines.versioned import VersionDependent
+from verifier.engines.versioned import VersionDependent, shell_launched
 from verifier.errors import InputError
 from verifier.launch import Launch, LaunchError, launches
 from verifier.launch_scope import reported_by_check18
@@ -241,7 +241,7 @@ def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], 
     engine = engine_or_generic(launch.engine or "sglang")
     needed = engine.draft_precision_dests
     try:
-        resolved = engine.resolve(launch.argv, launch.image, needed=needed)
+        resolved = engine.resolve(launch.argv, launch.image, needed=needed, runtime=shell_launched(launch))
     except VersionDependent as exc:
         entry = state.version_dependent.setdefault((launch.key, launch.image or ""), (exc.versions, exc.dests, {}))
         entry[2][launch.exp_name] = None

@@ -115,3 +115,17 @@ def test_disagreeing_versions_raise_version_dependent() -> None:
 def test_post_releases_share_their_base_spec() -> None:
     groups = same_spec_groups()
     assert groups["0.5.8.post1"] == "0.5.8" and groups["0.5.23"] == "0.5.23"
+
+
+def test_only_shell_launched_commands_have_run_time_values() -> None:
+    from verifier.engines.versioned import shell_launched
+
+    class L:
+        def __init__(self, path: str) -> None:
+            self.recipe_path = path
+
+    assert shell_launched(L("benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_b200_mtp.sh"))
+    assert not shell_launched(L("benchmarks/single_node/srt-slurm-recipes/x/agentic.yaml"))
+    with pytest.raises(SGLangArgError, match="invalid choice"):  # srtctl passes `$KV` verbatim
+        engine_for("sglang").resolve((*EAGLE, "--kv-cache-dtype", "$KV"), "lmsysorg/sglang:v0.5.23",
+                                     needed=DRAFT_PRECISION_DESTS, runtime=False)

@@ -283,7 +283,8 @@ class Engine:
 
         return raw_args_issues(self.name, launch.args, origin, policy, draft_quant_method=draft_quant_method)
 
-    def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] = ()) -> Any:
+    def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] | None = None,
+                runtime: bool = True) -> Any:
         """The version-pinned parser's reading of a command line; None when the engine has no parser."""
         return None
 

@@ -112,35 +112,37 @@ class SGLang(Engine):
         return tuple(s for s in (arg_setting(launch, "chat-template"), arg_setting(launch, "completion-template"))
                      if s is not None)
 
-    def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] | None = None) -> Any:
+    def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] | None = None,
+                runtime: bool = True) -> Any:
         """The pinned parser's reading. `needed=None`: the image's version must be known (else
         UnknownSGLangVersion). With `needed`, run-time values are taken out, and an unknown image is
-        read with every committed spec, kept only when they agree on `needed` (engines.versioned)."""
+        read with every committed spec, kept only when they agree on `needed` (engines.versioned).
+        `runtime=False`: a `$...` token is a literal value (the command is not run by a shell)."""
         from verifier.sglang import resolve_sglang  # noqa: PLC0415
 
         if needed is None:
             return resolve_sglang(argv, image=image)
-        outcome = _reading(tuple(argv), image, tuple(needed))
+        outcome = _reading(tuple(argv), image, tuple(needed), runtime)
         if isinstance(outcome, Exception):
             raise outcome
         return outcome
 
 
 @lru_cache(maxsize=512)
-def _reading(argv: tuple[str, ...], image: str | None, needed: tuple[str, ...]) -> Any:
+def _reading(argv: tuple[str, ...], image: str | None, needed: tuple[str, ...], runtime: bool) -> Any:
     """resolve(..., needed=...) once per distinct command line and image (the result, or the error)."""
     from verifier.sglang import available_versions, resolve_sglang  # noqa: PLC0415
     from verifier.sglang.parsing import SGLangError, UnknownSGLangVersion  # noqa: PLC0415
 
     try:
         try:
-            return resolve_sglang(argv, image=image, runtime=True)
+            return resolve_sglang(argv, image=image, runtime=runtime)
         except UnknownSGLangVersion as exc:
             if exc.version is not None and exc.image is None:
                 raise  # a version the policy names has no committed spec
             from verifier.engines.versioned import resolve_across, version_order  # noqa: PLC0415
 
-            return resolve_across(lambda v: resolve_sglang(argv, version=v, runtime=True),
+            return resolve_across(lambda v: resolve_sglang(argv, version=v, runtime=runtime),
                                   version_order(available_versions()), needed, image=image, engine="SGLang",
                                   groups=same_spec_groups())
     except SGLangError as exc:

@@ -2,7 +2,7 @@
 
 Two rules, shared by the parser-backed engines (SGLang, vLLM):
 
-* **Run-time values.** An old-layout launcher can pass a value computed by the shell when the
+* **Run-time values.** An old-layout launcher (a shell script: `shell_launched`) can pass a value computed by the shell when the
   server starts (`--scheduler-recv-interval $( [[ $CONC -gt 4 ]] && echo 30 || echo 10 )`); the
   static reading keeps its source text. `split_runtime(argv)` takes such option/value pairs out
   before parsing and reports them; the parse then judges everything else. A check that needs one
@@ -47,6 +47,12 @@ def version_order(versions: Sequence[str]) -> list[str]:
                      for p in version.split("."))
 
     return sorted(versions, key=key)
+
+
+def shell_launched(launch: Any) -> bool:
+    """Whether a launch's server command is run by a shell script (old-layout launcher), so that a
+    `$...` left in it is expanded when the server starts; srtctl passes recipe args verbatim."""
+    return str(getattr(launch, "recipe_path", "") or "").endswith((".sh", ".bash"))
 
 
 def is_runtime(token: str) -> bool:

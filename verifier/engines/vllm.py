@@ -200,11 +200,13 @@ class Vllm(Engine):
         """Draft-precision keys of the speculative config as vLLM reads it (dotted
         `--speculative-config.quantization` forms included); the role args when it cannot parse."""
         from verifier.draft_precision import raw_args_issues  # noqa: PLC0415
+        from verifier.engines.versioned import shell_launched  # noqa: PLC0415
         from verifier.sglang.parsing import SGLangError  # noqa: PLC0415
 
         args: dict[str, Any] = dict(launch.args)
         try:
-            resolved = self.resolve(launch.argv, launch.image, needed=("speculative_config",))
+            resolved = self.resolve(launch.argv, launch.image, needed=("speculative_config",),
+                                    runtime=shell_launched(launch))
         except SGLangError:
             resolved = None
         if resolved is not None and "speculative_config" not in resolved.runtime \
@@ -214,7 +216,8 @@ class Vllm(Engine):
             args[written] = resolved.namespace["speculative_config"]
         return raw_args_issues(self.name, args, origin, policy, draft_quant_method=draft_quant_method)
 
-    def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] | None = None) -> Any:
+    def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] | None = None,
+                runtime: bool = True) -> Any:
         """vLLM's parser reading (policies/vllm-argspec/). `needed=None`: the image's version must be
         known; with `needed`, an unknown image is read with every committed spec (engines.versioned)."""
         from verifier.vllm import UnknownVllmVersion, available_versions, resolve_vllm  # noqa: PLC0415
@@ -222,13 +225,13 @@ class Vllm(Engine):
         if needed is None:
             return resolve_vllm(argv, image=image)
         try:
-            return resolve_vllm(argv, image=image, runtime=True)
+            return resolve_vllm(argv, image=image, runtime=runtime)
         except UnknownVllmVersion as exc:
             if exc.version is not None and exc.image is None:
                 raise
             from verifier.engines.versioned import resolve_across  # noqa: PLC0415
 
-            return resolve_across(lambda v: resolve_vllm(argv, version=v, runtime=True), available_versions(),
+            return resolve_across(lambda v: resolve_vllm(argv, version=v, runtime=runtime), available_versions(),
                                   needed, image=image, engine="vLLM")
 
 

@@ -30,6 +30,7 @@ import dataclasses
 import enum
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -248,15 +249,20 @@ def spec_json(spec: dict[str, Any]) -> str:
     return json.dumps(spec, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
+def _stable(message: str) -> str:
+    """An error message without object addresses (`<function loads at 0x7f..>` -> `<function loads>`)."""
+    return re.sub(r" at 0x[0-9a-f]+", "", message)
+
+
 def real_outcome(parser: Any, argv: list[str]) -> dict[str, Any]:
     """What the real parser makes of one server argv: {"ok": the dests that differ from their
     defaults} (every other dest holds its recorded default) or {"error": message}."""
     try:
         ns = parser.parse_args(list(argv))
     except RealParseError as exc:
-        return {"error": str(exc)}
+        return {"error": _stable(str(exc))}
     except Exception as exc:  # noqa: BLE001 - a type or action raising outside argparse
-        return {"error": f"{type(exc).__name__}: {exc}"[:500]}
+        return {"error": _stable(f"{type(exc).__name__}: {exc}")[:500]}
     defaults = {a.dest: a.default for a in parser._actions}  # noqa: SLF001
     changed = {}
     for key, value in sorted(vars(ns).items()):
