@@ -127,3 +127,11 @@ def test_draft_issues_read_the_speculative_config_as_vllm_does() -> None:
     found = engine_for("vllm").draft_issues(launch, lambda flag: ("recipes/r.yaml", None), policy)
     assert [(i.kind, i.name, i.value) for i in found] == [
         ("draft-config-quantization", "speculative-config.quantization", "fp8")]
+
+
+def test_hostile_command_lines_are_refused_not_crashed() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    for argv in (["m", "--speculative-config", deep], ["m", "--hf-overrides." + "a." * 200 + "b", "1"],
+                 ["m", "--hf-overrides.a", deep], ["m"] * 5000, ["m", "--kv-cache-dtype", "x" * (2 << 20)]):
+        with pytest.raises(VllmArgError):
+            resolve_vllm(argv, version=NEWEST)

@@ -148,6 +148,8 @@ def resolve_vllm(
         error = VllmArgError(exc.message, version=wanted, mode=mode)
     except _ParserExit as exc:
         error = VllmArgError(exc.message, version=wanted, mode=mode)
+    except RecursionError:
+        error = VllmArgError("a value is nested too deeply to read", version=wanted, mode=mode)
     except Exception as exc:  # noqa: BLE001 - the real parser raises its own error class
         if type(exc).__name__ != "RealParseError" and not isinstance(exc, (AssertionError, ValueError, TypeError)):
             raise

@@ -38,6 +38,7 @@ from verifier.sglang.parsing import ArgSpecError, RaisingParser, SGLangArgError,
 
 ARGSPEC_DIR = POLICY_DIR / "vllm-argspec"
 MAX_SPEC_BYTES = 4 * 1024 * 1024
+MAX_DOTTED_DEPTH = 64
 
 
 class VllmArgError(SGLangArgError):
@@ -393,8 +394,12 @@ def preprocess(args: Sequence[str], features: dict[str, Any]) -> list[str]:
                 arg = arg[:-1]
                 value_str = json.dumps(list(value_str.split(",")))
             key, *keys = arg.split(".")
+            if len(keys) > MAX_DOTTED_DEPTH:
+                raise VllmArgError(f"argument {key}: {len(keys)} dotted keys, over the {MAX_DOTTED_DEPTH} limit")
             try:
                 value: Any = json.loads(value_str)
+            except RecursionError:
+                raise VllmArgError(f"argument {arg}: value nested too deeply") from None
             except json.JSONDecodeError:
                 value = value_str
                 if features.get("dotted_human_readable", True):
