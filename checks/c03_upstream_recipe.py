@@ -34,6 +34,7 @@ from typing import Any
 
 from verifier.configs import affected_keys, submitted_entries
 from verifier.context import CheckContext
+from verifier.engines import engine_or_generic
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
 from verifier.results import (
@@ -108,13 +109,14 @@ def _resolve(ctx: CheckContext, engine: str, argv: Sequence[str], image: str | N
     """Resolve a command line (SGLang: the version's real parser spec; vLLM: flag reading)."""
 
     def compute() -> _Resolved:
-        if engine != "sglang":
+        found = engine_or_generic(engine)
+        if not found.reads_upstream_with_parser:
             namespace, given, _ = flag_namespace(argv)
             return _Resolved(namespace, frozenset(given), flags={d: "--" + d.replace("_", "-") for d in given})
-        from verifier.sglang import SGLangError, UnknownSGLangVersion, resolve_sglang
+        from verifier.sglang import SGLangError, UnknownSGLangVersion
 
         try:
-            resolved = resolve_sglang(argv, image=image)
+            resolved = found.resolve(argv, image)
         except UnknownSGLangVersion:
             # No parser is known for this image: recipe and page are both read flag by flag, the same way.
             namespace, given, _ = flag_namespace(argv)
@@ -330,7 +332,7 @@ def check(ctx: CheckContext) -> CheckResult:
             return unverifiable("recipe-command-unparsable", FileEvidence(path=launch.recipe_path),
                                 missing=f"SGLang parse of {launch.exp_name}", variant=launch.variant_name,
                                 error=recipe.error)
-        if recipe.parser == "flags" and engine == "sglang" and launch.image:
+        if recipe.parser == "flags" and launch.image:
             unparsed.add(launch.image)
         candidates = [(link, rel, c) for link, rel, c in commands if c.engine == engine]
         best: _Coverage | None = None
@@ -401,7 +403,7 @@ def check(ctx: CheckContext) -> CheckResult:
         finding("page-covers-variants", *evidence, points=len(covered), variants=len(variants),
                 roles=roles, commands=len(used), total_commands=len(commands),
                 pages=[p.url for p in pages], lines=used,
-                resolved=all(c.launch.engine == "sglang" for c in covered)),
+                resolved=all(engine_or_generic(c.launch.engine).reads_upstream_with_parser for c in covered)),
     ]
     harness = sorted(name for name, category in informational if category == "harness")
     other = sorted(name for name, category in informational if category != "harness")

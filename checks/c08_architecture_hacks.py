@@ -29,6 +29,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from verifier.context import CheckContext
+from verifier.engines import engine_or_generic
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
 from verifier.launch_scope import reported_by_check18
@@ -90,25 +91,14 @@ def _json_values(value: Any) -> Iterator[tuple[Any, Any]]:
             yield key, inner
 
 
-def _argv_overrides(launch: Launch, names: set[str]) -> Iterator[tuple[str, str]]:
-    argv = launch.argv
-    for i, token in enumerate(argv):
-        if not token.startswith("--"):
-            continue
-        flag, _, inline = token.partition("=")
-        if _norm(flag) in names:
-            value = inline if inline else (argv[i + 1] if i + 1 < len(argv) and not argv[i + 1].startswith("--") else "")
-            yield flag.lstrip("-"), value
-
-
 def _launch_findings(launch: Launch, policy: Mapping[str, Any]) -> list[tuple[str, str, int | None, dict[str, Any]]]:
     """(message id, file, line, params) for one launch."""
     out: list[tuple[str, str, int | None, dict[str, Any]]] = []
     names = {_norm(n) for n in policy["override_args"]}
-    for flag, value in _argv_overrides(launch, names):
-        if not _neutral(value, policy):
-            where = launch.arg_origin(flag) or (launch.recipe_path, None)
-            out.append(("architecture-override", where[0], where[1], {"flag": flag, "value": value}))
+    for setting in engine_or_generic(launch.engine).overrides(launch, names):
+        if not _neutral(setting.value, policy):
+            out.append(("architecture-override", setting.path or launch.recipe_path, setting.line,
+                        {"flag": setting.name, "value": setting.text}))
     prohibited = policy["prohibited_values"]
     for path, key, value in _walk(launch.recipe):
         candidates = [(key, value), *list(_json_values(value))]
@@ -176,8 +166,8 @@ def _allreduce(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any]
     sku = (launch.point.runner or "").removeprefix("cluster:").split("-", 1)[0].lower()
     # The runner's SKU decides the platform; the image name only when the SKU is neither (new hardware).
     rocm_image = any(m in image for m in rule["rocm_image_markers"])
-    rocm_sglang = launch.engine == "sglang" and (sku in rule["rocm_skus"] or
-                                                  (rocm_image and sku not in rule["cuda_skus"]))
+    rocm_sglang = engine_or_generic(launch.engine).rocm_quick_reduce_required and (
+        sku in rule["rocm_skus"] or (rocm_image and sku not in rule["cuda_skus"]))
     if not bad and not rocm_sglang:
         return []
     date, _ = _model_date(ctx, launch.point.model_prefix)

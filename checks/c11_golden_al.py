@@ -38,7 +38,7 @@ from typing import Any
 
 from verifier.configs import points
 from verifier.context import CheckContext
-from verifier.engine_args import vllm_speculative_config
+from verifier.engines import engine_or_generic
 from verifier.errors import InputError
 from verifier.launch import Launch, LaunchError, launches
 from verifier.launch_scope import reported_by_check18
@@ -107,9 +107,7 @@ def _logged_knobs(la: Launch, log: PointLog, policy: Mapping[str, Any]) -> dict[
         return None
     found = {n: worker.env[n] for n in policy["env"] if n in worker.env}
     command = list(worker.command or ())
-    cfg = vllm_speculative_config(command) if la.engine == "vllm" else None
-    if cfg is not None and cfg.synthetic_acceptance_length is not None:
-        found["speculative-config synthetic_acceptance_length"] = f"{cfg.synthetic_acceptance_length:g}"
+    found.update(engine_or_generic(la.engine).logged_synthetic(command))
     for name in policy["args"]:
         flag = "--" + name
         for i, token in enumerate(command):
@@ -275,10 +273,9 @@ def check(ctx: CheckContext) -> CheckResult:
                                      knob=name, value=env[name], golden=golden.text, run=log.run_id,
                                      curve=short_path(golden.file or ""), mode=golden.thinking_mode,
                                      length=golden.draft_length or 0))
-        cfg = vllm_speculative_config(list(log.log.command or ())) if la.engine == "vllm" else None
-        al = cfg.synthetic_acceptance_length if cfg is not None else None
-        if al is not None:  # FORMATS 4.8: vLLM carries the AL inside the logged speculative-config
-            knob = "speculative-config synthetic_acceptance_length"
+        # FORMATS 4.8: vLLM carries the AL inside the logged speculative-config
+        for knob, text in engine_or_generic(la.engine).logged_synthetic(list(log.log.command or ())).items():
+            al = float(text)
             group["runs"].add(log.run_id)
             group["logged"][knob] = f"{al:g}"
             if not abs(al - golden.value) <= tol:

@@ -54,11 +54,12 @@ from verifier.draft_precision import (
     load_checkpoint,
     lowers,
     por_drafts,
-    raw_args_issues,
     sglang_issues,
     short_dtype,
     substituted_draft,
 )
+from verifier.engines import engine_or_generic
+from verifier.engines.versioned import VersionDependent, shell_launched
 from verifier.errors import InputError
 from verifier.launch import Launch, LaunchError, launches
 from verifier.launch_scope import reported_by_check18
@@ -79,7 +80,7 @@ from verifier.results import (
 from verifier.rules import rule_document
 from verifier.runlogs import PointLog, point_logs
 from verifier.scope import affected_files
-from verifier.sglang import SGLangArgError, UnknownSGLangVersion, effective_kv_dtypes, resolve_sglang
+from verifier.sglang import SGLangArgError, UnknownSGLangVersion, effective_kv_dtypes
 from verifier.signoff_records import draft_precision_record, precision_record_item
 from verifier.yamlio import decode_text, text_or_none
 
@@ -121,7 +122,17 @@ class _State:
     separate_draft: set[str] = field(default_factory=set)  # keys whose draft is its own checkpoint
     kv_from_recipe: set[str] = field(default_factory=set)  # keys whose draft KV issue was resolved from the recipe
     unknown_images: dict[tuple[str, str], dict[str, None]] = field(default_factory=dict)  # (key, image) -> points
+    # (key, image) -> (versions that accept the command line, dests they read differently, points)
+    version_dependent: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...], dict[str, None]]] = field(
+        default_factory=dict)
+    # (key, flag, value text, file, line) -> points: a needed value known only at run time
+    runtime: dict[tuple[str, str, str, str | None, int | None], dict[str, None]] = field(default_factory=dict)
+    independent: dict[str, tuple[str, ...]] = field(default_factory=dict)  # image -> versions that agree
     spec_points: int = 0
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) if p.isdigit() else 0 for p in version.replace(".post", ".").split("."))
 
 
 def _place(path: str | None, line: int | None) -> str:
@@ -227,14 +238,29 @@ def _checkpoints(ctx: CheckContext, launch: Launch, draft_path: str | None, stat
 
 
 def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], state: _State) -> None:
+    engine = engine_or_generic(launch.engine or "sglang")
+    needed = engine.draft_precision_dests
     try:
-        resolved = resolve_sglang(launch.argv, image=launch.image)
+        resolved = engine.resolve(launch.argv, launch.image, needed=needed, runtime=shell_launched(launch))
+    except VersionDependent as exc:
+        entry = state.version_dependent.setdefault((launch.key, launch.image or ""), (exc.versions, exc.dests, {}))
+        entry[2][launch.exp_name] = None
+        return
     except UnknownSGLangVersion:
         state.unknown_images.setdefault((launch.key, launch.image or ""), {})[launch.exp_name] = None
         return
     except SGLangArgError as exc:
         state.rejected.setdefault((launch.key, launch.recipe_path, str(exc)[:200]), []).append(launch.variant or "base")
         return
+    late = [dest for dest in needed if dest in resolved.runtime]
+    if late:
+        for dest in late:
+            flag = dest.replace("_", "-")
+            path, line = _origin_of(launch)("--" + flag)
+            state.runtime.setdefault((launch.key, flag, resolved.runtime[dest], path, line), {})[launch.exp_name] = None
+        return
+    if len(resolved.versions) > 1:
+        state.independent.setdefault(launch.image or "", resolved.versions)
     draft_dest = "speculative_draft_model_path"
     draft_path = resolved.value(draft_dest)
     use = resolved.use_for(draft_dest)
@@ -282,8 +308,8 @@ def _judge_other(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], s
     target, draft = _checkpoints(ctx, launch, draft_model, state, (written, None))
     if target is None or draft is None:
         return
-    for issue in raw_args_issues(launch.engine or "", launch.args, _origin_of(launch), policy,
-                                 draft_quant_method=draft.quant_method):
+    for issue in engine_or_generic(launch.engine).draft_issues(launch, _origin_of(launch), policy,
+                                                               draft_quant_method=draft.quant_method):
         _add(state, issue, launch)
     state.shipped.setdefault(launch.key, (draft.path.removeprefix("checkpoints/").removesuffix("/config.json"),
                                           draft.stored, None))
@@ -464,7 +490,7 @@ def check(ctx: CheckContext) -> CheckResult:
     for launch in spec:
         for issue in env_issues(launch.env, _env_origin(launch), policy):
             _add(state, issue, launch)
-        if (launch.engine or "sglang") == "sglang":
+        if engine_or_generic(launch.engine or "sglang").models_kv_dtypes:
             _judge_sglang(ctx, launch, policy, state)
         else:
             _judge_other(ctx, launch, policy, state)
@@ -486,6 +512,22 @@ def check(ctx: CheckContext) -> CheckResult:
                                           MissingEvidence(what=f"the SGLang version of {image}"), key=key,
                                           image=image, points=len(names), missing="SGLang version"))
 
+    for (key, image), (versions, dests, names) in state.version_dependent.items():
+        entry = head.get(key)
+        where = FileEvidence(path=entry.file, line=entry.field_line("image") or entry.line, text=f"image: {image}") \
+            if entry is not None else MissingEvidence(what=key)
+        state.unverifiable.append(finding("image-versions-disagree", where,
+                                          MissingEvidence(what=f"the SGLang version of {image}"), key=key,
+                                          image=image, points=len(names), versions=list(versions),
+                                          dests=[d.replace("_", "-") for d in dests], missing="SGLang version"))
+    for (key, flag, text, path, line), names in state.runtime.items():
+        state.unverifiable.append(finding("value-at-run-time", FileEvidence(path=path or "", line=line, text=text[:200]),
+                                          MissingEvidence(what=f"the value of --{flag}"), key=key, flag=flag,
+                                          value=text[:200], file=_place(path, line), points=len(names),
+                                          missing=f"the value of --{flag}"))
+    notes = [finding("parsed-version-independent", images=sorted(state.independent),
+                     versions=sorted({v for vs in state.independent.values() for v in vs}, key=_version_key))] \
+        if state.independent else []
     signoff = CommentEvidence(id=ctx.bundle.signoff.id, url=ctx.bundle.signoff.url, author=ctx.bundle.signoff.author)
     unverifiable: list[Finding] = []
     for item in failed_points + state.unverifiable:
@@ -505,10 +547,10 @@ def check(ctx: CheckContext) -> CheckResult:
         if claims:
             findings.append(finding("signoff-note-not-exception", signoff, phrase=claims[0]))
         findings += _shipped_findings(state, policy, weights_only=True)
-        return failed(*findings, *record_missing, *unverifiable, *scoped)
+        return failed(*findings, *record_missing, *unverifiable, *notes, *scoped)
     if record_missing or unverifiable:
-        return failed(*record_missing, *unverifiable, *scoped)
-    return passed(*_shipped_findings(state, policy, weights_only=False), *recorded, *scoped)
+        return failed(*record_missing, *unverifiable, *notes, *scoped)
+    return passed(*_shipped_findings(state, policy, weights_only=False), *recorded, *notes, *scoped)
 
 
 def _precision_record(ctx: CheckContext, signoff: CommentEvidence) -> tuple[list[Finding], list[Finding]]:

@@ -22,6 +22,7 @@ from verifier.changelog import changelog_report
 from verifier.claims import ConfigFacts, Judged, PointFacts, evaluate, extract_claims
 from verifier.configs import submitted_entries
 from verifier.context import CheckContext
+from verifier.engines import engine_or_generic
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
 from verifier.results import (
@@ -34,7 +35,6 @@ from verifier.results import (
     unverifiable,
     warned,
 )
-from verifier.upstream import flag_namespace
 
 ID = 15
 NAME = "PR description"
@@ -42,18 +42,8 @@ _ARG_OF_CLAIM = {"host-cache-per-rank": "hicache-size", "schedule-policy": "sche
 
 
 def _settings(launch: Launch) -> dict[str, Any]:
-    """Server settings of a launch by flag name (dashes): SGLang-resolved values, else as written."""
-    if (launch.engine or "") == "sglang":
-        from verifier.sglang import SGLangError, resolve_sglang
-
-        try:
-            resolved = resolve_sglang(launch.argv, image=launch.image)
-        except SGLangError:
-            resolved = None
-        if resolved is not None:
-            return {dest.replace("_", "-"): value for dest, value in resolved.namespace.items()}
-    namespace, _, _ = flag_namespace(launch.argv)
-    return {dest.replace("_", "-"): value for dest, value in namespace.items()}
+    """Server settings of a launch by flag name (dashes): the engine's parser reading, else as written."""
+    return engine_or_generic(launch.engine).settings(launch)
 
 
 def _float(value: Any) -> float | None:

@@ -18,13 +18,13 @@ Policy: metrics
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from verifier.configs import submitted_entries
 from verifier.context import CheckContext
+from verifier.engines import engine_or_generic
 from verifier.errors import InputError
 from verifier.launch import Launch, launches
 from verifier.launch_scope import reported_by_check18
@@ -50,39 +50,9 @@ def _norm(name: str) -> str:
 
 
 def _settings(launch: Launch, ignored: set[str]) -> Iterator[tuple[str, Any, tuple[Any, ...]]]:
-    """(normalized name, value, recipe path) of every setting of the effective config, plus argv and env."""
-
-    def walk(node: Any, path: tuple[Any, ...]) -> Iterator[tuple[str, Any, tuple[Any, ...]]]:
-        if isinstance(node, Mapping):
-            for key, value in node.items():
-                if not path and str(key) in ignored:
-                    continue
-                yield _norm(str(key)), value, (*path, key)
-                yield from walk(value, (*path, key))
-        elif isinstance(node, list):
-            for index, value in enumerate(node):
-                yield from walk(value, (*path, index))
-        elif isinstance(node, str) and node.lstrip().startswith("{"):
-            # JSON-string engine configs (e.g. an extra engine config passed as one arg)
-            try:
-                parsed = json.loads(node)
-            except ValueError:
-                return
-            yield from walk(parsed, path)
-
-    yield from walk(launch.recipe, ())
-    argv = launch.argv
-    for index, token in enumerate(argv):
-        if token.startswith("--"):
-            name, eq, inline = token.partition("=")
-            nxt = argv[index + 1] if index + 1 < len(argv) else None
-            value: Any = inline if eq else (nxt if nxt is not None and not nxt.startswith("--") else True)
-            if _norm(name).startswith("no_"):
-                yield _norm(name)[3:], False, ("argv", index)
-            else:
-                yield _norm(name), value, ("argv", index)
-    for name, value in launch.env.items():
-        yield _norm(name), value, ("env", name)
+    """(normalized name, value, recipe path) of every setting of the effective config, plus argv and env
+    (the launch's engine reads them: verifier.engines)."""
+    return engine_or_generic(launch.engine).metrics(launch, ignored)
 
 
 def _truth(value: Any, policy: Mapping[str, Any]) -> bool | None:

@@ -25,8 +25,9 @@ PYPROJECT = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8
 DISTRIBUTION = {"yaml": "PyYAML", "ruamel": "ruamel.yaml", "github": "PyGithub", "jinja2": "Jinja2",
                 "pydantic": "pydantic", "jsonschema": "jsonschema", "rich": "rich", "requests": "requests",
                 "urllib3": "urllib3", "markdown_it": "markdown-it-py"}
-# imported only by `sglang-spec dump` and the equivalence tests, from the real sglang (.ci/install-sglang.sh)
-OPTIONAL = {"sglang", "torch"}
+# imported only by the spec dumpers (`sglang-spec dump`, `engine-spec dump vllm`) and the equivalence tests,
+# from the real sglang (.ci/install-sglang.sh) and vllm (.ci/install-vllm.sh, its own venv)
+OPTIONAL = {"sglang", "torch", "vllm"}
 
 
 def _imports(root: Path) -> set[str]:

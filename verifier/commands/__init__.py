@@ -11,7 +11,18 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from verifier.commands import action, bundle, explain, local, pr, precommit, record_git, replay, sglang_spec
+from verifier.commands import (
+    action,
+    bundle,
+    engine_spec,
+    explain,
+    local,
+    pr,
+    precommit,
+    record_git,
+    replay,
+    sglang_spec,
+)
 
 COMMANDS: tuple[ModuleType, ...] = (
     bundle,
@@ -22,6 +33,7 @@ COMMANDS: tuple[ModuleType, ...] = (
     record_git,
     replay,
     sglang_spec,
+    engine_spec,
     action,
 )
 

@@ -21,8 +21,11 @@ Path = tuple[Any, ...]
 
 def flag_name(key: str, engine: str) -> str:
     """`--<key>` with underscores turned into dashes for CLI engines (SGLang, vLLM, ATOM)."""
+    from verifier.engines import engine_for  # noqa: PLC0415 - the registry says which engines fold `_`
+
     name = str(key)
-    if engine in ("sglang", "vllm", "atom", "tilert"):
+    found = engine_for(engine)
+    if found is not None and found.cli_dashes:
         name = name.replace("_", "-")
     return "--" + name
 

@@ -22,6 +22,7 @@ from typing import Any
 from verifier.configs.points import AGENTIC, Point
 from verifier.configs.yaml11 import Doc
 from verifier.context import CheckContext
+from verifier.engines import engine_for
 from verifier.recipes.golden import GoldenAL, format_al, golden_al
 from verifier.recipes.spec import SpecParams, spec_parameters
 from verifier.recipes.variants import Origin, RecipeError, deep_merge, doc_origins, is_bundle, variant_keys
@@ -405,27 +406,11 @@ def inject_synthetic(
                 data = unset_path(data, (*env_path, name))
                 removed.append((f"roles.{role}.env", str(name)))
             continue
-        sets: list[tuple[Path, Any]] = []
-        if engine == "sglang":
-            sets = [((*env_path, "SGLANG_SIMULATE_ACC_LEN"), format_al(al)),
-                    ((*env_path, "SGLANG_SIMULATE_ACC_METHOD"), "match-expected"),
-                    ((*env_path, "SGLANG_SIMULATE_ACC_TOKEN_MODE"), "real-draft-token")]
-        elif engine == "vllm":
-            args = role_args(data, role)
-            key = "speculative-config" if "speculative-config" in args else "speculative_config"
-            raw = args.get(key)
-            cfg = json.loads(raw) if isinstance(raw, str) else dict(raw or {})
-            cfg.update({"rejection_sample_method": "synthetic", "synthetic_acceptance_length": al})
-            sets = [(("roles", role, "args", key), json.dumps(cfg, separators=(",", ":")))]
-        elif engine == "trtllm":
-            sets = [((*env_path, "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"), format_al(al - 1))]
-        elif engine == "atom":
-            sets = [(("roles", role, "args", "spec-decode-acceptance-length"), al)]
-        elif engine == "tilert" and role == "decode":
-            sets = [((*env_path, "TILERT_SIMULATE_ACC_LEN"), format_al(al)),
-                    ((*env_path, "TILERT_SIMULATE_ACC_METHOD"), "match-expected")]
+        found = engine_for(engine)
+        sets: list[tuple[Path, Any]] = [] if found is None else found.synthetic_injection(
+            role, role_args(data, role), al, format_al(al))
         for path, value in sets:
-            merged_into_recipe = engine == "vllm" and path in origins
+            merged_into_recipe = found is not None and found.synthetic_merges_into_args and path in origins
             data = set_path(data, path, value)
             # vLLM's injected keys are merged into the recipe's own speculative-config, which keeps the
             # recipe's file:line (its draft settings live there); a value the launcher replaces or adds

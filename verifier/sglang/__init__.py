@@ -106,6 +106,12 @@ class ResolvedArgs:
     launcher: tuple[str, ...] = ()
     error: SGLangArgError | None = None
     unmodelled: frozenset[str] = frozenset()
+    # dest -> the source text of a value known only at run time (taken out before parsing; only
+    # when resolve_sglang(..., runtime=True)); see verifier/engines/versioned.py
+    runtime: Mapping[str, str] = field(default_factory=dict)
+    # the candidate versions that all read the needed dests alike, when the image's version is
+    # unknown (verifier.engines.versioned.resolve_across); empty when the version is known
+    versions: tuple[str, ...] = ()
 
     def flag_for(self, dest: str) -> str | None:
         """The option string written for a dest (its last use: argparse keeps the last), else None."""
@@ -168,6 +174,7 @@ def resolve_sglang(
     mode: Mode = "auto",
     policy: Mapping[str, Any] | None = None,
     raise_errors: bool = True,
+    runtime: bool = False,
 ) -> ResolvedArgs:
     """Parse an SGLang server command line with the parser of the right SGLang version.
 
@@ -176,10 +183,18 @@ def resolve_sglang(
     (policies/sglang.yaml), else `framework` (a recipe's identity.frameworks.sglang).
     `mode`: "auto"/"argspec" use the committed spec; "real" uses the installed sglang
     (SGLangUnavailable if it is missing or another version).
+    `runtime=True`: option values that still hold a shell expansion are taken out before parsing
+    and reported in `.runtime` (verifier.engines.versioned.split_runtime).
     Raises UnknownSGLangVersion, SGLangArgError (unless raise_errors=False: then `.error`).
     """
     wanted = pick_version(image=image, version=version, framework=framework, policy=policy)
     launcher, server_argv = split_launcher(_check_argv(argv))
+    held: list[tuple[str, str]] = []
+    if runtime:
+        from verifier.engines.versioned import split_runtime  # noqa: PLC0415
+
+        stripped, held = split_runtime(server_argv)
+        server_argv = tuple(stripped)
     unmodelled: frozenset[str] = frozenset()
     if mode == "real":
         from verifier.sglang.real import real_parser  # noqa: PLC0415 - torch only on request
@@ -204,9 +219,15 @@ def resolve_sglang(
             u.dest for u in uses
             if unmodelled and (load_argspec(wanted).action_for(u.option_string) or {}).get("type") in unmodelled
         )
+        late: dict[str, str] = {}
+        if held:
+            from verifier.engines.versioned import runtime_dests  # noqa: PLC0415
+
+            late = runtime_dests(parser, held)
         return ResolvedArgs(
             version=wanted, mode=used, argv=server_argv, namespace=namespace,
-            given=frozenset(u.dest for u in uses), uses=tuple(uses), launcher=launcher, unmodelled=types_hit,
+            given=frozenset(u.dest for u in uses), uses=tuple(uses), launcher=launcher,
+            unmodelled=types_hit, runtime=late,
         )
     if raise_errors:
         raise error

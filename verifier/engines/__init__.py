@@ -1,0 +1,64 @@
+"""Engines as a registry: one small module per serving engine, asked the same questions.
+
+    engine = engine_for(launch.engine)        # an Engine, or None for a name no module declares
+    engine.spec_params(role, args)            # SpecParams
+    engine.kv_cache(launch), engine.quantization(launch), engine.synthetic(launch), ...
+
+The modules, in order: `sglang`, `vllm`, `trtllm`, `atom`, `tilert`. Adding an engine is one new
+module with an `ENGINE` (a `verifier.engines.base.Engine`) and one line in `ENGINE_MODULES`.
+The questions and the answer shapes are in `verifier/engines/base.py`; reading a command line
+whose image's version is unknown, or whose values are known only at run time, in
+`verifier/engines/versioned.py`. Importing this package imports no engine and no torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from verifier.engines.base import (
+    Engine,
+    EngineAnswers,
+    KvCacheSettings,
+    QuantSettings,
+    Setting,
+    SpecParams,
+)
+
+ENGINE_MODULES: tuple[str, ...] = ("sglang", "vllm", "trtllm", "atom", "tilert")
+GENERIC = Engine()  # a name no module declares: flag reading, no parser, no synthetic knobs
+GENERIC.cli_dashes = False
+
+__all__ = [
+    "ENGINE_MODULES",
+    "GENERIC",
+    "Engine",
+    "EngineAnswers",
+    "KvCacheSettings",
+    "QuantSettings",
+    "Setting",
+    "SpecParams",
+    "engine_for",
+    "engine_or_generic",
+    "engines",
+]
+
+
+@cache
+def engines() -> tuple[Engine, ...]:
+    """Every registered engine, in ENGINE_MODULES order (modules imported on first use)."""
+    return tuple(importlib.import_module(f"verifier.engines.{name}").ENGINE for name in ENGINE_MODULES)
+
+
+@cache
+def engine_for(name: str | None) -> Engine | None:
+    """The engine a launch names (`sglang`, `vllm`, `trtllm`, `atom`, `tilert`); None for anything else."""
+    if not name:
+        return None
+    key = str(name).strip().lower()
+    return next((engine for engine in engines() if engine.name == key), None)
+
+
+def engine_or_generic(name: str | None) -> Engine:
+    """`engine_for(name)`, or the generic engine (flag reading) for an unknown name."""
+    return engine_for(name) or GENERIC

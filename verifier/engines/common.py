@@ -1,0 +1,131 @@
+"""Small readers every engine module shares: args by spelling, JSON-ish values, numbers.
+
+Values are hostile text: JSON is read with `json.loads`, srtctl's Python-`str()` dicts with
+`ast.literal_eval` (never `eval`); anything else is reported as an error, never guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+MAX_VALUE_CHARS = 256 * 1024
+
+
+def arg_value(args: Mapping[str, Any] | None, *names: str) -> tuple[str | None, Any]:
+    """(spelling found, value) of the first of `names` set (not None) in a recipe args mapping.
+
+    Each name is tried as written and with `-` -> `_` (`speculative-config`, `speculative_config`).
+    """
+    if not args:
+        return None, None
+    for name in names:
+        for spelling in (name, name.replace("-", "_")):
+            if spelling in args and args[spelling] is not None:
+                return spelling, args[spelling]
+    return None, None
+
+
+def to_int(value: Any) -> int | None:
+    """An int, or a string of digits, as int; anything else None (booleans included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def loose_int(value: Any) -> int | None:
+    """`int(str(value))` (negative numbers included); None for booleans and non-numbers."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        return None
+
+
+def to_float(value: Any) -> float | None:
+    """A number as float; None for booleans, None and non-numbers."""
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None
+
+
+def json_object(value: Any) -> dict[str, Any] | None:
+    """A mapping, or JSON text of an object, as a dict; anything else None."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            return None
+        return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+def parse_structured(value: Any) -> tuple[Any, str | None]:
+    """(data, error) of a JSON-ish value: a mapping/list as is, JSON text, or a Python literal."""
+    if isinstance(value, Mapping | list):
+        return value, None
+    if not isinstance(value, str):
+        return None, f"not a JSON object: {type(value).__name__}"
+    text = value.strip()
+    if len(text) > MAX_VALUE_CHARS:
+        return None, f"value is {len(text)} characters, over the {MAX_VALUE_CHARS} limit"
+    try:
+        return json.loads(text), None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, or a number past Python's int limit
+        json_error = str(exc)[:200]
+    try:  # srtctl renders dicts with Python str(): single quotes, True/None
+        return ast.literal_eval(text), None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None, f"neither JSON nor a Python literal ({json_error})"
+
+
+def norm_flag(name: str) -> str:
+    """`--Tensor_Parallel-size` -> `tensor-parallel-size`."""
+    return name.lstrip("-").replace("_", "-").lower()
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def flag_values(argv: Sequence[str]) -> dict[str, Any]:
+    """`--name value` / `--name=value` / bare `--flag` (True) by normalized name (`_` -> `-`); last wins."""
+    out: dict[str, Any] = {}
+    tokens = list(argv)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.startswith("-") and len(token) > 1 and not _is_number(token):
+            name, sep, value = token.partition("=")
+            if sep:
+                out[norm_flag(name)] = value
+            elif i + 1 < len(tokens) and (not tokens[i + 1].startswith("-") or _is_number(tokens[i + 1])):
+                out[norm_flag(name)] = tokens[i + 1]
+                i += 1
+            else:
+                out[norm_flag(name)] = True
+        i += 1
+    return out
+
+
+def normalize_args(args: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:
+    """A recipe `args` mapping or an argv, keyed by normalized flag name (`tensor-parallel-size`)."""
+    if isinstance(args, Mapping):
+        return {norm_flag(str(k)): v for k, v in args.items()}
+    return flag_values(args)
