@@ -12,7 +12,10 @@ Evidence: the master-config `image:` line of each affected entry (repository, ta
     counts as `/`), its runner's SKU (runner -> SKU: drop `cluster:`, text before the first `-`),
     the MODELS.md support-matrix row (Date added) for a model-enablement image, and for a new
     vendor-framework entry the open-source entry with the same model-prefix and runner.
-N/A when: no master-config entry is added, changed or affected by the PR.
+N/A when: no master-config entry is added, changed or affected by the PR, or the base's checklist
+    template states none of the three rules. Each rule (upstream images, images built from the
+    default branch, engine order) is judged only while the base template has its item
+    (verifier.in_force); a rule not in force is skipped, named in the row.
 Unverifiable when: a master config cannot be read, an affected entry has no image or framework,
     or a model-enablement image's model has no Date added in MODELS.md.
 Policy: images (established_skus, engines, open_source_frameworks, vendor_frameworks,
@@ -30,6 +33,7 @@ from typing import Any
 from verifier.configs import ConfigEntry, affected_keys, master_entries, submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
+from verifier.in_force import part_skipped
 from verifier.models_md import models_doc
 from verifier.results import (
     CheckResult,
@@ -48,6 +52,10 @@ from verifier.sglang.versions import ImageRef, parse_image
 
 ID = 6
 NAME = "Upstream image/order/provenance"
+# The check's rules (policies/rules.yaml): each is judged only while the base template states it.
+RULE_IMAGES = "c06.upstream-images"
+RULE_DEFAULT_BRANCH = "c06.default-branch-images"
+RULE_ORDER = "c06.engine-order"
 
 
 def _alnum(text: str) -> str:
@@ -139,9 +147,12 @@ def _open_source_entry(ctx: CheckContext, entry: ConfigEntry, policy: Mapping[st
     return found
 
 
-def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy: Mapping[str, Any]
-           ) -> tuple[str, list[Finding]]:
-    """('pass'|'fail'|'unverifiable', findings) for one affected entry."""
+def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy: Mapping[str, Any],
+           skipped: dict[str, Finding]) -> tuple[str, list[Finding]]:
+    """('pass'|'fail'|'unverifiable', findings) for one affected entry.
+
+    `skipped`: the rules of this check not in force for the PR (verifier.in_force), with their note;
+    a rule that is skipped is not judged here, and its note is returned as a finding."""
     established = {s.lower() for s in policy["established_skus"]}
     sku = _sku(entry)
     framework = entry.framework
@@ -161,6 +172,8 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
     if engine is not None:
         allowed = [r.lower() for r in policy["engines"][engine]["images"]]
         if _repo(ref) not in allowed:
+            if RULE_IMAGES in skipped:
+                return "pass", [skipped[RULE_IMAGES]]
             if sku not in established:
                 return "pass", [finding("new-hardware-image", ev, key=key, image=_short(ref), sku=sku)]
             exc = _exception(policy, key, "fork-image")
@@ -170,6 +183,8 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
                                     sku=sku, allowed=allowed)]
         found = [finding("image-upstream", ev, key=key, image=_short(ref), framework=framework, sku=sku)]
         kind = _tag_kind(ref, entry, policy)
+        if kind in ("enablement", "unknown") and RULE_DEFAULT_BRANCH in skipped:
+            return "pass", [*found, skipped[RULE_DEFAULT_BRANCH]]
         if kind == "enablement":
             state, item, *notes = _enablement(ctx, entry, ref, policy, ev)
             return ("pass" if state == "ok" else state), [*found, item, *notes] if state == "ok" else [item]
@@ -183,6 +198,8 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
     if framework in policy["vendor_frameworks"] or vendor_image:
         if not added:
             return "pass", [finding("vendor-entry-existing", ev, key=key, framework=framework)]
+        if RULE_ORDER in skipped:
+            return "pass", [skipped[RULE_ORDER]]
         partners = _open_source_entry(ctx, entry, policy)
         if partners:
             side, other = partners[0]
@@ -218,20 +235,24 @@ def check(ctx: CheckContext) -> CheckResult:
     unknown: list[Finding] = []
     passes: list[Finding] = []
     frameworks: set[str] = set()
+    skipped = {rule: note for rule in (RULE_IMAGES, RULE_DEFAULT_BRANCH, RULE_ORDER)
+               if (note := part_skipped(ctx, rule)) is not None}
     for key, entry in submitted.items():
         try:
-            state, items = _judge(ctx, key, entry, key in affected.added, policy)
+            state, items = _judge(ctx, key, entry, key in affected.added, policy, skipped)
             frameworks.add(entry.framework or "")
         except InputError as exc:
             state, items = "unverifiable", [finding("entry-unreadable", FileEvidence(path=entry.file, line=entry.line),
                                                     MissingEvidence(what=entry.file), key=key, error=str(exc)[:200],
                                                     missing=entry.file)]
         {"fail": fails, "unverifiable": unknown, "pass": passes}[state].extend(items)
+    notes = [n for n in skipped.values() if n in passes]
+    passes = [p for p in passes if p not in notes]
     if fails:
-        return failed(*fails, *unknown)
+        return failed(*fails, *unknown, *notes)
     if unknown:
-        return failed(*unknown)
+        return failed(*unknown, *notes)
     added_vendor = any(f.message_id in ("engine-order-ok", "new-hardware-engine-order") for f in passes)
     if not added_vendor:
         passes.append(finding("no-new-vendor-entries", frameworks=sorted(f for f in frameworks if f)))
-    return passed(*passes)
+    return passed(*passes, *notes)

@@ -13,7 +13,10 @@ Evidence: the file and line of every model-config override (`--json-model-overri
     `publish_events_and_metrics: false`, in the effective launch (recipe, shared block, extra_args)
     or in the scripts and recipes of affected configs; the worker environment's
     `*_QUICK_REDUCE_QUANTIZATION` with the MODELS.md row (Date added) of the model.
-N/A when: the PR affects no config and changes no benchmark, recipe or config file.
+N/A when: the PR affects no config and changes no benchmark, recipe or config file, or the base's
+    checklist template states none of the check's rules. Each rule (architecture overrides, integer
+    all-reduce, metrics publication: the Dynamo TRT-LLM metrics item) is judged only while the base
+    template has its item (verifier.in_force); a rule not in force is skipped, named in the row.
 Unverifiable when: an affected launch cannot be resolved, or an integer all-reduce setting (or a
     SGLang ROCm launch) belongs to a model whose Date added MODELS.md does not give.
 Policy: prohibited_settings (architecture: override_args, neutral_override_values,
@@ -30,6 +33,7 @@ from typing import Any
 
 from verifier.context import CheckContext
 from verifier.errors import InputError
+from verifier.in_force import part_skipped
 from verifier.launch import Launch, launches
 from verifier.launch_scope import reported_by_check18
 from verifier.layout import short_path
@@ -50,6 +54,10 @@ from verifier.yamlio import text_or_none
 
 ID = 8
 NAME = "Architecture hacks"
+# The check's rules (policies/rules.yaml): each is judged only while the base template states it.
+RULE_ARCH = "c08.architecture"
+RULE_ALLREDUCE = "c08.integer-allreduce"
+RULE_METRICS = "c08.metrics-publication"
 MAX_LISTED = 6
 
 
@@ -101,15 +109,16 @@ def _argv_overrides(launch: Launch, names: set[str]) -> Iterator[tuple[str, str]
             yield flag.lstrip("-"), value
 
 
-def _launch_findings(launch: Launch, policy: Mapping[str, Any]) -> list[tuple[str, str, int | None, dict[str, Any]]]:
-    """(message id, file, line, params) for one launch."""
+def _launch_findings(launch: Launch, policy: Mapping[str, Any], rules: frozenset[str]
+                     ) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+    """(message id, file, line, params) for one launch; `rules`: this check's rules in force."""
     out: list[tuple[str, str, int | None, dict[str, Any]]] = []
-    names = {_norm(n) for n in policy["override_args"]}
+    names = {_norm(n) for n in policy["override_args"]} if RULE_ARCH in rules else set()
     for flag, value in _argv_overrides(launch, names):
         if not _neutral(value, policy):
             where = launch.arg_origin(flag) or (launch.recipe_path, None)
             out.append(("architecture-override", where[0], where[1], {"flag": flag, "value": value}))
-    prohibited = policy["prohibited_values"]
+    prohibited = policy["prohibited_values"] if RULE_METRICS in rules else {}
     for path, key, value in _walk(launch.recipe):
         candidates = [(key, value), *list(_json_values(value))]
         for k, v in candidates:
@@ -130,21 +139,23 @@ def _launch_findings(launch: Launch, policy: Mapping[str, Any]) -> list[tuple[st
     return out
 
 
-def _text_findings(path: str, text: str, policy: Mapping[str, Any]) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+def _text_findings(path: str, text: str, policy: Mapping[str, Any], rules: frozenset[str]
+                   ) -> list[tuple[str, str, int | None, dict[str, Any]]]:
     out: list[tuple[str, str, int | None, dict[str, Any]]] = []
+    arch = RULE_ARCH in rules
     names = "|".join(re.escape(n) for n in sorted({*policy["override_args"], *(n.replace("-", "_") for n in
                                                    policy["override_args"])}, key=len, reverse=True))
     flag_rx = re.compile(r"(?:--|^|\s|[\"'])(" + names + r")[\"']?\s*(?:=|:|\s)\s*(.+?)\s*$")
-    prohibited = policy["prohibited_values"]
+    prohibited = policy["prohibited_values"] if RULE_METRICS in rules else {}
     for number, line in enumerate(text.split("\n"), 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        for pattern in policy["config_edit_patterns"]:
+        for pattern in policy["config_edit_patterns"] if arch else ():
             if re.search(pattern, stripped, re.IGNORECASE):
                 out.append(("model-config-edit", path, number, {"text": stripped[:200]}))
                 break
-        match = flag_rx.search(stripped)
+        match = flag_rx.search(stripped) if arch else None
         if match:
             value = match.group(2).split(" --", 1)[0].strip().strip("'\"")
             if not _neutral(value, policy):
@@ -211,6 +222,9 @@ def check(ctx: CheckContext) -> CheckResult:
         files = [f.path for f in ctx.bundle.pr.files if f.status != "removed" and is_scanned(f.path, patches)]
     if not launch_set.keys and not files:
         return not_applicable(finding("nothing-affected"))
+    notes = {rule: note for rule in (RULE_ARCH, RULE_ALLREDUCE, RULE_METRICS)
+             if (note := part_skipped(ctx, rule)) is not None}
+    rules = frozenset(r for r in (RULE_ARCH, RULE_ALLREDUCE, RULE_METRICS) if r not in notes)
     hits: dict[tuple[str, str, int | None, str], tuple[str, dict[str, Any], set[str]]] = {}
     unknown: list[Finding] = []
 
@@ -223,8 +237,10 @@ def check(ctx: CheckContext) -> CheckResult:
 
     allreduce_seen = {"new": set(), "old": set()}
     for launch in launch_set.launches:
-        for item in _launch_findings(launch, policy):
+        for item in _launch_findings(launch, policy, rules):
             add(item, launch.key)
+        if RULE_ALLREDUCE not in rules:
+            continue
         for item in _allreduce(ctx, launch, policy):
             if item[0] == "allreduce-model-date-unknown":
                 f = finding("allreduce-model-date-unknown", MissingEvidence(what=item[3]["missing"]), key=launch.key,
@@ -241,7 +257,7 @@ def check(ctx: CheckContext) -> CheckResult:
         text = text_or_none(ctx.bundle.head.read(path), path)
         if text is None:
             continue
-        for item in _text_findings(path, text, policy):
+        for item in _text_findings(path, text, policy, rules):
             if not any(s[1] == item[1] and s[2] == item[2] and s[0] == item[0] for s in hits):
                 add(item, None)
     # unresolved launches are Check 18's; the static scan above covered the files they run
@@ -251,9 +267,13 @@ def check(ctx: CheckContext) -> CheckResult:
         for (mid, path, line, _), (_, params, keys) in list(hits.items())[:MAX_LISTED]:
             place = short_path(path) + (f":{line}" if line else "")
             out.append(finding(mid, FileEvidence(path=path, line=line), file=place, configs=sorted(keys), **params))
-        return failed(*out, *unknown, *scoped)
+        return failed(*out, *unknown, *scoped, *notes.values())
     if unknown:
-        return failed(*unknown, *scoped)
-    return passed(finding("no-architecture-hacks", launches=len(launch_set.launches), files=len(files)),
-                  finding("integer-allreduce-ok", new=sorted(allreduce_seen["new"]), old=sorted(allreduce_seen["old"]),
-                          since=policy["integer_allreduce"]["since"]), *scoped)
+        return failed(*unknown, *scoped, *notes.values())
+    ok = []
+    if RULE_ARCH in rules or RULE_METRICS in rules:
+        ok.append(finding("no-architecture-hacks", launches=len(launch_set.launches), files=len(files)))
+    if RULE_ALLREDUCE in rules:
+        ok.append(finding("integer-allreduce-ok", new=sorted(allreduce_seen["new"]), old=sorted(allreduce_seen["old"]),
+                          since=policy["integer_allreduce"]["since"]))
+    return passed(*ok, *scoped, *notes.values())
