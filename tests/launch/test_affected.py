@@ -69,11 +69,26 @@ def test_legacy_script_by_name_in_old_layout() -> None:
     base = old_layout(tree_files())
     base = edit(base, "configs/nvidia-master.yaml",
                 "srt-recipe: benchmarks/single_node/srt-slurm-recipes/tm/vllm/b300-fp4-mtp/agentic.yaml", "x: 1")
-    base["benchmarks/single_node/tm_fp4_b300_vllm_mtp.sh"] = b"echo old\n"
-    head = {**base, "benchmarks/single_node/tm_fp4_b300_vllm_mtp.sh": b"echo new\n"}
+    base["benchmarks/single_node/agentic/tm_fp4_b300_vllm_mtp.sh"] = b"echo old\n"
+    head = {**base, "benchmarks/single_node/agentic/tm_fp4_b300_vllm_mtp.sh": b"echo new\n"}
     affected = affected_keys(make_ctx(head, base))
     assert affected.keys == ["tm-fp4-b300-vllm-agentic-mtp"]
     assert "legacy" in affected.why("tm-fp4-b300-vllm-agentic-mtp")[0].detail
+
+
+def test_legacy_script_of_another_scenario_or_spec_is_not_the_entrys() -> None:
+    # The runners take benchmarks/single_node/<scenario dir>/<prefix>_<precision>_<sku>_<framework><spec>.sh
+    # (InferenceX PR 2421 added agentic/qwen3.5_fp4_b300_sglang_mtp.sh, which is not the launcher of
+    # the fixed-seq-len qwen3.5-fp4-b300-sglang-mtp nor of the non-MTP qwen3.5-fp4-b300-sglang).
+    base = old_layout(tree_files())
+    base = edit(base, "configs/nvidia-master.yaml",
+                "srt-recipe: benchmarks/single_node/srt-slurm-recipes/tm/vllm/b300-fp4-mtp/agentic.yaml", "x: 1")
+    base["benchmarks/single_node/agentic/tm_fp4_b300_vllm_mtp.sh"] = b"echo agentic\n"
+    for path in ("benchmarks/single_node/fixed_seq_len/tm_fp4_b300_vllm_mtp.sh",
+                 "benchmarks/single_node/agentic/tm_fp4_b300_vllm.sh",
+                 "benchmarks/single_node/tm_fp4_b300_vllm_mtp.sh"):
+        head = {**base, path: b"echo new\n"}
+        assert affected_keys(make_ctx(head, base)).keys == [], path
 
 
 def test_changelog_patterns_with_wildcards() -> None:

@@ -166,6 +166,36 @@ def legacy_script_matches(entry: ConfigEntry, stem: str, fallback_stems: Iterabl
     return stem.startswith(head) and any(stem[len(head):].startswith(t) for t in tokens)
 
 
+def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: dict[str, Any]) -> bool:
+    """Whether `path` is (or, on either side, may be) an old-layout launcher script of `entry`.
+
+    As the runners pick it (verifier.launch.legacy_script_path): in the folder of a scenario the
+    entry runs (policy `legacy-script.dirs`), the exact name the runner tries first; a looser name
+    (`<prefix>_<precision>_<sku>_<framework>...`) only when no exact name exists in that folder.
+    """
+    from verifier.launch import legacy_script_stems
+
+    folder, name = posixpath.split(path)
+    stem = name.removesuffix(".sh")
+    bench = ctx.bundle.path("benchmarks_dir")
+    dirs = conf.get("dirs") or {}
+    rows = [r for r in entry.rows if dirs.get(r.scenario)
+            and folder == bench + str(dirs[r.scenario]).strip("/")]
+    if not rows:
+        return False
+    specs = sorted({str(r.data.get("spec-decoding") or "none") for r in rows})
+    chosen: set[str] = set()  # the name the runner takes on either side: the first of its names that exists
+    for tree in (ctx.bundle.base, ctx.bundle.head):
+        for spec in specs:
+            names = legacy_script_stems(entry, entry.framework, spec, conf)
+            first = next((n for n in names if tree.has(f"{folder}/{n}.sh")), None)
+            if first is not None:
+                chosen.add(first)
+    if chosen:
+        return stem in chosen
+    return legacy_script_matches(entry, stem)
+
+
 def compute_affected(ctx: CheckContext) -> AffectedConfigs:
     """Compute the affected keys (see module docstring)."""
     result = AffectedConfigs()
@@ -300,7 +330,6 @@ def _file_reasons(
                and p not in script_lanes}
     if not scripts:
         return
-    from verifier.launch import legacy_script_stems
     from verifier.recipes import recipe_doc
 
     legacy_conf = policy.get("legacy-script") or {}
@@ -322,11 +351,8 @@ def _file_reasons(
                     result.add(entry.key, AffectedReason("recipe-script-changed", target, line,
                                                          f"used by {short_path(recipe)}"))
         if not refs:
-            fallback = {s for spec in ("none", "mtp")
-                        for s in legacy_script_stems(entry, entry.framework, spec, legacy_conf)}
             for path, status in scripts.items():
-                stem = posixpath.basename(path).removesuffix(".sh")
-                if path.endswith(".sh") and legacy_script_matches(entry, stem, fallback):
+                if path.endswith(".sh") and _legacy_script_of(ctx, entry, path, legacy_conf):
                     result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
 
