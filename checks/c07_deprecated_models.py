@@ -12,7 +12,9 @@ Evidence: the affected config key and its master-config line (model-prefix, scen
     does not speculate with the published arm's method (no speculative config, another method, or
     `spec-decoding: none` with no launch) is on the deprecated arm and FAILs, named; valid arms of
     the same config stay valid.
-N/A when: the PR adds or changes no config or recipe (no affected master-config key on the head), or
+N/A when: the PR adds or changes no config or recipe (no affected master-config key on the head; a
+    key the PR touches only by deleting files it ran, named by no appended changelog entry, is not
+    submitted and is named in the row), or
     MODELS.md is absent from the trusted base tree: the rule's governing document did not exist yet,
     so the rule was not in force for this PR (the row names the document).
 Unverifiable when: the affected model prefix is not in the model support matrix, the affected
@@ -36,7 +38,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from verifier.configs import points, submitted_entries
+from verifier.configs import affected_keys, points, submitted_entries
 from verifier.context import CheckContext
 from verifier.launch import launches
 from verifier.models_md import SCENARIO_NAMES, ArmDeprecation, Deprecation, ModelRow, ModelsDoc, models_doc
@@ -194,8 +196,10 @@ def _judge_arms(ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], 
 def check(ctx: CheckContext) -> CheckResult:
     """Each affected config's model, scenario and precision is active in MODELS.md on the review date."""
     submitted = submitted_entries(ctx)
+    removal_only = [k for k in submitted if _removal_only(ctx, k)]
+    submitted = {k: e for k, e in submitted.items() if k not in removal_only}
     if not submitted:
-        return not_applicable(finding("no-config-affected"))
+        return not_applicable(finding("no-config-affected"), *_removal_notes(removal_only))
     # The rule is in force only where the trusted base holds MODELS.md. The base sets the rules;
     # the head adds rows only for models the base does not list.
     base_doc = models_doc(ctx, "base")
@@ -212,6 +216,23 @@ def check(ctx: CheckContext) -> CheckResult:
         passes.extend(p)
     doc = rule_document(ctx, "models_md")
     notes = [n for n in rule_changes(doc) if n.params.get("change") != "added"] if doc.base is not None else []
+    notes += _removal_notes(removal_only)
     if failures:
         return failed(*failures, *notes)
     return passed(*passes, *notes)
+
+
+def _removal_only(ctx: CheckContext, key: str) -> bool:
+    """True when the PR touches `key` only by deleting files it ran (e.g. moving a deprecated
+    launcher script away) and no appended changelog entry names it: nothing of it is submitted."""
+    affected = affected_keys(ctx)
+    reasons = affected.why(key)
+    if not reasons or key in affected.changelog_keys:
+        return False
+    return all(not r.kind.startswith("entry-") and not ctx.bundle.head.has(r.file) for r in reasons)
+
+
+def _removal_notes(keys: list[str]) -> list[Finding]:
+    if not keys:
+        return []
+    return [finding("config-files-removed-only", configs=keys[:MAX_NAMED], count=len(keys))]

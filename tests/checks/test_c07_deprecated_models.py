@@ -96,3 +96,29 @@ def test_models_md_added_by_the_pr_is_not_yet_in_force(tmp_path: Path) -> None:
     case = clone_bundle(CASES / "pr4524", tmp_path)
     (case / MODELS.format("base")).unlink()
     assert row(judge(case, only={7}), 7).status is Status.NA
+
+
+RETIRED_MODELS_MD = """# Models
+
+## Model support matrix
+
+| Model architecture class | Prefix | Date added | Active scenarios | Deprecated scenarios |
+|---|---|---|---|---|
+| Quill-2-Flash | `quill2flash` | 2026-06-20 | None (retired 2026-06-30) | Agentic coding |
+"""
+
+
+def test_deleting_a_retired_configs_files_is_not_a_submission(tmp_path: Path) -> None:
+    """InferenceX PR 2493 enacted deprecations by moving launcher scripts away; a config whose
+    only change is such a deletion, named by no appended changelog entry, is not submitted."""
+    from tests.minibundle import CHANGELOG_BASE, RECIPE, build
+
+    case = build(tmp_path / "removed", models_md=RETIRED_MODELS_MD, remove_head=(RECIPE,),
+                 head_files={"perf-changelog.yaml": CHANGELOG_BASE})
+    result = row(judge(case, only={7}), 7)
+    assert result.status is Status.NA, row_summary(result)
+    assert [f.message_id for f in result.result.findings] == ["no-config-affected", "config-files-removed-only"]
+    assert "quill2flash-fp4-b300-sglang-agentic-dspark" in row_summary(result)
+    # the same config with its recipe changed (or named by a new changelog entry) is a submission
+    changed = build(tmp_path / "changed", models_md=RETIRED_MODELS_MD)
+    assert row(judge(changed, only={7}), 7).result.findings[0].message_id == "model-retired"

@@ -109,10 +109,14 @@ def load_signoff(path: Path, pr_url: str) -> SignOff:
 
 
 def _when(text: str) -> dt.datetime:
+    """A commit time, in the committer's own UTC offset: the review date is the calendar day the
+    merge happened where it was merged (InferenceX dates its deprecation notices by that day, so a
+    PR merged at 19:21 -05:00 on a scenario's last day is still on that day, not the next UTC one)."""
     try:
-        return dt.datetime.fromisoformat(text).astimezone(dt.UTC)
+        when = dt.datetime.fromisoformat(text)
     except ValueError:
         return dt.datetime.now(dt.UTC).replace(microsecond=0)
+    return when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)
