@@ -25,6 +25,7 @@ API: `rule_in_force(ctx, rule_id) -> Ruling`, `check_gate(ctx, check_id) -> Chec
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,7 +117,7 @@ def check_rules(ctx: CheckContext, check_id: int) -> list[str]:
 
 def _quote(ctx: CheckContext, item: str) -> str:
     words = int(ctx.policy(POLICY)["quote_words"])
-    parts = " ".join(str(ctx.policy(POLICY)["items"][item]).split()).split()
+    parts = re.sub(r"[`*]", "", str(ctx.policy(POLICY)["items"][item])).split()
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 

@@ -102,3 +102,16 @@ def test_changelog_patterns_with_wildcards() -> None:
     assert item.pattern == "tm-fp4-b300-*" and item.line == 15
     assert list(item.keys) == AGENTIC_SINGLE
     assert affected.all_keys == AGENTIC_SINGLE
+
+
+def test_master_configs_moved_out_of_github_configs() -> None:
+    """InferenceX PR 1992 moved .github/configs/*-master.yaml and runners.yaml to configs/ (one
+    line changed): the base is read at the former path, so only the changed entry is affected."""
+    head = edit(old_layout(tree_files()), "configs/nvidia-master.yaml", "conc-list: [1, 8]", "conc-list: [1, 8, 16]")
+    base = dict(old_layout(tree_files()))
+    for name in ("nvidia-master.yaml", "runners.yaml"):
+        if f"configs/{name}" in base:
+            base[f".github/configs/{name}"] = base.pop(f"configs/{name}")
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.added == [] and affected.removed == []
+    assert affected.changed == [KEY]

@@ -255,7 +255,11 @@ def _set_aside_indirect(result: AffectedConfigs) -> None:
 
 
 def _is_master_or_meta(ctx: CheckContext, path: str) -> bool:
-    return path in {ctx.bundle.path("nvidia_master"), ctx.bundle.path("amd_master"), ctx.bundle.path("changelog")}
+    from verifier.layout import FORMER_PATHS
+
+    former = {p for name in ("nvidia_master", "amd_master", "runners") for p in FORMER_PATHS.get(name, ())}
+    return path in {ctx.bundle.path("nvidia_master"), ctx.bundle.path("amd_master"), ctx.bundle.path("changelog"),
+                    *former}
 
 
 def _file_reasons(
