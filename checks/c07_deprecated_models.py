@@ -75,10 +75,10 @@ def _entry_scenarios(entry: Any, names: dict[str, str]) -> list[tuple[str, int |
     return list(dict.fromkeys(out))
 
 
-def _applies(dep: Deprecation, prefix: str, scenario: str, precision: str | None, ctx: CheckContext) -> bool:
+def _applies(dep: Deprecation, prefixes: set[str], scenario: str, precision: str | None, ctx: CheckContext) -> bool:
     if dep.effective > ctx.review_date:
         return False
-    if dep.prefix is not None and dep.prefix != prefix:
+    if dep.prefix is not None and dep.prefix not in prefixes:
         return False
     if dep.scenario is not None and dep.scenario != scenario:
         return False
@@ -105,6 +105,9 @@ def _judge_key(
                         models_md=docs[0].path if docs else "MODELS.md")], []
     side = "head" if row_doc is head_doc and not any(d.model(prefix) for d in docs if d is not head_doc) else "base"
     row_ev = FileEvidence(path=row_doc.path, line=row.line, text=f"{row.name} | {row.active}", side=side)
+    # the prefixes the row's rules name: the entry's own, and the row's when the row covers the
+    # entry's prefix as another version of its model without listing it (models_md.version_aliases)
+    match = {prefix} if prefix in row.prefixes else {prefix, *row.prefixes}
     failures: list[Finding] = []
     if row.retired:
         failures.append(finding("model-retired", entry_ev, row_ev, key=key, prefix=prefix, active=row.active))
@@ -115,7 +118,7 @@ def _judge_key(
         # One finding per scenario: the earliest deprecation in force (a notice's prose and its
         # table, or the base and head copies of MODELS.md, say the same thing).
         applying = [(dep, doc) for doc in docs for dep in doc.deprecations
-                    if _applies(dep, prefix, scenario, precision, ctx)]
+                    if _applies(dep, match, scenario, precision, ctx)]
         if applying:
             dep, doc = min(applying, key=lambda item: (item[0].effective, item[0].notice is None, item[0].line))
             failures.append(finding(
@@ -129,7 +132,7 @@ def _judge_key(
         if scenario not in row.active_scenarios() and not any(f.params.get("scenario") == scenario for f in failures):
             failures.append(finding("scenario-not-active", scen_ev, row_ev, key=key, prefix=prefix,
                                     scenario=scenario, active=row.active))
-    failures.extend(_judge_arms(ctx, key, entry, docs, prefix, [s for s, _ in scenarios]))
+    failures.extend(_judge_arms(ctx, key, entry, docs, match, [s for s, _ in scenarios]))
     passes = [finding("model-active", row_ev, key=key, prefix=prefix,
                       scenarios=[s for s, _ in scenarios], added=row.date_added.isoformat() if row.date_added else "")]
     if side == "head":  # a row for a new model, taken from the PR's own addition
@@ -139,21 +142,22 @@ def _judge_key(
     return failures, passes
 
 
-def _arm_rules(ctx: CheckContext, docs: list[ModelsDoc], prefix: str, scenarios: list[str],
+def _arm_rules(ctx: CheckContext, docs: list[ModelsDoc], prefixes: set[str], scenarios: list[str],
                ) -> list[tuple[ArmDeprecation, ModelsDoc]]:
     """Arm deprecations in force for this model's scenarios, one per (scenario, method), from either tree."""
     seen: dict[tuple[str, str], tuple[ArmDeprecation, ModelsDoc]] = {}
     for doc in docs:
         for arm in doc.arm_deprecations:
-            if arm.prefix == prefix and arm.scenario in scenarios and arm.effective <= ctx.review_date:
+            if arm.prefix in prefixes and arm.scenario in scenarios and arm.effective <= ctx.review_date:
                 seen.setdefault((arm.scenario, arm.method), (arm, doc))
     return list(seen.values())
 
 
-def _judge_arms(ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], prefix: str,
+def _judge_arms(ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], prefixes: set[str],
                 scenarios: list[str]) -> list[Finding]:
     """FAIL findings naming the points of one config that run a deprecated arm."""
-    rules = _arm_rules(ctx, docs, prefix, scenarios)
+    prefix = str(entry.model_prefix or "")
+    rules = _arm_rules(ctx, docs, prefixes, scenarios)
     if not rules:
         return []
     methods = ctx.policy("models")["arm_rules"]["methods"]
