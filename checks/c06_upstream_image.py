@@ -11,7 +11,8 @@ Why: InferenceX publishes what customers can run with the upstream engines; a fo
 Evidence: the master-config `image:` line of each affected entry (repository, tag, digest; `#`
     counts as `/`), its runner's SKU (runner -> SKU: drop `cluster:`, text before the first `-`),
     the MODELS.md support-matrix row (Date added) for a model-enablement image, and for a new
-    vendor-framework entry the open-source entry with the same model-prefix and runner.
+    vendor-framework entry an open-source entry of the same model (model-prefix, or another prefix of
+    its MODELS.md row) on the same hardware (SKU).
 N/A when: no master-config entry is added, changed or affected by the PR, or the base's checklist
     template states none of the three rules. Each rule (upstream images, images built from the
     default branch, engine order) is judged only while the base template has its item
@@ -130,15 +131,32 @@ def _enablement(ctx: CheckContext, entry: ConfigEntry, ref: ImageRef, policy: Ma
     return "fail", finding("enablement-window-expired", ev, md, review_date=ctx.review_date.isoformat(), **params)
 
 
+def _model_family(ctx: CheckContext, prefix: str, policy: Mapping[str, Any]) -> set[str]:
+    """The model prefixes that are one model for engine-first ordering: the prefixes of the base
+    MODELS.md support-matrix row that lists `prefix` (`GLM-5 / GLM-5.1`: `glm5`, `glm5.1`), else a
+    policy `model_families` group (for trees that predate MODELS.md), else the prefix alone."""
+    doc = models_doc(ctx, "base")
+    row = doc.model(prefix) if doc is not None else None
+    if row is not None:
+        return {prefix, *row.prefixes}
+    for group in policy.get("model_families") or ():
+        if prefix in group:
+            return set(group)
+    return {prefix}
+
+
 def _open_source_entry(ctx: CheckContext, entry: ConfigEntry, policy: Mapping[str, Any]) -> list[tuple[str, ConfigEntry]]:
-    """(side, entry) of open-source entries with the same model-prefix and runner."""
+    """(side, entry) of open-source entries of the same model on the same hardware: a model prefix of
+    the same model family (`_model_family`) and the same SKU (the runner label's hardware: a
+    single-node `b200` and a multi-node `b200-multinode` runner are the same hardware)."""
     sides = ("base",) if policy["engine_first_requires_base"] else ("base", "head")
+    family = _model_family(ctx, entry.model_prefix or "", policy)
     found: list[tuple[str, ConfigEntry]] = []
     for side in sides:
         for other in master_entries(ctx, side).values():
             try:
                 fw = other.framework
-                same = other.model_prefix == entry.model_prefix and other.runner == entry.runner
+                same = other.model_prefix in family and _sku(other) == _sku(entry)
             except InputError:
                 continue
             if (same and fw in policy["open_source_frameworks"] and other.key != entry.key
@@ -212,7 +230,8 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
         if exc is not None:
             return "pass", [finding("documented-exception", ev, key=key, rule="engine-order", reason=exc["reason"])]
         return "fail", [finding("vendor-before-open-source", FileEvidence(path=entry.file, line=entry.line), key=key,
-                                framework=framework, prefix=entry.model_prefix or "", runner=entry.runner or "")]
+                                framework=framework, prefix=entry.model_prefix or "", runner=entry.runner or "",
+                                sku=sku)]
     return "unverifiable", [finding("framework-unclassified", FileEvidence(path=entry.file,
                                     line=entry.field_line("framework") or entry.line),
                                     MissingEvidence(what=f"policies/images.yaml: framework {framework}"),
