@@ -173,16 +173,3 @@ def test_both_trees_hold_the_same_selection(tmp_path: Path) -> None:
 
     ctx = CheckContext(bundle=bundle, policies=load_policies())
     assert affected_keys(ctx).keys == ["quill2flash-fp4-b200-sglang-agentic-mtp"]
-
-
-def test_review_date_is_the_merge_day_where_it_was_merged(tmp_path: Path) -> None:
-    """InferenceX PR 2472 merged at 19:21 -05:00 on August 3, 2026, the last day of a deprecated
-    scenario: its review date is August 3 (the notice's calendar day), not the UTC day after."""
-    files = to_old_layout(fixture_tree("c10/pass-no-patches", "base"))
-    repo_dir = init(tmp_path / "repo")
-    base_sha = commit(repo_dir, files, "base")
-    head_sha = commit(repo_dir, {**files, "perf-changelog.yaml": files["perf-changelog.yaml"] + b"\n"},
-                      "Bump (#2472)", when="2026-08-03T19:21:17-05:00")
-    with GitRepo(repo_dir) as repo:
-        bundle = record_revisions(repo, base_sha, head_sha)
-    assert str(bundle.review_date) == "2026-08-03"

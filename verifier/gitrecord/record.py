@@ -109,14 +109,13 @@ def load_signoff(path: Path, pr_url: str) -> SignOff:
 
 
 def _when(text: str) -> dt.datetime:
-    """A commit time, in the committer's own UTC offset: the review date is the calendar day the
-    merge happened where it was merged (InferenceX dates its deprecation notices by that day, so a
-    PR merged at 19:21 -05:00 on a scenario's last day is still on that day, not the next UTC one)."""
+    """A commit time in UTC. The replay's review date is the merge's UTC day, as live mode takes the
+    sign-off's UTC day (verifier.github.collect) and as the real verifier judged InferenceX PR 2483,
+    merged at 20:31 -05:00 on August 3, 2026, against August 4."""
     try:
-        when = dt.datetime.fromisoformat(text)
+        return dt.datetime.fromisoformat(text).astimezone(dt.UTC)
     except ValueError:
         return dt.datetime.now(dt.UTC).replace(microsecond=0)
-    return when if when.tzinfo is not None else when.replace(tzinfo=dt.UTC)
 
 
 @dataclass(frozen=True)
