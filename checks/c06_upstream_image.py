@@ -13,6 +13,9 @@ Evidence: the master-config `image:` line of each affected entry (repository, ta
     the MODELS.md support-matrix row (Date added) for a model-enablement image, and for a new
     vendor-framework entry an open-source entry of the same model (model-prefix, or another prefix of
     its MODELS.md row) on the same hardware (SKU).
+An affected entry whose image the PR neither chooses (adds the entry, changes its image) nor re-runs
+    (an appended perf-changelog entry names it) submits nothing with that image: its image is not
+    judged, named in the row.
 N/A when: no master-config entry is added, changed or affected by the PR, or the base's checklist
     template states none of the three rules. Each rule (upstream images, images built from the
     default branch, engine order) is judged only while the base template has its item
@@ -165,6 +168,20 @@ def _open_source_entry(ctx: CheckContext, entry: ConfigEntry, policy: Mapping[st
     return found
 
 
+def _submits_image(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool) -> bool:
+    """Whether the PR submits results with the entry's image: it adds the entry, changes its image,
+    or an appended perf-changelog entry names the key (InferenceX benchmarks a config only then).
+    An entry the PR edits otherwise (a field renamed, a scenario removed) keeps the base's image
+    and re-runs nothing."""
+    if added:
+        return True
+    affected = affected_keys(ctx)
+    if key in affected.changelog_keys:
+        return True
+    old = master_entries(ctx, "base").get(key)
+    return old is None or old.image != entry.image
+
+
 def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy: Mapping[str, Any],
            skipped: dict[str, Finding]) -> tuple[str, list[Finding]]:
     """('pass'|'fail'|'unverifiable', findings) for one affected entry.
@@ -187,6 +204,9 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
     ev = _image_evidence(entry)
     engine = policy["open_source_frameworks"].get(framework)
     vendor_image = any(_repo(ref).startswith(p.lower()) for p in policy["vendor_image_prefixes"])
+    if engine is not None and not _submits_image(ctx, key, entry, added):
+        # the base's image, not re-run: the PR submits nothing with it (it is judged when chosen or re-run)
+        return "pass", [finding("image-not-resubmitted", ev, key=key, image=_short(ref))]
     if engine is not None:
         allowed = [r.lower() for r in policy["engines"][engine]["images"]]
         if _repo(ref) not in allowed:

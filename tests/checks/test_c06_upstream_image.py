@@ -81,3 +81,19 @@ def test_engine_order_counts_another_prefix_of_the_same_model(tmp_path: Path) ->
     assert joined.status.value == "PASS", texts(6, joined)["en"]
     alone = run_one(_vendor_bundle(tmp_path, "cluster:b300-dsxe", "quill2"), 6)
     assert params(alone, "vendor-before-open-source")["prefix"] == "quill2"
+
+
+def test_a_fork_image_the_pr_neither_chooses_nor_reruns_is_not_judged(tmp_path: Path) -> None:
+    """InferenceX PRs 2096 (metadata fields renamed) and 2263 (1k1k scenarios removed) edited
+    entries that run `rocm/sgl-dev` images without re-running them (no changelog entry)."""
+    from tests.minibundle import CHANGELOG_BASE, build, master_text
+
+    fork = "rocm/sgl-dev:sglang-0.5.9-rocm720-mi35x-mori-0227-2"
+    base = master_text(fork, runner="cluster:mi355x-amds")
+    head = base.replace("dram-utilization: 0.8", "dram-utilization: 0.75")
+    quiet = build(tmp_path / "quiet", master=head, base_master=base, head_files={"perf-changelog.yaml": CHANGELOG_BASE})
+    result = run_one(quiet, 6)
+    assert result.status.value == "PASS", texts(6, result)["en"]
+    assert params(result, "image-not-resubmitted")["image"] == fork
+    rerun = build(tmp_path / "rerun", master=head, base_master=base)  # the minibundle appends a changelog entry
+    assert params(run_one(rerun, 6), "image-not-upstream")["image"] == fork
