@@ -13,7 +13,9 @@ Evidence: every patch signature with its file and line (changed files of the PR,
     shared blocks, setup scripts and benchmark scripts of every affected config), the recipe line
     of a setup script (github.yaml upstream_files facts included: a setup script with no waiver is a
     patch whatever it contains), and the waiver file and sign-off link that cover it.
-N/A when: never (a PR that touches no benchmark file PASSes with nothing to scan).
+N/A when: never (a PR that touches no benchmark file PASSes with nothing to scan). A PR whose
+    appended changelog entries select no config re-runs nothing: a patch already on the base branch
+    (in the file, or in the file it was moved from) is not judged (named in the row).
 Unverifiable when: a script or shared block an affected config runs is missing from the bundle, or
     the affected configs cannot be resolved. A missing recipe leaves its launch unresolved, which
     Check 18 reports (verifier.launch_scope); this row scans what is present and lists it.
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier import patches as P
+from verifier.configs import affected_keys
 from verifier.configs.yaml11 import parse_yaml11
 from verifier.context import CheckContext
 from verifier.errors import InputError
@@ -178,6 +181,19 @@ def check(ctx: CheckContext) -> CheckResult:
         return unverifiable("patch-file-missing", MissingEvidence(what=short_path(first)),
                             missing=short_path(first), files=[short_path(p) for p in missing[:MAX_LISTED]])
 
+    # A PR whose appended changelog entries re-run no config benchmarks nothing: a patch already on
+    # the base (at the file's path, or the path it moves from) is not part of any of its submissions.
+    not_rerun: list[P.PatchHit] = []
+    if not affected_keys(ctx).changelog_keys:
+        moved = {f.path: f.previous_path for f in ctx.bundle.pr.files if f.previous_path}
+        for hit in list(hits):
+            base_text = _read(ctx, "base", moved.get(hit.path) or hit.path) \
+                if hit.signature != "upstream-setup-script" else None
+            if base_text is not None and hit.text in base_text:
+                not_rerun.append(hit)
+        hits = [h for h in hits if h not in not_rerun]
+    notes = [finding("preexisting-patches-not-rerun", count=len(not_rerun),
+                     files=sorted({short_path(h.path) for h in not_rerun})[:MAX_LISTED])] if not_rerun else []
     waivers = _waivers(ctx)
     pr_waiver = next((w for w in waivers if w.path.endswith(f"/{ctx.bundle.pr.number}.md")
                       or w.path == f"{ctx.bundle.pr.number}.md"), None)
@@ -221,12 +237,12 @@ def check(ctx: CheckContext) -> CheckResult:
         shown = uncovered[:MAX_LISTED]
         more = len(uncovered) - len(shown)
         tail = [finding("more-patches", count=more)] if more else []
-        return failed(*shown, *tail, *covered[:2], *scoped)
+        return failed(*shown, *tail, *covered[:2], *notes, *scoped)
     if missing:
         first = missing[0]
         return unverifiable("patch-file-missing", MissingEvidence(what=short_path(first)),
                             missing=short_path(first), files=[short_path(p) for p in missing[:MAX_LISTED]])
     if covered:
-        return passed(*covered[:MAX_LISTED], *scoped)
+        return passed(*covered[:MAX_LISTED], *notes, *scoped)
     return passed(finding("no-engine-patches", files=len(targets), launch=scope.launch_line or "",
-                          recipes=[short_path(p) for p in scope.recipes[:MAX_LISTED]]), *scoped)
+                          recipes=[short_path(p) for p in scope.recipes[:MAX_LISTED]]), *notes, *scoped)
