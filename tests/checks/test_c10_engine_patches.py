@@ -164,3 +164,25 @@ def test_a_base_patch_of_a_config_the_pr_does_not_rerun_is_not_judged(tmp_path) 
     rerun = build(tmp_path / "rerun", master=edited, base_files={RECIPE: recipe}, head_files={RECIPE: recipe},
                   change_recipe=False)  # the minibundle appends a changelog entry naming the key
     assert run_one(rerun, 10).findings[0].message_id == "engine-patch-no-waiver"
+
+
+def test_a_setup_script_kept_in_the_repository_is_judged_by_its_lines(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """InferenceX PR 2404's Kimi-K3 recipes run `setup_script: kimik3-dspark-config-compat.sh`, kept in
+    benchmarks/multi_node/srt-slurm-recipes/configs/: it is scanned like any script the launch runs.
+    A setup script the bundle does not hold (fetched from srt-slurm) stays a patch by its key."""
+    from tests.checks.fixture_runner import run_one
+    from tests.minibundle import build
+
+    script = "benchmarks/multi_node/srt-slurm-recipes/configs/quill-deps.sh"
+    clean = build(tmp_path / "clean", setup_script="quill-deps.sh",
+                  head_files={script: "#!/usr/bin/env bash\npip install msgpack\n"})
+    result = run_one(clean, 10)
+    assert result.status.value == "PASS", [(f.message_id, f.params) for f in result.findings]
+    assert any(f.message_id == "setup-script-scanned" for f in result.findings)
+    rewrite = build(tmp_path / "rewrite", setup_script="quill-deps.sh", head_files={
+        script: "#!/usr/bin/env bash\nsed -i 's/a/b/' /usr/local/lib/python3.12/dist-packages/sglang/srt/x.py\n"})
+    bad = run_one(rewrite, 10)
+    assert bad.findings[0].message_id == "engine-patch-no-waiver"
+    assert bad.findings[0].params["file"] == "benchmarks/multi_node/srt-slurm-recipes/configs/quill-deps.sh:2"
+    fetched = run_one(build(tmp_path / "fetched", setup_script="quill-deps.sh"), 10)
+    assert fetched.findings[0].params["signature"] == "setup-script"
