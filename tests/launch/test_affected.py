@@ -115,3 +115,23 @@ def test_master_configs_moved_out_of_github_configs() -> None:
     affected = affected_keys(make_ctx(head, base))
     assert affected.added == [] and affected.removed == []
     assert affected.changed == [KEY]
+
+
+def test_a_script_several_keys_recipes_run_is_shared() -> None:
+    """InferenceX PR 2690 changed benchmarks/multi_node/agentic_srt.sh, the AgentX client the recipes of
+    several multi-node keys run through /infmax-workspace/: keys no changelog entry names are set aside
+    as indirect, like a lane's shared benchmark script. A script only one key runs still affects it."""
+    client = "inferencex-e2e/benchmarks/multi_node/quill_client.sh"
+    line = "\n# benchmark client: bash /infmax-workspace/benchmarks/multi_node/quill_client.sh\n"
+    base = {**tree_files(), client: b"echo one\n"}
+    base[SGL] += line.encode()
+    base[FIXED] += line.encode()
+    head = {**base, client: b"echo two\n"}
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.keys == []
+    assert set(affected.indirect) == {KEY, "tm-fp8-b300-sglang"}
+    base[FIXED] = tree_files()[FIXED]
+    head = {**base, client: b"echo two\n"}
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.keys == [KEY]
+    assert affected.why(KEY)[0].kind == "recipe-script-changed"

@@ -247,10 +247,23 @@ _INDIRECT = frozenset({"shared-block-changed", "benchmark-script-changed"})
 
 
 def _set_aside_indirect(result: AffectedConfigs) -> None:
-    """Move keys affected only through shared files (and not named by the changelog) out of `keys`."""
+    """Move keys affected only through shared files (and not named by the changelog) out of `keys`.
+
+    Shared files: the lane's shared recipe block and benchmark script, and a script that recipes of
+    several keys run through /infmax-workspace/ (the AgentX client `benchmarks/multi_node/agentic_srt.sh`).
+    """
     changelog_named = set(result.changelog_keys)
+    users: dict[str, set[str]] = {}
+    for key, reasons in result.reasons.items():
+        for r in reasons:
+            if r.kind == "recipe-script-changed":
+                users.setdefault(r.file, set()).add(key)
+
+    def shared(r: AffectedReason) -> bool:
+        return r.kind in _INDIRECT or (r.kind == "recipe-script-changed" and len(users.get(r.file, ())) > 1)
+
     for key, reasons in list(result.reasons.items()):
-        if key not in changelog_named and reasons and all(r.kind in _INDIRECT for r in reasons):
+        if key not in changelog_named and reasons and all(shared(r) for r in reasons):
             result.indirect[key] = result.reasons.pop(key)
 
 

@@ -96,6 +96,11 @@ def select_files(
         if not any(want.values()):
             break
         take(want)
+    # Every golden AL curve (a dozen small files): the verifier may judge a key the recorder's
+    # affected-key estimate left out (a recipe's own script changed), and its curve must be there.
+    golden = policy_path("golden_al_dir", layout)
+    take({side: {p for p in listing[side] if p.startswith(golden) and "/" not in p[len(golden):]}
+          for side in ("base", "head")})
     # Both trees hold the same selection: a file fetched on one side is fetched on the other where
     # it exists there, so that comparing the two trees (changed files, affected keys) sees only
     # what the PR changed, never a file read on one side only.
