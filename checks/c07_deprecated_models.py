@@ -17,6 +17,8 @@ N/A when: the PR adds or changes no config or recipe (no affected master-config 
     submitted and is named in the row), or
     MODELS.md is absent from the trusted base tree: the rule's governing document did not exist yet,
     so the rule was not in force for this PR (the row names the document).
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: the affected model prefix is not in the model support matrix, the affected
     master entry cannot be read, or a point under an arm rule declares speculation but its launch
     cannot be resolved.

@@ -9,6 +9,8 @@ Evidence: per affected spec-decode point, the benchmark command of its bound rec
     endpoint that script drives (`/v1/chat/completions`, AIPerf `--endpoint-type chat`); for the
     fixed-sequence client, the bound `USE_CHAT_TEMPLATE` (true iff the recipe speculates).
 N/A when: no affected config runs a speculative-decoding benchmark.
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a spec-decode point cannot be resolved, its client script is missing from the
     bundle, or the script shows neither a chat nor a raw-completion endpoint.
 Policy: chat_template (chat_clients, use_chat_template_env, fixed_sequence_clients, chat_markers,

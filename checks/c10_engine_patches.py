@@ -18,6 +18,8 @@ Evidence: every patch signature with its file and line (changed files of the PR,
 N/A when: never (a PR that touches no benchmark file PASSes with nothing to scan). A PR whose
     appended changelog entries select no config re-runs nothing: a patch already on the base branch
     (in the file, or in the file it was moved from) is not judged (named in the row).
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a script or shared block an affected config runs is missing from the bundle, or
     the affected configs cannot be resolved. A missing recipe leaves its launch unresolved, which
     Check 18 reports (verifier.launch_scope); this row scans what is present and lists it.

@@ -27,6 +27,8 @@ Evidence: for every affected spec-decode launch, resolved with the pinned image'
     labelled draft precision stating both) FAILs naming the template item; a base template that
     predates the item does not require it.
 N/A when: no affected config runs a speculative-decoding benchmark.
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: the checkpoint metadata of the target or draft is missing, a launch cannot be
     resolved from its recipe, the image's SGLang version is unknown, SGLang would reject the
     command line, or the target's effective KV dtype cannot be established.
