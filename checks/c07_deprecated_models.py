@@ -20,8 +20,9 @@ N/A when: the PR adds or changes no config or recipe (no affected master-config 
     Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: the affected model prefix is not in the model support matrix, the affected
-    master entry cannot be read, or a point under an arm rule declares speculation but its launch
-    cannot be resolved.
+    master entry cannot be read, or a point under an arm rule declares speculation and its resolved
+    launch does not say which method it runs. A point under an arm rule whose launch does not
+    resolve is Check 18's (named in the row, "Not judged here").
 Policy: models (fixed-sequence ISL/OSL names, arm_rules)
 
 Notices: a dated notice (`### <Weekday, Month D, YYYY>`) deprecates through its `| Model | Deprecated |
@@ -43,6 +44,7 @@ from typing import Any
 from verifier.configs import affected_keys, points, submitted_entries
 from verifier.context import CheckContext
 from verifier.launch import launches
+from verifier.launch_scope import is_scoping_note, reported_by_check18
 from verifier.models_md import SCENARIO_NAMES, ArmDeprecation, Deprecation, ModelRow, ModelsDoc, models_doc
 from verifier.results import (
     CheckResult,
@@ -134,14 +136,16 @@ def _judge_key(
         if scenario not in row.active_scenarios() and not any(f.params.get("scenario") == scenario for f in failures):
             failures.append(finding("scenario-not-active", scen_ev, row_ev, key=key, prefix=prefix,
                                     scenario=scenario, active=row.active))
-    failures.extend(_judge_arms(ctx, key, entry, docs, match, [s for s, _ in scenarios]))
+    arms = _judge_arms(ctx, key, entry, docs, match, [s for s, _ in scenarios])
+    failures.extend(f for f in arms if not is_scoping_note(f))
+    scoped = [f for f in arms if is_scoping_note(f)]
     passes = [finding("model-active", row_ev, key=key, prefix=prefix,
                       scenarios=[s for s, _ in scenarios], added=row.date_added.isoformat() if row.date_added else "")]
     if side == "head":  # a row for a new model, taken from the PR's own addition
         note = addition_finding(row_doc.path, f"MODELS.md row {row.name} ({prefix})", row.line)
         failures.extend([note] if failures else [])
         passes.append(note)
-    return failures, passes
+    return failures, passes + scoped
 
 
 def _arm_rules(ctx: CheckContext, docs: list[ModelsDoc], prefixes: set[str], scenarios: list[str],
@@ -192,6 +196,12 @@ def _judge_arms(ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], 
                                scenario_name=SCENARIO_NAMES.get(arm.scenario, arm.scenario),
                                points=[name for name, _ in on_arm][:MAX_NAMED], count=len(on_arm), total=judged,
                                models_md=doc.path.rsplit("/", 1)[-1], line=arm.line))
+        # a point whose launch does not resolve is Check 18's (it names the construct); only a
+        # resolved launch that says nothing of its method is this check's unknown
+        unresolved = {e.exp_name: e for e in launch_set.fatal_errors if e.key == key}
+        scoped = [unresolved[name] for name in unknown if name in unresolved]
+        unknown = [name for name in unknown if name not in unresolved]
+        out.extend(f for f in reported_by_check18(scoped) if f not in out)
         if unknown:
             out.append(finding("arm-unknown", rule_ev, MissingEvidence(what=f"the launch of {unknown[0]}"),
                                key=key, arm=arm.arm, points=unknown[:MAX_NAMED], count=len(unknown),
@@ -223,9 +233,12 @@ def check(ctx: CheckContext) -> CheckResult:
     doc = rule_document(ctx, "models_md")
     notes = [n for n in rule_changes(doc) if n.params.get("change") != "added"] if doc.base is not None else []
     notes += _removal_notes(removal_only)
+    # points whose launch does not resolve are Check 18's; they are named in the row either way
+    scoped = [f for f in passes if is_scoping_note(f)]
+    passes = [f for f in passes if not is_scoping_note(f)]
     if failures:
-        return failed(*failures, *notes)
-    return passed(*passes, *notes)
+        return failed(*failures, *notes, *scoped)
+    return passed(*passes, *notes, *scoped)
 
 
 def _removal_only(ctx: CheckContext, key: str) -> bool:
