@@ -9,7 +9,9 @@ Rule: Verified that the model architecture isn't changed with benchmark hacks li
 Why: a benchmark must run the model as designed; config overrides that drop layers, heads or
     indexer work, and integer-quantized all-reduce on new models, change what is measured.
 Evidence: the file and line of every model-config override (`--json-model-override-args`,
-    `--hf-overrides` / `hf_overrides`), sed/jq edit of a model's config.json, and
+    `--hf-overrides` / `hf_overrides`), sed/jq edit of a model's config.json (an inline program that
+    rewrites config.json setting only metadata keys, policy `metadata_config_keys` such as
+    `model_type`, changes no computation and is named, not failed), and
     `publish_events_and_metrics: false`, in the effective launch (recipe, shared block, extra_args)
     or in the scripts and recipes of affected configs; the worker environment's
     `*_QUICK_REDUCE_QUANTIZATION` with the MODELS.md row (Date added) of the model.
@@ -38,7 +40,7 @@ from verifier.launch import Launch, launches
 from verifier.launch_scope import reported_by_check18
 from verifier.layout import short_path
 from verifier.models_md import models_doc
-from verifier.patches import is_scanned
+from verifier.patches import heredoc_around, is_scanned
 from verifier.results import (
     CheckResult,
     FileEvidence,
@@ -147,13 +149,18 @@ def _text_findings(path: str, text: str, policy: Mapping[str, Any], rules: froze
                                                    policy["override_args"])}, key=len, reverse=True))
     flag_rx = re.compile(r"(?:--|^|\s|[\"'])(" + names + r")[\"']?\s*(?:=|:|\s)\s*(.+?)\s*$")
     prohibited = policy["prohibited_values"] if RULE_METRICS in rules else {}
-    for number, line in enumerate(text.split("\n"), 1):
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         for pattern in policy["config_edit_patterns"] if arch else ():
             if re.search(pattern, stripped, re.IGNORECASE):
-                out.append(("model-config-edit", path, number, {"text": stripped[:200]}))
+                keys = _metadata_only_edit(lines, number, policy)
+                if keys:
+                    out.append(("config-edit-metadata-only", path, number, {"text": stripped[:200], "keys": keys}))
+                else:
+                    out.append(("model-config-edit", path, number, {"text": stripped[:200]}))
                 break
         match = flag_rx.search(stripped) if arch else None
         if match:
@@ -166,6 +173,26 @@ def _text_findings(path: str, text: str, policy: Mapping[str, Any], rules: froze
                          stripped, re.IGNORECASE):
                 out.append(("prohibited-setting", path, number, {"setting": key, "value": str(word)}))
     return out
+
+
+_CONFIG_SET = re.compile(r"""\bconfig\[\s*["']([^"']+)["']\s*\]\s*=(?!=)""")
+_CONFIG_OTHER = re.compile(r"\bconfig\.(?:update|pop|setdefault|clear)\(|\bdel\s+config\b|\bconfig\s*=(?!=)\s*(?![\s]|json\.load)")
+
+
+def _metadata_only_edit(lines: list[str], number: int, policy: Mapping[str, Any]) -> list[str]:
+    """The keys an inline program's config.json rewrite sets, when it sets only metadata keys
+    (policy `metadata_config_keys`: `model_type` tells transformers which config class to build;
+    the engine's model class and the computation are unchanged). [] when the edit is not inside a
+    heredoc program, changes the config any other way, or sets another key."""
+    body = heredoc_around(lines, number)
+    if body is None:
+        return []
+    code = "\n".join(ln for ln in body if not ln.lstrip().startswith("#"))
+    keys = list(dict.fromkeys(_CONFIG_SET.findall(code)))
+    allowed = set(policy.get("metadata_config_keys") or ())
+    if not keys or any(k not in allowed for k in keys) or _CONFIG_OTHER.search(code):
+        return []
+    return keys
 
 
 def _model_date(ctx: CheckContext, prefix: str | None) -> tuple[dt.date | None, int | None]:
@@ -262,6 +289,11 @@ def check(ctx: CheckContext) -> CheckResult:
                 add(item, None)
     # unresolved launches are Check 18's; the static scan above covered the files they run
     scoped = reported_by_check18(launch_set.fatal_errors)
+    benign = [finding(mid, FileEvidence(path=path, line=line), file=short_path(path) + (f":{line}" if line else ""),
+                      **params)
+              for (mid, path, line, _), (_, params, _keys) in hits.items() if mid == "config-edit-metadata-only"]
+    hits = {sig: v for sig, v in hits.items() if sig[0] != "config-edit-metadata-only"}
+    scoped = [*benign[:MAX_LISTED], *scoped]
     if hits:
         out = []
         for (mid, path, line, _), (_, params, keys) in list(hits.items())[:MAX_LISTED]:
