@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from verifier.checklist import Item, checkboxes, match_items, normalize, template_block
@@ -66,22 +67,52 @@ def _read(ctx: CheckContext) -> StatedItems:
     doc: RuleDocument = rule_document(ctx, ctx.policy(POLICY)["document"])
     if doc.rule is None:
         return StatedItems(doc.path, False, {}, "absent from the base tree")
+    policy = ctx.policy(POLICY)
+    canonical = tuple((str(k), " ".join(str(v).split())) for k, v in policy["items"].items())
     try:
-        block = template_block(decode_text(doc.rule, doc.path))
-        if block is None:
-            return StatedItems(doc.path, False, {}, "no ## Template section")
-        text, first_line = block
-        items = checkboxes(text, first_line=first_line, what=doc.path)
+        stated = _pair(doc.rule, doc.path, canonical, float(policy["match_threshold"]),
+                       float(policy["reworded_threshold"]))
     except InputError as exc:
         return StatedItems(doc.path, False, {}, str(exc.reason))
+    if isinstance(stated, str):
+        return StatedItems(doc.path, False, {}, stated)
+    return StatedItems(doc.path, True, dict(stated))
+
+
+@lru_cache(maxsize=32)
+def _pair(raw: bytes, path: str, canonical: tuple[tuple[str, str], ...], threshold: float,
+          reworded: float) -> tuple[tuple[str, Item], ...] | str:
+    """The canonical items (id, wording) the template `raw` states, each with its template item; or
+    why the template cannot be read. Cached: a replay meets the same few template versions again
+    and again. Identical items (after normalization) pair at once; only the rest are scored."""
+    block = template_block(decode_text(raw, path))
+    if block is None:
+        return "no ## Template section"
+    text, first_line = block
+    items = checkboxes(text, first_line=first_line, what=path)
     if not items:
-        return StatedItems(doc.path, False, {}, "no checklist items")
-    policy = ctx.policy(POLICY)
-    ids = list(policy["items"])
-    canonical = [Item(" ".join(str(policy["items"][i]).split()), False, 0, 0) for i in ids]
-    pairs = match_items(canonical, items, float(policy["match_threshold"]), float(policy["reworded_threshold"]))
-    stated = {ids[n]: m.signoff for n, m in enumerate(pairs) if m.signoff is not None}
-    return StatedItems(doc.path, True, stated)
+        return "no checklist items"
+    by_words: dict[tuple[str, ...], list[int]] = {}
+    for index, item in enumerate(items):
+        by_words.setdefault(tuple(item.words), []).append(index)
+    stated: dict[str, Item] = {}
+    left: list[tuple[str, Item]] = []
+    taken: set[int] = set()
+    for cid, wording in canonical:
+        same = [i for i in by_words.get(tuple(normalize(wording)), []) if i not in taken]
+        if same:
+            taken.add(same[0])
+            stated[cid] = items[same[0]]
+        else:
+            left.append((cid, Item(wording, False, 0, 0)))
+    rest = [item for index, item in enumerate(items) if index not in taken]
+    if left and rest:
+        pairs = match_items([c for _, c in left], rest, threshold, reworded)
+        for (cid, _), match in zip(left, pairs, strict=True):
+            if match.signoff is not None:
+                stated[cid] = match.signoff
+    order = {cid: n for n, (cid, _) in enumerate(canonical)}
+    return tuple(sorted(stated.items(), key=lambda kv: order[kv[0]]))
 
 
 def stated_items(ctx: CheckContext) -> StatedItems:
