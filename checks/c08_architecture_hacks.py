@@ -20,7 +20,8 @@ N/A when: the PR affects no config and changes no benchmark, recipe or config fi
     all-reduce, metrics publication: the Dynamo TRT-LLM metrics item) is judged only while the base
     template has its item (verifier.in_force); a rule not in force is skipped, named in the row.
 Unverifiable when: an affected launch cannot be resolved, or an integer all-reduce setting (or a
-    SGLang ROCm launch) belongs to a model whose Date added MODELS.md does not give.
+    SGLang ROCm launch) belongs to a model whose Date added MODELS.md does not give, reviewed on or
+    after the cutoff (before it, every model was necessarily added before the cutoff).
 Policy: prohibited_settings (architecture: override_args, neutral_override_values,
     config_edit_patterns, prohibited_values, integer_allreduce), patches (scan_paths, skip_paths)
 """
@@ -219,6 +220,8 @@ def _allreduce(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any]
     if not bad and not rocm_sglang:
         return []
     date, _ = _model_date(ctx, launch.point.model_prefix)
+    if date is None and ctx.review_date < since:
+        return []  # a model benchmarked before the cutoff was added before it: grandfathered
     if date is None:
         return [("allreduce-model-date-unknown", ctx.bundle.path("models_md"), None,
                  {"prefix": launch.point.model_prefix or "", "missing": f"{launch.point.model_prefix} Date added"})]

@@ -86,3 +86,19 @@ def test_a_config_rewrite_of_metadata_only_is_not_an_architecture_hack() -> None
     assert _text_findings("s.sh", both, policy, rules)[0][0] == "model-config-edit"
     bare = "json.dump(config, open('config.json', 'w'))\n"  # outside a program we can read: an edit
     assert _text_findings("s.sh", bare, policy, rules)[0][0] == "model-config-edit"
+
+
+def test_a_model_without_date_added_reviewed_before_the_cutoff_is_grandfathered(tmp_path: Path) -> None:
+    """Before MODELS.md existed (InferenceX, July 2026) no row gives a Date added, but a model
+    benchmarked before the integer all-reduce cutoff was necessarily added before it."""
+    import datetime as dt
+
+    from tests.kit import edit_yaml
+    from tests.minibundle import NO_DATE_MODELS, build
+
+    bundle = build(tmp_path / "b", env={"ROCM_QUICK_REDUCE_QUANTIZATION": "INT4"}, models_md=NO_DATE_MODELS)
+    edit_yaml(bundle / "bundle.yaml", lambda d: d.__setitem__("review_date", dt.date(2026, 7, 20)))
+    result = run_one(bundle, 8)
+    assert "allreduce-model-date-unknown" not in [f.message_id for f in result.findings]
+    edit_yaml(bundle / "bundle.yaml", lambda d: d.__setitem__("review_date", dt.date(2026, 10, 20)))
+    assert "allreduce-model-date-unknown" in [f.message_id for f in run_one(bundle, 8).findings]
