@@ -19,6 +19,8 @@ Evidence: links in the sign-off's detail section (allowlisted repositories and h
     evidence records for them (github.yaml pages). When no SGLang parser is known for the image,
     recipe and page are both read flag by flag.
 N/A when: no vLLM/SGLang production serving config (policy `upstream.frameworks`) is affected.
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a linked PR has no recorded facts, a linked page is not stored (or only PRs are
     linked and no published page with commands is recorded), the affected
     launches cannot be resolved, or a command cannot be parsed for the image's SGLang version.

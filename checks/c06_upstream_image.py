@@ -11,8 +11,15 @@ Why: InferenceX publishes what customers can run with the upstream engines; a fo
 Evidence: the master-config `image:` line of each affected entry (repository, tag, digest; `#`
     counts as `/`), its runner's SKU (runner -> SKU: drop `cluster:`, text before the first `-`),
     the MODELS.md support-matrix row (Date added) for a model-enablement image, and for a new
-    vendor-framework entry the open-source entry with the same model-prefix and runner.
-N/A when: no master-config entry is added, changed or affected by the PR.
+    vendor-framework entry an open-source entry of the same model (model-prefix, or another prefix of
+    its MODELS.md row) on the same hardware (SKU).
+An affected entry whose image the PR neither chooses (adds the entry, changes its image) nor re-runs
+    (an appended perf-changelog entry names it) submits nothing with that image: its image is not
+    judged, named in the row.
+N/A when: no master-config entry is added, changed or affected by the PR, or the base's checklist
+    template states none of the three rules. Each rule (upstream images, images built from the
+    default branch, engine order) is judged only while the base template has its item
+    (verifier.in_force); a rule not in force is skipped, named in the row.
 Unverifiable when: a master config cannot be read, an affected entry has no image or framework,
     or a model-enablement image's model has no Date added in MODELS.md.
 Policy: images (established_skus, engines, open_source_frameworks, vendor_frameworks,
@@ -30,6 +37,7 @@ from typing import Any
 from verifier.configs import ConfigEntry, affected_keys, master_entries, submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
+from verifier.in_force import part_skipped
 from verifier.models_md import models_doc
 from verifier.results import (
     CheckResult,
@@ -48,6 +56,10 @@ from verifier.sglang.versions import ImageRef, parse_image
 
 ID = 6
 NAME = "Upstream image/order/provenance"
+# The check's rules (policies/rules.yaml): each is judged only while the base template states it.
+RULE_IMAGES = "c06.upstream-images"
+RULE_DEFAULT_BRANCH = "c06.default-branch-images"
+RULE_ORDER = "c06.engine-order"
 
 
 def _alnum(text: str) -> str:
@@ -122,15 +134,32 @@ def _enablement(ctx: CheckContext, entry: ConfigEntry, ref: ImageRef, policy: Ma
     return "fail", finding("enablement-window-expired", ev, md, review_date=ctx.review_date.isoformat(), **params)
 
 
+def _model_family(ctx: CheckContext, prefix: str, policy: Mapping[str, Any]) -> set[str]:
+    """The model prefixes that are one model for engine-first ordering: the prefixes of the base
+    MODELS.md support-matrix row that lists `prefix` (`GLM-5 / GLM-5.1`: `glm5`, `glm5.1`), else a
+    policy `model_families` group (for trees that predate MODELS.md), else the prefix alone."""
+    doc = models_doc(ctx, "base")
+    row = doc.model(prefix) if doc is not None else None
+    if row is not None:
+        return {prefix, *row.prefixes}
+    for group in policy.get("model_families") or ():
+        if prefix in group:
+            return set(group)
+    return {prefix}
+
+
 def _open_source_entry(ctx: CheckContext, entry: ConfigEntry, policy: Mapping[str, Any]) -> list[tuple[str, ConfigEntry]]:
-    """(side, entry) of open-source entries with the same model-prefix and runner."""
+    """(side, entry) of open-source entries of the same model on the same hardware: a model prefix of
+    the same model family (`_model_family`) and the same SKU (the runner label's hardware: a
+    single-node `b200` and a multi-node `b200-multinode` runner are the same hardware)."""
     sides = ("base",) if policy["engine_first_requires_base"] else ("base", "head")
+    family = _model_family(ctx, entry.model_prefix or "", policy)
     found: list[tuple[str, ConfigEntry]] = []
     for side in sides:
         for other in master_entries(ctx, side).values():
             try:
                 fw = other.framework
-                same = other.model_prefix == entry.model_prefix and other.runner == entry.runner
+                same = other.model_prefix in family and _sku(other) == _sku(entry)
             except InputError:
                 continue
             if (same and fw in policy["open_source_frameworks"] and other.key != entry.key
@@ -139,9 +168,26 @@ def _open_source_entry(ctx: CheckContext, entry: ConfigEntry, policy: Mapping[st
     return found
 
 
-def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy: Mapping[str, Any]
-           ) -> tuple[str, list[Finding]]:
-    """('pass'|'fail'|'unverifiable', findings) for one affected entry."""
+def _submits_image(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool) -> bool:
+    """Whether the PR submits results with the entry's image: it adds the entry, changes its image,
+    or an appended perf-changelog entry names the key (InferenceX benchmarks a config only then).
+    An entry the PR edits otherwise (a field renamed, a scenario removed) keeps the base's image
+    and re-runs nothing."""
+    if added:
+        return True
+    affected = affected_keys(ctx)
+    if key in affected.changelog_keys:
+        return True
+    old = master_entries(ctx, "base").get(key)
+    return old is None or old.image != entry.image
+
+
+def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy: Mapping[str, Any],
+           skipped: dict[str, Finding]) -> tuple[str, list[Finding]]:
+    """('pass'|'fail'|'unverifiable', findings) for one affected entry.
+
+    `skipped`: the rules of this check not in force for the PR (verifier.in_force), with their note;
+    a rule that is skipped is not judged here, and its note is returned as a finding."""
     established = {s.lower() for s in policy["established_skus"]}
     sku = _sku(entry)
     framework = entry.framework
@@ -158,9 +204,14 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
     ev = _image_evidence(entry)
     engine = policy["open_source_frameworks"].get(framework)
     vendor_image = any(_repo(ref).startswith(p.lower()) for p in policy["vendor_image_prefixes"])
+    if engine is not None and not _submits_image(ctx, key, entry, added):
+        # the base's image, not re-run: the PR submits nothing with it (it is judged when chosen or re-run)
+        return "pass", [finding("image-not-resubmitted", ev, key=key, image=_short(ref))]
     if engine is not None:
         allowed = [r.lower() for r in policy["engines"][engine]["images"]]
         if _repo(ref) not in allowed:
+            if RULE_IMAGES in skipped:
+                return "pass", [skipped[RULE_IMAGES]]
             if sku not in established:
                 return "pass", [finding("new-hardware-image", ev, key=key, image=_short(ref), sku=sku)]
             exc = _exception(policy, key, "fork-image")
@@ -170,6 +221,8 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
                                     sku=sku, allowed=allowed)]
         found = [finding("image-upstream", ev, key=key, image=_short(ref), framework=framework, sku=sku)]
         kind = _tag_kind(ref, entry, policy)
+        if kind in ("enablement", "unknown") and RULE_DEFAULT_BRANCH in skipped:
+            return "pass", [*found, skipped[RULE_DEFAULT_BRANCH]]
         if kind == "enablement":
             state, item, *notes = _enablement(ctx, entry, ref, policy, ev)
             return ("pass" if state == "ok" else state), [*found, item, *notes] if state == "ok" else [item]
@@ -183,6 +236,8 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
     if framework in policy["vendor_frameworks"] or vendor_image:
         if not added:
             return "pass", [finding("vendor-entry-existing", ev, key=key, framework=framework)]
+        if RULE_ORDER in skipped:
+            return "pass", [skipped[RULE_ORDER]]
         partners = _open_source_entry(ctx, entry, policy)
         if partners:
             side, other = partners[0]
@@ -195,7 +250,8 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
         if exc is not None:
             return "pass", [finding("documented-exception", ev, key=key, rule="engine-order", reason=exc["reason"])]
         return "fail", [finding("vendor-before-open-source", FileEvidence(path=entry.file, line=entry.line), key=key,
-                                framework=framework, prefix=entry.model_prefix or "", runner=entry.runner or "")]
+                                framework=framework, prefix=entry.model_prefix or "", runner=entry.runner or "",
+                                sku=sku)]
     return "unverifiable", [finding("framework-unclassified", FileEvidence(path=entry.file,
                                     line=entry.field_line("framework") or entry.line),
                                     MissingEvidence(what=f"policies/images.yaml: framework {framework}"),
@@ -218,20 +274,24 @@ def check(ctx: CheckContext) -> CheckResult:
     unknown: list[Finding] = []
     passes: list[Finding] = []
     frameworks: set[str] = set()
+    skipped = {rule: note for rule in (RULE_IMAGES, RULE_DEFAULT_BRANCH, RULE_ORDER)
+               if (note := part_skipped(ctx, rule)) is not None}
     for key, entry in submitted.items():
         try:
-            state, items = _judge(ctx, key, entry, key in affected.added, policy)
+            state, items = _judge(ctx, key, entry, key in affected.added, policy, skipped)
             frameworks.add(entry.framework or "")
         except InputError as exc:
             state, items = "unverifiable", [finding("entry-unreadable", FileEvidence(path=entry.file, line=entry.line),
                                                     MissingEvidence(what=entry.file), key=key, error=str(exc)[:200],
                                                     missing=entry.file)]
         {"fail": fails, "unverifiable": unknown, "pass": passes}[state].extend(items)
+    notes = [n for n in skipped.values() if n in passes]
+    passes = [p for p in passes if p not in notes]
     if fails:
-        return failed(*fails, *unknown)
+        return failed(*fails, *unknown, *notes)
     if unknown:
-        return failed(*unknown)
+        return failed(*unknown, *notes)
     added_vendor = any(f.message_id in ("engine-order-ok", "new-hardware-engine-order") for f in passes)
     if not added_vendor:
         passes.append(finding("no-new-vendor-entries", frameworks=sorted(f for f in frameworks if f)))
-    return passed(*passes)
+    return passed(*passes, *notes)

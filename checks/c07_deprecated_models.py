@@ -12,12 +12,17 @@ Evidence: the affected config key and its master-config line (model-prefix, scen
     does not speculate with the published arm's method (no speculative config, another method, or
     `spec-decoding: none` with no launch) is on the deprecated arm and FAILs, named; valid arms of
     the same config stay valid.
-N/A when: the PR adds or changes no config or recipe (no affected master-config key on the head), or
+N/A when: the PR adds or changes no config or recipe (no affected master-config key on the head; a
+    key the PR touches only by deleting files it ran, named by no appended changelog entry, is not
+    submitted and is named in the row), or
     MODELS.md is absent from the trusted base tree: the rule's governing document did not exist yet,
     so the rule was not in force for this PR (the row names the document).
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: the affected model prefix is not in the model support matrix, the affected
-    master entry cannot be read, or a point under an arm rule declares speculation but its launch
-    cannot be resolved.
+    master entry cannot be read, or a point under an arm rule declares speculation and its resolved
+    launch does not say which method it runs. A point under an arm rule whose launch does not
+    resolve is Check 18's (named in the row, "Not judged here").
 Policy: models (fixed-sequence ISL/OSL names, arm_rules)
 
 Notices: a dated notice (`### <Weekday, Month D, YYYY>`) deprecates through its `| Model | Deprecated |
@@ -36,9 +41,10 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from verifier.configs import points, submitted_entries
+from verifier.configs import affected_keys, points, submitted_entries
 from verifier.context import CheckContext
 from verifier.launch import launches
+from verifier.launch_scope import is_scoping_note, reported_by_check18
 from verifier.models_md import SCENARIO_NAMES, ArmDeprecation, Deprecation, ModelRow, ModelsDoc, models_doc
 from verifier.results import (
     CheckResult,
@@ -73,10 +79,10 @@ def _entry_scenarios(entry: Any, names: dict[str, str]) -> list[tuple[str, int |
     return list(dict.fromkeys(out))
 
 
-def _applies(dep: Deprecation, prefix: str, scenario: str, precision: str | None, ctx: CheckContext) -> bool:
+def _applies(dep: Deprecation, prefixes: set[str], scenario: str, precision: str | None, ctx: CheckContext) -> bool:
     if dep.effective > ctx.review_date:
         return False
-    if dep.prefix is not None and dep.prefix != prefix:
+    if dep.prefix is not None and dep.prefix not in prefixes:
         return False
     if dep.scenario is not None and dep.scenario != scenario:
         return False
@@ -103,6 +109,9 @@ def _judge_key(
                         models_md=docs[0].path if docs else "MODELS.md")], []
     side = "head" if row_doc is head_doc and not any(d.model(prefix) for d in docs if d is not head_doc) else "base"
     row_ev = FileEvidence(path=row_doc.path, line=row.line, text=f"{row.name} | {row.active}", side=side)
+    # the prefixes the row's rules name: the entry's own, and the row's when the row covers the
+    # entry's prefix as another version of its model without listing it (models_md.version_aliases)
+    match = {prefix} if prefix in row.prefixes else {prefix, *row.prefixes}
     failures: list[Finding] = []
     if row.retired:
         failures.append(finding("model-retired", entry_ev, row_ev, key=key, prefix=prefix, active=row.active))
@@ -113,7 +122,7 @@ def _judge_key(
         # One finding per scenario: the earliest deprecation in force (a notice's prose and its
         # table, or the base and head copies of MODELS.md, say the same thing).
         applying = [(dep, doc) for doc in docs for dep in doc.deprecations
-                    if _applies(dep, prefix, scenario, precision, ctx)]
+                    if _applies(dep, match, scenario, precision, ctx)]
         if applying:
             dep, doc = min(applying, key=lambda item: (item[0].effective, item[0].notice is None, item[0].line))
             failures.append(finding(
@@ -127,31 +136,34 @@ def _judge_key(
         if scenario not in row.active_scenarios() and not any(f.params.get("scenario") == scenario for f in failures):
             failures.append(finding("scenario-not-active", scen_ev, row_ev, key=key, prefix=prefix,
                                     scenario=scenario, active=row.active))
-    failures.extend(_judge_arms(ctx, key, entry, docs, prefix, [s for s, _ in scenarios]))
+    arms = _judge_arms(ctx, key, entry, docs, match, [s for s, _ in scenarios])
+    failures.extend(f for f in arms if not is_scoping_note(f))
+    scoped = [f for f in arms if is_scoping_note(f)]
     passes = [finding("model-active", row_ev, key=key, prefix=prefix,
                       scenarios=[s for s, _ in scenarios], added=row.date_added.isoformat() if row.date_added else "")]
     if side == "head":  # a row for a new model, taken from the PR's own addition
         note = addition_finding(row_doc.path, f"MODELS.md row {row.name} ({prefix})", row.line)
         failures.extend([note] if failures else [])
         passes.append(note)
-    return failures, passes
+    return failures, passes + scoped
 
 
-def _arm_rules(ctx: CheckContext, docs: list[ModelsDoc], prefix: str, scenarios: list[str],
+def _arm_rules(ctx: CheckContext, docs: list[ModelsDoc], prefixes: set[str], scenarios: list[str],
                ) -> list[tuple[ArmDeprecation, ModelsDoc]]:
     """Arm deprecations in force for this model's scenarios, one per (scenario, method), from either tree."""
     seen: dict[tuple[str, str], tuple[ArmDeprecation, ModelsDoc]] = {}
     for doc in docs:
         for arm in doc.arm_deprecations:
-            if arm.prefix == prefix and arm.scenario in scenarios and arm.effective <= ctx.review_date:
+            if arm.prefix in prefixes and arm.scenario in scenarios and arm.effective <= ctx.review_date:
                 seen.setdefault((arm.scenario, arm.method), (arm, doc))
     return list(seen.values())
 
 
-def _judge_arms(ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], prefix: str,
+def _judge_arms(ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], prefixes: set[str],
                 scenarios: list[str]) -> list[Finding]:
     """FAIL findings naming the points of one config that run a deprecated arm."""
-    rules = _arm_rules(ctx, docs, prefix, scenarios)
+    prefix = str(entry.model_prefix or "")
+    rules = _arm_rules(ctx, docs, prefixes, scenarios)
     if not rules:
         return []
     methods = ctx.policy("models")["arm_rules"]["methods"]
@@ -184,6 +196,12 @@ def _judge_arms(ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], 
                                scenario_name=SCENARIO_NAMES.get(arm.scenario, arm.scenario),
                                points=[name for name, _ in on_arm][:MAX_NAMED], count=len(on_arm), total=judged,
                                models_md=doc.path.rsplit("/", 1)[-1], line=arm.line))
+        # a point whose launch does not resolve is Check 18's (it names the construct); only a
+        # resolved launch that says nothing of its method is this check's unknown
+        unresolved = {e.exp_name: e for e in launch_set.fatal_errors if e.key == key}
+        scoped = [unresolved[name] for name in unknown if name in unresolved]
+        unknown = [name for name in unknown if name not in unresolved]
+        out.extend(f for f in reported_by_check18(scoped) if f not in out)
         if unknown:
             out.append(finding("arm-unknown", rule_ev, MissingEvidence(what=f"the launch of {unknown[0]}"),
                                key=key, arm=arm.arm, points=unknown[:MAX_NAMED], count=len(unknown),
@@ -194,8 +212,10 @@ def _judge_arms(ctx: CheckContext, key: str, entry: Any, docs: list[ModelsDoc], 
 def check(ctx: CheckContext) -> CheckResult:
     """Each affected config's model, scenario and precision is active in MODELS.md on the review date."""
     submitted = submitted_entries(ctx)
+    removal_only = [k for k in submitted if _removal_only(ctx, k)]
+    submitted = {k: e for k, e in submitted.items() if k not in removal_only}
     if not submitted:
-        return not_applicable(finding("no-config-affected"))
+        return not_applicable(finding("no-config-affected"), *_removal_notes(removal_only))
     # The rule is in force only where the trusted base holds MODELS.md. The base sets the rules;
     # the head adds rows only for models the base does not list.
     base_doc = models_doc(ctx, "base")
@@ -212,6 +232,26 @@ def check(ctx: CheckContext) -> CheckResult:
         passes.extend(p)
     doc = rule_document(ctx, "models_md")
     notes = [n for n in rule_changes(doc) if n.params.get("change") != "added"] if doc.base is not None else []
+    notes += _removal_notes(removal_only)
+    # points whose launch does not resolve are Check 18's; they are named in the row either way
+    scoped = [f for f in passes if is_scoping_note(f)]
+    passes = [f for f in passes if not is_scoping_note(f)]
     if failures:
-        return failed(*failures, *notes)
-    return passed(*passes, *notes)
+        return failed(*failures, *notes, *scoped)
+    return passed(*passes, *notes, *scoped)
+
+
+def _removal_only(ctx: CheckContext, key: str) -> bool:
+    """True when the PR touches `key` only by deleting files it ran (e.g. moving a deprecated
+    launcher script away) and no appended changelog entry names it: nothing of it is submitted."""
+    affected = affected_keys(ctx)
+    reasons = affected.why(key)
+    if not reasons or key in affected.changelog_keys:
+        return False
+    return all(not r.kind.startswith("entry-") and not ctx.bundle.head.has(r.file) for r in reasons)
+
+
+def _removal_notes(keys: list[str]) -> list[Finding]:
+    if not keys:
+        return []
+    return [finding("config-files-removed-only", configs=keys[:MAX_NAMED], count=len(keys))]

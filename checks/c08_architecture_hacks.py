@@ -9,13 +9,19 @@ Rule: Verified that the model architecture isn't changed with benchmark hacks li
 Why: a benchmark must run the model as designed; config overrides that drop layers, heads or
     indexer work, and integer-quantized all-reduce on new models, change what is measured.
 Evidence: the file and line of every model-config override (`--json-model-override-args`,
-    `--hf-overrides` / `hf_overrides`), sed/jq edit of a model's config.json, and
+    `--hf-overrides` / `hf_overrides`), sed/jq edit of a model's config.json (an inline program that
+    rewrites config.json setting only metadata keys, policy `metadata_config_keys` such as
+    `model_type`, changes no computation and is named, not failed), and
     `publish_events_and_metrics: false`, in the effective launch (recipe, shared block, extra_args)
     or in the scripts and recipes of affected configs; the worker environment's
     `*_QUICK_REDUCE_QUANTIZATION` with the MODELS.md row (Date added) of the model.
-N/A when: the PR affects no config and changes no benchmark, recipe or config file.
+N/A when: the PR affects no config and changes no benchmark, recipe or config file, or the base's
+    checklist template states none of the check's rules. Each rule (architecture overrides, integer
+    all-reduce, metrics publication: the Dynamo TRT-LLM metrics item) is judged only while the base
+    template has its item (verifier.in_force); a rule not in force is skipped, named in the row.
 Unverifiable when: an affected launch cannot be resolved, or an integer all-reduce setting (or a
-    SGLang ROCm launch) belongs to a model whose Date added MODELS.md does not give.
+    SGLang ROCm launch) belongs to a model whose Date added MODELS.md does not give, reviewed on or
+    after the cutoff (before it, every model was necessarily added before the cutoff).
 Policy: prohibited_settings (architecture: override_args, neutral_override_values,
     config_edit_patterns, prohibited_values, integer_allreduce), patches (scan_paths, skip_paths)
 """
@@ -31,11 +37,12 @@ from typing import Any
 from verifier.context import CheckContext
 from verifier.engines import engine_or_generic
 from verifier.errors import InputError
+from verifier.in_force import part_skipped
 from verifier.launch import Launch, launches
 from verifier.launch_scope import reported_by_check18
 from verifier.layout import short_path
 from verifier.models_md import models_doc
-from verifier.patches import is_scanned
+from verifier.patches import heredoc_around, is_scanned
 from verifier.results import (
     CheckResult,
     FileEvidence,
@@ -51,6 +58,10 @@ from verifier.yamlio import text_or_none
 
 ID = 8
 NAME = "Architecture hacks"
+# The check's rules (policies/rules.yaml): each is judged only while the base template states it.
+RULE_ARCH = "c08.architecture"
+RULE_ALLREDUCE = "c08.integer-allreduce"
+RULE_METRICS = "c08.metrics-publication"
 MAX_LISTED = 6
 
 
@@ -91,15 +102,16 @@ def _json_values(value: Any) -> Iterator[tuple[Any, Any]]:
             yield key, inner
 
 
-def _launch_findings(launch: Launch, policy: Mapping[str, Any]) -> list[tuple[str, str, int | None, dict[str, Any]]]:
-    """(message id, file, line, params) for one launch."""
+def _launch_findings(launch: Launch, policy: Mapping[str, Any], rules: frozenset[str]
+                     ) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+    """(message id, file, line, params) for one launch; `rules`: this check's rules in force."""
     out: list[tuple[str, str, int | None, dict[str, Any]]] = []
-    names = {_norm(n) for n in policy["override_args"]}
-    for setting in engine_or_generic(launch.engine).overrides(launch, names):
+    names = {_norm(n) for n in policy["override_args"]} if RULE_ARCH in rules else set()
+    for setting in engine_or_generic(launch.engine).overrides(launch, names) if names else ():
         if not _neutral(setting.value, policy):
             out.append(("architecture-override", setting.path or launch.recipe_path, setting.line,
                         {"flag": setting.name, "value": setting.text}))
-    prohibited = policy["prohibited_values"]
+    prohibited = policy["prohibited_values"] if RULE_METRICS in rules else {}
     for path, key, value in _walk(launch.recipe):
         candidates = [(key, value), *list(_json_values(value))]
         for k, v in candidates:
@@ -120,21 +132,28 @@ def _launch_findings(launch: Launch, policy: Mapping[str, Any]) -> list[tuple[st
     return out
 
 
-def _text_findings(path: str, text: str, policy: Mapping[str, Any]) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+def _text_findings(path: str, text: str, policy: Mapping[str, Any], rules: frozenset[str]
+                   ) -> list[tuple[str, str, int | None, dict[str, Any]]]:
     out: list[tuple[str, str, int | None, dict[str, Any]]] = []
+    arch = RULE_ARCH in rules
     names = "|".join(re.escape(n) for n in sorted({*policy["override_args"], *(n.replace("-", "_") for n in
                                                    policy["override_args"])}, key=len, reverse=True))
     flag_rx = re.compile(r"(?:--|^|\s|[\"'])(" + names + r")[\"']?\s*(?:=|:|\s)\s*(.+?)\s*$")
-    prohibited = policy["prohibited_values"]
-    for number, line in enumerate(text.split("\n"), 1):
+    prohibited = policy["prohibited_values"] if RULE_METRICS in rules else {}
+    lines = text.split("\n")
+    for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        for pattern in policy["config_edit_patterns"]:
+        for pattern in policy["config_edit_patterns"] if arch else ():
             if re.search(pattern, stripped, re.IGNORECASE):
-                out.append(("model-config-edit", path, number, {"text": stripped[:200]}))
+                keys = _metadata_only_edit(lines, number, policy)
+                if keys:
+                    out.append(("config-edit-metadata-only", path, number, {"text": stripped[:200], "keys": keys}))
+                else:
+                    out.append(("model-config-edit", path, number, {"text": stripped[:200]}))
                 break
-        match = flag_rx.search(stripped)
+        match = flag_rx.search(stripped) if arch else None
         if match:
             value = match.group(2).split(" --", 1)[0].strip().strip("'\"")
             if not _neutral(value, policy):
@@ -145,6 +164,26 @@ def _text_findings(path: str, text: str, policy: Mapping[str, Any]) -> list[tupl
                          stripped, re.IGNORECASE):
                 out.append(("prohibited-setting", path, number, {"setting": key, "value": str(word)}))
     return out
+
+
+_CONFIG_SET = re.compile(r"""\bconfig\[\s*["']([^"']+)["']\s*\]\s*=(?!=)""")
+_CONFIG_OTHER = re.compile(r"\bconfig\.(?:update|pop|setdefault|clear)\(|\bdel\s+config\b|\bconfig\s*=(?!=)\s*(?![\s]|json\.load)")
+
+
+def _metadata_only_edit(lines: list[str], number: int, policy: Mapping[str, Any]) -> list[str]:
+    """The keys an inline program's config.json rewrite sets, when it sets only metadata keys
+    (policy `metadata_config_keys`: `model_type` tells transformers which config class to build;
+    the engine's model class and the computation are unchanged). [] when the edit is not inside a
+    heredoc program, changes the config any other way, or sets another key."""
+    body = heredoc_around(lines, number)
+    if body is None:
+        return []
+    code = "\n".join(ln for ln in body if not ln.lstrip().startswith("#"))
+    keys = list(dict.fromkeys(_CONFIG_SET.findall(code)))
+    allowed = set(policy.get("metadata_config_keys") or ())
+    if not keys or any(k not in allowed for k in keys) or _CONFIG_OTHER.search(code):
+        return []
+    return keys
 
 
 def _model_date(ctx: CheckContext, prefix: str | None) -> tuple[dt.date | None, int | None]:
@@ -171,6 +210,8 @@ def _allreduce(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any]
     if not bad and not rocm_sglang:
         return []
     date, _ = _model_date(ctx, launch.point.model_prefix)
+    if date is None and ctx.review_date < since:
+        return []  # a model benchmarked before the cutoff was added before it: grandfathered
     if date is None:
         return [("allreduce-model-date-unknown", ctx.bundle.path("models_md"), None,
                  {"prefix": launch.point.model_prefix or "", "missing": f"{launch.point.model_prefix} Date added"})]
@@ -201,6 +242,9 @@ def check(ctx: CheckContext) -> CheckResult:
         files = [f.path for f in ctx.bundle.pr.files if f.status != "removed" and is_scanned(f.path, patches)]
     if not launch_set.keys and not files:
         return not_applicable(finding("nothing-affected"))
+    notes = {rule: note for rule in (RULE_ARCH, RULE_ALLREDUCE, RULE_METRICS)
+             if (note := part_skipped(ctx, rule)) is not None}
+    rules = frozenset(r for r in (RULE_ARCH, RULE_ALLREDUCE, RULE_METRICS) if r not in notes)
     hits: dict[tuple[str, str, int | None, str], tuple[str, dict[str, Any], set[str]]] = {}
     unknown: list[Finding] = []
 
@@ -213,8 +257,10 @@ def check(ctx: CheckContext) -> CheckResult:
 
     allreduce_seen = {"new": set(), "old": set()}
     for launch in launch_set.launches:
-        for item in _launch_findings(launch, policy):
+        for item in _launch_findings(launch, policy, rules):
             add(item, launch.key)
+        if RULE_ALLREDUCE not in rules:
+            continue
         for item in _allreduce(ctx, launch, policy):
             if item[0] == "allreduce-model-date-unknown":
                 f = finding("allreduce-model-date-unknown", MissingEvidence(what=item[3]["missing"]), key=launch.key,
@@ -231,19 +277,28 @@ def check(ctx: CheckContext) -> CheckResult:
         text = text_or_none(ctx.bundle.head.read(path), path)
         if text is None:
             continue
-        for item in _text_findings(path, text, policy):
+        for item in _text_findings(path, text, policy, rules):
             if not any(s[1] == item[1] and s[2] == item[2] and s[0] == item[0] for s in hits):
                 add(item, None)
     # unresolved launches are Check 18's; the static scan above covered the files they run
     scoped = reported_by_check18(launch_set.fatal_errors)
+    benign = [finding(mid, FileEvidence(path=path, line=line), file=short_path(path) + (f":{line}" if line else ""),
+                      **params)
+              for (mid, path, line, _), (_, params, _keys) in hits.items() if mid == "config-edit-metadata-only"]
+    hits = {sig: v for sig, v in hits.items() if sig[0] != "config-edit-metadata-only"}
+    scoped = [*benign[:MAX_LISTED], *scoped]
     if hits:
         out = []
         for (mid, path, line, _), (_, params, keys) in list(hits.items())[:MAX_LISTED]:
             place = short_path(path) + (f":{line}" if line else "")
             out.append(finding(mid, FileEvidence(path=path, line=line), file=place, configs=sorted(keys), **params))
-        return failed(*out, *unknown, *scoped)
+        return failed(*out, *unknown, *scoped, *notes.values())
     if unknown:
-        return failed(*unknown, *scoped)
-    return passed(finding("no-architecture-hacks", launches=len(launch_set.launches), files=len(files)),
-                  finding("integer-allreduce-ok", new=sorted(allreduce_seen["new"]), old=sorted(allreduce_seen["old"]),
-                          since=policy["integer_allreduce"]["since"]), *scoped)
+        return failed(*unknown, *scoped, *notes.values())
+    ok = []
+    if RULE_ARCH in rules or RULE_METRICS in rules:
+        ok.append(finding("no-architecture-hacks", launches=len(launch_set.launches), files=len(files)))
+    if RULE_ALLREDUCE in rules:
+        ok.append(finding("integer-allreduce-ok", new=sorted(allreduce_seen["new"]), old=sorted(allreduce_seen["old"]),
+                          since=policy["integer_allreduce"]["since"]))
+    return passed(*ok, *scoped, *notes.values())

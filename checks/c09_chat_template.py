@@ -9,6 +9,8 @@ Evidence: per affected spec-decode point, the benchmark command of its bound rec
     endpoint that script drives (`/v1/chat/completions`, AIPerf `--endpoint-type chat`); for the
     fixed-sequence client, the bound `USE_CHAT_TEMPLATE` (true iff the recipe speculates).
 N/A when: no affected config runs a speculative-decoding benchmark.
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a spec-decode point cannot be resolved, its client script is missing from the
     bundle, or the script shows neither a chat nor a raw-completion endpoint.
 Policy: chat_template (chat_clients, use_chat_template_env, fixed_sequence_clients, chat_markers,
@@ -105,8 +107,11 @@ def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str
 
 
 # `source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"`: the workspace variable is the
-# InferenceX checkout mounted in the container (default /infmax-workspace), i.e. the repository root.
-_WORKSPACE_SOURCE = re.compile(r'^\s*(?:source|\.)\s+"?\$\{?INFMAX_CONTAINER_WORKSPACE(?::-[^}]*)?\}?/([\w./-]+)"?')
+# InferenceX checkout mounted in the container (default /infmax-workspace), i.e. the repository root;
+# so is INFERENCEX_ROOT, which the scripts that use it derive from their own folder
+# (`INFERENCEX_ROOT="$(cd "$SCRIPT_DIR/../../.." && pwd)"`, the recorder's roots alike).
+_WORKSPACE_SOURCE = re.compile(
+    r'^\s*(?:source|\.)\s+"?\$\{?(?:INFMAX_CONTAINER_WORKSPACE|INFERENCEX_ROOT)(?::-[^}]*)?\}?/([\w./-]+)"?')
 
 
 def _libraries(ctx: CheckContext, script: str, code: str) -> list[str]:
@@ -153,6 +158,11 @@ def _builtin(ctx: CheckContext, launch: Launch, bench: Mapping[str, Any], policy
     origin = launch.origins.get(("benchmark", key)) or launch.origins.get(("benchmark", "type"))
     path, line = (origin.path, origin.line) if origin else (launch.recipe_path, None)
     value = bench.get(key)
+    default = policy.get("builtin_chat_default")
+    if value is None and default is not None:
+        # unset: srtctl's own default applies (policy builtin_chat_default)
+        value = default
+        where = f"{where} unset, srtctl default"
     if value is None:
         return "unverifiable", finding("benchmark-command-missing", FileEvidence(path=path, line=line),
                                        MissingEvidence(what=where), key=launch.key, point=launch.exp_name,

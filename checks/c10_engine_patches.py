@@ -11,9 +11,15 @@ Why: a benchmark of a patched engine measures something no customer can run; res
     from the pinned upstream image as shipped.
 Evidence: every patch signature with its file and line (changed files of the PR, and the recipes,
     shared blocks, setup scripts and benchmark scripts of every affected config), the recipe line
-    of a setup script (github.yaml upstream_files facts included: a setup script with no waiver is a
-    patch whatever it contains), and the waiver file and sign-off link that cover it.
-N/A when: never (a PR that touches no benchmark file PASSes with nothing to scan).
+    of a setup script whose content the bundle lacks (fetched from another repository at run time;
+    github.yaml upstream_files facts included: such a setup script with no waiver is a patch whatever
+    it contains; one kept in the repository is scanned line by line like the benchmark scripts), and
+    the waiver file and sign-off link that cover it.
+N/A when: never (a PR that touches no benchmark file PASSes with nothing to scan). A PR whose
+    appended changelog entries select no config re-runs nothing: a patch already on the base branch
+    (in the file, or in the file it was moved from) is not judged (named in the row).
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a script or shared block an affected config runs is missing from the bundle, or
     the affected configs cannot be resolved. A missing recipe leaves its launch unresolved, which
     Check 18 reports (verifier.launch_scope); this row scans what is present and lists it.
@@ -30,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier import patches as P
+from verifier.configs import affected_keys
 from verifier.configs.yaml11 import parse_yaml11
 from verifier.context import CheckContext
 from verifier.errors import InputError
@@ -47,7 +54,7 @@ from verifier.results import (
     passed,
     unverifiable,
 )
-from verifier.scope import affected_files
+from verifier.scope import affected_files, setup_script_path
 from verifier.yamlio import text_or_none
 
 ID = 10
@@ -173,11 +180,35 @@ def check(ctx: CheckContext) -> CheckResult:
     for path in targets:
         hits += _scan(ctx, path, "head", policy)
     hits += _upstream_hits(ctx, set(targets))
+    # A setup script kept in the repository is scanned like every script the launch runs: its own
+    # lines are the patch signatures (a dependency install is not an engine patch). Only a setup
+    # script whose content the bundle lacks (fetched from srt-slurm at run time) counts as a patch
+    # by its recipe key (BUNDLE.md upstream_files).
+    in_tree = {h: setup_script_path(h.text.split(":", 1)[-1], ctx.bundle.layout)
+               for h in hits if h.signature == "setup-script"}
+    in_tree = {h: path for h, path in in_tree.items() if path in targets}
+    hits = [h for h in hits if h not in in_tree]
+    setup_notes = [finding("setup-script-scanned", FileEvidence(path=h.path, line=h.line, text=h.text[:200]),
+                           script=short_path(path), **_hit_params(h))
+                   for h, path in list(in_tree.items())[:MAX_LISTED]]
     if missing and not hits:
         first = missing[0]
         return unverifiable("patch-file-missing", MissingEvidence(what=short_path(first)),
                             missing=short_path(first), files=[short_path(p) for p in missing[:MAX_LISTED]])
 
+    # A PR whose appended changelog entries re-run no config benchmarks nothing: a patch already on
+    # the base (at the file's path, or the path it moves from) is not part of any of its submissions.
+    not_rerun: list[P.PatchHit] = []
+    if not affected_keys(ctx).changelog_keys:
+        moved = {f.path: f.previous_path for f in ctx.bundle.pr.files if f.previous_path}
+        for hit in list(hits):
+            base_text = _read(ctx, "base", moved.get(hit.path) or hit.path) \
+                if hit.signature != "upstream-setup-script" else None
+            if base_text is not None and hit.text in base_text:
+                not_rerun.append(hit)
+        hits = [h for h in hits if h not in not_rerun]
+    notes = [finding("preexisting-patches-not-rerun", count=len(not_rerun),
+                     files=sorted({short_path(h.path) for h in not_rerun})[:MAX_LISTED])] if not_rerun else []
     waivers = _waivers(ctx)
     pr_waiver = next((w for w in waivers if w.path.endswith(f"/{ctx.bundle.pr.number}.md")
                       or w.path == f"{ctx.bundle.pr.number}.md"), None)
@@ -221,12 +252,13 @@ def check(ctx: CheckContext) -> CheckResult:
         shown = uncovered[:MAX_LISTED]
         more = len(uncovered) - len(shown)
         tail = [finding("more-patches", count=more)] if more else []
-        return failed(*shown, *tail, *covered[:2], *scoped)
+        return failed(*shown, *tail, *covered[:2], *notes, *setup_notes, *scoped)
     if missing:
         first = missing[0]
         return unverifiable("patch-file-missing", MissingEvidence(what=short_path(first)),
                             missing=short_path(first), files=[short_path(p) for p in missing[:MAX_LISTED]])
     if covered:
-        return passed(*covered[:MAX_LISTED], *scoped)
+        return passed(*covered[:MAX_LISTED], *notes, *setup_notes, *scoped)
     return passed(finding("no-engine-patches", files=len(targets), launch=scope.launch_line or "",
-                          recipes=[short_path(p) for p in scope.recipes[:MAX_LISTED]]), *scoped)
+                          recipes=[short_path(p) for p in scope.recipes[:MAX_LISTED]]), *setup_notes, *notes,
+                  *scoped)

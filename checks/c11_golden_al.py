@@ -24,6 +24,8 @@ Evidence: per affected agentic spec-decode point, the spec parameters (method, d
     signoff_records.golden_source); then it passes, naming the statement.
 N/A when: no affected config runs an agentic spec-decode point and no non-agentic config sets
     synthetic-acceptance knobs.
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: an agentic spec-decode point cannot be resolved from its recipe (other than a
     missing golden cell, which FAILs).
 Policy: prohibited_settings (simulated_acceptance: env, side_env, args, json_keys, offsets,

@@ -15,6 +15,8 @@ Evidence: the appended perf-changelog entries; for the selected config keys the 
     image of every new point, the untouched unselected configs and scenarios, and every changed
     file (a file that can affect an existing point FAILs, named).
 N/A when: no appended changelog entry sets `append-only: true`.
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a master config, recipe or launch of a base point cannot be resolved.
 Policy: append_only (neutral_paths, identity_excludes), launch (via verifier.configs / launch)
 """

@@ -27,6 +27,8 @@ Evidence: for every affected spec-decode launch, resolved with the pinned image'
     labelled draft precision stating both) FAILs naming the template item; a base template that
     predates the item does not require it.
 N/A when: no affected config runs a speculative-decoding benchmark.
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: the checkpoint metadata of the target or draft is missing, a launch cannot be
     resolved from its recipe, the image's SGLang version is unknown, SGLang would reject the
     command line, or the target's effective KV dtype cannot be established.
@@ -128,6 +130,8 @@ class _State:
     # (key, flag, value text, file, line) -> points: a needed value known only at run time
     runtime: dict[tuple[str, str, str, str | None, int | None], dict[str, None]] = field(default_factory=dict)
     independent: dict[str, tuple[str, ...]] = field(default_factory=dict)  # image -> versions that agree
+    # keys whose launches set nothing that changes draft precision: key -> (image, launches)
+    by_construction: dict[str, tuple[str, int]] = field(default_factory=dict)
     spec_points: int = 0
 
 
@@ -266,6 +270,9 @@ def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], 
     use = resolved.use_for(draft_dest)
     flag = (use.option_string.removeprefix("--"), use.written.removeprefix("--") if use.abbreviated else None) \
         if use is not None else (draft_dest.replace("_", "-"), None)
+    if not draft_path and not _sglang_touches_draft(resolved, policy):
+        _default_by_construction(launch, state)
+        return
     target, draft = _checkpoints(ctx, launch, draft_path, state, flag)
     if target is None or draft is None:
         return
@@ -302,9 +309,37 @@ def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], 
         state.log_pools.setdefault(launch.key, short_dtype(draft_kv))
 
 
+def _sglang_touches_draft(resolved: Any, policy: Mapping[str, Any]) -> bool:
+    """Whether a resolved SGLang command line sets anything that can change draft precision: an
+    explicit draft KV dtype, a draft quantization, or a target quantization method SGLang applies
+    online (it reaches a draft that sets none). The complete list of what sglang_issues judges."""
+    neutral = {str(v).lower() for v in policy["neutral_values"]}
+    kv = resolved.value(policy["draft_kv_dest"]) if resolved.is_given(policy["draft_kv_dest"]) else None
+    if kv is not None and str(kv).lower() not in neutral:
+        return True
+    quant = resolved.value(policy["draft_quantization_dest"]) \
+        if resolved.is_given(policy["draft_quantization_dest"]) else None
+    if quant is not None and str(quant).lower() not in neutral:
+        return True
+    method = resolved.value(policy["target_quantization_dest"]) \
+        if resolved.is_given(policy["target_quantization_dest"]) else None
+    online = {m.lower() for m in policy["online_quantization_methods"]}
+    return method is not None and str(method).lower() in online
+
+
+def _default_by_construction(launch: Launch, state: _State) -> None:
+    """A launch that sets nothing changing draft precision serves the draft through the image's
+    default handling by construction: no checkpoint metadata is needed to judge it."""
+    image, count = state.by_construction.get(launch.key, (launch.image or "", 0))
+    state.by_construction[launch.key] = (image, count + 1)
+
+
 def _judge_other(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], state: _State) -> None:
     draft_model = launch.spec.draft_model if launch.spec else None
     written = next((k for k in DRAFT_MODEL_ARGS if launch.arg(k) is not None), "speculative-config")
+    if not draft_model and not engine_or_generic(launch.engine).draft_issues(launch, _origin_of(launch), policy):
+        _default_by_construction(launch, state)
+        return
     target, draft = _checkpoints(ctx, launch, draft_model, state, (written, None))
     if target is None or draft is None:
         return
@@ -550,7 +585,13 @@ def check(ctx: CheckContext) -> CheckResult:
         return failed(*findings, *record_missing, *unverifiable, *notes, *scoped)
     if record_missing or unverifiable:
         return failed(*record_missing, *unverifiable, *notes, *scoped)
-    return passed(*_shipped_findings(state, policy, weights_only=False), *recorded, *notes, *scoped)
+    return passed(*_shipped_findings(state, policy, weights_only=False), *_construction_findings(state),
+                  *recorded, *notes, *scoped)
+
+
+def _construction_findings(state: _State) -> list[Finding]:
+    return [finding("draft-default-by-construction", key=key, image=image, launches=count)
+            for key, (image, count) in state.by_construction.items() if key not in state.shipped]
 
 
 def _precision_record(ctx: CheckContext, signoff: CommentEvidence) -> tuple[list[Finding], list[Finding]]:

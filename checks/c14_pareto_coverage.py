@@ -14,6 +14,8 @@ Evidence: the bmk_* `result.json` files of the run Check 1 accepted (else of the
     admin bypass is checked against github.yaml permissions (admin AND role_name admin); the row
     stays WARN either way.
 N/A when: never (a PR that triggers a sweep affects at least one curve).
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: there is neither a passing in-PR run nor a pinned run; the run is not in the bundle; it has no
     bmk_* artifact, or one is expired or unreadable (advisory: WARN).
 Policy: pareto (min_frontier_points, artifact_pattern, result_file, throughput_field,

@@ -10,6 +10,8 @@ Evidence: the effective (merged and bound) recipe of every launch of the affecte
     (`verifier.launch`: role args, engine config, extra_args, environment), by file and line; the
     version in the sign-off's detail section.
 N/A when: no affected config key uses a framework in policy `metrics.frameworks` (dynamo-trt).
+    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: an affected dynamo-trt key generates no launch at all. A point whose launch cannot
     be resolved is reported by Check 18 (verifier.launch_scope) and listed here; the others are judged,
     and with none left the row is N/A.

@@ -126,7 +126,12 @@ def _task(tokens: list[Token], index: int, depth: int, first_line: int) -> Item 
 
 
 def template_block(markdown: str) -> tuple[str, int] | None:
-    """The fenced template block after the `## Template` (or `## 模板`) heading, and its first line."""
+    """The template after the `## Template` (or `## 模板`) heading, and its first line.
+
+    The template is the fenced block under the heading (the layout since July 2026). The first
+    versions of PR_REVIEW_CHECKLIST.md wrote it unfenced: then the section itself, up to the next
+    `## ` heading, is the template, provided it holds a checklist line.
+    """
     lines = markdown.splitlines()
     for i, line in enumerate(lines):
         if _TEMPLATE_HEADING.match(line.strip()):
@@ -137,8 +142,19 @@ def template_block(markdown: str) -> tuple[str, int] | None:
                             return "\n".join(lines[j + 1 : k]), j + 2
                     return None
                 if lines[j].startswith("## "):
-                    return None
+                    return _unfenced(lines, i + 1, j)
+            return _unfenced(lines, i + 1, len(lines))
     return None
+
+
+_CHECKLIST_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[[ xX]\]\s")
+
+
+def _unfenced(lines: list[str], start: int, end: int) -> tuple[str, int] | None:
+    """An unfenced template section (lines start..end-1) with its first line, if it holds a checklist."""
+    if not any(_CHECKLIST_LINE.match(line) for line in lines[start:end]):
+        return None
+    return "\n".join(lines[start:end]), start + 1
 
 
 def similarity(a: list[str], b: list[str]) -> float:

@@ -31,6 +31,16 @@ POLICY_PATHS: dict[str, tuple[str, str]] = {
 }
 
 
+# Where an old-layout file lived before, oldest last: the master configs and runners.yaml sat under
+# .github/configs/ until InferenceX PR 1992 moved them to configs/ (2026-07-02). A tree that lacks
+# the current path is read at a former one (the base of that PR, and anything older).
+FORMER_PATHS: dict[str, tuple[str, ...]] = {
+    "nvidia_master": (".github/configs/nvidia-master.yaml",),
+    "amd_master": (".github/configs/amd-master.yaml",),
+    "runners": (".github/configs/runners.yaml",),
+}
+
+
 def policy_path(name: str, layout: Layout) -> str:
     """The repository path of a logical policy file in the given layout."""
     old, new = POLICY_PATHS[name]

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from verifier.layout import Layout, policy_path
+from verifier.layout import FORMER_PATHS, Layout, policy_path
 
 SignoffKind = Literal["conversation comment", "review summary", "inline review comment"]
 FileStatus = Literal["added", "modified", "removed", "renamed", "copied", "changed", "unchanged"]
@@ -250,3 +250,12 @@ class Bundle(Frozen):
     def path(self, name: str) -> str:
         """The repository path of a logical policy file (see verifier.layout) in this bundle's layout."""
         return policy_path(name, self.layout)
+
+    def side_path(self, name: str, side: str) -> str:
+        """`path(name)`, or the first former path (verifier.layout.FORMER_PATHS) that one side's
+        tree holds when it lacks the current one (a PR that moves the file, or an older base)."""
+        current = self.path(name)
+        tree = self.base if side == "base" else self.head
+        if tree.has(current) or self.layout != "old":
+            return current
+        return next((p for p in FORMER_PATHS.get(name, ()) if tree.has(p)), current)

@@ -295,10 +295,30 @@ def parse_models_md(text: str, path: str, arm_rules: Mapping[str, Any] | None = 
                 )
                 for prefix in prefixes:
                     doc.models[prefix] = model
+                for alias in version_aliases(model.name, prefixes):
+                    doc.models.setdefault(alias, model)
                 if arm_rules is not None and model.deprecated:
                     _add_arms(doc, list(prefixes), model.deprecated, row.line, arm_rules, None)
     doc.deprecations.extend(_prose_deprecations(lines, table_lines))
     return doc
+
+
+# "Kimi-K2.5/2.6/2.7-Code", "MiniMax-M2.5/2.7": one row names several versions of a model
+_VERSIONS = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)((?:/\d+(?:\.\d+)?)+)(?![\d.])")
+
+
+def version_aliases(name: str, prefixes: tuple[str, ...]) -> list[str]:
+    """Prefixes a row covers without listing them: a row whose model name lists versions
+    ("Kimi-K2.5/2.6/2.7-Code") and whose prefix carries the first (`kimik2.5`) also covers that
+    prefix with each other version (`kimik2.6`, `kimik2.7`), as InferenceX's master configs spell
+    them (`kimik2.6-fp4-b200-dynamo-vllm`)."""
+    out: list[str] = []
+    for match in _VERSIONS.finditer(name):
+        first, others = match.group(1), match.group(2).split("/")[1:]
+        for prefix in prefixes:
+            if prefix.endswith(first):
+                out += [prefix[: -len(first)] + other for other in others]
+    return [p for p in dict.fromkeys(out) if p not in prefixes]
 
 
 def models_doc(ctx: CheckContext, side: str = "base") -> ModelsDoc | None:

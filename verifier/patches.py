@@ -126,6 +126,14 @@ def _heredoc_body(lines: list[str], number: int) -> str:
     return "\n".join(body)
 
 
+def heredoc_around(lines: list[str], number: int) -> list[str] | None:
+    """The body lines of the heredoc that contains 1-based line `number`, or None outside one."""
+    for opening, _line, body in _heredocs(lines):
+        if opening < number <= opening + len(body):
+            return body
+    return None
+
+
 def _patches_harness_only(line: str, body: str, policy: Mapping[str, Any]) -> bool:
     """True when a sitecustomize hook customizes only a harness package (lm-eval's filters, say):
     the line or its heredoc names a harness package and no engine module."""

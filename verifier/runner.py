@@ -11,6 +11,7 @@ from typing import Any
 
 from verifier.context import CheckContext
 from verifier.errors import InputError
+from verifier.in_force import check_gate
 from verifier.model import Bundle
 from verifier.results import CheckResult, FileEvidence, Finding, Status, unverifiable
 
@@ -82,8 +83,14 @@ def run_check(module: ModuleType, ctx: CheckContext) -> CheckResult:
     establish its facts, so it is unverifiable naming that file (`input-unreadable`). A shared
     derived fact that failed this way is cached by `ctx.memo`, so every check that needs it says so.
     Any other exception is a bug and becomes 'check-crashed'.
+
+    A check none of whose rules the base's checklist template states is not run: its row is N/A
+    naming the document and the missing item (verifier.in_force.check_gate).
     """
     try:
+        gate = check_gate(ctx, module.ID)
+        if gate is not None:
+            return gate
         result = module.check(ctx)
         if not isinstance(result, CheckResult):
             raise TypeError(f"check returned {type(result).__name__}, not CheckResult")

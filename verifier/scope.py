@@ -54,10 +54,14 @@ def _setup_scripts(path: str, text: str, layout: str) -> dict[str, tuple[str, in
         if p and p[-1] in SETUP_KEYS:
             value = doc.get(*p)
             if isinstance(value, str) and value:
-                name = value.removeprefix("/infmax-workspace/")
-                target = name if "/" in name else SETUP_DIR + name
-                out[repo_relative(target, layout)] = (path, line)
+                out[setup_script_path(value, layout)] = (path, line)
     return out
+
+
+def setup_script_path(value: str, layout: str) -> str:
+    """The repository path of a recipe's `setup_script` value (a bare name lives in SETUP_DIR)."""
+    name = value.strip().removeprefix("/infmax-workspace/")
+    return repo_relative(name if "/" in name else SETUP_DIR + name, layout)
 
 
 def compute_scope(ctx: CheckContext) -> Scope:

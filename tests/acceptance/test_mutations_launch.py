@@ -571,8 +571,10 @@ def _client_line(line: str) -> Callable[[Path], None]:
 C10: dict[str, Mutation] = {
     "setup-script": Mutation(APPROVED, _setup_script, {10: "FAIL"},
                              {10: ["setup_script: patch-sglang-dspark.sh", "agentic-tp2.yaml:16"]}),
+    # A setup script kept in the repository is judged by its own lines (docs/BREADTH.md): one that
+    # only prints the environment patches nothing; the row names it as scanned.
     "setup-script-benign": Mutation(APPROVED, lambda b: _setup_script(b, "print-env.sh", "#!/usr/bin/env bash\nenv\n"),
-                                    {10: "FAIL"}, {10: ["setup_script: print-env.sh"]}),
+                                    {}, {10: ["setup_script: print-env.sh", "scanned line by line"]}),
     "patch-file": Mutation(APPROVED, lambda b: add_file(
         b, "inferencex-e2e/benchmarks/patches/sglang-dspark-hicache.patch",
         "diff --git a/python/sglang/srt/speculative/dspark_worker_v2.py b/python/sglang/srt/speculative/dspark_worker_v2.py\n"

@@ -50,3 +50,50 @@ def test_fork_hash_normalized() -> None:
 def test_vendor_order_names_runner() -> None:
     p = params(run_one(_fx("fail-vendor-before-open-source"), 6), "vendor-before-open-source")
     assert (p["framework"], p["runner"]) == ("atom", "cluster:mi355x-amds")
+
+
+def _vendor_bundle(tmp_path: Path, runner: str, prefix: str = "quill2flash", models_md: str | None = None) -> Path:
+    from tests.minibundle import PREFIX, _vendor_entry, build, master_text
+
+    vendor = _vendor_entry("quill2-fp4-b300-dynamo-trt", "dynamo-trt", runner, "nvcr.io#nvidia/ai-dynamo/tensorrtllm-runtime:1.3.0")
+    vendor = vendor.replace(f"model-prefix: {PREFIX}", f"model-prefix: {prefix}")
+    return build(tmp_path / f"{runner}-{prefix}".replace(":", "_"), master=master_text() + vendor, models_md=models_md)
+
+
+def test_engine_order_is_judged_per_hardware_not_runner_label(tmp_path: Path) -> None:
+    """InferenceX PR 2249 added kimik2.5-fp4-b200-dynamo-trt on `b200-multinode` after the
+    single-node vLLM entry on `b200`: the same hardware, so the open-source engine came first."""
+    same_sku = run_one(_vendor_bundle(tmp_path, "b300-multinode"), 6)
+    assert same_sku.status.value == "PASS", texts(6, same_sku)["en"]
+    assert params(same_sku, "engine-order-ok")["open_key"] == "quill2flash-fp4-b300-sglang-agentic-dspark"
+    other_sku = run_one(_vendor_bundle(tmp_path, "gb300-nv"), 6)
+    p = params(other_sku, "vendor-before-open-source")
+    assert (p["sku"], p["runner"]) == ("gb300", "gb300-nv")
+
+
+def test_engine_order_counts_another_prefix_of_the_same_model(tmp_path: Path) -> None:
+    """MODELS.md's `GLM-5 / GLM-5.1` row (`glm5`, `glm5.1`) is one model: the GLM-5.1 SGLang entry
+    on GB200 precedes GLM-5's Dynamo TRT-LLM entries (InferenceX PRs 1800, 1803)."""
+    from tests.minibundle import MODELS_MD
+
+    family = MODELS_MD.replace("| Quill-2-Flash | `quill2flash` |", "| Quill-2 / Quill-2-Flash | `quill2`, `quill2flash` |")
+    joined = run_one(_vendor_bundle(tmp_path, "cluster:b300-dsxe", "quill2", family), 6)
+    assert joined.status.value == "PASS", texts(6, joined)["en"]
+    alone = run_one(_vendor_bundle(tmp_path, "cluster:b300-dsxe", "quill2"), 6)
+    assert params(alone, "vendor-before-open-source")["prefix"] == "quill2"
+
+
+def test_a_fork_image_the_pr_neither_chooses_nor_reruns_is_not_judged(tmp_path: Path) -> None:
+    """InferenceX PRs 2096 (metadata fields renamed) and 2263 (1k1k scenarios removed) edited
+    entries that run `rocm/sgl-dev` images without re-running them (no changelog entry)."""
+    from tests.minibundle import CHANGELOG_BASE, build, master_text
+
+    fork = "rocm/sgl-dev:sglang-0.5.9-rocm720-mi35x-mori-0227-2"
+    base = master_text(fork, runner="cluster:mi355x-amds")
+    head = base.replace("dram-utilization: 0.8", "dram-utilization: 0.75")
+    quiet = build(tmp_path / "quiet", master=head, base_master=base, head_files={"perf-changelog.yaml": CHANGELOG_BASE})
+    result = run_one(quiet, 6)
+    assert result.status.value == "PASS", texts(6, result)["en"]
+    assert params(result, "image-not-resubmitted")["image"] == fork
+    rerun = build(tmp_path / "rerun", master=head, base_master=base)  # the minibundle appends a changelog entry
+    assert params(run_one(rerun, 6), "image-not-upstream")["image"] == fork

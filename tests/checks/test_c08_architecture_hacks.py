@@ -51,3 +51,54 @@ def test_cases_pass(case: str) -> None:
     result = run_one(CASES / case, 8)
     assert result.status.value == "PASS"
     assert params(result, "integer-allreduce-ok")["new"] == ["minimaxm31flash"]
+
+
+DSV4_PATCH = """#!/usr/bin/env bash
+python3 << PYEOF
+import json
+from huggingface_hub import hf_hub_download
+path = hf_hub_download(repo_id="$MODEL", filename="config.json")
+with open(path) as f:
+    config = json.load(f)
+if config.get("model_type") == "deepseek_v4":
+    config["model_type"] = "deepseek_v3"
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
+PYEOF
+"""
+
+
+def test_a_config_rewrite_of_metadata_only_is_not_an_architecture_hack() -> None:
+    """InferenceX's dsv4_fp4_mi355x_sglang scripts rewrite config.json `model_type` deepseek_v4 ->
+    deepseek_v3 so transformers loads it, keeping `architectures`: no computation changes. A rewrite
+    of any other key (the indexer frequency, the layer count) stays a model-config edit."""
+    from checks.c08_architecture_hacks import RULE_ARCH, _text_findings
+    from verifier.policy import load_policies
+
+    policy = load_policies()["prohibited_settings"]["architecture"]
+    rules = frozenset({RULE_ARCH})
+    [(mid, _path, line, params)] = _text_findings("s.sh", DSV4_PATCH, policy, rules)
+    assert (mid, line, params["keys"]) == ("config-edit-metadata-only", 11, ["model_type"])
+    hack = DSV4_PATCH.replace('config["model_type"] = "deepseek_v3"', 'config["index_topk_freq"] = 4')
+    assert _text_findings("s.sh", hack, policy, rules)[0][0] == "model-config-edit"
+    both = DSV4_PATCH.replace('config["model_type"] = "deepseek_v3"',
+                              'config["model_type"] = "deepseek_v3"\n    config.update(num_hidden_layers=40)')
+    assert _text_findings("s.sh", both, policy, rules)[0][0] == "model-config-edit"
+    bare = "json.dump(config, open('config.json', 'w'))\n"  # outside a program we can read: an edit
+    assert _text_findings("s.sh", bare, policy, rules)[0][0] == "model-config-edit"
+
+
+def test_a_model_without_date_added_reviewed_before_the_cutoff_is_grandfathered(tmp_path: Path) -> None:
+    """Before MODELS.md existed (InferenceX, July 2026) no row gives a Date added, but a model
+    benchmarked before the integer all-reduce cutoff was necessarily added before it."""
+    import datetime as dt
+
+    from tests.kit import edit_yaml
+    from tests.minibundle import NO_DATE_MODELS, build
+
+    bundle = build(tmp_path / "b", env={"ROCM_QUICK_REDUCE_QUANTIZATION": "INT4"}, models_md=NO_DATE_MODELS)
+    edit_yaml(bundle / "bundle.yaml", lambda d: d.__setitem__("review_date", dt.date(2026, 7, 20)))
+    result = run_one(bundle, 8)
+    assert "allreduce-model-date-unknown" not in [f.message_id for f in result.findings]
+    edit_yaml(bundle / "bundle.yaml", lambda d: d.__setitem__("review_date", dt.date(2026, 10, 20)))
+    assert "allreduce-model-date-unknown" in [f.message_id for f in run_one(bundle, 8).findings]

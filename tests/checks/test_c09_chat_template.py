@@ -79,3 +79,21 @@ def test_run_benchmark_serving_with_chat_template_flag_is_a_chat_marker() -> Non
     text = "run_benchmark_serving \\\n    --backend vllm \\\n    --dsv4\n"
     assert _markers(text, chat, code_only=False) is not None
     assert _markers(text.replace("--dsv4", "--trust-remote-code"), chat, code_only=False) is None
+
+
+def test_libraries_sourced_from_the_script_folder_or_the_repository_root() -> None:
+    """Old-layout agentic scripts source benchmark_lib.sh three ways (InferenceX PRs 2421, 2341,
+    2578): relative to their folder, from $INFMAX_CONTAINER_WORKSPACE, and from INFERENCEX_ROOT,
+    which dsv4_fp4_b200_sglang_mtp.sh derives from its own folder."""
+    from types import SimpleNamespace
+
+    from checks.c09_chat_template import _libraries
+
+    ctx = SimpleNamespace(bundle=SimpleNamespace(layout="old"))
+    script = "benchmarks/single_node/agentic/x_mtp.sh"
+    for line in ('source "$(dirname "$0")/../../benchmark_lib.sh"',
+                 'source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"',
+                 'source "$INFERENCEX_ROOT/benchmarks/benchmark_lib.sh"',
+                 'source "${INFERENCEX_ROOT}/benchmarks/benchmark_lib.sh"'):
+        assert _libraries(ctx, script, line) == ["benchmarks/benchmark_lib.sh"], line  # type: ignore[arg-type]
+    assert _libraries(ctx, script, 'source "$SOMEWHERE/benchmarks/benchmark_lib.sh"') == []  # type: ignore[arg-type]

@@ -145,3 +145,44 @@ def test_sitecustomize_of_a_harness_package_is_not_an_engine_patch() -> None:
     assert P.scan_text("benchmarks/benchmark_lib.sh", harness, policy) == []
     engine = 'cat > "$d/sitecustomize.py" <<\'PY\'\nimport sglang.srt.models.x as m\nm.Y = 2\nPY\n'
     assert [h.signature for h in P.scan_text("benchmarks/x.sh", engine, policy)] == ["sitecustomize"]
+
+
+def test_a_base_patch_of_a_config_the_pr_does_not_rerun_is_not_judged(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """InferenceX PRs 2096 and 2263 edited master entries (a renamed field, removed 1k1k scenarios)
+    whose recipes already ran `setup_script: rebuild-deepep.sh`, and appended no changelog entry:
+    nothing is re-run, so that base-branch patch is not part of the PR's submission."""
+    from tests.checks.fixture_runner import run_one
+    from tests.minibundle import BASE_ARGS, BASE_ENV, CHANGELOG_BASE, RECIPE, build, master_text, recipe_text
+
+    recipe = recipe_text(BASE_ARGS, BASE_ENV, setup_script="rebuild-deepep.sh")
+    edited = master_text().replace("dram-utilization: 0.8", "dram-utilization: 0.75")
+    quiet = build(tmp_path / "quiet", master=edited, base_files={RECIPE: recipe}, head_files={
+        RECIPE: recipe, "perf-changelog.yaml": CHANGELOG_BASE}, change_recipe=False)
+    result = run_one(quiet, 10)
+    assert result.status.value == "PASS", [(f.message_id, f.params) for f in result.findings]
+    assert [f.message_id for f in result.findings][-1] == "preexisting-patches-not-rerun"
+    rerun = build(tmp_path / "rerun", master=edited, base_files={RECIPE: recipe}, head_files={RECIPE: recipe},
+                  change_recipe=False)  # the minibundle appends a changelog entry naming the key
+    assert run_one(rerun, 10).findings[0].message_id == "engine-patch-no-waiver"
+
+
+def test_a_setup_script_kept_in_the_repository_is_judged_by_its_lines(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """InferenceX PR 2404's Kimi-K3 recipes run `setup_script: kimik3-dspark-config-compat.sh`, kept in
+    benchmarks/multi_node/srt-slurm-recipes/configs/: it is scanned like any script the launch runs.
+    A setup script the bundle does not hold (fetched from srt-slurm) stays a patch by its key."""
+    from tests.checks.fixture_runner import run_one
+    from tests.minibundle import build
+
+    script = "benchmarks/multi_node/srt-slurm-recipes/configs/quill-deps.sh"
+    clean = build(tmp_path / "clean", setup_script="quill-deps.sh",
+                  head_files={script: "#!/usr/bin/env bash\npip install msgpack\n"})
+    result = run_one(clean, 10)
+    assert result.status.value == "PASS", [(f.message_id, f.params) for f in result.findings]
+    assert any(f.message_id == "setup-script-scanned" for f in result.findings)
+    rewrite = build(tmp_path / "rewrite", setup_script="quill-deps.sh", head_files={
+        script: "#!/usr/bin/env bash\nsed -i 's/a/b/' /usr/local/lib/python3.12/dist-packages/sglang/srt/x.py\n"})
+    bad = run_one(rewrite, 10)
+    assert bad.findings[0].message_id == "engine-patch-no-waiver"
+    assert bad.findings[0].params["file"] == "benchmarks/multi_node/srt-slurm-recipes/configs/quill-deps.sh:2"
+    fetched = run_one(build(tmp_path / "fetched", setup_script="quill-deps.sh"), 10)
+    assert fetched.findings[0].params["signature"] == "setup-script"

@@ -125,3 +125,19 @@ def test_below(draft: str, target: str, result: bool | None) -> None:
 def test_draft_repo_path(draft_path: str | None, method: str, target_cfg: dict, expected: str) -> None:  # type: ignore[type-arg]
     target = dp.Checkpoint("checkpoints/org/M/config.json", target_cfg)
     assert dp.draft_repo_path("org/M", "/model", draft_path, method, target) == expected
+
+
+def test_a_launch_that_sets_nothing_on_the_draft_needs_no_checkpoint(tmp_path: Path) -> None:
+    """A spec-decode launch with no draft path, draft KV dtype, draft quantization or online target
+    quantization serves the draft through the image's default handling by construction (most
+    InferenceX MTP recipes); checkpoint metadata is needed only once something touches the draft."""
+    from tests.checks.fixture_runner import run_one
+    from tests.minibundle import build
+
+    plain = build(tmp_path / "plain", drop_args=("speculative-draft-model-path",), checkpoints=False)
+    result = run_one(plain, 13)
+    assert result.status.value == "PASS", [(f.message_id, f.params) for f in result.findings]
+    assert any(f.message_id == "draft-default-by-construction" for f in result.findings)
+    touched = build(tmp_path / "touched", drop_args=("speculative-draft-model-path",), checkpoints=False, logs=False,
+                    args={"speculative-draft-kv-cache-dtype": "fp8_e4m3"})
+    assert run_one(touched, 13).findings[0].message_id == "checkpoint-missing"

@@ -124,3 +124,52 @@ def test_signoff_file_and_bad_revision(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["record-git", "--repo-dir", str(repo_dir), "--base", "no-such-rev", "--head", head_sha,
                  "--out", str(tmp_path / "other")]) == 2
     assert "no-such-rev" in capsys.readouterr().err
+
+
+NEW_ENTRY = b"""
+quill2flash-fp4-b200-sglang-agentic-mtp:
+  image: lmsysorg/sglang:v0.5.23-cu130
+  model: acme/Quill-2-Flash
+  model-prefix: quill2flash
+  runner: b200
+  precision: fp4
+  framework: sglang
+  multinode: false
+  scenarios:
+    agentic-coding:
+    - dram-utilization: 0.8
+      search-space:
+      - { tp: 4, kv-offloading: none, spec-decoding: mtp, conc-list: [4, 8] }
+"""
+FIXED_ENTRY = NEW_ENTRY.replace(b"-agentic-mtp:", b"-mtp:").replace(
+    b"agentic-coding:\n    - dram-utilization: 0.8\n", b"fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n")
+
+
+def test_both_trees_hold_the_same_selection(tmp_path: Path) -> None:
+    """A PR that adds an old-layout agentic script (InferenceX PR 2421's shape): the library it
+    sources is recorded although unchanged, and a launch script fetched for one tree is fetched for
+    the other, so the untouched fixed-seq-len script of the same prefix is not taken as added."""
+    base = to_old_layout(fixture_tree("c10/pass-no-patches", "base"))
+    lib = b"#!/usr/bin/env bash\nbuild_replay_cmd() {\n  REPLAY_CMD+=\" --endpoint-type chat\"\n}\n"
+    fixed = b'#!/usr/bin/env bash\nsource "$(dirname "$0")/../../benchmark_lib.sh"\necho fixed\n'
+    base |= {"benchmarks/benchmark_lib.sh": lib,
+             "benchmarks/single_node/fixed_seq_len/quill2flash_fp4_b200_sglang_mtp.sh": fixed}
+    base["configs/nvidia-master.yaml"] += FIXED_ENTRY
+    head = dict(base)
+    head["configs/nvidia-master.yaml"] += NEW_ENTRY
+    head["benchmarks/single_node/agentic/quill2flash_fp4_b200_sglang_mtp.sh"] = (
+        b'#!/usr/bin/env bash\nsource "$(dirname "$0")/../../benchmark_lib.sh"\nbuild_replay_cmd "$RESULT_DIR"\n')
+    repo_dir = init(tmp_path / "repo")
+    base_sha = commit(repo_dir, base, "base")
+    head_sha = commit(repo_dir, head, "Add an AgentX MTP script (#78)")
+    with GitRepo(repo_dir) as repo:
+        bundle = record_revisions(repo, base_sha, head_sha)
+    assert bundle.base.files["benchmarks/benchmark_lib.sh"] == bundle.head.files["benchmarks/benchmark_lib.sh"]
+    assert {p for p in bundle.head.files if p in bundle.base.files or "agentic/quill2flash" in p} == set(
+        bundle.head.files)
+    assert "benchmarks/single_node/fixed_seq_len/quill2flash_fp4_b200_sglang_mtp.sh" in bundle.base.files
+    from verifier.configs import affected_keys
+    from verifier.context import CheckContext
+
+    ctx = CheckContext(bundle=bundle, policies=load_policies())
+    assert affected_keys(ctx).keys == ["quill2flash-fp4-b200-sglang-agentic-mtp"]

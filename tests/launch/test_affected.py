@@ -69,11 +69,26 @@ def test_legacy_script_by_name_in_old_layout() -> None:
     base = old_layout(tree_files())
     base = edit(base, "configs/nvidia-master.yaml",
                 "srt-recipe: benchmarks/single_node/srt-slurm-recipes/tm/vllm/b300-fp4-mtp/agentic.yaml", "x: 1")
-    base["benchmarks/single_node/tm_fp4_b300_vllm_mtp.sh"] = b"echo old\n"
-    head = {**base, "benchmarks/single_node/tm_fp4_b300_vllm_mtp.sh": b"echo new\n"}
+    base["benchmarks/single_node/agentic/tm_fp4_b300_vllm_mtp.sh"] = b"echo old\n"
+    head = {**base, "benchmarks/single_node/agentic/tm_fp4_b300_vllm_mtp.sh": b"echo new\n"}
     affected = affected_keys(make_ctx(head, base))
     assert affected.keys == ["tm-fp4-b300-vllm-agentic-mtp"]
     assert "legacy" in affected.why("tm-fp4-b300-vllm-agentic-mtp")[0].detail
+
+
+def test_legacy_script_of_another_scenario_or_spec_is_not_the_entrys() -> None:
+    # The runners take benchmarks/single_node/<scenario dir>/<prefix>_<precision>_<sku>_<framework><spec>.sh
+    # (InferenceX PR 2421 added agentic/qwen3.5_fp4_b300_sglang_mtp.sh, which is not the launcher of
+    # the fixed-seq-len qwen3.5-fp4-b300-sglang-mtp nor of the non-MTP qwen3.5-fp4-b300-sglang).
+    base = old_layout(tree_files())
+    base = edit(base, "configs/nvidia-master.yaml",
+                "srt-recipe: benchmarks/single_node/srt-slurm-recipes/tm/vllm/b300-fp4-mtp/agentic.yaml", "x: 1")
+    base["benchmarks/single_node/agentic/tm_fp4_b300_vllm_mtp.sh"] = b"echo agentic\n"
+    for path in ("benchmarks/single_node/fixed_seq_len/tm_fp4_b300_vllm_mtp.sh",
+                 "benchmarks/single_node/agentic/tm_fp4_b300_vllm.sh",
+                 "benchmarks/single_node/tm_fp4_b300_vllm_mtp.sh"):
+        head = {**base, path: b"echo new\n"}
+        assert affected_keys(make_ctx(head, base)).keys == [], path
 
 
 def test_changelog_patterns_with_wildcards() -> None:
@@ -87,3 +102,36 @@ def test_changelog_patterns_with_wildcards() -> None:
     assert item.pattern == "tm-fp4-b300-*" and item.line == 15
     assert list(item.keys) == AGENTIC_SINGLE
     assert affected.all_keys == AGENTIC_SINGLE
+
+
+def test_master_configs_moved_out_of_github_configs() -> None:
+    """InferenceX PR 1992 moved .github/configs/*-master.yaml and runners.yaml to configs/ (one
+    line changed): the base is read at the former path, so only the changed entry is affected."""
+    head = edit(old_layout(tree_files()), "configs/nvidia-master.yaml", "conc-list: [1, 8]", "conc-list: [1, 8, 16]")
+    base = dict(old_layout(tree_files()))
+    for name in ("nvidia-master.yaml", "runners.yaml"):
+        if f"configs/{name}" in base:
+            base[f".github/configs/{name}"] = base.pop(f"configs/{name}")
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.added == [] and affected.removed == []
+    assert affected.changed == [KEY]
+
+
+def test_a_script_several_keys_recipes_run_is_shared() -> None:
+    """InferenceX PR 2690 changed benchmarks/multi_node/agentic_srt.sh, the AgentX client the recipes of
+    several multi-node keys run through /infmax-workspace/: keys no changelog entry names are set aside
+    as indirect, like a lane's shared benchmark script. A script only one key runs still affects it."""
+    client = "inferencex-e2e/benchmarks/multi_node/quill_client.sh"
+    line = "\n# benchmark client: bash /infmax-workspace/benchmarks/multi_node/quill_client.sh\n"
+    base = {**tree_files(), client: b"echo one\n"}
+    base[SGL] += line.encode()
+    base[FIXED] += line.encode()
+    head = {**base, client: b"echo two\n"}
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.keys == []
+    assert set(affected.indirect) == {KEY, "tm-fp8-b300-sglang"}
+    base[FIXED] = tree_files()[FIXED]
+    head = {**base, client: b"echo two\n"}
+    affected = affected_keys(make_ctx(head, base))
+    assert affected.keys == [KEY]
+    assert affected.why(KEY)[0].kind == "recipe-script-changed"

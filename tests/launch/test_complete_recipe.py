@@ -152,6 +152,23 @@ def test_sa_bench_without_chat_template_fails_check_9() -> None:
     assert any(f.message_id == "chat-template-off" for f in result.findings)
 
 
+def test_sa_bench_without_the_key_uses_srtctls_default_chat_template() -> None:
+    """InferenceX PR 2115's glm5-mtp.yaml sets no `benchmark.use_chat_template`: srtctl's default
+    (true, policy builtin_chat_default) applies, so the spec-decode points are chat-templated."""
+    from checks.c09_chat_template import check
+
+    spec = MASTER.replace("      - conc-list: [64]", "      - spec-decoding: \"mtp\"\n        conc-list: [64]")
+    recipe = RECIPE_TEXT.replace("    decode:\n      tensor-parallel-size: 8\n",
+                                 "    decode:\n      tensor-parallel-size: 8\n      speculative-algorithm: EAGLE\n"
+                                 "      speculative-num-draft-tokens: 4\n").replace("  use_chat_template: false\n", "")
+    files = {**_files(recipe), "configs/nvidia-master.yaml": spec.encode()}
+    ctx = make_ctx(files, base={k: v for k, v in files.items() if k != RECIPE} | {
+        "configs/nvidia-master.yaml": MASTER.replace(KEY, "other-key").encode()})
+    result = check(ctx)
+    assert result.status.value == "PASS", [(f.message_id, f.params) for f in result.findings]
+    assert "srtctl default" in result.findings[0].params["marker"]
+
+
 def test_new_layout_fragment_rule_unchanged() -> None:
     assert is_complete({"model": {"path": "x"}}, "old")
     assert not is_complete({"model": {"path": "x"}}, "new")

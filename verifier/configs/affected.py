@@ -166,6 +166,36 @@ def legacy_script_matches(entry: ConfigEntry, stem: str, fallback_stems: Iterabl
     return stem.startswith(head) and any(stem[len(head):].startswith(t) for t in tokens)
 
 
+def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: dict[str, Any]) -> bool:
+    """Whether `path` is (or, on either side, may be) an old-layout launcher script of `entry`.
+
+    As the runners pick it (verifier.launch.legacy_script_path): in the folder of a scenario the
+    entry runs (policy `legacy-script.dirs`), the exact name the runner tries first; a looser name
+    (`<prefix>_<precision>_<sku>_<framework>...`) only when no exact name exists in that folder.
+    """
+    from verifier.launch import legacy_script_stems
+
+    folder, name = posixpath.split(path)
+    stem = name.removesuffix(".sh")
+    bench = ctx.bundle.path("benchmarks_dir")
+    dirs = conf.get("dirs") or {}
+    rows = [r for r in entry.rows if dirs.get(r.scenario)
+            and folder == bench + str(dirs[r.scenario]).strip("/")]
+    if not rows:
+        return False
+    specs = sorted({str(r.data.get("spec-decoding") or "none") for r in rows})
+    chosen: set[str] = set()  # the name the runner takes on either side: the first of its names that exists
+    for tree in (ctx.bundle.base, ctx.bundle.head):
+        for spec in specs:
+            names = legacy_script_stems(entry, entry.framework, spec, conf)
+            first = next((n for n in names if tree.has(f"{folder}/{n}.sh")), None)
+            if first is not None:
+                chosen.add(first)
+    if chosen:
+        return stem in chosen
+    return legacy_script_matches(entry, stem)
+
+
 def compute_affected(ctx: CheckContext) -> AffectedConfigs:
     """Compute the affected keys (see module docstring)."""
     result = AffectedConfigs()
@@ -217,15 +247,32 @@ _INDIRECT = frozenset({"shared-block-changed", "benchmark-script-changed"})
 
 
 def _set_aside_indirect(result: AffectedConfigs) -> None:
-    """Move keys affected only through shared files (and not named by the changelog) out of `keys`."""
+    """Move keys affected only through shared files (and not named by the changelog) out of `keys`.
+
+    Shared files: the lane's shared recipe block and benchmark script, and a script that recipes of
+    several keys run through /infmax-workspace/ (the AgentX client `benchmarks/multi_node/agentic_srt.sh`).
+    """
     changelog_named = set(result.changelog_keys)
+    users: dict[str, set[str]] = {}
+    for key, reasons in result.reasons.items():
+        for r in reasons:
+            if r.kind == "recipe-script-changed":
+                users.setdefault(r.file, set()).add(key)
+
+    def shared(r: AffectedReason) -> bool:
+        return r.kind in _INDIRECT or (r.kind == "recipe-script-changed" and len(users.get(r.file, ())) > 1)
+
     for key, reasons in list(result.reasons.items()):
-        if key not in changelog_named and reasons and all(r.kind in _INDIRECT for r in reasons):
+        if key not in changelog_named and reasons and all(shared(r) for r in reasons):
             result.indirect[key] = result.reasons.pop(key)
 
 
 def _is_master_or_meta(ctx: CheckContext, path: str) -> bool:
-    return path in {ctx.bundle.path("nvidia_master"), ctx.bundle.path("amd_master"), ctx.bundle.path("changelog")}
+    from verifier.layout import FORMER_PATHS
+
+    former = {p for name in ("nvidia_master", "amd_master", "runners") for p in FORMER_PATHS.get(name, ())}
+    return path in {ctx.bundle.path("nvidia_master"), ctx.bundle.path("amd_master"), ctx.bundle.path("changelog"),
+                    *former}
 
 
 def _file_reasons(
@@ -300,7 +347,6 @@ def _file_reasons(
                and p not in script_lanes}
     if not scripts:
         return
-    from verifier.launch import legacy_script_stems
     from verifier.recipes import recipe_doc
 
     legacy_conf = policy.get("legacy-script") or {}
@@ -322,11 +368,8 @@ def _file_reasons(
                     result.add(entry.key, AffectedReason("recipe-script-changed", target, line,
                                                          f"used by {short_path(recipe)}"))
         if not refs:
-            fallback = {s for spec in ("none", "mtp")
-                        for s in legacy_script_stems(entry, entry.framework, spec, legacy_conf)}
             for path, status in scripts.items():
-                stem = posixpath.basename(path).removesuffix(".sh")
-                if path.endswith(".sh") and legacy_script_matches(entry, stem, fallback):
+                if path.endswith(".sh") and _legacy_script_of(ctx, entry, path, legacy_conf):
                     result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
 

@@ -316,7 +316,7 @@ def load_master(ctx: CheckContext, side: str) -> MasterConfigs:
     errors: list[MasterError] = []
     cache = _chunk_cache(ctx)
     for vendor, logical in VENDOR_FILES:
-        path = ctx.bundle.path(logical)
+        path = ctx.bundle.side_path(logical, side)
         text = _text(ctx, side, path)
         if text is None:
             continue

@@ -152,7 +152,7 @@ def runners(ctx: CheckContext, side: str = "head") -> Runners:
     `error` set when the file is not UTF-8 or not valid YAML: no cluster facts are known then)."""
 
     def compute() -> Runners:
-        path = ctx.bundle.path("runners")
+        path = ctx.bundle.side_path("runners", side)
         tree = ctx.bundle.base if side == "base" else ctx.bundle.head
         raw = tree.read(path)
         if raw is None:

@@ -109,6 +109,9 @@ def load_signoff(path: Path, pr_url: str) -> SignOff:
 
 
 def _when(text: str) -> dt.datetime:
+    """A commit time in UTC. The replay's review date is the merge's UTC day, as live mode takes the
+    sign-off's UTC day (verifier.github.collect) and as the real verifier judged InferenceX PR 2483,
+    merged at 20:31 -05:00 on August 3, 2026, against August 4."""
     try:
         return dt.datetime.fromisoformat(text).astimezone(dt.UTC)
     except ValueError:

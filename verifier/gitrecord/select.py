@@ -24,10 +24,13 @@ Fetch = Callable[[str, Iterable[str]], None]
 WAIVERS = 200
 CONTEXT_RECIPES = 12
 MAX_SOURCE_DEPTH = 4
-_SOURCE = re.compile(r"""^\s*(?:source|\.)\s+["']?([^"'\s;|&]+)["']?""", re.MULTILINE)
+# `source ARG`: ARG double-quoted (it may hold `$(dirname "$0")` with its own quotes), single-quoted or bare
+_SOURCE = re.compile(r"""^\s*(?:source|\.)\s+("(?:\$\([^()\n]*\)|[^"\n])*"|'[^'\n]*'|\$\([^()\n]*\)[^\s;|&]*|[^\s;|&]+)""",
+                     re.MULTILINE)
 # how launch scripts spell the directory they live in and the repository root
 _SCRIPT_DIR = re.compile(r"^\$\(\s*dirname\s+\"?\$(?:0|\{BASH_SOURCE\[0\]\}|BASH_SOURCE)\"?\s*\)/?")
-_ROOTS = ("/workspace/", "/infmax-workspace/", "$INFERENCEX_ROOT/", "${INFERENCEX_ROOT}/")
+_ROOTS = ("/workspace/", "/infmax-workspace/", "$INFERENCEX_ROOT/", "${INFERENCEX_ROOT}/",
+          "$INFMAX_CONTAINER_WORKSPACE/", "${INFMAX_CONTAINER_WORKSPACE}/")
 
 
 def sourced_path(script: str, target: str, layout: Layout) -> str | None:
@@ -42,6 +45,13 @@ def sourced_path(script: str, target: str, layout: Layout) -> str | None:
     return None
 
 
+def _unquote(arg: str) -> str:
+    """A shell word without its outer quotes, and `$(dirname "$0")` written without its inner ones."""
+    if len(arg) >= 2 and arg[0] == arg[-1] and arg[0] in "\"'":
+        arg = arg[1:-1]
+    return re.sub(r'\$\(\s*dirname\s+"([^"]*)"\s*\)', r"$(dirname \1)", arg)
+
+
 def _sources(files: Mapping[str, bytes], paths: Iterable[str], layout: Layout) -> set[str]:
     out: set[str] = set()
     for path in paths:
@@ -49,7 +59,7 @@ def _sources(files: Mapping[str, bytes], paths: Iterable[str], layout: Layout) -
         if data is None or not path.endswith((".sh", ".bash")):
             continue
         for m in _SOURCE.finditer(data.decode("utf-8", "replace")):
-            found = sourced_path(path, m.group(1), layout)
+            found = sourced_path(path, _unquote(m.group(1)), layout)
             if found:
                 out.add(found)
     return out
@@ -86,3 +96,12 @@ def select_files(
         if not any(want.values()):
             break
         take(want)
+    # Every golden AL curve (a dozen small files): the verifier may judge a key the recorder's
+    # affected-key estimate left out (a recipe's own script changed), and its curve must be there.
+    golden = policy_path("golden_al_dir", layout)
+    take({side: {p for p in listing[side] if p.startswith(golden) and "/" not in p[len(golden):]}
+          for side in ("base", "head")})
+    # Both trees hold the same selection: a file fetched on one side is fetched on the other where
+    # it exists there, so that comparing the two trees (changed files, affected keys) sees only
+    # what the PR changed, never a file read on one side only.
+    take({side: set(got[other]) - set(got[side]) for side, other in (("base", "head"), ("head", "base"))})
