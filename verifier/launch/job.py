@@ -14,7 +14,8 @@ from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point, launch_policy
 from verifier.configs.runners import ClusterFacts, runners
 from verifier.context import CheckContext
-from verifier.launch.model import Launch, LaunchError, LaunchSet
+from verifier.launch.model import Launch, LaunchError, LaunchSet, Need
+from verifier.model import UpstreamHit
 
 
 class KeyJob:
@@ -36,6 +37,21 @@ class KeyJob:
     def tree(self) -> Any:
         """The bundle tree of this side."""
         return getattr(self.ctx.bundle, self.side)
+
+    def read(self, path: str) -> bytes | None:
+        """A file of this side's tree; a missing one is recorded as a need (recorders fetch it)."""
+        data = self.tree.read(path)
+        if data is None:
+            self.result.needs.add(Need("tree", self.side, path))
+        return data
+
+    def upstream(self, repo: str, ref: str, path: str, used_by: str) -> UpstreamHit:
+        """A file another repository serves at a ref, as the bundle recorded it; anything short of
+        its content (or its recorded absence) is recorded as a need."""
+        hit = self.ctx.bundle.upstream_file(repo, ref, path)
+        if hit.status not in ("content", "absent"):
+            self.result.needs.add(Need("upstream", self.side, path, repo, ref, used_by))
+        return hit
 
     def error(self, point: Point | None, file: str, line: int | None, message: str, kind: str,
               fatal: bool = True) -> None:

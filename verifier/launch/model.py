@@ -15,6 +15,20 @@ Path = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
+class Need:
+    """A file the resolution wanted but the bundle does not hold: in a tree (`kind` tree) or served by
+    another repository at a ref (`kind` upstream). Recorders fetch these and resolve again, so a
+    recorded bundle holds everything its launches read (verifier.launch.needs)."""
+
+    kind: str  # "tree" | "upstream"
+    side: str
+    path: str
+    repo: str = ""
+    ref: str = ""
+    used_by: str = ""  # the launcher script that fetches it
+
+
+@dataclass(frozen=True)
 class LaunchError:
     """Why a point (or a recipe) could not be resolved into a launch; names the file and line."""
 
@@ -124,6 +138,7 @@ class LaunchSet:
     keys: tuple[str, ...]
     launches: list[Launch] = field(default_factory=list)
     errors: list[LaunchError] = field(default_factory=list)
+    needs: set[Need] = field(default_factory=set)
 
     @property
     def fatal_errors(self) -> list[LaunchError]:

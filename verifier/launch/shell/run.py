@@ -1,0 +1,1156 @@
+"""The static shell reader's interpreter: walks a parsed script with a known environment.
+
+Nothing runs. Builtins that only change the shell's state (assignments, `export`, `cd`, `source`,
+`eval`, `set --`, `shift`, `read ... <<<`, functions, `[[ ]]`, `((...))`, `case`, `for`) are followed;
+every other command becomes an `Event` with its expanded argv, the exported environment at that
+moment and the file and line of every word. Command substitutions are followed when they only
+print (`echo`, `printf`, `seq`, `dirname`, `basename`, a function of the script); otherwise their
+value is unknown (kept as its source text). A condition that cannot be decided runs every branch
+and merges them: a variable the branches leave different becomes unknown (its origin is the
+condition's line), and the events of each branch carry that condition as a guard. A branch that
+ends in `exit` is the end of a failed run and is dropped. `while`/`until` bodies are not run.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from verifier.launch.shell.parse import (
+    AndOr,
+    Arith,
+    Case,
+    For,
+    FuncDef,
+    Group,
+    If,
+    Node,
+    Pipeline,
+    ShellSyntaxError,
+    Simple,
+    Test,
+    Tok,
+    While,
+    Word,
+    operand_word,
+    parse,
+)
+from verifier.launch.shell.values import (
+    Seg,
+    Text,
+    concat,
+    is_known,
+    join_fields,
+    origin,
+    plain,
+    slice_text,
+    split_fields,
+    text_of,
+)
+
+MAX_STEPS = 300_000
+MAX_CALL_DEPTH = 24
+MAX_LOOP = 256
+_DECLARERS = {"export", "declare", "local", "readonly", "typeset"}
+_QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
+          "printf", "mkdir", "rm", "alias", "unalias", "builtin", "exec", "pushd", "popd", "sync"}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$",
+                    re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One command the script would run."""
+
+    file: str
+    line: int
+    argv: tuple[Text, ...]
+    env: dict[str, Text]  # the exported environment, with the command's own NAME=value prefixes
+    cwd: Text
+    guards: tuple[tuple[str, int], ...] = ()  # undecidable conditions around it (file, line)
+    stdin: str | None = None  # a here-document or here-string fed to it
+    background: bool = False
+
+    def words(self) -> list[str]:
+        """argv as plain strings."""
+        return [plain(t) for t in self.argv]
+
+
+class Stop(Exception):
+    """`exit` ran: the script ends here (line)."""
+
+    def __init__(self, file: str, line: int, status: bool | None) -> None:
+        super().__init__(f"exit at {file}:{line}")
+        self.file = file
+        self.line = line
+        self.status = status
+
+
+class _Return(Exception):
+    def __init__(self, status: bool | None) -> None:
+        super().__init__("return")
+        self.status = status
+
+
+class _Budget(Exception):
+    pass
+
+
+@dataclass
+class State:
+    """What the shell knows at one moment."""
+
+    vars: dict[str, Text] = field(default_factory=dict)
+    arrays: dict[str, list[Text]] = field(default_factory=dict)
+    exported: set[str] = field(default_factory=set)
+    unset: set[str] = field(default_factory=set)  # names known to be unset (shadowing unknown env)
+    funcs: dict[str, Node] = field(default_factory=dict)
+    positional: list[Text] = field(default_factory=list)
+    cwd: Text = ()
+    file: str = ""
+    zero: str = ""
+    unresolved: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def copy(self) -> State:
+        return State(dict(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
+                     set(self.unset), dict(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
+                     dict(self.unresolved))
+
+
+@dataclass
+class ReadResult:
+    """What a script leaves behind and everything it would run."""
+
+    state: State
+    events: list[Event]
+    stopped: tuple[str, int] | None
+    problems: list[tuple[str, int | None, str]]
+
+    def var(self, name: str) -> Text | None:
+        """A variable's final value (None when unset)."""
+        return self.state.vars.get(name)
+
+
+Loader = Callable[[Text, State], tuple[str, str] | None]
+FileTest = Callable[[str, Text, State], bool | None]
+
+
+class Reader:
+    """Walks scripts statically (see module docstring).
+
+    `load(path_text, state)` returns (repository path, text) of a file a script sources (None: not
+    available); `unknown(name)` says whether a variable nobody set is a run-time value (True) or
+    simply unset (False); `file_test(op, path, state)` decides `-f`/`-d`/`-e` tests (None: unknown).
+    """
+
+    def __init__(self, load: Loader | None = None, unknown: Callable[[str], bool] | None = None,
+                 file_test: FileTest | None = None, max_steps: int = MAX_STEPS) -> None:
+        self.load = load
+        self.unknown = unknown or (lambda _name: True)
+        self.file_test = file_test
+        self.max_steps = max_steps
+        self.steps = 0
+        self.events: list[Event] = []
+        self.problems: list[tuple[str, int | None, str]] = []
+        self.guards: list[tuple[str, int]] = []
+        self.capture: list[list[Text]] | None = None
+        self.external_in_capture = False
+        self.depth = 0
+        self.origin_at: Callable[[Word], tuple[str, int] | None] | None = None
+        self.event_line: int | None = None  # inside `eval`: events are on the eval's line
+
+    # ------------------------------------------------------------------ entry points
+
+    def run(self, path: str, text: str, env: Mapping[str, Text | str] | None = None,
+            args: Sequence[Text | str] = (), cwd: str = "", state: State | None = None) -> ReadResult:
+        """Read one script from the top with an exported environment and positional arguments."""
+        st = state.copy() if state is not None else State()
+        for name, value in (env or {}).items():
+            st.vars[name] = value if isinstance(value, tuple) else text_of(str(value), "<env>", None)
+            st.exported.add(name)
+        st.positional = [a if isinstance(a, tuple) else text_of(str(a), "<args>", None) for a in args]
+        st.file, st.zero = path, path
+        if not st.cwd:
+            st.cwd = text_of(cwd, "<env>", None) if cwd else ()
+        stopped = None
+        try:
+            body = parse(text, path)
+            self.body(body, st)
+        except Stop as stop:
+            stopped = (stop.file, stop.line)
+        except _Return:
+            pass
+        except ShellSyntaxError as exc:
+            self.problems.append((path, exc.line, f"cannot be read statically: {exc.message}"))
+        except _Budget:
+            self.problems.append((path, None, "is too long to follow statically"))
+        return ReadResult(st, self.events, stopped, self.problems)
+
+    # ------------------------------------------------------------------ statements
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise _Budget()
+
+    def body(self, items: list[AndOr], st: State) -> bool | None:
+        status: bool | None = True
+        for item in items:
+            status = self.andor(item, st)
+        return status
+
+    def andor(self, item: AndOr, st: State) -> bool | None:
+        self.tick()
+        status = self.pipeline(item.pipes[0], st)
+        for op, pipe in zip(item.ops, item.pipes[1:], strict=True):
+            if status is None:
+                status = self.branch_unknown([lambda s, p=pipe: self.pipeline(p, s), None], st, (st.file, pipe.line))
+                continue
+            if (op == "&&" and status) or (op == "||" and not status):
+                status = self.pipeline(pipe, st)
+        return status
+
+    def pipeline(self, pipe: Pipeline, st: State) -> bool | None:
+        status: bool | None = True
+        for cmd in pipe.cmds:
+            status = self.command(cmd, st)
+        if pipe.negate:
+            return None if status is None else not status
+        return status
+
+    def command(self, node: Node, st: State) -> bool | None:
+        self.tick()
+        if isinstance(node, Simple):
+            return self.simple(node, st)
+        if isinstance(node, If):
+            return self.if_(node, st)
+        if isinstance(node, Test):
+            return self.test_items(node.items, st, double=True)
+        if isinstance(node, Group):
+            if node.subshell:
+                sub = st.copy()
+                status = self.body(node.body, sub)
+                return status
+            return self.body(node.body, st)
+        if isinstance(node, FuncDef):
+            st.funcs[node.name] = node.body
+            return True
+        if isinstance(node, For):
+            return self.for_(node, st)
+        if isinstance(node, While):
+            return None
+        if isinstance(node, Case):
+            return self.case(node, st)
+        if isinstance(node, Arith):
+            value = self.arith(node.expr, st, node.line)
+            return None if value is None else value != 0
+        return None
+
+    def if_(self, node: If, st: State) -> bool | None:
+        pending: list[tuple[tuple[str, int], list[AndOr], list[AndOr]]] = []
+        for cond, body in node.clauses:
+            status = self.body(cond, st)
+            if status is None:
+                pending.append(((st.file, cond[0].line if cond else node.line), cond, body))
+                continue
+            if status:
+                if not pending:
+                    return self.body(body, st)
+                pending.append(((st.file, node.line), [], body))
+                break
+        else:
+            if not pending:
+                return self.body(node.orelse, st) if node.orelse is not None else True
+            pending.append(((st.file, node.line), [], node.orelse or []))
+        branches = [lambda s, b=body: self.body(b, s) for _, _, body in pending]
+        guard = pending[0][0]
+        return self.branch_unknown(branches, st, guard)
+
+    def branch_unknown(self, branches: list[Callable[[State], bool | None] | None], st: State,
+                       guard: tuple[str, int]) -> bool | None:
+        """Run every branch on a copy and merge (undecidable condition at `guard`)."""
+        survivors: list[State] = []
+        statuses: list[bool | None] = []
+        self.guards.append(guard)
+        try:
+            for branch in branches:
+                sub = st.copy()
+                try:
+                    statuses.append(branch(sub) if branch is not None else True)
+                except Stop:
+                    continue
+                survivors.append(sub)
+        finally:
+            self.guards.pop()
+        if not survivors:
+            raise Stop(guard[0], guard[1], False)
+        self.merge(st, survivors, guard)
+        return statuses[0] if statuses and all(s == statuses[0] for s in statuses) else None
+
+    def merge(self, st: State, states: list[State], guard: tuple[str, int]) -> None:
+        first = states[0]
+        names = set().union(*(s.vars.keys() for s in states)) | set(st.vars)
+        for name in names:
+            values = [s.vars.get(name) for s in states]
+            if all(v == values[0] for v in values):
+                if values[0] is None:
+                    st.vars.pop(name, None)
+                else:
+                    st.vars[name] = values[0]
+                continue
+            st.vars[name] = (Seg(f"${{{name}}}", guard[0], guard[1], False),)
+            st.unresolved[name] = guard
+        anames = set().union(*(s.arrays.keys() for s in states)) | set(st.arrays)
+        for name in anames:
+            avalues = [s.arrays.get(name) for s in states]
+            if all(v == avalues[0] for v in avalues):
+                if avalues[0] is None:
+                    st.arrays.pop(name, None)
+                else:
+                    st.arrays[name] = avalues[0]
+                continue
+            st.arrays[name] = [(Seg(f"${{{name}[@]}}", guard[0], guard[1], False),)]
+            st.unresolved[name] = guard
+        st.exported = set().union(*(s.exported for s in states))
+        st.unset = set.intersection(*(s.unset for s in states))
+        for s in states:
+            st.funcs.update(s.funcs)
+            st.unresolved.update(s.unresolved)
+        if all(s.cwd == first.cwd for s in states):
+            st.cwd = first.cwd
+        else:
+            st.cwd = (Seg("${PWD}", guard[0], guard[1], False),)
+
+    def for_(self, node: For, st: State) -> bool | None:
+        fields: list[Text] = []
+        if node.items is None:
+            fields = list(st.positional)
+        else:
+            for word in node.items:
+                fields.extend(self.expand(word, st))
+        if len(fields) > MAX_LOOP or any(not is_known(f) for f in fields):
+            return self.branch_unknown([lambda s: self.loop_body(node, s, fields[:1]), None], st, (st.file, node.line))
+        return self.loop_body(node, st, fields)
+
+    def loop_body(self, node: For, st: State, fields: list[Text]) -> bool | None:
+        status: bool | None = True
+        for value in fields:
+            st.vars[node.var] = value
+            st.unset.discard(node.var)
+            status = self.body(node.body, st)
+        return status
+
+    def case(self, node: Case, st: State) -> bool | None:
+        subject = self.expand_one(node.subject, st)
+        if not is_known(subject):
+            branches = [lambda s, b=body: self.body(b, s) for _, body in node.arms]
+            return self.branch_unknown([*branches, None], st, (st.file, node.line))
+        text = plain(subject)
+        for patterns, body in node.arms:
+            for pattern in patterns:
+                pat = self.expand_one(pattern, st)
+                if not is_known(pat):
+                    branches = [lambda s, b=b2: self.body(b, s) for _, b2 in node.arms]
+                    return self.branch_unknown([*branches, None], st, (st.file, node.line))
+                if _glob_match(text, plain(pat)):
+                    return self.body(body, st)
+        return True
+
+    # ------------------------------------------------------------------ simple commands
+
+    def simple(self, node: Simple, st: State) -> bool | None:
+        if not node.words:
+            for tok in node.assigns:
+                self.assign(tok, st, export=False)
+            self.redirect_side_effects(node, st)
+            return True
+        argv: list[Text] = []
+        for word in node.words:
+            argv.extend(self.expand(word, st))
+        prefix: dict[str, Text] = {}
+        for tok in node.assigns:
+            if tok.kind == "word" and tok.word is not None:
+                name, value = self.assignment_value(tok.word, st)
+                if name:
+                    prefix[name] = value
+        if not argv:
+            return True
+        name = plain(argv[0]) if is_known(argv[0]) else None
+        stdin = self.stdin(node, st)
+        if name in _DECLARERS:
+            return self.declare(name, argv[1:], node, st)
+        if name in ("source", "."):
+            return self.source(argv[1:], node, st)
+        if name == "eval":
+            return self.eval_(argv[1:], node, st)
+        if name == "cd":
+            if len(argv) > 1:
+                target = argv[1]
+                if plain(target).startswith("/") or not st.cwd:
+                    st.cwd = target
+                else:
+                    st.cwd = concat(st.cwd, text_of("/"), target)
+            return None
+        if name in ("exit",):
+            code = plain(argv[1]) if len(argv) > 1 else "0"
+            raise Stop(st.file, node.line, code == "0")
+        if name == "return":
+            code = plain(argv[1]) if len(argv) > 1 else "0"
+            raise _Return(None if not code.isdigit() else code == "0")
+        if name == "unset":
+            for a in argv[1:]:
+                n = plain(a)
+                if n.startswith("-"):
+                    continue
+                st.vars.pop(n, None)
+                st.arrays.pop(n, None)
+                st.exported.discard(n)
+                st.unset.add(n)
+            return True
+        if name == "shift":
+            count = int(plain(argv[1])) if len(argv) > 1 and plain(argv[1]).isdigit() else 1
+            st.positional = st.positional[count:]
+            return True
+        if name == "set":
+            words = [plain(a) for a in argv[1:]]
+            if "--" in words:
+                st.positional = argv[1 + words.index("--") + 1:]
+            return True
+        if name in ("true", ":"):
+            return True
+        if name == "false":
+            return False
+        if name in ("[", "test"):
+            items: list[Word | str | Text] = list(argv[1:])
+            if name == "[" and items and plain(items[-1]) == "]":  # type: ignore[arg-type]
+                items = items[:-1]
+            return self.test_items(items, st, double=False)
+        if name == "read":
+            return self.read(argv[1:], prefix, stdin, st)
+        if name in ("echo", "printf") and self.capture is not None and not self.redirected(node):
+            self.capture[-1].append(self.echo(name, argv[1:]))
+            return True
+        if name in st.funcs:
+            return self.call(name, argv[1:], st, node)
+        if name in _QUIET:
+            return True
+        if self.capture is not None and name in ("seq", "dirname", "basename", "pwd") and not self.redirected(node):
+            out = self.builtin_output(name, argv[1:], st)
+            if out is not None:
+                self.capture[-1].append(out)
+                return True
+        env = {k: v for k, v in st.vars.items() if k in st.exported}
+        env.update(prefix)
+        line = self.event_line if self.event_line is not None else node.line
+        self.events.append(Event(st.file, line, tuple(argv), env, st.cwd, tuple(self.guards), stdin))
+        if self.capture is not None and not self.redirected(node):
+            self.external_in_capture = True
+        return None
+
+    def redirect_side_effects(self, node: Simple, st: State) -> None:
+        _ = node, st
+
+    def redirected(self, node: Simple) -> bool:
+        return any(r.op in (">", ">>", "&>", ">|", "&>>") or r.op == ">&" for r in node.redirs)
+
+    def stdin(self, node: Simple, st: State) -> str | None:
+        for r in node.redirs:
+            if r.op in ("<<", "<<-"):
+                return r.body
+            if r.op == "<<<" and r.target is not None:
+                return plain(self.expand_one(r.target, st))
+        return None
+
+    def assign(self, tok: Tok, st: State, export: bool) -> None:
+        if tok.kind == "arr":
+            items: list[Text] = []
+            for word in tok.items:
+                items.extend(self.expand(word, st))
+            if tok.index is not None:
+                return
+            if tok.append:
+                st.arrays.setdefault(tok.name, []).extend(items)
+            else:
+                st.arrays[tok.name] = items
+            st.vars.pop(tok.name, None)
+            st.unset.discard(tok.name)
+            if export:
+                st.exported.add(tok.name)
+            return
+        assert tok.word is not None
+        name, value = self.assignment_value(tok.word, st)
+        if not name:
+            return
+        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\[([^\]]*)\]$", name)
+        if m:  # A[i]=v
+            arr = st.arrays.setdefault(m.group(1), [])
+            index = self.arith(m.group(2), st, tok.line)
+            if index is not None and 0 <= index <= len(arr) + 64:
+                while len(arr) <= index:
+                    arr.append(())
+                arr[index] = value
+            return
+        plus = tok.word.parts[0][1].split("=", 1)[0].endswith("+")
+        if plus:
+            if name in st.arrays:
+                st.arrays[name].append(value)
+                return
+            value = concat(self.lookup(name, st, tok.line), value)
+        st.vars[name] = value
+        st.arrays.pop(name, None)
+        st.unset.discard(name)
+        st.unresolved.pop(name, None)
+        if export:
+            st.exported.add(name)
+
+    def assignment_value(self, word: Word, st: State) -> tuple[str, Text]:
+        first = word.parts[0][1]
+        head, _, rest = first.partition("=")
+        name = head.removesuffix("+")
+        tail = Word([("lit", rest, False), *word.parts[1:]] if rest else list(word.parts[1:]), word.line,
+                    word.raw, word.start)
+        return name, self.expand_one(tail, st, split=False)
+
+    def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
+        export = name == "export"
+        for tok in node.assigns:
+            if tok.kind == "arr":
+                self.assign(tok, st, export)
+        for arg in args:
+            text = plain(arg)
+            if text.startswith("-"):
+                if "x" in text:
+                    export = True
+                continue
+            if "=" in text and _NAME.match(text.split("=", 1)[0].removesuffix("+")):
+                var, _, _value = text.partition("=")
+                offset = len(var) + 1
+                value = slice_text(arg, offset)
+                var = var.removesuffix("+")
+                if var in st.arrays and name != "export":
+                    st.arrays.pop(var, None)
+                st.vars[var] = value
+                st.unset.discard(var)
+                st.unresolved.pop(var, None)
+                if export:
+                    st.exported.add(var)
+            elif _NAME.match(text):
+                if export:
+                    st.exported.add(text)
+                elif name in ("local", "declare", "typeset") and text not in st.vars and text not in st.arrays:
+                    st.vars[text] = ()
+                    st.unset.discard(text)
+        return True
+
+    def source(self, args: list[Text], node: Simple, st: State) -> bool | None:
+        if not args:
+            return True
+        loaded = self.load(args[0], st) if self.load is not None else None
+        if loaded is None:
+            self.problems.append((st.file, node.line, f"sources {plain(args[0])}, which is not followed"))
+            return None
+        path, text = loaded
+        saved_file, saved_pos = st.file, st.positional
+        st.file = path
+        if len(args) > 1:
+            st.positional = list(args[1:])
+        self.depth += 1
+        if self.depth > MAX_CALL_DEPTH:
+            self.depth -= 1
+            raise _Budget()
+        try:
+            body = parse(text, path)
+            return self.body(body, st)
+        except ShellSyntaxError as exc:
+            self.problems.append((path, exc.line, f"cannot be read statically: {exc.message}"))
+            return None
+        except _Return as ret:
+            return ret.status
+        finally:
+            self.depth -= 1
+            st.file, st.positional = saved_file, saved_pos
+
+    def eval_(self, args: list[Text], node: Simple, st: State) -> bool | None:
+        code = join_fields(args)
+        source = plain(code)
+        # map each character of the evaluated text back to the segment that wrote it
+        owners: list[Seg] = []
+        for seg in code:
+            owners.extend([seg] * len(seg.text))
+        try:
+            body = parse(source, st.file)
+        except ShellSyntaxError as exc:
+            self.problems.append((st.file, node.line, f"evaluates text that cannot be read statically: {exc.message}"))
+            return None
+
+        def where(word: Word) -> tuple[str, int] | None:
+            if 0 <= word.start < len(owners):
+                seg = owners[word.start]
+                return seg.file, seg.line or node.line
+            return st.file, node.line
+
+        saved, saved_line = self.origin_at, self.event_line
+        self.origin_at = where
+        self.event_line = node.line if saved_line is None else saved_line
+        try:
+            return self.body(body, st)
+        finally:
+            self.origin_at, self.event_line = saved, saved_line
+
+    def call(self, name: str, args: list[Text], st: State, node: Simple) -> bool | None:
+        self.depth += 1
+        if self.depth > MAX_CALL_DEPTH:
+            self.depth -= 1
+            raise _Budget()
+        saved = st.positional
+        st.positional = list(args)
+        try:
+            return self.command(st.funcs[name], st)
+        except _Return as ret:
+            return ret.status
+        finally:
+            st.positional = saved
+            self.depth -= 1
+            _ = node
+
+    def read(self, args: list[Text], prefix: Mapping[str, Text], stdin: str | None, st: State) -> bool | None:
+        names = [plain(a) for a in args if not plain(a).startswith("-")]
+        opts = "".join(plain(a)[1:] for a in args if plain(a).startswith("-"))
+        ifs = plain(prefix["IFS"]) if "IFS" in prefix else " \t\n"
+        if stdin is None or not names:
+            for n in names:
+                st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False),)
+            return None
+        data = stdin.split("\n", 1)[0]
+        if "a" in opts:
+            pieces = re.split("[" + re.escape(ifs) + "]", data) if ifs.strip() else data.split()
+            st.arrays[names[0]] = [text_of(p, st.file, None) for p in pieces]
+            return True
+        pieces = data.split(None, len(names) - 1) if not ifs.strip() else data.split(ifs[0], len(names) - 1)
+        for i, n in enumerate(names):
+            st.vars[n] = text_of(pieces[i] if i < len(pieces) else "", st.file, None)
+        return True
+
+    def echo(self, name: str, args: list[Text]) -> Text:
+        if name == "printf":
+            if not args:
+                return ()
+            fmt = plain(args[0])
+            if fmt in ("%s", "%s\n", "%s\\n") and len(args) > 1:
+                return join_fields(args[1:], "")
+            if "%" not in fmt:
+                return text_of(fmt.replace("\\n", "\n"), *origin(args[0]))
+            return (Seg("$(printf)", *origin(args[0]), False),)
+        words = list(args)
+        while words and plain(words[0]) in ("-n", "-e", "-ne", "-en", "-E"):
+            words = words[1:]
+        return join_fields(words)
+
+    def builtin_output(self, name: str, args: list[Text], st: State) -> Text | None:
+        if any(not is_known(a) for a in args):
+            return None
+        words = [plain(a) for a in args]
+        file, line = origin(args[0]) if args else (st.file, None)
+        if name == "seq":
+            nums = [w for w in words if not w.startswith("-") or w.lstrip("-").isdigit()]
+            try:
+                ints = [int(w) for w in nums]
+            except ValueError:
+                return None
+            lo, step, hi = (1, 1, ints[0]) if len(ints) == 1 else (ints[0], 1, ints[1]) if len(ints) == 2 else \
+                (ints[0], ints[1], ints[2]) if len(ints) == 3 else (0, 0, 0)
+            if step == 0 or abs(hi - lo) // abs(step) > MAX_LOOP:
+                return None
+            return text_of("\n".join(str(i) for i in range(lo, hi + (1 if step > 0 else -1), step)), file, line)
+        if name == "dirname" and words:
+            return text_of(posixpath.dirname(words[-1].rstrip("/")) or ".", file, line)
+        if name == "basename" and words:
+            base = posixpath.basename(words[0].rstrip("/"))
+            if len(words) > 1:
+                base = base.removesuffix(words[1])
+            return text_of(base, file, line)
+        if name == "pwd" and st.cwd and is_known(st.cwd):
+            return st.cwd
+        return None
+
+    # ------------------------------------------------------------------ expansion
+
+    def word_origin(self, word: Word, st: State) -> tuple[str, int]:
+        if self.origin_at is not None:
+            found = self.origin_at(word)
+            if found is not None:
+                return found
+        return st.file, word.line
+
+    def expand_one(self, word: Word, st: State, split: bool = False) -> Text:
+        """A word expanded without field splitting (assignment values, [[ ]] operands, case subjects)."""
+        fields = self.expand(word, st, split=split)
+        return join_fields(fields) if split else (fields[0] if fields else ())
+
+    def expand(self, word: Word, st: State, split: bool = True) -> list[Text]:
+        """Bash word expansion into fields (parameter, command and arithmetic expansion; splitting)."""
+        file, line = self.word_origin(word, st)
+        fields: list[list[Text]] = [[]]
+        any_quoted = False
+        for kind, payload, quoted in word.parts:
+            any_quoted = any_quoted or quoted
+            if kind == "lit":
+                fields[-1].append(text_of(payload, file, line))
+                continue
+            if kind == "var":
+                value = self.param(payload, st, line, quoted)
+            elif kind == "cmd":
+                value = self.command_substitution(payload, st, line)
+            else:
+                number = self.arith(payload, st, line)
+                value = text_of(str(number), file, line) if number is not None else \
+                    (Seg(f"$(({payload}))", file, line, False),)
+            if isinstance(value, list):  # "${A[@]}" / "$@"
+                if not value:
+                    continue
+                if quoted:
+                    fields[-1].append(value[0])
+                    for item in value[1:]:
+                        fields.append([item])
+                    continue
+                value = join_fields(value)
+            if quoted or not split:
+                fields[-1].append(value)
+                continue
+            text = plain(value)
+            pieces = split_fields(value)
+            if not pieces:
+                if text and text[0].isspace() and fields[-1]:
+                    fields.append([])
+                continue
+            lead = bool(text) and text[0] in " \t\n"
+            trail = bool(text) and text[-1] in " \t\n"
+            if lead and fields[-1]:
+                fields.append([])
+            fields[-1].append(pieces[0])
+            for piece in pieces[1:]:
+                fields.append([piece])
+            if trail:
+                fields.append([])
+        out = [concat(*f) for f in fields]
+        if any_quoted:
+            return [f for i, f in enumerate(out) if f or i == 0 or fields[i]] or [()]
+        return [f for f in out if f]
+
+    def lookup(self, name: str, st: State, line: int | None) -> Text:
+        if name in st.vars:
+            return st.vars[name]
+        if name in st.arrays:
+            arr = st.arrays[name]
+            return arr[0] if arr else ()
+        if name in st.unset or not self.unknown(name):
+            return ()
+        return (Seg(f"${{{name}}}", st.file, line, False),)
+
+    def is_set(self, name: str, st: State) -> bool | None:
+        if name in st.vars or name in st.arrays:
+            return True
+        if name in st.unset or not self.unknown(name):
+            return False
+        return None
+
+    def param(self, inner: str, st: State, line: int, quoted: bool) -> Text | list[Text]:
+        if inner.startswith("#") and len(inner) > 1:  # length
+            target = inner[1:]
+            m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]$", target)
+            if m:
+                if m.group(1) in st.arrays:
+                    return text_of(str(len(st.arrays[m.group(1)])), st.file, line)
+                return (Seg(f"${{{inner}}}", st.file, line, False),)
+            value = self.lookup(target, st, line)
+            return text_of(str(len(plain(value))), st.file, line) if is_known(value) else \
+                (Seg(f"${{{inner}}}", st.file, line, False),)
+        if inner.startswith("!"):
+            return (Seg(f"${{{inner}}}", st.file, line, False),)
+        m = _PARAM.match(inner)
+        if not m:
+            return (Seg(f"${{{inner}}}", st.file, line, False),)
+        name, index, rest = m.group("name"), m.group("index"), m.group("rest")
+        if name in ("@", "*"):
+            return list(st.positional)
+        if name == "#":
+            return text_of(str(len(st.positional)), st.file, line)
+        if name.isdigit():
+            n = int(name)
+            if n == 0:
+                value: Text = text_of(st.zero, st.file, line)
+            else:
+                value = st.positional[n - 1] if n - 1 < len(st.positional) else ()
+            present: bool | None = n == 0 or n - 1 < len(st.positional)
+        elif name in "?$!-":
+            return (Seg(f"${name}", st.file, line, False),)
+        elif index is not None:
+            if name == "BASH_SOURCE":
+                value, present = text_of(st.file, st.file, line), True
+            elif index in ("@", "*"):
+                if name in st.arrays:
+                    items = list(st.arrays[name])
+                    return items if not rest else [self.operate(i, rest, st, line, True) for i in items]  # type: ignore[misc]
+                if name in st.vars:
+                    return [st.vars[name]]
+                if self.is_set(name, st) is False:
+                    return []
+                return [(Seg(f"${{{inner}}}", st.file, line, False),)]
+            else:
+                idx = self.arith(index, st, line)
+                arr = st.arrays.get(name)
+                if arr is None and name in st.vars and idx == 0:
+                    value, present = st.vars[name], True
+                elif arr is not None and idx is not None:
+                    value = arr[idx] if 0 <= idx < len(arr) else ()
+                    present = 0 <= idx < len(arr)
+                elif arr is None and self.is_set(name, st) is False:
+                    value, present = (), False
+                else:
+                    return (Seg(f"${{{inner}}}", st.file, line, False),)
+        else:
+            if name == "BASH_SOURCE":
+                value, present = text_of(st.file, st.file, line), True
+            else:
+                value = self.lookup(name, st, line)
+                present = self.is_set(name, st)
+        if not rest:
+            return value
+        return self.operate(value, rest, st, line, present, name=name)
+
+    def operate(self, value: Text, rest: str, st: State, line: int, present: bool | None,
+                name: str = "") -> Text:
+        """`${NAME<op><operand>}` for the operators the reader knows."""
+        unknown = (Seg(f"${{{name}{rest}}}", st.file, line, False),)
+        for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
+            if rest.startswith(op):
+                operand = self.expand_one(operand_word(rest[len(op):], line), st)
+                colon = op.startswith(":")
+                if present is None or (colon and not is_known(value) and present is not False):
+                    if op.lstrip(":") in ("-", "=") and is_known(value) and value:
+                        return value
+                    return unknown
+                empty = not present or (colon and plain(value) == "")
+                if op.lstrip(":") == "-":
+                    return operand if empty else value
+                if op.lstrip(":") == "=":
+                    if empty and name and _NAME.match(name):
+                        st.vars[name] = operand
+                        st.unset.discard(name)
+                    return operand if empty else value
+                if op.lstrip(":") == "+":
+                    return () if empty else operand
+                return value
+        if not is_known(value):
+            return unknown
+        text = plain(value)
+        for op in ("##", "#", "%%", "%"):
+            if rest.startswith(op):
+                pattern = plain(self.expand_one(operand_word(rest[len(op):], line), st))
+                rx = _glob_regex(pattern)
+                if op.startswith("#"):
+                    cuts = [i for i in range(len(text) + 1) if rx.fullmatch(text[:i])]
+                    if not cuts:
+                        return value
+                    cut = max(cuts) if op == "##" else min(cuts)
+                    return slice_text(value, cut)
+                cuts = [i for i in range(len(text) + 1) if rx.fullmatch(text[i:])]
+                if not cuts:
+                    return value
+                cut = min(cuts) if op == "%%" else max(cuts)
+                return slice_text(value, 0, cut)
+        if rest.startswith("/"):
+            body = rest[2:] if rest.startswith("//") else rest[1:]
+            anchor = ""
+            if body.startswith(("#", "%")):
+                anchor, body = body[0], body[1:]
+            pat, _, rep = body.partition("/")
+            pattern = plain(self.expand_one(operand_word(pat, line), st))
+            replacement = plain(self.expand_one(operand_word(rep, line), st))
+            rx = _glob_regex(pattern, anchored=False)
+            if anchor == "#":
+                rx = re.compile("^(?:" + rx.pattern + ")")
+            elif anchor == "%":
+                rx = re.compile("(?:" + rx.pattern + ")$")
+            count = 0 if rest.startswith("//") else 1
+            file, ln = origin(value)
+            return text_of(rx.sub(lambda _m: replacement, text, count=count), file, ln)
+        if rest.startswith(":"):
+            parts = rest[1:].split(":")
+            try:
+                start = int(parts[0].strip() or "0")
+                length = int(parts[1]) if len(parts) > 1 else None
+            except ValueError:
+                return unknown
+            if start < 0:
+                start = max(0, len(text) + start)
+            end = None if length is None else (start + length if length >= 0 else len(text) + length)
+            return slice_text(value, start, end)
+        if rest in ("^^", ",,", "^", ","):
+            file, ln = origin(value)
+            return text_of(text.upper() if rest.startswith("^") else text.lower(), file, ln)
+        return unknown
+
+    def command_substitution(self, code: str, st: State, line: int) -> Text:
+        unknown = (Seg(f"$({code.strip()[:200]})", st.file, line, False),)
+        try:
+            body = parse("\n" * max(0, line - 1) + code, st.file)
+        except ShellSyntaxError:
+            return unknown
+        sub = st.copy()
+        saved_capture, saved_external = self.capture, self.external_in_capture
+        self.capture = [*(saved_capture or []), []] if saved_capture is not None else [[]]
+        self.external_in_capture = False
+        saved_origin = self.origin_at
+        if saved_origin is not None:
+            base_file, base_line = st.file, line
+
+            def inner_origin(_word: Word) -> tuple[str, int]:
+                return base_file, base_line
+
+            self.origin_at = inner_origin
+        try:
+            self.body(body, sub)
+            out = self.capture[-1]
+            external = self.external_in_capture
+        except Stop:
+            out, external = self.capture[-1], self.external_in_capture
+        except _Return:
+            out, external = self.capture[-1], self.external_in_capture
+        finally:
+            self.capture, self.external_in_capture = saved_capture, saved_external
+            self.origin_at = saved_origin
+        if external:
+            return unknown
+        text = join_fields(out, "\n")
+        while text and text[-1].text.endswith("\n"):
+            last = text[-1]
+            stripped = last.text.rstrip("\n")
+            text = text[:-1] + ((Seg(stripped, last.file, last.line, last.known),) if stripped else ())
+        return text
+
+    def arith(self, expr: str, st: State, line: int | None) -> int | None:
+        def repl(m: re.Match[str]) -> str:
+            name = m.group(1) or m.group(2)
+            if name.isdigit() and m.group(0).startswith("$"):
+                value = st.positional[int(name) - 1] if 0 < int(name) <= len(st.positional) else ()
+            else:
+                value = self.lookup(name, st, line)
+            text = plain(value).strip()
+            if not is_known(value):
+                raise ValueError(name)
+            if text == "":
+                return "0"
+            if re.fullmatch(r"-?\d+", text):
+                return text
+            raise ValueError(name)
+
+        try:
+            src = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*|\d+)\}?|\b([A-Za-z_][A-Za-z0-9_]*)\b", repl, expr)
+            return _eval_int(src)
+        except (ValueError, SyntaxError, ZeroDivisionError, RecursionError):
+            return None
+
+    # ------------------------------------------------------------------ tests
+
+    def test_items(self, items: Sequence[Word | str | Text], st: State, double: bool) -> bool | None:
+        """`[[ ... ]]` (double) or `[ ... ]` / `test` with three-valued logic (None: undecidable)."""
+        values: list[tuple[str, Text, str | None]] = []  # (kind op|w, text, glob pattern of a [[ ]] word)
+        for item in items:
+            if isinstance(item, str):
+                values.append((item, (), None))
+            elif isinstance(item, Word):
+                raw = item.literal()
+                if raw in ("!", "(", ")", "-a", "-o") and not item.quoted:
+                    values.append((raw, (), None))
+                    continue
+                values.append(("w", self.expand_one(item, st), self.pattern(item, st) if double else None))
+            else:
+                text = plain(item)
+                values.append((text, (), None) if text in ("!", "(", ")", "-a", "-o") else ("w", item, None))
+        pos = [0]
+
+        def kind(at: int) -> str | None:
+            return values[at][0] if at < len(values) else None
+
+        def orexpr() -> bool | None:
+            left = andexpr()
+            while kind(pos[0]) in ("||", "-o"):
+                pos[0] += 1
+                right = andexpr()
+                left = True if left is True or right is True else (None if left is None or right is None else False)
+            return left
+
+        def andexpr() -> bool | None:
+            left = notexpr()
+            while kind(pos[0]) in ("&&", "-a"):
+                pos[0] += 1
+                right = notexpr()
+                left = False if left is False or right is False else (None if left is None or right is None else True)
+            return left
+
+        def notexpr() -> bool | None:
+            if kind(pos[0]) == "!":
+                pos[0] += 1
+                value = notexpr()
+                return None if value is None else not value
+            return primary()
+
+        def primary() -> bool | None:
+            if kind(pos[0]) is None:
+                return False
+            if kind(pos[0]) == "(":
+                pos[0] += 1
+                value = orexpr()
+                if kind(pos[0]) == ")":
+                    pos[0] += 1
+                return value
+            first = values[pos[0]]
+            pos[0] += 1
+            word = plain(first[1])
+            ends = (None, "&&", "||", ")", "-a", "-o")
+            if word.startswith("-") and len(word) == 2 and kind(pos[0]) == "w" and kind(pos[0] + 1) in ends:
+                operand = values[pos[0]][1]
+                pos[0] += 1
+                return self.unary(word, operand, st)
+            if kind(pos[0]) in ("w", "<", ">") and kind(pos[0] + 1) == "w":
+                op_item = values[pos[0]]
+                op = plain(op_item[1]) if op_item[0] == "w" else op_item[0]
+                right = values[pos[0] + 1]
+                pos[0] += 2
+                return self.binary(first[1], op, right[1], right[2])
+            if not is_known(first[1]):
+                return None
+            return word != ""
+
+        try:
+            return orexpr()
+        except (IndexError, TypeError):
+            return None
+
+    def pattern(self, word: Word, st: State) -> str | None:
+        """The glob pattern a `[[ x == <word> ]]` operand stands for (quoted parts match literally)."""
+        out = ""
+        for kind, payload, quoted in word.parts:
+            if kind == "lit":
+                text = payload
+            else:
+                value = self.expand_one(Word([(kind, payload, quoted)], word.line, word.raw, word.start), st)
+                if not is_known(value):
+                    return None
+                text = plain(value)
+            out += re.sub(r"([*?\[\]\\])", r"\\\1", text) if quoted else text
+        return out
+
+    def unary(self, op: str, operand: Text, st: State) -> bool | None:
+        if op in ("-n", "-z"):
+            if not is_known(operand):
+                return None
+            return (plain(operand) != "") if op == "-n" else (plain(operand) == "")
+        if op == "-v":
+            return self.is_set(plain(operand), st)
+        if op in ("-f", "-d", "-e", "-s", "-r", "-x", "-w") and self.file_test is not None and is_known(operand):
+            return self.file_test(op, operand, st)
+        return None
+
+    def binary(self, left: Text, op: str, right: Text, pattern: str | None) -> bool | None:
+        if not is_known(left) or not is_known(right):
+            return None
+        a, b = plain(left), plain(right)
+        if op in ("==", "="):
+            return _glob_match(a, pattern) if pattern is not None else a == b
+        if op == "!=":
+            return not _glob_match(a, pattern) if pattern is not None else a != b
+        if op == "=~":
+            try:
+                return re.search(b, a) is not None
+            except re.error:
+                return None
+        if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
+            try:
+                x, y = int(a.strip() or "0"), int(b.strip() or "0")
+            except ValueError:
+                return None
+            return {"-eq": x == y, "-ne": x != y, "-lt": x < y, "-le": x <= y, "-gt": x > y, "-ge": x >= y}[op]
+        if op == "<":
+            return a < b
+        if op == ">":
+            return a > b
+        return None
+
+
+def _glob_regex(pattern: str, anchored: bool = True) -> re.Pattern[str]:
+    out = ""
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            out += ".*"
+        elif ch == "?":
+            out += "."
+        elif ch == "[":
+            j = pattern.find("]", i + 1)
+            if j < 0:
+                out += re.escape(ch)
+            else:
+                inner = pattern[i + 1:j].replace("\\", "\\\\")
+                if inner.startswith("!"):
+                    inner = "^" + inner[1:]
+                out += f"[{inner}]"
+                i = j
+        elif ch == "\\" and i + 1 < len(pattern):
+            out += re.escape(pattern[i + 1])
+            i += 1
+        else:
+            out += re.escape(ch)
+        i += 1
+    return re.compile(out if not anchored else out, re.DOTALL)
+
+
+def _glob_match(text: str, pattern: str) -> bool:
+    return _glob_regex(pattern).fullmatch(text) is not None
+
+
+_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.FloorDiv: lambda a, b: int(a / b) if b else 1 // 0, ast.Mod: lambda a, b: a % b,
+        ast.Div: lambda a, b: int(a / b) if b else 1 // 0, ast.LShift: lambda a, b: a << b,
+        ast.RShift: lambda a, b: a >> b, ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
+        ast.Pow: lambda a, b: a ** b if b < 64 else 1 // 0}
+
+
+def _eval_int(src: str) -> int:
+    src = src.replace("&&", " and ").replace("||", " or ").replace("/", "//").replace("!=", "<>").replace(
+        "!", " not ").replace("<>", "!=")
+    tree = ast.parse(src.strip() or "0", mode="eval")
+
+    def ev(node: ast.AST) -> int:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return int(_OPS[type(node.op)](ev(node.left), ev(node.right)))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
+            return ev(node.operand)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return int(not ev(node.operand))
+        if isinstance(node, ast.BoolOp):
+            vals = [ev(v) for v in node.values]
+            return int(all(vals)) if isinstance(node.op, ast.And) else int(any(vals))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            a, b = ev(node.left), ev(node.comparators[0])
+            op = node.ops[0]
+            table = {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b, ast.Eq: a == b, ast.NotEq: a != b}
+            if type(op) in table:
+                return int(table[type(op)])
+        if isinstance(node, ast.IfExp):
+            return ev(node.body) if ev(node.test) else ev(node.orelse)
+        raise ValueError("unsupported arithmetic")
+
+    return ev(tree)
