@@ -153,8 +153,11 @@ def runner_scripts(job: KeyJob, point: Point) -> tuple[list[str], Problem | None
     return [pattern.replace("{machine}", p) for p in prefixes], None
 
 
-def repo_path(job: KeyJob, text: Text, cwd: Text) -> str | None:
-    """The InferenceX repository path a script path stands for (None: outside the checkout or unknown)."""
+def repo_path(job: KeyJob, text: Text, cwd: Text, mounts: Mapping[str, str] | None = None) -> str | None:
+    """The InferenceX repository path a script path stands for (None: outside the checkout or unknown).
+
+    `mounts` maps container folders to repository folders (`docker run -v`, pyxis `--container-mounts`).
+    """
     if not is_known(text):
         return None
     raw = plain(text)
@@ -163,6 +166,10 @@ def repo_path(job: KeyJob, text: Text, cwd: Text) -> str | None:
             return None
         raw = posixpath.join(plain(cwd) or str(_policy(job)["workflow"]["workspace"]), raw)
     norm = posixpath.normpath(raw)
+    for target, source in sorted((mounts or {}).items(), key=lambda kv: -len(kv[0])):
+        if norm == target or norm.startswith(target.rstrip("/") + "/"):
+            rest = norm[len(target.rstrip("/")):].lstrip("/")
+            return posixpath.normpath(posixpath.join(source, rest)) if rest else source
     for root in _policy(job)["repo-roots"]:
         root = str(root).rstrip("/")
         if norm.startswith(root + "/"):
@@ -170,7 +177,7 @@ def repo_path(job: KeyJob, text: Text, cwd: Text) -> str | None:
     return None
 
 
-def make_reader(job: KeyJob) -> Reader:
+def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
     """A shell reader that sources files of this side's tree and knows which variables are run-time."""
     patterns = [str(p) for p in _policy(job)["workflow"]["machine-env"]]
 
@@ -178,14 +185,14 @@ def make_reader(job: KeyJob) -> Reader:
         return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
     def load(path: Text, state: State) -> tuple[str, str] | None:
-        rel = repo_path(job, path, state.cwd)
+        rel = repo_path(job, path, state.cwd, mounts)
         if rel is None:
             return None
         data = job.read(rel)
         return None if data is None else (rel, data.decode("utf-8", "replace"))
 
     def file_test(op: str, path: Text, state: State) -> bool | None:
-        rel = repo_path(job, path, state.cwd)
+        rel = repo_path(job, path, state.cwd, mounts)
         if rel is not None and op in ("-f", "-e", "-s", "-r") and job.tree.has(rel):
             return True
         return None

@@ -16,10 +16,10 @@ from verifier.launch.kinds import multinode_script, shell_script, srt_complete, 
 
 KINDS: tuple[ModuleType, ...] = (
     srt_complete,
+    multinode_script,
     srt_fetched,
     srt_fragment,
     shell_script,
-    multinode_script,
 )
 
 

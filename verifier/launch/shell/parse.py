@@ -136,7 +136,7 @@ class _Lexer:
         if last.kind == "op":
             return last.op in (";", "&", "&&", "||", "|", "(", "\n", ";;")
         if last.kind == "word" and last.word is not None:
-            return last.word.literal() in ("if", "then", "elif", "else", "do", "while", "until", "!", "{")
+            return last.word.literal() in ("if", "then", "elif", "else", "do", "while", "until", "!", "{", "for")
         return False
 
     def run(self) -> list[Tok]:
@@ -301,6 +301,7 @@ class _Lexer:
         text, n = self.text, len(self.text)
         self.i += 1
         buf = ""
+        first = len(parts)
         while self.i < n and text[self.i] != '"':
             ch = text[self.i]
             if ch == "\\" and self.i + 1 < n:
@@ -330,7 +331,8 @@ class _Lexer:
             self.i += 1
         if self.i >= n:
             raise ShellSyntaxError("unterminated double quote", line)
-        parts.append(("lit", buf, True))
+        if buf or len(parts) == first:  # "" is an empty word; "$X" adds nothing more
+            parts.append(("lit", buf, True))
         self.i += 1
 
     def dollar(self, parts: list[tuple[str, str, bool]], quoted: bool, line: int) -> None:
@@ -345,11 +347,12 @@ class _Lexer:
             return
         nxt = text[self.i + 1] if self.i + 1 < n else ""
         if text.startswith("$((", self.i):
-            end = _close(text, self.i + 2, "(", ")")
-            if end < n and text[end - 1] == ")" and text[end] == ")":
-                parts.append(("arith", text[self.i + 3:end - 1], quoted))
-                self.i = end + 1
+            inner_end = _close(text, self.i + 3, "(", ")")  # just past the `)` closing the inner `(`
+            if inner_end < n and text[inner_end] == ")":
+                parts.append(("arith", text[self.i + 3:inner_end - 1], quoted))
+                self.i = inner_end + 1
                 return
+            end = _close(text, self.i + 2, "(", ")")
             parts.append(("cmd", text[self.i + 2:end - 1], quoted))
             self.i = end
             return
@@ -899,3 +902,31 @@ def operand_word(text: str, line: int) -> Word:
     if buf:
         parts.append(("lit", buf, False))
     return Word(parts, line, text)
+
+
+def heredoc_word(body: str, line: int) -> Word:
+    """A here-document body with an unquoted delimiter as one word: `$`-expansions and backquotes are
+    expanded, `\\` escapes only `$`, backquote, backslash and newline; quotes are plain characters."""
+    lx = _Lexer(body)
+    parts: list[tuple[str, str, bool]] = []
+    buf = ""
+    n = len(body)
+    while lx.i < n:
+        ch = body[lx.i]
+        if ch == "\\" and lx.i + 1 < n and body[lx.i + 1] in "$`\\\n":
+            if body[lx.i + 1] != "\n":
+                buf += body[lx.i + 1]
+            lx.i += 2
+            continue
+        if ch == "$" and lx.i + 1 < n and (body[lx.i + 1] in "({" or _NAME.match(body[lx.i + 1])
+                                           or body[lx.i + 1] in _SPECIAL) or ch == "`":
+            if buf:
+                parts.append(("lit", buf, True))
+                buf = ""
+            lx.dollar(parts, True, line)
+            continue
+        buf += ch
+        lx.i += 1
+    if buf:
+        parts.append(("lit", buf, True))
+    return Word(parts, line, body)

@@ -35,12 +35,14 @@ from verifier.launch.shell.parse import (
     Tok,
     While,
     Word,
+    heredoc_word,
     operand_word,
     parse,
 )
 from verifier.launch.shell.values import (
     Seg,
     Text,
+    blocking,
     concat,
     is_known,
     join_fields,
@@ -56,7 +58,7 @@ MAX_CALL_DEPTH = 24
 MAX_LOOP = 256
 _DECLARERS = {"export", "declare", "local", "readonly", "typeset"}
 _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
-          "printf", "mkdir", "rm", "alias", "unalias", "builtin", "exec", "pushd", "popd", "sync"}
+          "printf", "mkdir", "rm", "alias", "unalias", "pushd", "popd", "sync"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$",
                     re.DOTALL)
@@ -74,6 +76,7 @@ class Event:
     guards: tuple[tuple[str, int], ...] = ()  # undecidable conditions around it (file, line)
     stdin: str | None = None  # a here-document or here-string fed to it
     background: bool = False
+    taint: tuple[str, int, str] | None = None  # an earlier `eval` of unknown text (State.taint)
 
     def words(self) -> list[str]:
         """argv as plain strings."""
@@ -108,17 +111,20 @@ class State:
     arrays: dict[str, list[Text]] = field(default_factory=dict)
     exported: set[str] = field(default_factory=set)
     unset: set[str] = field(default_factory=set)  # names known to be unset (shadowing unknown env)
-    funcs: dict[str, Node] = field(default_factory=dict)
+    funcs: dict[str, tuple[Node, str]] = field(default_factory=dict)  # name -> (body, file it is defined in)
     positional: list[Text] = field(default_factory=list)
     cwd: Text = ()
     file: str = ""
     zero: str = ""
     unresolved: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # set when the script evaluates text the reader cannot know (`eval "$(python3 ...)"`): what it
+    # would set is unknown from there on
+    taint: tuple[str, int, str] | None = None
 
     def copy(self) -> State:
         return State(dict(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
                      set(self.unset), dict(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
-                     dict(self.unresolved))
+                     dict(self.unresolved), self.taint)
 
 
 @dataclass
@@ -162,18 +168,24 @@ class Reader:
         self.depth = 0
         self.origin_at: Callable[[Word], tuple[str, int] | None] | None = None
         self.event_line: int | None = None  # inside `eval`: events are on the eval's line
+        self.files: list[str] = []  # every file read (sourced scripts, YAML read by snippets)
+        # why the condition being decided is unknown: runtime (only the run knows: a host, a file on
+        # the cluster, a command's status) or undecided (the reader could not establish an operand)
+        self.cond_why: str | None = None
 
     # ------------------------------------------------------------------ entry points
 
     def run(self, path: str, text: str, env: Mapping[str, Text | str] | None = None,
-            args: Sequence[Text | str] = (), cwd: str = "", state: State | None = None) -> ReadResult:
-        """Read one script from the top with an exported environment and positional arguments."""
+            args: Sequence[Text | str] = (), cwd: str = "", state: State | None = None,
+            zero: str | None = None) -> ReadResult:
+        """Read one script from the top with an exported environment and positional arguments
+        (`zero`: `$0`, the path the script was invoked by; default its repository path)."""
         st = state.copy() if state is not None else State()
         for name, value in (env or {}).items():
             st.vars[name] = value if isinstance(value, tuple) else text_of(str(value), "<env>", None)
             st.exported.add(name)
         st.positional = [a if isinstance(a, tuple) else text_of(str(a), "<args>", None) for a in args]
-        st.file, st.zero = path, path
+        st.file, st.zero = path, zero if zero is not None else path
         if not st.cwd:
             st.cwd = text_of(cwd, "<env>", None) if cwd else ()
         stopped = None
@@ -188,6 +200,47 @@ class Reader:
             self.problems.append((path, exc.line, f"cannot be read statically: {exc.message}"))
         except _Budget:
             self.problems.append((path, None, "is too long to follow statically"))
+        return ReadResult(st, self.events, stopped, self.problems)
+
+    def run_inline(self, code: Text, env: Mapping[str, Text | str] | None = None, args: Sequence[Text | str] = (),
+                   cwd: str = "", file: str = "") -> ReadResult:
+        """Read a script given as text (`bash -c TEXT`); its words keep the origins the text carries."""
+        st = State()
+        for name, value in (env or {}).items():
+            st.vars[name] = value if isinstance(value, tuple) else text_of(str(value), "<env>", None)
+            st.exported.add(name)
+        st.positional = [a if isinstance(a, tuple) else text_of(str(a), "<args>", None) for a in args]
+        st.file, st.zero = file, "bash"
+        st.cwd = text_of(cwd, "<env>", None) if cwd else ()
+        owners: list[Seg] = []
+        for seg in code:
+            owners.extend([seg] * len(seg.text))
+
+        source = plain(code)
+
+        def where(word: Word) -> tuple[str, int] | None:
+            i = word.start
+            while i < len(source) - 1 and source[i] in "\"'":
+                i += 1
+            if 0 <= i < len(owners):
+                seg = owners[i]
+                return seg.file or file, seg.line or 1
+            return None
+
+        self.origin_at = where
+        stopped = None
+        try:
+            self.body(parse(source, file), st)
+        except Stop as stop:
+            stopped = (stop.file, stop.line)
+        except _Return:
+            pass
+        except ShellSyntaxError as exc:
+            self.problems.append((file, exc.line, f"runs inline text that cannot be read statically: {exc.message}"))
+        except _Budget:
+            self.problems.append((file, None, "runs inline text too long to follow statically"))
+        finally:
+            self.origin_at = None
         return ReadResult(st, self.events, stopped, self.problems)
 
     # ------------------------------------------------------------------ statements
@@ -205,9 +258,12 @@ class Reader:
 
     def andor(self, item: AndOr, st: State) -> bool | None:
         self.tick()
+        self.cond_why = None
         status = self.pipeline(item.pipes[0], st)
         for op, pipe in zip(item.ops, item.pipes[1:], strict=True):
             if status is None:
+                if self.cond_why is None:
+                    self.cond_why = "runtime"
                 status = self.branch_unknown([lambda s, p=pipe: self.pipeline(p, s), None], st, (st.file, pipe.line))
                 continue
             if (op == "&&" and status) or (op == "||" and not status):
@@ -215,11 +271,45 @@ class Reader:
         return status
 
     def pipeline(self, pipe: Pipeline, st: State) -> bool | None:
-        status: bool | None = True
-        for cmd in pipe.cmds:
-            status = self.command(cmd, st)
+        status: bool | None = None
+        if len(pipe.cmds) > 1:
+            status = self.text_pipeline(pipe, st)
+        if status is None:
+            status = True
+            for cmd in pipe.cmds:
+                status = self.command(cmd, st)
         if pipe.negate:
             return None if status is None else not status
+        return status
+
+    def text_pipeline(self, pipe: Pipeline, st: State) -> bool | None:
+        """`echo "$X" | grep/sed/tr/...` on known text, evaluated (None: not a pure text pipeline)."""
+        from verifier.launch.shell.filters import apply_filter
+
+        first = pipe.cmds[0]
+        if not isinstance(first, Simple) or not first.words or first.assigns:
+            return None
+        argv: list[Text] = []
+        for word in first.words:
+            argv.extend(self.expand(word, st))
+        if not argv or plain(argv[0]) not in ("echo", "printf") or not all(is_known(a) for a in argv):
+            return None
+        text = concat(self.echo(plain(argv[0]), argv[1:]), text_of("\n", st.file, first.line))
+        status: bool | None = True
+        for cmd in pipe.cmds[1:]:
+            if not isinstance(cmd, Simple) or not cmd.words or cmd.assigns or cmd.redirs:
+                return None
+            words: list[Text] = []
+            for word in cmd.words:
+                words.extend(self.expand(word, st))
+            if not all(is_known(w) for w in words):
+                return None
+            result = apply_filter([plain(w) for w in words], text, (st.file, cmd.line))
+            if result is None:
+                return None
+            text, status = result
+        if self.capture is not None and not self.redirected(pipe.cmds[-1]):  # type: ignore[arg-type]
+            self.capture[-1].append(text)
         return status
 
     def command(self, node: Node, st: State) -> bool | None:
@@ -237,7 +327,7 @@ class Reader:
                 return status
             return self.body(node.body, st)
         if isinstance(node, FuncDef):
-            st.funcs[node.name] = node.body
+            st.funcs[node.name] = (node.body, st.file)
             return True
         if isinstance(node, For):
             return self.for_(node, st)
@@ -252,8 +342,12 @@ class Reader:
 
     def if_(self, node: If, st: State) -> bool | None:
         pending: list[tuple[tuple[str, int], list[AndOr], list[AndOr]]] = []
+        reasons: list[str] = []
         for cond, body in node.clauses:
+            self.cond_why = None
             status = self.body(cond, st)
+            if status is None:
+                reasons.append(self.cond_why or "runtime")
             if status is None:
                 pending.append(((st.file, cond[0].line if cond else node.line), cond, body))
                 continue
@@ -268,30 +362,43 @@ class Reader:
             pending.append(((st.file, node.line), [], node.orelse or []))
         branches = [lambda s, b=body: self.body(b, s) for _, _, body in pending]
         guard = pending[0][0]
+        self.cond_why = "undecided" if "undecided" in reasons else "runtime"
         return self.branch_unknown(branches, st, guard)
+
+    def note(self, why: str) -> None:
+        """Record why a condition is unknown (undecided/unreadable win over runtime)."""
+        if self.cond_why in ("undecided", "unreadable"):
+            return
+        self.cond_why = "undecided" if why in ("undecided", "unreadable") else "runtime"
 
     def branch_unknown(self, branches: list[Callable[[State], bool | None] | None], st: State,
                        guard: tuple[str, int]) -> bool | None:
-        """Run every branch on a copy and merge (undecidable condition at `guard`)."""
+        """Run every branch on a copy and merge (undecidable condition at `guard`): variables the
+        branches set differently become unknown, `branch` when only run-time facts decide the
+        condition, `undecided` when the reader could not establish it."""
+        why = "branch" if self.cond_why == "runtime" else "undecided"
+        self.cond_why = None
         survivors: list[State] = []
         statuses: list[bool | None] = []
         self.guards.append(guard)
         try:
             for branch in branches:
                 sub = st.copy()
+                mark = len(self.events)
                 try:
                     statuses.append(branch(sub) if branch is not None else True)
                 except Stop:
+                    del self.events[mark:]  # a branch that exits is another (failed) run: its commands go too
                     continue
                 survivors.append(sub)
         finally:
             self.guards.pop()
         if not survivors:
             raise Stop(guard[0], guard[1], False)
-        self.merge(st, survivors, guard)
+        self.merge(st, survivors, guard, why)
         return statuses[0] if statuses and all(s == statuses[0] for s in statuses) else None
 
-    def merge(self, st: State, states: list[State], guard: tuple[str, int]) -> None:
+    def merge(self, st: State, states: list[State], guard: tuple[str, int], why: str = "undecided") -> None:
         first = states[0]
         names = set().union(*(s.vars.keys() for s in states)) | set(st.vars)
         for name in names:
@@ -302,7 +409,7 @@ class Reader:
                 else:
                     st.vars[name] = values[0]
                 continue
-            st.vars[name] = (Seg(f"${{{name}}}", guard[0], guard[1], False),)
+            st.vars[name] = (Seg(f"${{{name}}}", guard[0], guard[1], False, why),)
             st.unresolved[name] = guard
         anames = set().union(*(s.arrays.keys() for s in states)) | set(st.arrays)
         for name in anames:
@@ -313,9 +420,10 @@ class Reader:
                 else:
                     st.arrays[name] = avalues[0]
                 continue
-            st.arrays[name] = [(Seg(f"${{{name}[@]}}", guard[0], guard[1], False),)]
+            st.arrays[name] = [(Seg(f"${{{name}[@]}}", guard[0], guard[1], False, why),)]
             st.unresolved[name] = guard
         st.exported = set().union(*(s.exported for s in states))
+        st.taint = next((s.taint for s in states if s.taint is not None), st.taint)
         st.unset = set.intersection(*(s.unset for s in states))
         for s in states:
             st.funcs.update(s.funcs)
@@ -323,7 +431,7 @@ class Reader:
         if all(s.cwd == first.cwd for s in states):
             st.cwd = first.cwd
         else:
-            st.cwd = (Seg("${PWD}", guard[0], guard[1], False),)
+            st.cwd = (Seg("${PWD}", guard[0], guard[1], False, why),)
 
     def for_(self, node: For, st: State) -> bool | None:
         fields: list[Text] = []
@@ -333,6 +441,8 @@ class Reader:
             for word in node.items:
                 fields.extend(self.expand(word, st))
         if len(fields) > MAX_LOOP or any(not is_known(f) for f in fields):
+            self.cond_why = None
+            self.unknown_operand(*fields)
             return self.branch_unknown([lambda s: self.loop_body(node, s, fields[:1]), None], st, (st.file, node.line))
         return self.loop_body(node, st, fields)
 
@@ -347,6 +457,8 @@ class Reader:
     def case(self, node: Case, st: State) -> bool | None:
         subject = self.expand_one(node.subject, st)
         if not is_known(subject):
+            self.cond_why = None
+            self.unknown_operand(subject)
             branches = [lambda s, b=body: self.body(b, s) for _, body in node.arms]
             return self.branch_unknown([*branches, None], st, (st.file, node.line))
         text = plain(subject)
@@ -436,6 +548,11 @@ class Reader:
             return True
         if name in st.funcs:
             return self.call(name, argv[1:], st, node)
+        if name in ("python3", "python") and self.capture is not None and not self.redirected(node):
+            out = self.snippet(argv[1:], node, st, stdin)
+            if out is not None:
+                self.capture[-1].append(out)
+                return True
         if name in _QUIET:
             return True
         if self.capture is not None and name in ("seq", "dirname", "basename", "pwd") and not self.redirected(node):
@@ -445,8 +562,15 @@ class Reader:
                 return True
         env = {k: v for k, v in st.vars.items() if k in st.exported}
         env.update(prefix)
-        line = self.event_line if self.event_line is not None else node.line
-        self.events.append(Event(st.file, line, tuple(argv), env, st.cwd, tuple(self.guards), stdin))
+        file, line = st.file, node.line
+        if self.origin_at is not None:  # eval'd or inline text: the command is where its words were written
+            found = origin(argv[0])
+            if found[0] and found[1]:
+                file, line = found[0], found[1]
+            elif self.event_line is not None:
+                line = self.event_line
+        self.events.append(Event(file, line, tuple(argv), env, st.cwd, tuple(self.guards), stdin,
+                                 taint=st.taint))
         if self.capture is not None and not self.redirected(node):
             self.external_in_capture = True
         return None
@@ -460,7 +584,9 @@ class Reader:
     def stdin(self, node: Simple, st: State) -> str | None:
         for r in node.redirs:
             if r.op in ("<<", "<<-"):
-                return r.body
+                if not r.expand:
+                    return r.body
+                return plain(self.expand_one(heredoc_word(r.body, node.line), st))
             if r.op == "<<<" and r.target is not None:
                 return plain(self.expand_one(r.target, st))
         return None
@@ -511,8 +637,9 @@ class Reader:
         first = word.parts[0][1]
         head, _, rest = first.partition("=")
         name = head.removesuffix("+")
+        # the value starts after `NAME=`: in evaluated text it has the origin of its own characters
         tail = Word([("lit", rest, False), *word.parts[1:]] if rest else list(word.parts[1:]), word.line,
-                    word.raw, word.start)
+                    word.raw, word.start + len(head) + 1)
         return name, self.expand_one(tail, st, split=False)
 
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
@@ -554,6 +681,7 @@ class Reader:
             self.problems.append((st.file, node.line, f"sources {plain(args[0])}, which is not followed"))
             return None
         path, text = loaded
+        self.files.append(path)
         saved_file, saved_pos = st.file, st.positional
         st.file = path
         if len(args) > 1:
@@ -576,6 +704,12 @@ class Reader:
 
     def eval_(self, args: list[Text], node: Simple, st: State) -> bool | None:
         code = join_fields(args)
+        opaque = next((seg for seg in code if not seg.known and seg.text.startswith(("$(", "`"))), None)
+        if opaque is not None:
+            st.taint = (st.file, node.line, f"evaluates the output of `{opaque.text[:120]}`")
+            self.problems.append((st.file, node.line, f"evaluates the output of `{opaque.text[:120]}`, "
+                                                      "which is not read statically"))
+            return None
         source = plain(code)
         # map each character of the evaluated text back to the segment that wrote it
         owners: list[Seg] = []
@@ -588,8 +722,11 @@ class Reader:
             return None
 
         def where(word: Word) -> tuple[str, int] | None:
-            if 0 <= word.start < len(owners):
-                seg = owners[word.start]
+            i = word.start
+            while i < len(source) - 1 and source[i] in "\"'":  # a quoted value: its first character
+                i += 1
+            if 0 <= i < len(owners):
+                seg = owners[i]
                 return seg.file, seg.line or node.line
             return st.file, node.line
 
@@ -606,14 +743,15 @@ class Reader:
         if self.depth > MAX_CALL_DEPTH:
             self.depth -= 1
             raise _Budget()
-        saved = st.positional
+        saved, saved_file = st.positional, st.file
+        body, st.file = st.funcs[name]
         st.positional = list(args)
         try:
-            return self.command(st.funcs[name], st)
+            return self.command(body, st)
         except _Return as ret:
             return ret.status
         finally:
-            st.positional = saved
+            st.positional, st.file = saved, saved_file
             self.depth -= 1
             _ = node
 
@@ -623,7 +761,7 @@ class Reader:
         ifs = plain(prefix["IFS"]) if "IFS" in prefix else " \t\n"
         if stdin is None or not names:
             for n in names:
-                st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False),)
+                st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False, "runtime"),)
             return None
         data = stdin.split("\n", 1)[0]
         if "a" in opts:
@@ -635,6 +773,41 @@ class Reader:
             st.vars[n] = text_of(pieces[i] if i < len(pieces) else "", st.file, None)
         return True
 
+    def snippet(self, args: list[Text], node: Simple, st: State, stdin: str | None) -> Text | None:
+        """The output of an inline `python3 -c CODE` / `python3 - <<PY` data snippet (None: not followed)."""
+        from verifier.launch.shell.pysnippet import SnippetUnreadable, run_snippet
+
+        words = [plain(a) for a in args]
+        code: str | None = None
+        if words[:1] == ["-c"] and len(args) > 1 and is_known(args[1]):
+            code = plain(args[1])
+        elif (not words or words[:1] == ["-"]) and stdin is not None:
+            code = stdin
+        if code is None or self.load is None:
+            return None
+        load = self.load
+
+        def load_yaml(path: str) -> tuple[object, dict[tuple[object, ...], int], str] | None:
+            from verifier.configs.yaml11 import parse_yaml11
+
+            found = load(text_of(path, st.file, node.line), st)
+            if found is None:
+                return None
+            rel, text = found
+            self.files.append(rel)
+            try:
+                doc = parse_yaml11(text, rel)
+            except Exception:  # an unreadable YAML file: the snippet is not followed
+                return None
+            return doc.data, dict(doc.lines), rel
+
+        env = {k: plain(v) for k, v in st.vars.items() if k in st.exported and is_known(v)}
+        try:
+            return run_snippet(code, load_yaml, env, st.file, node.line)
+        except SnippetUnreadable as exc:
+            self.problems.append((st.file, node.line, f"runs a python3 snippet that is not read statically ({exc})"))
+            return None
+
     def echo(self, name: str, args: list[Text]) -> Text:
         if name == "printf":
             if not args:
@@ -644,7 +817,7 @@ class Reader:
                 return join_fields(args[1:], "")
             if "%" not in fmt:
                 return text_of(fmt.replace("\\n", "\n"), *origin(args[0]))
-            return (Seg("$(printf)", *origin(args[0]), False),)
+            return (Seg("$(printf)", *origin(args[0]), False, "runtime"),)
         words = list(args)
         while words and plain(words[0]) in ("-n", "-e", "-ne", "-en", "-E"):
             words = words[1:]
@@ -708,9 +881,11 @@ class Reader:
             else:
                 number = self.arith(payload, st, line)
                 value = text_of(str(number), file, line) if number is not None else \
-                    (Seg(f"$(({payload}))", file, line, False),)
+                    (Seg(f"$(({payload}))", file, line, False, "runtime"),)
             if isinstance(value, list):  # "${A[@]}" / "$@"
                 if not value:
+                    if len(word.parts) == 1:
+                        return []  # "${EMPTY[@]}" alone is no word at all
                     continue
                 if quoted:
                     fields[-1].append(value[0])
@@ -749,7 +924,7 @@ class Reader:
             return arr[0] if arr else ()
         if name in st.unset or not self.unknown(name):
             return ()
-        return (Seg(f"${{{name}}}", st.file, line, False),)
+        return (Seg(f"${{{name}}}", st.file, line, False, "runtime"),)
 
     def is_set(self, name: str, st: State) -> bool | None:
         if name in st.vars or name in st.arrays:
@@ -763,20 +938,33 @@ class Reader:
             target = inner[1:]
             m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]$", target)
             if m:
-                if m.group(1) in st.arrays:
-                    return text_of(str(len(st.arrays[m.group(1)])), st.file, line)
-                return (Seg(f"${{{inner}}}", st.file, line, False),)
+                arr = st.arrays.get(m.group(1))
+                if arr is not None and all(is_known(item) for item in arr):
+                    return text_of(str(len(arr)), st.file, line)
+                if arr is not None:
+                    bad = next((blocking(item) for item in arr if blocking(item) is not None), None)
+                    if bad is not None:
+                        return (Seg(f"${{{inner}}}", bad.file, bad.line, False, bad.why),)
+                    return text_of(str(len(arr)), st.file, line)
+                return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
             value = self.lookup(target, st, line)
             return text_of(str(len(plain(value))), st.file, line) if is_known(value) else \
-                (Seg(f"${{{inner}}}", st.file, line, False),)
-        if inner.startswith("!"):
-            return (Seg(f"${{{inner}}}", st.file, line, False),)
+                (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
+        if inner.startswith("!"):  # indirect: ${!NAME} is the variable NAME names
+            m = _PARAM.match(inner[1:])
+            if m and m.group("index") is None and _NAME.match(m.group("name")):
+                target = self.lookup(m.group("name"), st, line)
+                if is_known(target) and _NAME.match(plain(target)):
+                    return self.param(plain(target) + m.group("rest"), st, line, quoted)
+            return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         m = _PARAM.match(inner)
         if not m:
-            return (Seg(f"${{{inner}}}", st.file, line, False),)
+            return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         name, index, rest = m.group("name"), m.group("index"), m.group("rest")
-        if name in ("@", "*"):
+        if name == "@":
             return list(st.positional)
+        if name == "*":
+            return join_fields(st.positional)
         if name == "#":
             return text_of(str(len(st.positional)), st.file, line)
         if name.isdigit():
@@ -787,19 +975,21 @@ class Reader:
                 value = st.positional[n - 1] if n - 1 < len(st.positional) else ()
             present: bool | None = n == 0 or n - 1 < len(st.positional)
         elif name in "?$!-":
-            return (Seg(f"${name}", st.file, line, False),)
+            return (Seg(f"${name}", st.file, line, False, "runtime"),)
         elif index is not None:
             if name == "BASH_SOURCE":
                 value, present = text_of(st.file, st.file, line), True
             elif index in ("@", "*"):
                 if name in st.arrays:
                     items = list(st.arrays[name])
-                    return items if not rest else [self.operate(i, rest, st, line, True) for i in items]  # type: ignore[misc]
+                    if rest:
+                        items = [self.operate(i, rest, st, line, True) for i in items]
+                    return items if index == "@" else join_fields(items)
                 if name in st.vars:
                     return [st.vars[name]]
                 if self.is_set(name, st) is False:
                     return []
-                return [(Seg(f"${{{inner}}}", st.file, line, False),)]
+                return [(Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)]
             else:
                 idx = self.arith(index, st, line)
                 arr = st.arrays.get(name)
@@ -811,7 +1001,7 @@ class Reader:
                 elif arr is None and self.is_set(name, st) is False:
                     value, present = (), False
                 else:
-                    return (Seg(f"${{{inner}}}", st.file, line, False),)
+                    return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         else:
             if name == "BASH_SOURCE":
                 value, present = text_of(st.file, st.file, line), True
@@ -825,7 +1015,9 @@ class Reader:
     def operate(self, value: Text, rest: str, st: State, line: int, present: bool | None,
                 name: str = "") -> Text:
         """`${NAME<op><operand>}` for the operators the reader knows."""
-        unknown = (Seg(f"${{{name}{rest}}}", st.file, line, False),)
+        bad = blocking(value)
+        unknown = (Seg(f"${{{name}{rest}}}", bad.file if bad else st.file, bad.line if bad else line, False,
+                       bad.why if bad else "runtime"),)
         for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
             if rest.startswith(op):
                 operand = self.expand_one(operand_word(rest[len(op):], line), st)
@@ -896,7 +1088,7 @@ class Reader:
         return unknown
 
     def command_substitution(self, code: str, st: State, line: int) -> Text:
-        unknown = (Seg(f"$({code.strip()[:200]})", st.file, line, False),)
+        unknown = (Seg(f"$({code.strip()[:200]})", st.file, line, False, "runtime"),)
         try:
             body = parse("\n" * max(0, line - 1) + code, st.file)
         except ShellSyntaxError:
@@ -1046,19 +1238,36 @@ class Reader:
             out += re.sub(r"([*?\[\]\\])", r"\\\1", text) if quoted else text
         return out
 
+    def unknown_operand(self, *texts: Text) -> None:
+        for text in texts:
+            bad = blocking(text)
+            if bad is not None:
+                self.note(bad.why)
+                return
+        self.note("runtime")
+
     def unary(self, op: str, operand: Text, st: State) -> bool | None:
         if op in ("-n", "-z"):
             if not is_known(operand):
+                self.unknown_operand(operand)
                 return None
             return (plain(operand) != "") if op == "-n" else (plain(operand) == "")
         if op == "-v":
             return self.is_set(plain(operand), st)
         if op in ("-f", "-d", "-e", "-s", "-r", "-x", "-w") and self.file_test is not None and is_known(operand):
-            return self.file_test(op, operand, st)
+            found = self.file_test(op, operand, st)
+            if found is None:
+                self.note("runtime")
+            return found
+        if not is_known(operand):
+            self.unknown_operand(operand)
+        else:
+            self.note("runtime")
         return None
 
     def binary(self, left: Text, op: str, right: Text, pattern: str | None) -> bool | None:
         if not is_known(left) or not is_known(right):
+            self.unknown_operand(left, right)
             return None
         a, b = plain(left), plain(right)
         if op in ("==", "="):
@@ -1093,11 +1302,24 @@ def _glob_regex(pattern: str, anchored: bool = True) -> re.Pattern[str]:
         elif ch == "?":
             out += "."
         elif ch == "[":
-            j = pattern.find("]", i + 1)
-            if j < 0:
+            j = i + 1
+            if j < len(pattern) and pattern[j] in "!^":
+                j += 1
+            if j < len(pattern) and pattern[j] == "]":
+                j += 1
+            while j < len(pattern) and pattern[j] != "]":
+                if pattern.startswith("[:", j) and ":]" in pattern[j + 2:]:
+                    j = pattern.index(":]", j + 2) + 2
+                    continue
+                j += 1
+            if j >= len(pattern):
                 out += re.escape(ch)
             else:
-                inner = pattern[i + 1:j].replace("\\", "\\\\")
+                inner = pattern[i + 1:j]
+                for posix, rx in (("[:space:]", r"\s"), ("[:digit:]", r"\d"), ("[:alpha:]", "A-Za-z"),
+                                  ("[:alnum:]", "A-Za-z0-9"), ("[:upper:]", "A-Z"), ("[:lower:]", "a-z")):
+                    inner = inner.replace(posix, rx)
+                inner = inner.replace("[", "\\[")
                 if inner.startswith("!"):
                     inner = "^" + inner[1:]
                 out += f"[{inner}]"

@@ -15,12 +15,19 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Seg:
-    """A piece of text with its origin."""
+    """A piece of text with its origin.
+
+    An unknown segment says why: `runtime` (a value only the run has: a host name, an IP, a job id,
+    a command's output), `undecided` (branches the reader could not decide set it differently; the
+    origin is the condition's line) or `unreadable` (text the reader could not follow, e.g. `eval` of a
+    command's output; the origin is that line).
+    """
 
     text: str
     file: str = ""
     line: int | None = None
     known: bool = True
+    why: str = ""
 
 
 Text = tuple[Seg, ...]
@@ -41,6 +48,11 @@ def is_known(text: Text) -> bool:
     return all(s.known for s in text)
 
 
+def blocking(text: Text) -> Seg | None:
+    """The first segment whose value the reader could not establish (undecided or unreadable)."""
+    return next((s for s in text if not s.known and s.why in ("undecided", "unreadable")), None)
+
+
 def origin(text: Text) -> tuple[str, int | None]:
     """(file, line) of the first non-blank segment (the one that wrote the value)."""
     for seg in text:
@@ -56,8 +68,9 @@ def concat(*parts: Text) -> Text:
         for seg in part:
             if not seg.text:
                 continue
-            if out and out[-1].file == seg.file and out[-1].line == seg.line and out[-1].known == seg.known:
-                out[-1] = Seg(out[-1].text + seg.text, seg.file, seg.line, seg.known)
+            if out and out[-1].file == seg.file and out[-1].line == seg.line and out[-1].known == seg.known \
+                    and out[-1].why == seg.why:
+                out[-1] = Seg(out[-1].text + seg.text, seg.file, seg.line, seg.known, seg.why)
             else:
                 out.append(seg)
     return tuple(out)
@@ -109,6 +122,6 @@ def slice_text(text: Text, start: int, end: int | None = None) -> Text:
         a, b = pos, pos + len(seg.text)
         lo, hi = max(a, start), min(b, stop)
         if lo < hi:
-            out.append(Seg(seg.text[lo - a:hi - a], seg.file, seg.line, seg.known))
+            out.append(Seg(seg.text[lo - a:hi - a], seg.file, seg.line, seg.known, seg.why))
         pos = b
     return tuple(out)
