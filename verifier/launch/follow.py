@@ -25,7 +25,7 @@ from typing import Any
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import Problem, make_reader, repo_path
 from verifier.launch.shell import Event, Text, plain
-from verifier.launch.shell.values import is_known, text_of
+from verifier.launch.shell.values import is_known, slice_text, text_of
 
 MAX_DEPTH = 12
 MAX_READINGS = 48
@@ -72,6 +72,8 @@ class Followed:
 
 def _server_kind(words: list[str], servers: list[Mapping[str, Any]]) -> tuple[Mapping[str, Any], int] | None:
     norm = ["python3" if w == "python" or w.endswith("/python") or w.endswith("/python3") else w for w in words]
+    if len(norm) > 2 and norm[1] == "-m":  # `<interpreter> -m <module>`: the interpreter may be a run-time choice
+        norm[0] = "python3"
     for spec in servers:
         prefix = [str(p) for p in spec["prefix"]]
         if norm[:len(prefix)] == prefix:
@@ -181,7 +183,11 @@ class _Walker:
 
     def srun(self, args: list[Text], env: dict[str, Text], event: Event, chain: tuple[str, ...],
              mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
+        """`srun` starts its command on every node of the step, each with its own rank
+        (SLURM_PROCID / SLURM_NODEID): the command is followed once per rank, in rank order, until
+        a prefill and a decode server are both found (policy `multinode.ranks`)."""
         mounts = dict(mounts)
+        nodes: int | None = None
         i = 0
         while i < len(args):
             w = plain(args[i])
@@ -197,9 +203,41 @@ class _Walker:
             if name == "--container-image":
                 image = value_text
             elif name == "--container-mounts":
-                mounts.update(self.mount_specs(plain(value_text).split(","), event))
-        if i < len(args):
-            self.command(list(args[i:]), env, event, chain, mounts, image, depth + 1)
+                specs = [spec for spec in plain(value_text).split(",") if "${" not in spec and "$(" not in spec]
+                mounts.update(self.mount_specs(specs, event))
+            elif name == "--export":  # ALL|NONE[,NAME=value,...]
+                items = plain(value_text).split(",")
+                if items and items[0] == "NONE":
+                    env = {}
+                offset = 0
+                whole = plain(value_text)
+                for item in items:
+                    start = whole.find(item, offset)
+                    offset = start + len(item)
+                    if "=" in item and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", item):
+                        key, _, _rest = item.partition("=")
+                        env = {**env, key: slice_text(value_text, start + len(key) + 1, offset)}
+            elif name in ("-N", "--nodes", "-n", "--ntasks") and plain(value_text).isdigit():
+                nodes = int(plain(value_text)) if nodes is None else min(nodes, int(plain(value_text)))
+        if i >= len(args):
+            return
+        conf = self.policy["ranks"]
+        if nodes is None:
+            for name in conf["node-count-env"]:
+                value = env.get(str(name))
+                if value is not None and plain(value).isdigit():
+                    nodes = int(plain(value))
+                    break
+        count = max(1, min(nodes or 1, int(conf["max-ranks"])))
+        for rank in range(count):
+            ranked = dict(env)
+            for name in conf["rank-env"]:
+                ranked[str(name)] = text_of(str(rank), event.file, event.line)
+            before = {s.role for s in self.out.servers}
+            self.command(list(args[i:]), ranked, event, chain, mounts, image, depth + 1)
+            roles = {s.role for s in self.out.servers}
+            if {"prefill", "decode"} <= roles or (roles and roles == before and "agg" in roles):
+                break
 
     def docker(self, args: list[Text], event: Event, chain: tuple[str, ...], mounts: Mapping[str, str],
                depth: int) -> None:

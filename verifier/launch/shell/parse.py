@@ -192,7 +192,7 @@ class _Lexer:
                 tok.name = delim
                 tok.append = quoted
                 return True
-            self.emit(Tok("op", line, op="redir:" + kind))
+            self.emit(Tok("op", line, op="redir:" + kind, name=m.group(1)))
             # a redirection target like &1 / &2 / - is part of the operator
             if kind in (">&", "<&") or text.startswith("&", self.i):
                 mm = re.match(r"&?(\d+|-)", text[self.i:])
@@ -427,6 +427,8 @@ class Redir:
     target: Word | None
     body: str = ""  # here-document body (quoted delimiter: not expanded)
     expand: bool = True
+    fd: str = ""  # the file descriptor written before the operator (`2>`), "" when none
+    dup: bool = False  # the target is a descriptor (`>&2`, `2>&1`)
 
 
 @dataclass
@@ -609,7 +611,7 @@ class _Parser:
                         raise ShellSyntaxError("redirection without a target", tok.line)
                     target = nxt.word
                     self.i += 1
-                out.append(Redir(tok.op.split(":")[1], target))
+                out.append(Redir(tok.op.split(":")[1], target, fd=tok.name, dup=tok.op.endswith(":fd")))
                 continue
             return out
 

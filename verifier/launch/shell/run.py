@@ -172,6 +172,7 @@ class Reader:
         # why the condition being decided is unknown: runtime (only the run knows: a host, a file on
         # the cluster, a command's status) or undecided (the reader could not establish an operand)
         self.cond_why: str | None = None
+        self.return_unknown = False  # a function returned on an undecided path: its status is unknown
 
     # ------------------------------------------------------------------ entry points
 
@@ -380,6 +381,7 @@ class Reader:
         self.cond_why = None
         survivors: list[State] = []
         statuses: list[bool | None] = []
+        returned = False
         self.guards.append(guard)
         try:
             for branch in branches:
@@ -390,10 +392,17 @@ class Reader:
                 except Stop:
                     del self.events[mark:]  # a branch that exits is another (failed) run: its commands go too
                     continue
+                except _Return:
+                    returned = True  # the function returns on this path; it goes on along the others
+                    continue
                 survivors.append(sub)
         finally:
             self.guards.pop()
+        if returned:
+            self.return_unknown = True
         if not survivors:
+            if returned:
+                raise _Return(None)
             raise Stop(guard[0], guard[1], False)
         self.merge(st, survivors, guard, why)
         return statuses[0] if statuses and all(s == statuses[0] for s in statuses) else None
@@ -409,7 +418,8 @@ class Reader:
                 else:
                     st.vars[name] = values[0]
                 continue
-            st.vars[name] = (Seg(f"${{{name}}}", guard[0], guard[1], False, why),)
+            st.vars[name] = _common_prefix([v or () for v in values], (Seg(f"${{{name}}}", guard[0], guard[1],
+                                                                              False, why),))
             st.unresolved[name] = guard
         anames = set().union(*(s.arrays.keys() for s in states)) | set(st.arrays)
         for name in anames:
@@ -553,7 +563,7 @@ class Reader:
             if out is not None:
                 self.capture[-1].append(out)
                 return True
-        if name in _QUIET:
+        if name in _QUIET and not (self.capture is not None and name in ("ulimit", "umask", "type", "hash", "alias")):
             return True
         if self.capture is not None and name in ("seq", "dirname", "basename", "pwd") and not self.redirected(node):
             out = self.builtin_output(name, argv[1:], st)
@@ -579,7 +589,13 @@ class Reader:
         _ = node, st
 
     def redirected(self, node: Simple) -> bool:
-        return any(r.op in (">", ">>", "&>", ">|", "&>>") or r.op == ">&" for r in node.redirs)
+        """True when the command's standard output goes elsewhere than the caller (a file, stderr)."""
+        for r in node.redirs:
+            if r.op in ("&>", "&>>"):
+                return True
+            if r.op in (">", ">>", ">|", ">&") and r.fd in ("", "1"):
+                return True
+        return False
 
     def stdin(self, node: Simple, st: State) -> str | None:
         for r in node.redirs:
@@ -743,15 +759,18 @@ class Reader:
         if self.depth > MAX_CALL_DEPTH:
             self.depth -= 1
             raise _Budget()
-        saved, saved_file = st.positional, st.file
+        saved, saved_file, saved_flag = st.positional, st.file, self.return_unknown
         body, st.file = st.funcs[name]
         st.positional = list(args)
+        self.return_unknown = False
         try:
-            return self.command(body, st)
+            status = self.command(body, st)
+            return None if self.return_unknown else status
         except _Return as ret:
-            return ret.status
+            return None if self.return_unknown else ret.status
         finally:
             st.positional, st.file = saved, saved_file
+            self.return_unknown = saved_flag
             self.depth -= 1
             _ = node
 
@@ -941,11 +960,10 @@ class Reader:
                 arr = st.arrays.get(m.group(1))
                 if arr is not None and all(is_known(item) for item in arr):
                     return text_of(str(len(arr)), st.file, line)
-                if arr is not None:
-                    bad = next((blocking(item) for item in arr if blocking(item) is not None), None)
-                    if bad is not None:
-                        return (Seg(f"${{{inner}}}", bad.file, bad.line, False, bad.why),)
-                    return text_of(str(len(arr)), st.file, line)
+                if arr is not None:  # an element the reader does not know may stand for any number of them
+                    bad = next((seg for item in arr for seg in item if not seg.known), None)
+                    assert bad is not None
+                    return (Seg(f"${{{inner}}}", bad.file, bad.line, False, bad.why or "runtime"),)
                 return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
             value = self.lookup(target, st, line)
             return text_of(str(len(plain(value))), st.file, line) if is_known(value) else \
@@ -1290,6 +1308,29 @@ class Reader:
         if op == ">":
             return a > b
         return None
+
+
+def _common_prefix(values: list[Text], tail: Text) -> Text:
+    """What branches agree on: the longest common known prefix, then `tail` (the unknown rest)."""
+    def known_lead(value: Text) -> Text:
+        out: list[Seg] = []
+        for seg in value:
+            if not seg.known:
+                break
+            out.append(seg)
+        return tuple(out)
+
+    values = [known_lead(v) for v in values]
+    texts = [plain(v) for v in values]
+    if not texts:
+        return tail
+    n = 0
+    shortest = min(len(t) for t in texts)
+    while n < shortest and all(t[n] == texts[0][n] for t in texts):
+        n += 1
+    if n == 0:
+        return tail
+    return concat(slice_text(values[0], 0, n), tail)
 
 
 def _glob_regex(pattern: str, anchored: bool = True) -> re.Pattern[str]:
