@@ -50,11 +50,13 @@ def _starts_srtctl(job: KeyJob, point: Point) -> bool:
 
 def claims(job: KeyJob, point: Point) -> bool:
     """An old-layout multi-node row without srt-recipe, or whose runner starts scripts instead of srtctl."""
-    if not point.multinode or job.ctx.bundle.layout != "old":
+    if not point.multinode:
         return False
     ref = point.srt_recipe
     if ref is None:
         return True
+    if job.ctx.bundle.layout != "old":
+        return False
     if ref.source not in ("CONFIG_FILE", "EVAL_CONFIG_FILE") or job.tree.has(ref.path):
         return False
     return not _starts_srtctl(job, point)
@@ -161,6 +163,10 @@ def _blocking(server: ServerStart) -> tuple[str, int | None, str] | None:
 
 def resolve(job: KeyJob, point: Point) -> None:
     """Follow the launch chain to its servers and add one launch per role."""
+    if job.ctx.bundle.layout != "old":  # the new layout launches every multi-node row through srt-slurm
+        job.error(point, point.file, point.line, "multinode row names no srt-recipe, which the inferencex-e2e "
+                                                 "launcher requires", "no-recipe")
+        return
     followed, problem, script = _followed(job, point)
     if problem is not None or followed is None:
         assert problem is not None

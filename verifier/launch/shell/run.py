@@ -60,6 +60,7 @@ _DECLARERS = {"export", "declare", "local", "readonly", "typeset"}
 _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
           "printf", "mkdir", "rm", "alias", "unalias", "pushd", "popd", "sync"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SENTINEL = re.compile(r"\$\{__v(\d+)\}")
 _PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$",
                     re.DOTALL)
 
@@ -120,11 +121,12 @@ class State:
     # set when the script evaluates text the reader cannot know (`eval "$(python3 ...)"`): what it
     # would set is unknown from there on
     taint: tuple[str, int, str] | None = None
+    source_text: str = ""  # ${BASH_SOURCE[0]}: the path the current file was run or sourced by
 
     def copy(self) -> State:
         return State(dict(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
                      set(self.unset), dict(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
-                     dict(self.unresolved), self.taint)
+                     dict(self.unresolved), self.taint, self.source_text)
 
 
 @dataclass
@@ -173,6 +175,7 @@ class Reader:
         # the cluster, a command's status) or undecided (the reader could not establish an operand)
         self.cond_why: str | None = None
         self.return_unknown = False  # a function returned on an undecided path: its status is unknown
+        self.sentinels: list[Seg] = []  # unknown values written into re-read shell text (shell_text)
 
     # ------------------------------------------------------------------ entry points
 
@@ -187,6 +190,7 @@ class Reader:
             st.exported.add(name)
         st.positional = [a if isinstance(a, tuple) else text_of(str(a), "<args>", None) for a in args]
         st.file, st.zero = path, zero if zero is not None else path
+        st.source_text = st.zero
         if not st.cwd:
             st.cwd = text_of(cwd, "<env>", None) if cwd else ()
         stopped = None
@@ -213,11 +217,7 @@ class Reader:
         st.positional = [a if isinstance(a, tuple) else text_of(str(a), "<args>", None) for a in args]
         st.file, st.zero = file, "bash"
         st.cwd = text_of(cwd, "<env>", None) if cwd else ()
-        owners: list[Seg] = []
-        for seg in code:
-            owners.extend([seg] * len(seg.text))
-
-        source = plain(code)
+        source, owners = self.shell_text(code)
 
         def where(word: Word) -> tuple[str, int] | None:
             i = word.start
@@ -365,6 +365,39 @@ class Reader:
         guard = pending[0][0]
         self.cond_why = "undecided" if "undecided" in reasons else "runtime"
         return self.branch_unknown(branches, st, guard)
+
+    def shell_text(self, code: Text) -> tuple[str, list[Seg]]:
+        """Text to re-read as shell code (eval, bash -c), and the segment each character came from.
+
+        A value the reader does not know is written as a sentinel variable `${__vN}` standing for it,
+        never as its source text (which may hold quotes or spaces the real value does not)."""
+        out: list[str] = []
+        owners: list[Seg] = []
+        for seg in code:
+            text = seg.text
+            if not seg.known:
+                self.sentinels.append(seg)
+                text = f"${{__v{len(self.sentinels) - 1}}}"
+            out.append(text)
+            owners.extend([seg] * len(text))
+        return "".join(out), owners
+
+    def restore(self, text: Text) -> Text:
+        """Put back the values sentinels stand for where they survived as literal text (inside quotes)."""
+        if not any("${__v" in seg.text for seg in text):
+            return text
+        pieces: list[Seg] = []
+        for seg in text:
+            last = 0
+            for m in _SENTINEL.finditer(seg.text):
+                if m.start() > last:
+                    pieces.append(Seg(seg.text[last:m.start()], seg.file, seg.line, seg.known, seg.why))
+                index = int(m.group(1))
+                pieces.append(self.sentinels[index] if index < len(self.sentinels) else seg)
+                last = m.end()
+            if last < len(seg.text):
+                pieces.append(Seg(seg.text[last:], seg.file, seg.line, seg.known, seg.why))
+        return tuple(pieces)
 
     def note(self, why: str) -> None:
         """Record why a condition is unknown (undecided/unreadable win over runtime)."""
@@ -570,8 +603,9 @@ class Reader:
             if out is not None:
                 self.capture[-1].append(out)
                 return True
-        env = {k: v for k, v in st.vars.items() if k in st.exported}
-        env.update(prefix)
+        env = {k: self.restore(v) for k, v in st.vars.items() if k in st.exported}
+        env.update({k: self.restore(v) for k, v in prefix.items()})
+        argv = [self.restore(a) for a in argv]
         file, line = st.file, node.line
         if self.origin_at is not None:  # eval'd or inline text: the command is where its words were written
             found = origin(argv[0])
@@ -698,8 +732,8 @@ class Reader:
             return None
         path, text = loaded
         self.files.append(path)
-        saved_file, saved_pos = st.file, st.positional
-        st.file = path
+        saved_file, saved_pos, saved_source = st.file, st.positional, st.source_text
+        st.file, st.source_text = path, plain(args[0])
         if len(args) > 1:
             st.positional = list(args[1:])
         self.depth += 1
@@ -716,21 +750,20 @@ class Reader:
             return ret.status
         finally:
             self.depth -= 1
-            st.file, st.positional = saved_file, saved_pos
+            st.file, st.positional, st.source_text = saved_file, saved_pos, saved_source
 
     def eval_(self, args: list[Text], node: Simple, st: State) -> bool | None:
         code = join_fields(args)
-        opaque = next((seg for seg in code if not seg.known and seg.text.startswith(("$(", "`"))), None)
+        # the text to run is itself a command's output (`eval "$(python3 ...)"`): nothing it does is known;
+        # a run-time value inside known text (`eval "$CMD"` with a host IP in it) is only data
+        lead = next((seg for seg in code if seg.text.strip()), None)
+        opaque = lead if lead is not None and not lead.known and lead.text.startswith(("$(", "`")) else None
         if opaque is not None:
             st.taint = (st.file, node.line, f"evaluates the output of `{opaque.text[:120]}`")
             self.problems.append((st.file, node.line, f"evaluates the output of `{opaque.text[:120]}`, "
                                                       "which is not read statically"))
             return None
-        source = plain(code)
-        # map each character of the evaluated text back to the segment that wrote it
-        owners: list[Seg] = []
-        for seg in code:
-            owners.extend([seg] * len(seg.text))
+        source, owners = self.shell_text(code)
         try:
             body = parse(source, st.file)
         except ShellSyntaxError as exc:
@@ -936,6 +969,8 @@ class Reader:
         return [f for f in out if f]
 
     def lookup(self, name: str, st: State, line: int | None) -> Text:
+        if name.startswith("__v") and name[3:].isdigit() and int(name[3:]) < len(self.sentinels):
+            return (self.sentinels[int(name[3:])],)
         if name in st.vars:
             return st.vars[name]
         if name in st.arrays:
@@ -996,7 +1031,7 @@ class Reader:
             return (Seg(f"${name}", st.file, line, False, "runtime"),)
         elif index is not None:
             if name == "BASH_SOURCE":
-                value, present = text_of(st.file, st.file, line), True
+                value, present = text_of(st.source_text or st.file, st.file, line), True
             elif index in ("@", "*"):
                 if name in st.arrays:
                     items = list(st.arrays[name])
@@ -1022,7 +1057,7 @@ class Reader:
                     return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         else:
             if name == "BASH_SOURCE":
-                value, present = text_of(st.file, st.file, line), True
+                value, present = text_of(st.source_text or st.file, st.file, line), True
             else:
                 value = self.lookup(name, st, line)
                 present = self.is_set(name, st)
