@@ -29,7 +29,6 @@ from typing import Any, Protocol
 from verifier.errors import UsageError, VerifierError
 from verifier.model import Bundle, Tree, UpstreamFile, UpstreamFiles
 
-MAX_ROUNDS = 8
 MAX_UPSTREAM_FILE = 4 * 1024 * 1024
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 _REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
@@ -184,39 +183,109 @@ def _may_fetch(entry: Any) -> bool:
         return False
 
 
-def _needs(bundle: Bundle, policies: Mapping[str, Any],
-           only: Mapping[str, set[str]] | None) -> tuple[set[Any], dict[str, set[str]]]:
-    """Needs of the affected keys that can have any (`only`: just these keys, per side), and which keys had some."""
-    from verifier.configs import affected_keys, master_entries
-    from verifier.context import CheckContext
-    from verifier.launch import launches_for_key
+class Recorder:
+    """The recorder's source during one resolution pass: files launches read are fetched on demand.
 
-    ctx = CheckContext(bundle, policies)
-    found: set[Any] = set()
-    needy: dict[str, set[str]] = {"base": set(), "head": set()}
-    if only is not None:
-        keys = sorted(only["base"] | only["head"])
-    else:
-        try:
-            keys = list(affected_keys(ctx).keys)
-        except (VerifierError, ValueError, LookupError):
-            return found, needy
-    for side in ("base", "head"):
-        try:
-            present = master_entries(ctx, side)
-        except (VerifierError, ValueError, LookupError):
-            continue
-        for key in keys:
-            if key not in present or (only is not None and key not in only[side]) or not _may_fetch(present[key]):
-                continue
+    Launch resolution asks it for every tree file it does not find (`tree`) and every file a runner
+    fetches from another repository (`upstream`); what it returns is remembered and added to the
+    bundle afterwards (`apply`), so the recorded bundle holds exactly what the resolution read.
+    """
+
+    def __init__(self, bundle: Bundle, tree_fetch: TreeFetch | None, upstream: UpstreamSource | None,
+                 when: dt.datetime, report: Completion) -> None:
+        self.tree_fetch = tree_fetch
+        self.source = upstream
+        self.when = when
+        self.report = report
+        self.trees: dict[str, dict[str, bytes]] = {"base": {}, "head": {}}
+        self.missing: dict[str, set[str]] = {"base": set(), "head": set()}
+        self.facts = {(u.repo.lower(), u.ref or "HEAD"): u for u in bundle.github.upstream_files}
+        self.contents: dict[str, bytes] = {}
+        self.resolved: dict[tuple[str, str], str | None] = {}
+        self.tried: dict[tuple[str, str, str], Any] = {}
+
+    def tree(self, side: str, path: str) -> bytes | None:
+        """A file of one side's repository tree (None: the repository has no such file)."""
+        if path in self.trees[side]:
+            return self.trees[side][path]
+        if path in self.missing[side] or self.tree_fetch is None:
+            return None
+        got = self.tree_fetch(side, [path]).get(path)
+        if got is None:
+            self.missing[side].add(path)
+            return None
+        self.trees[side][path] = got
+        self.report.tree_files += 1
+        return got
+
+    def upstream(self, repo: str, ref: str, path: str, used_by: str) -> Any:
+        """The UpstreamHit of a file another repository serves at a ref (None: no source serves it)."""
+        from verifier.model import UpstreamHit
+
+        key = (repo.lower(), ref)
+        if (*key, path) in self.tried:
+            return self.tried[(*key, path)]
+        self.tried[(*key, path)] = None
+        if self.source is None or not self.source.serves(repo):
+            self.report.notes.append(f"{repo}@{ref}:{path} is fetched by {used_by}; no source serves {repo} "
+                                     "(not recorded)")
+            return None
+        if key not in self.resolved:
             try:
-                part = launches_for_key(ctx, side, key)
-            except (VerifierError, ValueError, LookupError):
-                continue
-            if part.needs:
-                needy[side].add(key)
-                found |= part.needs
-    return found, needy
+                self.resolved[key] = self.source.resolve(repo, ref, self.when)
+            except (VerifierError, OSError) as exc:
+                self.report.notes.append(f"{repo}@{ref}: cannot be resolved ({exc})")
+                self.resolved[key] = None
+        commit = self.resolved[key]
+        if commit is None:
+            self.report.notes.append(f"{repo}@{ref} is not found in its source (not recorded)")
+            return None
+        try:
+            got = self.source.read(repo, commit, path)
+        except (VerifierError, OSError) as exc:
+            self.report.notes.append(f"{repo}@{commit[:12]}:{path}: cannot be read ({exc})")
+            return None
+        facts = self.facts.get(key) or UpstreamFiles(repo=repo, ref=ref, commit=commit)
+        users = facts.used_by if isinstance(facts.used_by, tuple) else ((facts.used_by,) if facts.used_by else ())
+        if used_by and used_by not in users:
+            users = (*users, used_by)
+        data = None
+        if got is None:
+            item = UpstreamFile(path=path, absent=True)
+        else:
+            data, blob = got
+            if len(data) > MAX_UPSTREAM_FILE:
+                self.report.notes.append(f"{repo}@{commit[:12]}:{path} is over {MAX_UPSTREAM_FILE} bytes")
+                return None
+            item = UpstreamFile(path=path, blob=blob, sha256=hashlib.sha256(data).hexdigest())
+            self.contents[f"{facts.repo}/{commit}/{path}"] = data
+        files = tuple(f for f in facts.files if f.path != path) + (item,)
+        self.facts[key] = facts.model_copy(update={"files": files, "used_by": users})
+        self.report.upstream_files += 1
+        hit = UpstreamHit(status="absent" if data is None else "content", repo=repo, ref=ref, path=path,
+                          commit=commit, data=data)
+        self.tried[(*key, path)] = hit
+        return hit
+
+    def apply(self, bundle: Bundle) -> Bundle:
+        """The bundle with everything fetched."""
+        if not any(self.trees.values()) and not self.contents and \
+                tuple(self.facts.values()) == bundle.github.upstream_files:
+            return bundle
+        return bundle.model_copy(update={
+            "base": Tree(sha=bundle.base.sha, files={**bundle.base.files, **self.trees["base"]}),
+            "head": Tree(sha=bundle.head.sha, files={**bundle.head.files, **self.trees["head"]}),
+            "github": bundle.github.model_copy(update={"upstream_files": tuple(self.facts.values())}),
+            "upstream": {**bundle.upstream, **self.contents},
+        })
+
+
+def _may_fetch(entry: Any) -> bool:
+    """Entries whose launches can read runner scripts or fetched files (multi-node or CONFIG_FILE rows)."""
+    try:
+        return bool(entry.get("multinode")) or "CONFIG_FILE=" in entry.text
+    except (VerifierError, ValueError):
+        return False
 
 
 def complete_bundle(
@@ -226,79 +295,32 @@ def complete_bundle(
     tree_fetch: TreeFetch | None = None,
     upstream: UpstreamSource | None = None,
     when: dt.datetime | None = None,
-    rounds: int = MAX_ROUNDS,
 ) -> tuple[Bundle, Completion]:
-    """The bundle with every file its launches read (see module docstring)."""
-    when = when or dt.datetime.now(dt.UTC)
-    report = Completion()
-    resolved: dict[tuple[str, str], str | None] = {}
-    tried: set[tuple[str, ...]] = set()
-    only: dict[str, set[str]] | None = None
-    for _ in range(rounds):
-        needs, only = _needs(bundle, policies, only)
-        report.rounds += 1
-        trees = {"base": dict(bundle.base.files), "head": dict(bundle.head.files)}
-        upstream_facts = {(u.repo.lower(), u.ref or "HEAD"): u for u in bundle.github.upstream_files}
-        contents = dict(bundle.upstream)
-        changed = False
-        for side in ("base", "head"):
-            wanted = sorted({n.path for n in needs if n.kind == "tree" and n.side == side}
-                            - set(trees[side]) - {k[1] for k in tried if k[0] == side})
-            tried.update((side, p) for p in wanted)
-            if wanted and tree_fetch is not None:
-                got = tree_fetch(side, wanted)
-                for path, data in got.items():
-                    if path not in trees[side]:
-                        trees[side][path] = data
-                        report.tree_files += 1
-                        changed = True
-        for need in sorted((n for n in needs if n.kind == "upstream"), key=lambda n: (n.repo, n.ref, n.path)):
-            key = (need.repo.lower(), need.ref)
-            if ("up", *key, need.path) in tried:
-                continue
-            tried.add(("up", *key, need.path))
-            if upstream is None or not upstream.serves(need.repo):
-                report.notes.append(f"{need.repo}@{need.ref}:{need.path} is fetched by {need.used_by}; "
-                                    f"no source serves {need.repo} (not recorded)")
-                continue
-            if key not in resolved:
-                try:
-                    resolved[key] = upstream.resolve(need.repo, need.ref, when)
-                except (VerifierError, OSError) as exc:
-                    report.notes.append(f"{need.repo}@{need.ref}: cannot be resolved ({exc})")
-                    resolved[key] = None
-            commit = resolved[key]
-            if commit is None:
-                report.notes.append(f"{need.repo}@{need.ref} is not found in its source (not recorded)")
+    """The bundle with every file its launches read (see module docstring): one resolution pass of the
+    affected keys that can read such files, with the recorder's sources answering what is missing."""
+    from verifier.configs import affected_keys, master_entries
+    from verifier.context import CheckContext
+    from verifier.launch import launches_for_key
+    from verifier.launch.job import RECORDING
+
+    report = Completion(rounds=1)
+    recorder = Recorder(bundle, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
+    ctx = CheckContext(bundle, policies)
+    ctx.memo(RECORDING, lambda: recorder)
+    try:
+        keys = list(affected_keys(ctx).keys)
+    except (VerifierError, ValueError, LookupError):
+        return bundle, report
+    for side in ("base", "head"):
+        try:
+            present = master_entries(ctx, side)
+        except (VerifierError, ValueError, LookupError):
+            continue
+        for key in keys:
+            if key not in present or not _may_fetch(present[key]):
                 continue
             try:
-                got = upstream.read(need.repo, commit, need.path)
-            except (VerifierError, OSError) as exc:
-                report.notes.append(f"{need.repo}@{commit[:12]}:{need.path}: cannot be read ({exc})")
+                launches_for_key(ctx, side, key)
+            except (VerifierError, ValueError, LookupError):
                 continue
-            facts = upstream_facts.get(key) or UpstreamFiles(repo=need.repo, ref=need.ref, commit=commit)
-            users = facts.used_by if isinstance(facts.used_by, tuple) else ((facts.used_by,) if facts.used_by else ())
-            if need.used_by and need.used_by not in users:
-                users = (*users, need.used_by)
-            if got is None:
-                item = UpstreamFile(path=need.path, absent=True)
-            else:
-                data, blob = got
-                if len(data) > MAX_UPSTREAM_FILE:
-                    report.notes.append(f"{need.repo}@{commit[:12]}:{need.path} is over {MAX_UPSTREAM_FILE} bytes")
-                    continue
-                item = UpstreamFile(path=need.path, blob=blob, sha256=hashlib.sha256(data).hexdigest())
-                contents[f"{facts.repo}/{commit}/{need.path}"] = data
-            files = tuple(f for f in facts.files if f.path != need.path) + (item,)
-            upstream_facts[key] = facts.model_copy(update={"files": files, "used_by": users})
-            report.upstream_files += 1
-            changed = True
-        if not changed:
-            break
-        bundle = bundle.model_copy(update={
-            "base": Tree(sha=bundle.base.sha, files=trees["base"]),
-            "head": Tree(sha=bundle.head.sha, files=trees["head"]),
-            "github": bundle.github.model_copy(update={"upstream_files": tuple(upstream_facts.values())}),
-            "upstream": contents,
-        })
-    return bundle, report
+    return recorder.apply(bundle), report

@@ -21,6 +21,7 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from verifier.configs.points import Point
@@ -177,12 +178,18 @@ def repo_path(job: KeyJob, text: Text, cwd: Text, mounts: Mapping[str, str] | No
     return None
 
 
+@lru_cache(maxsize=8)
+def _machine_env(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(fnmatch.translate(p).removesuffix(r"\Z").replace("(?s:", "(?:") for p in patterns))
+
+
 def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
     """A shell reader that sources files of this side's tree and knows which variables are run-time."""
-    patterns = [str(p) for p in _policy(job)["workflow"]["machine-env"]]
+    patterns = tuple(str(p) for p in _policy(job)["workflow"]["machine-env"])
+    rx = _machine_env(patterns)
 
     def unknown(name: str) -> bool:
-        return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+        return rx.fullmatch(name) is not None
 
     def load(path: Text, state: State) -> tuple[str, str] | None:
         rel = repo_path(job, path, state.cwd, mounts)
@@ -193,7 +200,7 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
 
     def file_test(op: str, path: Text, state: State) -> bool | None:
         rel = repo_path(job, path, state.cwd, mounts)
-        if rel is not None and op in ("-f", "-e", "-s", "-r") and job.tree.has(rel):
+        if rel is not None and op in ("-f", "-e", "-s", "-r") and job.has(rel):
             return True
         return None
 
@@ -214,6 +221,47 @@ def runner_reading(job: KeyJob, point: Point, script: str, env: Mapping[str, str
         return RunnerReading(script, result, problems)
 
     return job.ctx.memo(key, compute)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a runner does for a point, as far as choosing the launch kind and the clone goes."""
+
+    starts_srtctl: bool
+    plan: FetchPlan | None
+    problem: Problem | None
+
+
+def runner_probe(job: KeyJob, script: str, env: Mapping[str, str]) -> Probe:
+    """`Probe` of one runner script for an environment, cached by the variables the reading used.
+
+    A runner read for one point is reused for every point whose environment agrees on each variable
+    that reading expanded or tested (the reading is a function of those alone), so a key with many
+    points reads its runner once or twice.
+    """
+    cache: list[tuple[dict[str, str | None], Probe]] = job.ctx.memo(f"launch.runner.probes.{job.side}.{script}",
+                                                                     list)
+    for deps, probe in cache:
+        if all(env.get(name) == value for name, value in deps.items()):
+            return probe
+    data = job.read(script)
+    if data is None:
+        probe = Probe(False, None, Problem(script, None, "runner script is not in the tree"))
+        cache.append(({}, probe))
+        return probe
+    workspace = str(_policy(job)["workflow"]["workspace"])
+    reader = make_reader(job)
+    reader.stop_at = lambda words: words[:2] == ["srtctl", "apply"]  # what follows it is the run's results
+    result = reader.run(script, data.decode("utf-8", "replace"), env, cwd=workspace)
+    problems = [Problem(f, ln, m) for f, ln, m in result.problems if "cannot be read" in m or "too long" in m]
+    starts = any(e.words()[:2] == ["srtctl", "apply"] for e in result.events)
+    if problems:
+        probe = Probe(starts, None, problems[0])
+    else:
+        plan, problem = _plan(job, script, result)
+        probe = Probe(starts, plan, problem)
+    cache.append(({name: env.get(name) for name in reader.reads}, probe))
+    return probe
 
 
 def _clone_args(words: list[str]) -> tuple[str | None, str | None, str | None]:
@@ -258,15 +306,10 @@ def fetch_plan(job: KeyJob, point: Point) -> tuple[FetchPlan | None, Problem | N
     env = launcher_env(job, point)
     plans: list[FetchPlan] = []
     for script in scripts:
-        reading = runner_reading(job, point, script, env)
-        if reading.result is None or reading.problems:
-            first = reading.problems[0] if reading.problems else Problem(script, None, "cannot be read")
-            return None, first
-        plan, problem = _plan(job, script, reading.result)
-        if problem is not None:
-            return None, problem
-        assert plan is not None
-        plans.append(plan)
+        probe = runner_probe(job, script, env)
+        if probe.problem is not None or probe.plan is None:
+            return None, probe.problem or Problem(script, None, "cannot be read")
+        plans.append(probe.plan)
     first = plans[0]
     for other in plans[1:]:
         if (other.repo, other.ref) != (first.repo, first.ref):

@@ -24,7 +24,7 @@ from verifier.configs.points import Point
 from verifier.launch.follow import Followed, ServerStart, follow
 from verifier.launch.job import KeyJob
 from verifier.launch.model import Launch
-from verifier.launch.runner import Problem, launcher_env, runner_reading, runner_scripts
+from verifier.launch.runner import Problem, launcher_env, runner_probe, runner_reading, runner_scripts
 from verifier.launch.shell import plain
 from verifier.launch.shell.values import blocking, origin
 from verifier.recipes.spec import spec_parameters
@@ -35,15 +35,16 @@ ROLES = ("prefill", "decode", "agg")
 
 
 def _starts_srtctl(job: KeyJob, point: Point) -> bool:
+    """Whether the point's runner runs `srtctl apply` (a missing runner: left to the srt-slurm kinds)."""
     scripts, problem = runner_scripts(job, point)
     if problem is not None or not scripts:
-        return True  # let the srt-slurm kinds report it
+        return True
     env = launcher_env(job, point)
     for script in scripts:
-        reading = runner_reading(job, point, script, env)
-        if reading.result is None:
+        probe = runner_probe(job, script, env)
+        if probe.starts_srtctl:
             return True
-        if any(e.words()[:2] == ["srtctl", "apply"] for e in reading.result.events):
+        if probe.problem is not None and probe.problem.message == "runner script is not in the tree":
             return True
     return False
 
@@ -173,7 +174,7 @@ def resolve(job: KeyJob, point: Point) -> None:
         job.error(point, problem.file, problem.line,
                   f"multi-node launch cannot be followed: {problem.file} {problem.message}", "runner")
         return
-    files = tuple(dict.fromkeys(f for f in followed.files if job.tree.has(f)))
+    files = tuple(dict.fromkeys(f for f in followed.files if job.has(f)))
     by_role: dict[str, ServerStart] = {}
     for server in followed.servers:
         by_role.setdefault(server.role, server)

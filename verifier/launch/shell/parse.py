@@ -112,17 +112,24 @@ def _close(text: str, i: int, open_: str, close: str) -> int:
 
 
 class _Lexer:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, first_line: int = 1) -> None:
         if len(text) > MAX_SCRIPT_CHARS:
             raise ShellSyntaxError(f"script is over {MAX_SCRIPT_CHARS} characters", None)
-        self.text = text.replace("\r\n", "\n")
+        self.text = text.replace("\r\n", "\n") if "\r" in text else text
         self.i = 0
-        self.line = 1
+        self.line = first_line
         self.toks: list[Tok] = []
         self.pending_heredocs: list[tuple[Tok, str, bool]] = []
+        self._at = 0  # line_at: the last position counted and its line
+        self._at_line = first_line
+        self._first = first_line
 
     def line_at(self, i: int) -> int:
-        return self.text.count("\n", 0, i) + 1
+        if i < self._at:
+            self._at, self._at_line = 0, self._first
+        self._at_line += self.text.count("\n", self._at, i)
+        self._at = i
+        return self._at_line
 
     def emit(self, tok: Tok) -> None:
         self.toks.append(tok)
@@ -413,9 +420,9 @@ class _Lexer:
         raise ShellSyntaxError("unterminated array", line)
 
 
-def tokenize(text: str) -> list[Tok]:
-    """The script's tokens (newlines kept as `\\n` operators)."""
-    return _Lexer(text).run()
+def tokenize(text: str, first_line: int = 1) -> list[Tok]:
+    """The script's tokens (newlines kept as `\\n` operators); lines count from `first_line`."""
+    return _Lexer(text, first_line).run()
 
 
 # ----------------------------------------------------------------------------------------- parser
@@ -846,18 +853,19 @@ class _Parser:
         return Simple(line, assigns, words, redirs)
 
 
-def parse(text: str, path: str = "") -> list[AndOr]:
+def parse(text: str, path: str = "", first_line: int = 1) -> list[AndOr]:
     """The syntax tree of a script; raises ShellSyntaxError naming the line of a construct it cannot read.
 
     Trees are cached by text (a runner script is read once per point); callers never change them.
+    `first_line`: the line the text starts on (a command substitution inside a script).
     """
     _ = path
-    return _parse_cached(text)
+    return _parse_cached(text, first_line)
 
 
-@lru_cache(maxsize=256)
-def _parse_cached(text: str) -> list[AndOr]:
-    parser = _Parser(tokenize(text))
+@lru_cache(maxsize=1024)
+def _parse_cached(text: str, first_line: int) -> list[AndOr]:
+    parser = _Parser(tokenize(text, first_line))
     body = parser.parse_list()
     if parser.peek() is not None:
         tok = parser.peek()

@@ -156,11 +156,13 @@ class Reader:
     """
 
     def __init__(self, load: Loader | None = None, unknown: Callable[[str], bool] | None = None,
-                 file_test: FileTest | None = None, max_steps: int = MAX_STEPS) -> None:
+                 file_test: FileTest | None = None, max_steps: int = MAX_STEPS,
+                 stop_at: Callable[[list[str]], bool] | None = None) -> None:
         self.load = load
         self.unknown = unknown or (lambda _name: True)
         self.file_test = file_test
         self.max_steps = max_steps
+        self.stop_at = stop_at  # the reading ends after the first command this accepts
         self.steps = 0
         self.events: list[Event] = []
         self.problems: list[tuple[str, int | None, str]] = []
@@ -176,6 +178,7 @@ class Reader:
         self.cond_why: str | None = None
         self.return_unknown = False  # a function returned on an undecided path: its status is unknown
         self.sentinels: list[Seg] = []  # unknown values written into re-read shell text (shell_text)
+        self.reads: set[str] = set()  # every variable name the script expanded or tested
 
     # ------------------------------------------------------------------ entry points
 
@@ -384,7 +387,7 @@ class Reader:
 
     def restore(self, text: Text) -> Text:
         """Put back the values sentinels stand for where they survived as literal text (inside quotes)."""
-        if not any("${__v" in seg.text for seg in text):
+        if not self.sentinels or not any("${__v" in seg.text for seg in text):
             return text
         pieces: list[Seg] = []
         for seg in text:
@@ -603,9 +606,13 @@ class Reader:
             if out is not None:
                 self.capture[-1].append(out)
                 return True
-        env = {k: self.restore(v) for k, v in st.vars.items() if k in st.exported}
-        env.update({k: self.restore(v) for k, v in prefix.items()})
-        argv = [self.restore(a) for a in argv]
+        argv = [self.restore(a) for a in argv] if self.sentinels else argv
+        env: dict[str, Text] = {}
+        if _may_start(name, argv):  # only a command that can run a script or a server needs its environment
+            env = {k: v for k, v in st.vars.items() if k in st.exported}
+            env.update(prefix)
+            if self.sentinels:
+                env = {k: self.restore(v) for k, v in env.items()}
         file, line = st.file, node.line
         if self.origin_at is not None:  # eval'd or inline text: the command is where its words were written
             found = origin(argv[0])
@@ -615,6 +622,8 @@ class Reader:
                 line = self.event_line
         self.events.append(Event(file, line, tuple(argv), env, st.cwd, tuple(self.guards), stdin,
                                  taint=st.taint))
+        if self.stop_at is not None and not self.guards and self.stop_at([plain(a) for a in argv[:3]]):
+            raise Stop(file, line, True)
         if self.capture is not None and not self.redirected(node):
             self.external_in_capture = True
         return None
@@ -971,6 +980,7 @@ class Reader:
     def lookup(self, name: str, st: State, line: int | None) -> Text:
         if name.startswith("__v") and name[3:].isdigit() and int(name[3:]) < len(self.sentinels):
             return (self.sentinels[int(name[3:])],)
+        self.reads.add(name)
         if name in st.vars:
             return st.vars[name]
         if name in st.arrays:
@@ -981,6 +991,7 @@ class Reader:
         return (Seg(f"${{{name}}}", st.file, line, False, "runtime"),)
 
     def is_set(self, name: str, st: State) -> bool | None:
+        self.reads.add(name)
         if name in st.vars or name in st.arrays:
             return True
         if name in st.unset or not self.unknown(name):
@@ -1143,7 +1154,7 @@ class Reader:
     def command_substitution(self, code: str, st: State, line: int) -> Text:
         unknown = (Seg(f"$({code.strip()[:200]})", st.file, line, False, "runtime"),)
         try:
-            body = parse("\n" * max(0, line - 1) + code, st.file)
+            body = parse(code, st.file, max(1, line))
         except ShellSyntaxError:
             return unknown
         sub = st.copy()
@@ -1343,6 +1354,17 @@ class Reader:
         if op == ">":
             return a > b
         return None
+
+
+_STARTERS = {"bash", "sh", "sbatch", "srun", "docker", "podman", "sudo", "exec", "nohup", "env", "timeout", "python",
+             "python3", "vllm", "sglang", "trtllm-serve", "numactl", "stdbuf", "setsid", "time", "command", "mpirun"}
+
+
+def _may_start(name: str | None, argv: list[Text]) -> bool:
+    """Whether a command can start a script or a server (an unknown program might)."""
+    if name is None:
+        return True
+    return name in _STARTERS or "/" in name or name.endswith((".sh", ".slurm", ".bash", "python", "python3"))
 
 
 def _common_prefix(values: list[Text], tail: Text) -> Text:
