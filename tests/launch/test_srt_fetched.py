@@ -99,3 +99,21 @@ def test_runner_and_library_reads_are_needs_when_missing() -> None:
     [error] = ls.fatal_errors
     assert "runner script is not in the tree" in error.message
     assert Need("tree", "head", "runners/launch_b200-dgxc-slurm.sh") in ls.needs
+
+
+def test_a_dynamo_recipe_carries_its_frontend_process() -> None:
+    recipe = TRT_RECIPE.replace(b'frontend:\n  type: "dynamo"\n',
+                                b'frontend:\n  type: "dynamo"\n  args:\n    router-mode: kv\n    busy-threshold: 0.9\n'
+                                b'  env:\n    DYN_LOG: debug\n')
+    upstream = {f"NVIDIA/srt-slurm/{COMMIT}/{RECIPE}": recipe}
+    ctx = _ctx(upstream=upstream, upstream_files=_facts(_item(RECIPE, recipe)))
+    ls = launches(ctx, "head", [TRT_KEY])
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    front = ls.launches[0].frontend
+    assert front is not None and ls.launches[1].frontend == front
+    assert front.module == "dynamo.frontend"
+    assert front.argv == ("--http-port=<frontend_port>", "--router-mode", "kv", "--busy-threshold", "0.9")
+    assert front.env["DYN_LOG"] == "debug"
+    name = f"NVIDIA/srt-slurm@sa-submission-q2-2026:{RECIPE}"
+    line = recipe.decode().split("\n").index("    router-mode: kv") + 1
+    assert front.arg_origin("router-mode") == (name, line)

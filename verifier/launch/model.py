@@ -75,6 +75,8 @@ class Launch:
     origins: dict[Path, Origin] = field(default_factory=dict, repr=False)
     rejected: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     kind: str = ""  # the launch kind that resolved it (verifier.launch.kinds NAME)
+    # the router process srtctl starts beside the workers of a recipe (verifier.launch.frontend)
+    frontend: Any = field(default=None, repr=False)
     # Every file this launch runs or reads to start the server (recipe, shared block, launcher script,
     # the libraries it sources, setup scripts), in the order they take effect: Check 10's scan scope.
     files: tuple[str, ...] = ()

@@ -378,6 +378,9 @@ class _Interp:
                 return _wrap(data, lines, (), file)
             if module == "sys" and attr == "exit":
                 raise _Exit()
+            if module == "os.environ" and attr == "items":
+                return [[PyStr(text_of(k, "<env>", None)), PyStr(text_of(v, "<env>", None))]
+                        for k, v in self.env.items()]
             if module == "os.environ" and attr == "get":
                 key = _raw(args[0])
                 if key in self.env:

@@ -1191,11 +1191,8 @@ class Reader:
 
     def arith(self, expr: str, st: State, line: int | None) -> int | None:
         def repl(m: re.Match[str]) -> str:
-            name = m.group(1) or m.group(2)
-            if name.isdigit() and m.group(0).startswith("$"):
-                value = st.positional[int(name) - 1] if 0 < int(name) <= len(st.positional) else ()
-            else:
-                value = self.lookup(name, st, line)
+            name = m.group(1)
+            value = self.lookup(name, st, line)
             text = plain(value).strip()
             if not is_known(value):
                 raise ValueError(name)
@@ -1205,8 +1202,13 @@ class Reader:
                 return text
             raise ValueError(name)
 
+        if "$" in expr or "`" in expr:  # expansions first (`${#A[@]}`, `$(cmd)`), then bare names
+            expanded = self.expand_one(heredoc_word(expr, line or 0), st)
+            if not is_known(expanded):
+                return None
+            expr = plain(expanded)
         try:
-            src = re.sub(r"\$\{?([A-Za-z_][A-Za-z0-9_]*|\d+)\}?|\b([A-Za-z_][A-Za-z0-9_]*)\b", repl, expr)
+            src = re.sub(r"\b([A-Za-z_][A-Za-z0-9_]*)\b", repl, expr)
             return _eval_int(src)
         except (ValueError, SyntaxError, ZeroDivisionError, RecursionError):
             return None
