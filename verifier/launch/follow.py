@@ -246,6 +246,9 @@ class _Walker:
         i = 0
         while i < len(args):
             w = plain(args[i])
+            if not is_known(args[i]) and not w.startswith("-"):
+                i += 1  # options only the run knows (a list of mounts chosen on the node)
+                continue
             if not w.startswith("-"):
                 break
             name, eq, value = w.partition("=")

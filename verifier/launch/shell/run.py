@@ -454,8 +454,11 @@ class Reader:
                 else:
                     st.vars[name] = values[0]
                 continue
+            kind = why
+            if why == "branch" and all(v and all(not seg.known and seg.why == "runtime" for seg in v) for v in values):
+                kind = "runtime"  # every branch sets a run-time value (a host address found one way or another)
             st.vars[name] = _common_prefix([v or () for v in values], (Seg(f"${{{name}}}", guard[0], guard[1],
-                                                                              False, why),))
+                                                                              False, kind),))
             st.unresolved[name] = guard
         anames = set().union(*(s.arrays.keys() for s in states)) | set(st.arrays)
         for name in anames:
