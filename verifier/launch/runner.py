@@ -130,7 +130,10 @@ def launcher_env(job: KeyJob, point: Point) -> dict[str, str]:
     conf = _policy(job)["workflow"]
     env: dict[str, str] = {"GITHUB_WORKSPACE": str(conf["workspace"])}
     for name, spec in conf["env"].items():
-        env[name] = str(spec["value"]) if "value" in spec else _text(_field(point, str(spec["field"])))
+        if point.is_agentic and "agentic" in spec:
+            env[name] = str(spec["agentic"])
+        else:
+            env[name] = str(spec["value"]) if "value" in spec else _text(_field(point, str(spec["field"])))
     for role in ("prefill", "decode"):
         worker = getattr(point, role)
         settings = worker.get("additional-settings") if isinstance(worker, Mapping) else None
