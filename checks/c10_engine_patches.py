@@ -142,6 +142,9 @@ def _upstream_hits(ctx: CheckContext, scanned: set[str]) -> list[P.PatchHit]:
         if users and not relevant:
             continue
         for item in source.files:
+            kind = item.facts.get("kind") if isinstance(item.facts, dict) else None
+            if item.absent or kind == "recipe":  # a fetched recipe is what runs, not a setup script
+                continue
             where = relevant[0] if relevant else f"{source.repo}/{item.path}"
             hits.append(P.PatchHit(where, None, f"setup_script: {item.path} ({source.repo})",
                                    "upstream-setup-script"))
@@ -172,7 +175,9 @@ def check(ctx: CheckContext) -> CheckResult:
     hits: list[P.PatchHit] = []
     for path in targets:
         hits += _scan(ctx, path, "head", policy)
-    hits += _upstream_hits(ctx, set(targets))
+    # a fetched setup script is used by the fetched recipe that names it: the launches' files
+    launch_files = {f for launch in launches(ctx, "head").launches for f in launch.files}
+    hits += _upstream_hits(ctx, set(targets) | launch_files)
     if missing and not hits:
         first = missing[0]
         return unverifiable("patch-file-missing", MissingEvidence(what=short_path(first)),

@@ -218,8 +218,9 @@ class Recorder:
         self.report.tree_files += 1
         return got
 
-    def upstream(self, repo: str, ref: str, path: str, used_by: str) -> Any:
-        """The UpstreamHit of a file another repository serves at a ref (None: no source serves it)."""
+    def upstream(self, repo: str, ref: str, path: str, used_by: str, kind: str = "file") -> Any:
+        """The UpstreamHit of a file another repository serves at a ref (None: no source serves it);
+        `kind` (recipe, setup-script) is recorded as the file's fact, `used_by` as who reads it."""
         from verifier.model import UpstreamHit
 
         key = (repo.lower(), ref)
@@ -251,13 +252,13 @@ class Recorder:
             users = (*users, used_by)
         data = None
         if got is None:
-            item = UpstreamFile(path=path, absent=True)
+            item = UpstreamFile(path=path, absent=True, facts={"kind": kind})
         else:
             data, blob = got
             if len(data) > MAX_UPSTREAM_FILE:
                 self.report.notes.append(f"{repo}@{commit[:12]}:{path} is over {MAX_UPSTREAM_FILE} bytes")
                 return None
-            item = UpstreamFile(path=path, blob=blob, sha256=hashlib.sha256(data).hexdigest())
+            item = UpstreamFile(path=path, blob=blob, sha256=hashlib.sha256(data).hexdigest(), facts={"kind": kind})
             self.contents[f"{facts.repo}/{commit}/{path}"] = data
         files = tuple(f for f in facts.files if f.path != path) + (item,)
         self.facts[key] = facts.model_copy(update={"files": files, "used_by": users})

@@ -60,8 +60,10 @@ def test_record_revisions_fetches_the_recipe_as_of_the_pr(tmp_path: Path) -> Non
     assert bundle.head.has("runners/launch_b200-dgxc-slurm.sh") and bundle.head.has("runners/slurm_utils.sh")
     [source] = [u for u in bundle.github.upstream_files if u.ref == "sa-submission-q2-2026"]
     assert source.repo == "NVIDIA/srt-slurm" and source.commit == shas["before"]  # not the later commit
-    assert source.used_by == ("runners/launch_b200-dgxc-slurm.sh",)
-    assert {f.path for f in source.files} == {RECIPE, "configs/b200-fixes.sh"}
+    # the recipe is used by the runner, the setup script by the fetched recipe that names it
+    assert source.used_by == ("runners/launch_b200-dgxc-slurm.sh", f"NVIDIA/srt-slurm@sa-submission-q2-2026:{RECIPE}")
+    assert {f.path: f.facts for f in source.files} == {RECIPE: {"kind": "recipe"},
+                                                       "configs/b200-fixes.sh": {"kind": "setup-script"}}
     assert bundle.upstream[f"NVIDIA/srt-slurm/{shas['before']}/{RECIPE}"] == OLD
     # the tag v1.0.5 (dynamo-sglang) is read as written, and its recipe is the in-tree overlay
     ls = launches(CheckContext(bundle, load_policies()), "head", [TRT_KEY])

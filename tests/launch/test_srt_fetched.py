@@ -56,6 +56,11 @@ def test_a_fetched_recipe_resolves_as_a_complete_srtctl_recipe_per_role() -> Non
     assert decode.env["TRTLLM_ENABLE_PDL"] == "1"
     assert decode.arg_origin("tensor_parallel_size") == (name, 37)
     assert not ls.needs
+    # every file a launch runs can be read back, fetched or not
+    from verifier.launch import launch_file
+
+    assert launch_file(ctx, "head", name) == TRT_RECIPE
+    assert launch_file(ctx, "head", "NVIDIA/srt-slurm@sa-submission-q2-2026:configs/b200-fixes.sh") == SETUP_SCRIPT
 
 
 def test_an_unrecorded_fetch_names_repository_ref_and_path_and_is_a_need() -> None:
@@ -117,3 +122,19 @@ def test_a_dynamo_recipe_carries_its_frontend_process() -> None:
     name = f"NVIDIA/srt-slurm@sa-submission-q2-2026:{RECIPE}"
     line = recipe.decode().split("\n").index("    router-mode: kv") + 1
     assert front.arg_origin("router-mode") == (name, line)
+
+
+def test_check_10_counts_a_fetched_setup_script_and_not_the_fetched_recipe() -> None:
+    from checks import c10_engine_patches
+
+    name = f"NVIDIA/srt-slurm@sa-submission-q2-2026:{RECIPE}"
+    facts = (UpstreamFiles(repo="NVIDIA/srt-slurm", ref="sa-submission-q2-2026", commit=COMMIT,
+                           used_by=(RUNNER, name),
+                           files=(UpstreamFile(path=RECIPE, sha256=hashlib.sha256(TRT_RECIPE).hexdigest(),
+                                               facts={"kind": "recipe"}),
+                                  UpstreamFile(path="configs/b200-fixes.sh", facts={"kind": "setup-script"}))),)
+    ctx = _ctx(upstream={f"NVIDIA/srt-slurm/{COMMIT}/{RECIPE}": TRT_RECIPE}, upstream_files=facts)
+    result = c10_engine_patches.check(ctx)
+    texts = [f.params.get("text") for f in result.findings]
+    assert "setup_script: configs/b200-fixes.sh (NVIDIA/srt-slurm)" in str(texts)
+    assert RECIPE not in str(texts)

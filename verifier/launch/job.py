@@ -58,12 +58,13 @@ class KeyJob:
         """True when this side's tree holds the file (while recording: the repository does)."""
         return self.tree.has(path) or (self.recording is not None and self.recording.tree(self.side, path) is not None)
 
-    def upstream(self, repo: str, ref: str, path: str, used_by: str) -> UpstreamHit:
-        """A file another repository serves at a ref, as the bundle recorded it (fetched while recording);
-        anything short of its content (or its recorded absence) is recorded as a need."""
+    def upstream(self, repo: str, ref: str, path: str, used_by: str, kind: str = "file") -> UpstreamHit:
+        """A file another repository serves at a ref, as the bundle recorded it (fetched while recording;
+        `kind` is recorded as its fact: recipe, setup-script); anything short of its content (or its
+        recorded absence) is recorded as a need."""
         hit = self.ctx.bundle.upstream_file(repo, ref, path)
         if hit.status not in ("content", "absent") and self.recording is not None:
-            hit = self.recording.upstream(repo, ref, path, used_by) or hit
+            hit = self.recording.upstream(repo, ref, path, used_by, kind) or hit
         if hit.status not in ("content", "absent"):
             self.result.needs.add(Need("upstream", self.side, path, repo, ref, used_by))
         return hit

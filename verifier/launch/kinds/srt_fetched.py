@@ -63,7 +63,7 @@ def _doc(job: KeyJob, point: Point, plan: FetchPlan, path: str) -> tuple[Doc | N
             return None, source
         return parse_yaml11(decode_text(data, source), source), source
     name = fetched_name(plan, path)
-    hit = job.upstream(plan.repo, plan.ref, path, plan.runner)
+    hit = job.upstream(plan.repo, plan.ref, path, plan.runner, "recipe")
     where = f"{plan.repo}@{plan.ref}" + (f" (commit {hit.commit[:12]})" if hit.commit else "")
     if hit.status == "absent":
         job.error(point, plan.runner, plan.ref_line,
@@ -81,7 +81,7 @@ def _doc(job: KeyJob, point: Point, plan: FetchPlan, path: str) -> tuple[Doc | N
     return parse_yaml11(decode_text(hit.data, name), name), name
 
 
-def _setup_scripts(job: KeyJob, plan: FetchPlan, data: Any) -> list[str]:
+def _setup_scripts(job: KeyJob, plan: FetchPlan, data: Any, recipe: str) -> list[str]:
     """The launch files of a recipe's setup_script (srtctl: `<clone>/configs/<name>`, mounted at /configs)."""
     block = data.get("base") if isinstance(data, Mapping) and isinstance(data.get("base"), Mapping) else data
     names = []
@@ -97,7 +97,7 @@ def _setup_scripts(job: KeyJob, plan: FetchPlan, data: Any) -> list[str]:
             out.append(source)
             job.read(source)
             continue
-        job.upstream(plan.repo, plan.ref, path, plan.runner)
+        job.upstream(plan.repo, plan.ref, path, recipe, "setup-script")
         out.append(fetched_name(plan, path))
     return out
 
@@ -125,5 +125,5 @@ def resolve(job: KeyJob, point: Point) -> None:
         job.error(point, name, 1, "the fetched recipe names no model (model.path / model.container): not a "
                                   "complete srtctl recipe", "recipe")
         return
-    files = (name, *_setup_scripts(job, plan, doc.data))
+    files = (name, *_setup_scripts(job, plan, doc.data, name))
     materialize_complete(job, point, doc, ref.selector, NAME, files)
