@@ -49,27 +49,6 @@ class UpstreamSource(Protocol):
         """(content, blob id) of a file at a commit; None when the file does not exist there."""
 
 
-@dataclass
-class Sources:
-    """Several upstream sources, the first that serves a repository wins."""
-
-    sources: list[UpstreamSource] = field(default_factory=list)
-
-    def serves(self, repo: str) -> bool:
-        return any(s.serves(repo) for s in self.sources)
-
-    def resolve(self, repo: str, ref: str, when: dt.datetime) -> str | None:
-        source = self.pick(repo)
-        return None if source is None else source.resolve(repo, ref, when)
-
-    def read(self, repo: str, commit: str, path: str) -> tuple[bytes, str] | None:
-        source = self.pick(repo)
-        return None if source is None else source.read(repo, commit, path)
-
-    def pick(self, repo: str) -> UpstreamSource | None:
-        return next((s for s in self.sources if s.serves(repo)), None)
-
-
 class GitUpstream:
     """Other repositories read from local clones (`--upstream OWNER/NAME=PATH`), through git plumbing."""
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from verifier.launch.shell.values import Seg, Text, concat, plain, text_of
+from verifier.launch.shell.values import Text, concat, plain, text_of
 
 MAX_STEPS = 50_000
 MAX_LOOP = 2_000
@@ -538,8 +538,3 @@ def run_snippet(code: str, load_yaml: YamlLoader, env: Mapping[str, str], file: 
     except RecursionError:
         raise SnippetUnreadable("nests too deeply") from None
     return concat(*interp.out)
-
-
-def unknown_text(source: str, file: str, line: int | None) -> Text:
-    """Stand-in for a snippet's output that cannot be known."""
-    return (Seg(source, file, line, False),)
