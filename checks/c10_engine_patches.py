@@ -149,6 +149,9 @@ def _upstream_hits(ctx: CheckContext, scanned: set[str]) -> list[P.PatchHit]:
         if users and not relevant:
             continue
         for item in source.files:
+            kind = item.facts.get("kind") if isinstance(item.facts, dict) else None
+            if item.absent or kind == "recipe":  # a fetched recipe is what runs, not a setup script
+                continue
             where = relevant[0] if relevant else f"{source.repo}/{item.path}"
             hits.append(P.PatchHit(where, None, f"setup_script: {item.path} ({source.repo})",
                                    "upstream-setup-script"))
@@ -179,7 +182,9 @@ def check(ctx: CheckContext) -> CheckResult:
     hits: list[P.PatchHit] = []
     for path in targets:
         hits += _scan(ctx, path, "head", policy)
-    hits += _upstream_hits(ctx, set(targets))
+    # a fetched setup script is used by the fetched recipe that names it: the launches' files
+    launch_files = {f for launch in launches(ctx, "head").launches for f in launch.files}
+    hits += _upstream_hits(ctx, set(targets) | launch_files)
     # A setup script kept in the repository is scanned like every script the launch runs: its own
     # lines are the patch signatures (a dependency install is not an engine patch). Only a setup
     # script whose content the bundle lacks (fetched from srt-slurm at run time) counts as a patch

@@ -8,6 +8,7 @@ not follow the format raises BundleError naming the file and the field.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from collections.abc import Callable
 from functools import cache
@@ -217,6 +218,29 @@ class BundleReader:
                     out[path.relative_to(base).as_posix()] = self.budget.read(path, self.root)
         return out
 
+    def _upstream(self, github: GitHubFacts) -> dict[str, bytes]:
+        """upstream/<owner>/<repo>/<commit>/<path>: content of files a launcher fetches, checked against
+        the github.yaml upstream_files index (a recorded sha256 must match; unindexed files are ignored)."""
+        stored = self._folder("upstream")
+        out: dict[str, bytes] = {}
+        for i, source in enumerate(github.upstream_files):
+            for j, item in enumerate(source.files):
+                where = f"upstream_files.{i}.files.{j}.path"
+                parts = item.path.split("/")
+                if item.path.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in item.path:
+                    raise BundleError("github.yaml", where, f"{item.path!r} is not a relative path")
+                if not source.commit:
+                    continue
+                key = f"{source.repo}/{source.commit}/{item.path}"
+                data = stored.get(key)
+                if data is None:
+                    continue
+                if item.sha256 and hashlib.sha256(data).hexdigest() != item.sha256.lower():
+                    raise BundleError(f"upstream/{key}", None,
+                                      "content does not match its github.yaml upstream_files sha256")
+                out[key] = data
+        return out
+
     def _runs(self) -> dict[int, Run]:
         runs: dict[int, Run] = {}
         runs_dir = self.root / "runs"
@@ -276,6 +300,7 @@ class BundleReader:
         for url, rel in github.pages.items():
             if ".." in Path(rel).parts or Path(rel).is_absolute():
                 raise BundleError("github.yaml", f"pages.{url}", "page path escapes the bundle")
+        upstream = self._upstream(github)
         try:
             review_date = dt.date.fromisoformat(str(meta["review_date"])[:10])
         except ValueError:
@@ -292,6 +317,7 @@ class BundleReader:
             "runs": self._runs(),
             "pages": {f"pages/{k}": v for k, v in self._folder("pages").items()},
             "checkpoints": self._folder("checkpoints"),
+            "upstream": upstream,
             "base": self._tree("base", pr.base_sha),
             "head": self._tree("head", pr.head_sha),
         }

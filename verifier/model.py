@@ -172,22 +172,50 @@ class UpstreamPR(Frozen):
 
 
 class UpstreamFile(Frozen):
-    """A file another repository serves to the launcher at run time, recorded as facts."""
+    """A file another repository serves to the launcher at run time, recorded as facts.
+
+    `blob` and `sha256` identify the content; when the bundle also stores the bytes they live under
+    `upstream/<owner>/<repo>/<commit>/<path>` (Bundle.upstream). `absent: true` records that the
+    file does not exist at that commit (the launcher's `srtctl apply -f` would fail).
+    """
 
     path: str
     blob: str | None = None
+    sha256: str | None = None
+    absent: bool = False
     # BUNDLE.md leaves the shape open: recorders write a mapping (fact -> value) or a list of facts.
     facts: dict[str, object] | tuple[object, ...] = Field(default_factory=dict)
 
 
 class UpstreamFiles(Frozen):
-    """Files of another repository that the PR's launcher fetches."""
+    """Files of another repository that the PR's launcher fetches.
+
+    `ref` is what the launcher names (a branch, a tag, a commit, or `HEAD` for the default branch
+    of a plain `git clone`); `commit` is what that ref was as of the PR (a branch: the newest commit of
+    its first-parent history no later than the PR's time).
+    """
 
     repo: str
     ref: str | None = None
     commit: str | None = None
     used_by: tuple[str, ...] | str | None = None
     files: tuple[UpstreamFile, ...] = ()
+
+
+class UpstreamHit(Frozen):
+    """What a bundle holds for one file a launcher fetches (Bundle.upstream_file).
+
+    status: `content` (the bytes are in the bundle), `absent` (recorded as not existing at the
+    commit), `facts-only` (recorded as facts, bytes not stored), `path-not-recorded` (the repository
+    and ref are recorded but not this file), `not-recorded` (nothing for this repository and ref).
+    """
+
+    status: Literal["content", "absent", "facts-only", "path-not-recorded", "not-recorded"]
+    repo: str
+    ref: str
+    path: str
+    commit: str | None = None
+    data: bytes | None = None
 
 
 class GitHubFacts(Frozen):
@@ -239,6 +267,8 @@ class Bundle(Frozen):
     runs: dict[int, Run] = Field(default_factory=dict)
     pages: dict[str, bytes] = Field(default_factory=dict)
     checkpoints: dict[str, bytes] = Field(default_factory=dict)
+    # upstream/<owner>/<repo>/<commit>/<path> -> bytes: content of files a launcher fetches
+    upstream: dict[str, bytes] = Field(default_factory=dict)
     base: Tree
     head: Tree
 
@@ -259,3 +289,21 @@ class Bundle(Frozen):
         if tree.has(current) or self.layout != "old":
             return current
         return next((p for p in FORMER_PATHS.get(name, ()) if tree.has(p)), current)
+
+    def upstream_file(self, repo: str, ref: str, path: str) -> UpstreamHit:
+        """The recorded content (or facts) of a file `repo` serves at `ref` (github.yaml upstream_files)."""
+        found = None
+        for source in self.github.upstream_files:
+            if source.repo.lower() == repo.lower() and (source.ref or "HEAD") == ref:
+                found = source
+                item = next((f for f in source.files if f.path == path), None)
+                if item is None:
+                    continue
+                if item.absent:
+                    return UpstreamHit(status="absent", repo=repo, ref=ref, path=path, commit=source.commit)
+                data = self.upstream.get(f"{source.repo}/{source.commit}/{path}") if source.commit else None
+                if data is None:
+                    return UpstreamHit(status="facts-only", repo=repo, ref=ref, path=path, commit=source.commit)
+                return UpstreamHit(status="content", repo=repo, ref=ref, path=path, commit=source.commit, data=data)
+        status = "path-not-recorded" if found is not None else "not-recorded"
+        return UpstreamHit(status=status, repo=repo, ref=ref, path=path, commit=found.commit if found else None)

@@ -67,6 +67,18 @@ class Fault:
 
 
 @dataclass
+class FakeRepo:
+    """Another repository the stand-in serves (what a runner clones): commits with dates, parents and
+    files, branches and tags pointing at commits."""
+
+    default_branch: str = "main"
+    branches: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    # sha -> (committer date ISO, parent shas, files)
+    commits: dict[str, tuple[str, list[str], dict[str, bytes]]] = field(default_factory=dict)
+
+
+@dataclass
 class Logged:
     """One request the stand-in saw."""
 
@@ -90,6 +102,7 @@ class StandIn:
         user_readable: bool = False,
         graphql: bool = True,
         page_size: int = 100,
+        upstream_repos: dict[str, FakeRepo] | None = None,
     ) -> None:
         self.bundle = bundle if isinstance(bundle, Bundle) else read_bundle(bundle)
         self.token = token
@@ -97,6 +110,7 @@ class StandIn:
         self.user_readable = user_readable
         self.graphql_enabled = graphql
         self.page_size = page_size
+        self.upstream_repos = {k.lower(): v for k, v in (upstream_repos or {}).items()}
         self.faults: list[Fault] = []
         self.log: list[Logged] = []
         self.statuses: list[dict[str, Any]] = []
@@ -637,6 +651,8 @@ def _handler(s: StandIn) -> type[BaseHTTPRequestHandler]:
                     s.comments[:] = [c for c in s.comments if c["id"] != int(m.group(1))]
                     gone = len(s.comments) < before
                 return _send(self, 204, None) if gone else _send(self, 404, {"message": "Not Found"})
+            if cmd == "GET" and self._other_repo(path, query):
+                return None
             if cmd == "GET" and match(r"/repos/([^/]+/[^/]+)/pulls/(\d+)"):
                 return self._other_pull(m.group(1), int(m.group(2)))
             if cmd == "GET" and match(r"/repos/([^/]+/[^/]+)/pulls/(\d+)/files"):
@@ -672,6 +688,41 @@ def _handler(s: StandIn) -> type[BaseHTTPRequestHandler]:
                 for p, oid in listing.items()
             ]
             return sorted(entries, key=lambda e: e["path"])
+
+        def _other_repo(self, path: str, query: dict[str, list[str]]) -> bool:
+            """Answer a read of another repository the stand-in serves (FakeRepo); False: not one."""
+            m = re.fullmatch(r"/repos/([^/]+/[^/]+)(/.*)?", path)
+            if not m or m.group(1).lower() not in s.upstream_repos or m.group(1).lower() == s.repo.lower():
+                return False
+            fake, rest = s.upstream_repos[m.group(1).lower()], urllib.parse.unquote(m.group(2) or "")
+
+            def commit_json(sha: str) -> dict[str, Any]:
+                date, parents, _files = fake.commits[sha]
+                return {"sha": sha, "commit": {"committer": {"date": date}}, "parents": [{"sha": p} for p in parents]}
+
+            if rest == "":
+                _send(self, 200, {"full_name": m.group(1), "default_branch": fake.default_branch})
+                return True
+            if rest.startswith("/branches/") and rest[10:] in fake.branches:
+                _send(self, 200, {"name": rest[10:], "commit": commit_json(fake.branches[rest[10:]])})
+                return True
+            if rest.startswith("/git/ref/tags/") and rest[14:] in fake.tags:
+                _send(self, 200, {"ref": f"refs/tags/{rest[14:]}", "object": {"type": "commit",
+                                                                              "sha": fake.tags[rest[14:]]}})
+                return True
+            if rest.startswith("/commits/") and rest[9:] in fake.commits:
+                _send(self, 200, commit_json(rest[9:]))
+                return True
+            if rest.startswith("/contents/"):
+                ref = query.get("ref", [""])[0]
+                files = fake.commits[ref][2] if ref in fake.commits else None
+                data = files.get(rest[10:]) if files is not None else None
+                if data is not None:
+                    _send(self, 200, {"type": "file", "path": rest[10:], "sha": git_blob_sha(data), "size": len(data),
+                                      "encoding": "base64", "content": base64.encodebytes(data).decode("ascii")})
+                    return True
+            _send(self, 404, {"message": "Not Found"})
+            return True
 
         def _other_pull(self, repo: str, number: int) -> None:
             if repo.lower() == s.repo.lower() and number in s.pulls_extra:

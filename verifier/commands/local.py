@@ -24,20 +24,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head", help="judge this revision instead of the working tree")
     parser.add_argument("--signer", default="local-signer", help="login of the assumed sign-off's author")
     parser.add_argument("--signoff", type=Path, help="a signoff.yaml (default: the base checklist, all checked)")
+    parser.add_argument("--upstream", action="append", metavar="OWNER/NAME=PATH",
+                        help="a local clone of a repository the runners fetch from (e.g. "
+                             "NVIDIA/srt-slurm=/path/to/clone); repeatable. Branches resolve to their tips")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the time taken on stderr")
 
 
 def run(args: argparse.Namespace) -> int:
     """Judge and print; the exit status follows the content checks."""
+    from verifier.fetched import git_sources, parse_upstream_options
     from verifier.gitrecord.git import GitRepo
     from verifier.local.judge import judge_local, local_bundle
     from verifier.local.render import render_local
     from verifier.policy import load_policies
 
     start = time.perf_counter()
+    clones = parse_upstream_options(args.upstream)
+    upstream = git_sources(clones) if clones else None
     with GitRepo(args.repo_dir) as repo:
         bundle, merge_base, worktree = local_bundle(repo, args.base, args.head, signer=args.signer,
-                                                    signoff=args.signoff)
+                                                    signoff=args.signoff, upstream=upstream)
     recorded = time.perf_counter()
     report = judge_local(bundle, load_policies(), base=args.base, merge_base=merge_base, worktree=worktree)
     sys.stdout.write(render_local(report))

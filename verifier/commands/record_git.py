@@ -19,18 +19,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--signer", default="local-signer", help="login of the default sign-off's author")
     parser.add_argument("--state", choices=["open", "closed", "merged"], default="open", help="pr.yaml state")
     parser.add_argument("--out", type=Path, required=True, help="bundle directory to write (new or empty)")
+    parser.add_argument("--upstream", action="append", metavar="OWNER/NAME=PATH",
+                        help="a local clone of a repository the runners fetch from (e.g. "
+                             "NVIDIA/srt-slurm=/path/to/clone); repeatable. Branches resolve as of the head commit")
 
 
 def run(args: argparse.Namespace) -> int:
     """Record and write the bundle; prints its path and what it holds."""
+    from verifier.fetched import git_sources, parse_upstream_options
     from verifier.github.record import write_bundle
     from verifier.gitrecord.git import GitRepo
     from verifier.gitrecord.record import record_revisions
 
+    clones = parse_upstream_options(args.upstream)
+    upstream = git_sources(clones) if clones else None
     with GitRepo(args.repo_dir) as repo:
         bundle = record_revisions(repo, args.base, args.head, pr=args.pr, signoff=args.signoff,
-                                  signer=args.signer, state=args.state)
+                                  signer=args.signer, state=args.state, upstream=upstream)
     write_bundle(bundle, args.out)
+    fetched = sum(len(u.files) for u in bundle.github.upstream_files)
     print(f"{args.out}: PR {bundle.pr.number}, {len(bundle.pr.files)} changed files, "
-          f"{len(bundle.base.files)} base and {len(bundle.head.files)} head files ({bundle.layout} layout)")
+          f"{len(bundle.base.files)} base and {len(bundle.head.files)} head files ({bundle.layout} layout)"
+          + (f", {fetched} fetched upstream files" if fetched else ""))
     return 0

@@ -48,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     proposal.add_argument("--policies-from", metavar="REV",
                           help="the repository's policy documents (MODELS.md, checklist, CODEOWNERS, thresholds) "
                                "at REV: judge every PR twice")
+    parser.add_argument("--upstream", action="append", metavar="OWNER/NAME=PATH",
+                        help="a local clone of a repository the runners fetch from (e.g. "
+                             "NVIDIA/srt-slurm=/path/to/clone); repeatable. Branches resolve as of each PR's merge")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
@@ -109,8 +112,12 @@ def run(args: argparse.Namespace) -> int:
         missing = sorted(args.pr - {p.number for p in prs})
         if missing:
             print(f"verify-pr: not found as merged PRs in {args.rev}: {', '.join(map(str, missing))}", file=sys.stderr)
+    from verifier.fetched import git_sources, parse_upstream_options
+
+    clones = parse_upstream_options(args.upstream)
+    git_sources(clones)  # refuse a path that is not a clone before any worker starts
     job = Job(repo_dir=str(args.repo_dir), policies_dir=str(args.policies) if args.policies else None,
-              documents=documents)
+              documents=documents, upstream=tuple((repo, str(path)) for repo, path in clones.items()))
     print(f"replaying {len(prs)} merged PRs ({'all' if args.all_prs else 'changing a master config'}) "
           f"with {args.jobs} worker(s)", file=sys.stderr)
     records = replay(prs, job, jobs=args.jobs, out=args.out, progress=not args.quiet and is_tty())

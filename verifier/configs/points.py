@@ -7,6 +7,7 @@ rows, one point per runner with the whole concurrency list for fixed-seq multino
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -274,6 +275,16 @@ def _budget(
     return dram_budget_gb(facts.available_cpu_dram_mib, util, gpus, per_node, cap), errors
 
 
+def _multinode_dram_budget(ctx: CheckContext) -> bool:
+    """Whether the matrix generator of this PR's era sizes the DRAM budget of multi-node agentic points
+    (policy multinode `multinode-agentic-dram-since`, compared with the review date)."""
+    try:
+        since = dt.date.fromisoformat(str(ctx.policy("multinode")["multinode-agentic-dram-since"]))
+    except (KeyError, ValueError):
+        return True
+    return ctx.review_date >= since
+
+
 def _int_field(data: Mapping[str, Any], name: str, default: int) -> int:
     value = data.get(name, default)
     return value if _is_int(value) else default
@@ -365,8 +376,13 @@ def entry_points(ctx: CheckContext, side: str, entry: ConfigEntry) -> list[Point
         replica = None
         if prefill is not None and _is_int(prefill.get("tp")):
             replica = prefill["tp"] * _int_field(prefill, "pp", 1) * _int_field(prefill, "pcp-size", 1)
-        total, dram_errors = _budget(ctx, side, entry, row, kv if agentic else None, None, replica) if agentic \
-            else (None, [])
+        if agentic and not _multinode_dram_budget(ctx):
+            # before InferenceX #2170 the generator gave multi-node agentic points no DRAM budget
+            # (total-cpu-dram-gb 0) and so needed no hardware facts for their runner
+            total, dram_errors = 0, []
+        else:
+            total, dram_errors = _budget(ctx, side, entry, row, kv if agentic else None, None, replica) \
+                if agentic else (None, [])
         mn = {
             "tp": prefill.get("tp") if prefill and _is_int(prefill.get("tp")) else None,
             "ep": _int_field(prefill or {}, "ep", 1), "dp_attn": bool(prefill and prefill.get("dp-attn") is True),

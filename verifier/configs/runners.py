@@ -1,7 +1,7 @@
 """`configs/runners.yaml`: runner labels and per-cluster facts, in both formats.
 
-Old format (mirror `main`): `labels:` + `hardware: {<cluster:id | id>: {available-cpu-dram-mib,
-gpus-per-node}}`. New format (`inferencex-e2e/`): `labels:` + `clusters: {<id>: {gpus-per-node,
+Oldest format (before 2026-07): label -> machines at the top level, no hardware facts. Old format
+(mirror `main`): `labels:` + `hardware: {<cluster:id | id>: {available-cpu-dram-mib, gpus-per-node}}`. New format (`inferencex-e2e/`): `labels:` + `clusters: {<id>: {gpus-per-node,
 available-cpu-dram-mib?, models: {entries}, env, slurm: {srt-slurm: {single-node-models}}}}`
 (FORMATS.md §3.6, SRT_SLURM.md §6 "model-path").
 """
@@ -86,6 +86,9 @@ def parse_runners(text: str, path: str) -> Runners:
     doc = parse_yaml11(text, path)
     data = doc.data if isinstance(doc.data, dict) else {}
     labels_raw = data.get("labels") if isinstance(data.get("labels"), dict) else {}
+    if "labels" not in data and "clusters" not in data and "hardware" not in data:
+        # the oldest format (InferenceX before 2026-07): labels at the top level, no hardware facts
+        labels_raw = data
     labels = {str(k): [str(x) for x in v] for k, v in labels_raw.items() if isinstance(v, list)}
     clusters: dict[str, ClusterFacts] = {}
     if isinstance(data.get("clusters"), dict):

@@ -22,6 +22,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import posixpath
 import re
 import time
 import urllib.parse
@@ -111,6 +112,7 @@ class _Collector:
         self.client = client
         self.repo = repo
         self.number = number
+        self.policies = policies
         self.settings = policies["github"]
         self.upstream_policy = policies.get("upstream", {})
         self.limits = self.settings["limits"]
@@ -419,10 +421,25 @@ class _Collector:
             f"/repos/{self.repo}/git/trees/{sha}", {"recursive": 1}))
         if data.get("truncated"):
             raise GitHubError(f"tree of {sha} was truncated by GitHub; files beyond it cannot be listed")
-        return {
+        listing = {
             str(e["path"]): (str(e["sha"]), int(e.get("size") or 0))
-            for e in data.get("tree") or [] if e.get("type") == "blob"
+            for e in data.get("tree") or [] if e.get("type") == "blob" and str(e.get("mode")) != "120000"
         }
+        # a symbolic link to a file of the same commit is listed as that file (a runner that is a link)
+        for e in data.get("tree") or []:
+            if e.get("type") != "blob" or str(e.get("mode")) != "120000":
+                continue
+            path = str(e["path"])
+            target = self.optional(f"link {path}", lambda e=e: self.client.get_json(
+                f"/repos/{self.repo}/git/blobs/{e['sha']}"))
+            if not isinstance(target, dict):
+                continue
+            raw = target.get("content") or ""
+            text = base64.b64decode(raw).decode("utf-8", "replace") if target.get("encoding") == "base64" else str(raw)
+            resolved = posixpath.normpath(posixpath.join(posixpath.dirname(path), text.strip()))
+            if not text.startswith("/") and resolved in listing:
+                listing[path] = listing[resolved]
+        return listing
 
     def fetch_files(
         self,
@@ -652,6 +669,26 @@ class _Collector:
             self.absent(f"artifact {name} of run {run_id}: {extracted.error}")
             return {}
         return extracted.files
+
+    def launch_files(self, bundle: Bundle, listings: Mapping[str, Mapping[str, tuple[str, int]]],
+                     when: dt.datetime) -> Bundle:
+        """The bundle with every file its launches read: runner scripts and launcher libraries of both
+        trees, and files the runners fetch from other repositories as of the sign-off (verifier.fetched)."""
+        from verifier.fetched import complete_bundle
+        from verifier.github.upstream_source import GitHubUpstream
+
+        self.say("launch files")
+
+        def tree_fetch(side: str, paths: list[str]) -> dict[str, bytes]:
+            out: dict[str, dict[str, bytes]] = {"base": {}, "head": {}}
+            present = {p for p in paths if p in listings[side]}
+            if present:
+                self.fetch_files({side: present}, listings, out)
+            return out[side]
+
+        completed, _report = complete_bundle(bundle, self.policies, tree_fetch=tree_fetch,
+                                             upstream=GitHubUpstream(self.client, self.stats.absent), when=when)
+        return completed
 
     def baseline_runs(self, keys: Mapping[str, int]) -> dict[str, tuple[int, dict[str, Any]]]:
         """key -> (run id, run JSON) of the official sweep run on the merge commit of the key's last PR."""
@@ -926,7 +963,7 @@ def _collect(c: _Collector, signoff_url: str | None, review_date: dt.date | None
         for x in comments
     )
     when = signoff.updated_at or signoff.created_at
-    return Bundle(
+    bundle = Bundle(
         source=f"github:{c.repo}#{c.number}",
         review_date=review_date or when.astimezone(dt.UTC).date(),
         recorded_at=dt.datetime.now(dt.UTC).replace(microsecond=0),
@@ -943,6 +980,7 @@ def _collect(c: _Collector, signoff_url: str | None, review_date: dt.date | None
         base=Tree(sha=base_sha, files=got["base"]),
         head=Tree(sha=head_sha, files=got["head"]),
     )
+    return c.launch_files(bundle, listings, when)
 
 
 def _key(kind: str, ident: int) -> str:

@@ -151,6 +151,8 @@ def bundle_files(bundle: Bundle) -> dict[str, bytes]:
         out[_safe(rel if rel.startswith("pages/") else f"pages/{rel}")] = data
     for rel, data in bundle.checkpoints.items():
         out[_safe(f"checkpoints/{rel}")] = data
+    for rel, data in bundle.upstream.items():
+        out[_safe(f"upstream/{rel}")] = data
     for side, tree in (("base", bundle.base), ("head", bundle.head)):
         for rel, data in tree.files.items():
             out[_safe(f"tree/{side}/{rel}")] = data

@@ -8,6 +8,7 @@ the repository is ever executed. Revisions are resolved to commit SHAs before us
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import subprocess
 import threading
@@ -88,17 +89,36 @@ class GitRepo:
         return sha
 
     def ls_tree(self, sha: str) -> dict[str, Entry]:
-        """path -> blob of every file at a commit (symlinks and submodules left out)."""
+        """path -> blob of every file at a commit (submodules left out).
+
+        A symbolic link to a file of the same commit is listed as that file (a runner that is a link,
+        `runners/launch_b200-dgxc-slurm.sh -> launch_b200-dgxc.sh`, is run through it); other links
+        are left out.
+        """
         out = self.run_bytes("ls-tree", "-r", "-l", "-z", "--full-tree", sha)
         listing: dict[str, Entry] = {}
+        links: dict[str, str] = {}
         for record in out.split(b"\0"):
             if not record:
                 continue
             meta, _, path = record.partition(b"\t")
             mode, kind, oid, size = meta.split()
-            if kind != b"blob" or mode == b"120000":
+            if kind != b"blob":
                 continue
-            listing[path.decode("utf-8", "surrogateescape")] = Entry(oid.decode(), int(size))
+            name = path.decode("utf-8", "surrogateescape")
+            if mode == b"120000":
+                links[name] = oid.decode()
+                continue
+            listing[name] = Entry(oid.decode(), int(size))
+        if links:
+            targets = self.blobs(list(links.values()))
+            for name, oid in links.items():
+                target = targets.get(oid, b"").decode("utf-8", "replace").strip()
+                if not target or target.startswith("/"):
+                    continue
+                resolved = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+                if resolved in listing:
+                    listing[name] = listing[resolved]
         return listing
 
     def diff(self, base: str, head: str | None) -> tuple[ChangedFile, ...]:

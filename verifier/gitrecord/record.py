@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
 from verifier.checklist import TRIGGER, template_block
 from verifier.errors import InputError
+from verifier.fetched import Completion, UpstreamSource, complete_bundle
 from verifier.github.selection import detect_layout
 from verifier.gitrecord.git import Entry, GitRepo
 from verifier.gitrecord.select import select_files
@@ -167,18 +169,55 @@ def build_bundle(
     )
 
 
+def git_tree_fetch(repo: GitRepo, base: Side, head: Side) -> Callable[[str, list[str]], dict[str, bytes]]:
+    """Reads more files of either side (verifier.fetched.complete_bundle's tree source)."""
+    sides = {"base": base, "head": head}
+
+    def fetch(side: str, paths: list[str]) -> dict[str, bytes]:
+        src = sides[side]
+        out: dict[str, bytes] = {}
+        wanted = [p for p in paths if p in src.listing and p not in src.disk]
+        blobs = repo.blobs([src.listing[p].oid for p in wanted])
+        for p in wanted:
+            if src.listing[p].oid in blobs:
+                out[p] = blobs[src.listing[p].oid]
+        for p in paths:
+            if p in src.disk:
+                out[p] = _read_disk(src.disk[p], p)
+        return out
+
+    return fetch
+
+
+def complete_launch_files(
+    repo: GitRepo, bundle: Bundle, base: Side, head: Side, *, when: dt.datetime,
+    upstream: UpstreamSource | None = None, policies: Mapping[str, Any] | None = None,
+) -> tuple[Bundle, Completion]:
+    """The bundle with every file its launches read: runner scripts and launcher libraries of both
+    sides, and files the runners fetch from other repositories (`upstream`: local clones)."""
+    if policies is None:
+        from verifier.policy import load_policies
+
+        policies = load_policies()
+    return complete_bundle(bundle, policies, tree_fetch=git_tree_fetch(repo, base, head), upstream=upstream,
+                           when=when)
+
+
 def record_revisions(
     repo: GitRepo, base_rev: str, head_rev: str, *, pr: int | None = None, signoff: Path | None = None,
-    signer: str = LOCAL_SIGNER, state: str = "open",
+    signer: str = LOCAL_SIGNER, state: str = "open", upstream: UpstreamSource | None = None,
 ) -> Bundle:
-    """The bundle of head_rev judged against base_rev (both resolved to commits)."""
+    """The bundle of head_rev judged against base_rev (both resolved to commits); other repositories the
+    runners fetch from are read from `upstream` as of the head commit's date."""
     base_sha, head_sha = repo.resolve(base_rev), repo.resolve(head_rev)
     commit = repo.commit(head_sha)
     number = pr if pr is not None else _pr_number(commit.subject) or 1
     facts = PrFacts(number=number, title=commit.subject, body=commit.body, author=commit.author, state=state)
-    return build_bundle(repo, Side(base_sha, repo.ls_tree(base_sha)), Side(head_sha, repo.ls_tree(head_sha)),
-                        repo.diff(base_sha, head_sha), facts, when=_when(commit.committed_at), signoff=signoff,
-                        signer=signer)
+    base, head = Side(base_sha, repo.ls_tree(base_sha)), Side(head_sha, repo.ls_tree(head_sha))
+    when = _when(commit.committed_at)
+    bundle = build_bundle(repo, base, head, repo.diff(base_sha, head_sha), facts, when=when, signoff=signoff,
+                          signer=signer)
+    return complete_launch_files(repo, bundle, base, head, when=when, upstream=upstream)[0]
 
 
 _PR_SUFFIX = re.compile(r"\(#(\d{1,7})\)\s*$")

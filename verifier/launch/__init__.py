@@ -27,6 +27,7 @@ that needs a launch reports it as unverifiable, never guesses.
 
 from __future__ import annotations
 
+from verifier.launch.files import launch_file
 from verifier.launch.kinds import KINDS
 from verifier.launch.kinds.shell_script import legacy_env, legacy_script_path, legacy_script_stems
 from verifier.launch.kinds.srt_fragment import EXACTLY_ONE
@@ -39,6 +40,7 @@ __all__ = [
     "Launch",
     "LaunchError",
     "LaunchSet",
+    "launch_file",
     "launches",
     "launches_for_key",
     "legacy_env",

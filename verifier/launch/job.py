@@ -14,7 +14,10 @@ from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point, launch_policy
 from verifier.configs.runners import ClusterFacts, runners
 from verifier.context import CheckContext
-from verifier.launch.model import Launch, LaunchError, LaunchSet
+from verifier.launch.model import Launch, LaunchError, LaunchSet, Need
+from verifier.model import UpstreamHit
+
+RECORDING = "launch.recording"  # memo key of the recorder's source (verifier.fetched.Recorder)
 
 
 class KeyJob:
@@ -36,6 +39,35 @@ class KeyJob:
     def tree(self) -> Any:
         """The bundle tree of this side."""
         return getattr(self.ctx.bundle, self.side)
+
+    @property
+    def recording(self) -> Any:
+        """The recorder's source while a bundle is being recorded (verifier.fetched), else None."""
+        return self.ctx.memo(RECORDING, lambda: None)
+
+    def read(self, path: str) -> bytes | None:
+        """A file of this side's tree; a missing one is fetched while recording, else recorded as a need."""
+        data = self.tree.read(path)
+        if data is None and self.recording is not None:
+            data = self.recording.tree(self.side, path)
+        if data is None:
+            self.result.needs.add(Need("tree", self.side, path))
+        return data
+
+    def has(self, path: str) -> bool:
+        """True when this side's tree holds the file (while recording: the repository does)."""
+        return self.tree.has(path) or (self.recording is not None and self.recording.tree(self.side, path) is not None)
+
+    def upstream(self, repo: str, ref: str, path: str, used_by: str, kind: str = "file") -> UpstreamHit:
+        """A file another repository serves at a ref, as the bundle recorded it (fetched while recording;
+        `kind` is recorded as its fact: recipe, setup-script); anything short of its content (or its
+        recorded absence) is recorded as a need."""
+        hit = self.ctx.bundle.upstream_file(repo, ref, path)
+        if hit.status not in ("content", "absent") and self.recording is not None:
+            hit = self.recording.upstream(repo, ref, path, used_by, kind) or hit
+        if hit.status not in ("content", "absent"):
+            self.result.needs.add(Need("upstream", self.side, path, repo, ref, used_by))
+        return hit
 
     def error(self, point: Point | None, file: str, line: int | None, message: str, kind: str,
               fatal: bool = True) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point
+from verifier.launch.frontend import frontend_process
 from verifier.launch.job import KeyJob
 from verifier.launch.model import Launch
 from verifier.recipes.argv import build_command, build_env
@@ -151,6 +152,7 @@ def materialize(job: KeyJob, point: Point, variant: Variant, rejected: dict[str,
         outer += [(k, v, Origin(job.cluster.file, job.cluster.field_line("env"))) for k, v in job.cluster.env.items()]
     bench = data.get("benchmark") if isinstance(data.get("benchmark"), Mapping) else {}
     bench_env = {str(k): str(v) for k, v in (bench.get("env") or {}).items() if v is not None}
+    frontend = frontend_process(data, origins, engine, "prefill" in roles or "decode" in roles)
     for role in [r for r in ("prefill", "decode", "agg") if r in roles]:
         node = roles[role] if isinstance(roles[role], Mapping) else {}
         args = role_args(data, role)
@@ -174,5 +176,5 @@ def materialize(job: KeyJob, point: Point, variant: Variant, rejected: dict[str,
             argv=cmd.argv, env=env, benchmark_env=bench_env, args=args,
             spec=spec_parameters(role, args, engine), synthetic=synthetic, model_path=model_path,
             served_model_name=served, arg_origins=cmd.arg_origins, env_origins=env_origins,
-            origins=origins, rejected=rejected, kind=kind, files=files,
+            origins=origins, rejected=rejected, kind=kind, files=files, frontend=frontend,
         ))

@@ -15,6 +15,20 @@ Path = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
+class Need:
+    """A file the resolution wanted but the bundle does not hold: in a tree (`kind` tree) or served by
+    another repository at a ref (`kind` upstream). Recorders fetch these and resolve again, so a
+    recorded bundle holds everything its launches read (verifier.launch.needs)."""
+
+    kind: str  # "tree" | "upstream"
+    side: str
+    path: str
+    repo: str = ""
+    ref: str = ""
+    used_by: str = ""  # the launcher script that fetches it
+
+
+@dataclass(frozen=True)
 class LaunchError:
     """Why a point (or a recipe) could not be resolved into a launch; names the file and line."""
 
@@ -61,6 +75,8 @@ class Launch:
     origins: dict[Path, Origin] = field(default_factory=dict, repr=False)
     rejected: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False)
     kind: str = ""  # the launch kind that resolved it (verifier.launch.kinds NAME)
+    # the router process srtctl starts beside the workers of a recipe (verifier.launch.frontend)
+    frontend: Any = field(default=None, repr=False)
     # Every file this launch runs or reads to start the server (recipe, shared block, launcher script,
     # the libraries it sources, setup scripts), in the order they take effect: Check 10's scan scope.
     files: tuple[str, ...] = ()
@@ -124,6 +140,7 @@ class LaunchSet:
     keys: tuple[str, ...]
     launches: list[Launch] = field(default_factory=list)
     errors: list[LaunchError] = field(default_factory=list)
+    needs: set[Need] = field(default_factory=set)
 
     @property
     def fatal_errors(self) -> list[LaunchError]:

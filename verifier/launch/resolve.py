@@ -60,4 +60,5 @@ def launches(ctx: CheckContext, side: str = "head", keys: Iterable[str] | None =
         part = launches_for_key(ctx, side, key)
         result.launches.extend(part.launches)
         result.errors.extend(part.errors)
+        result.needs |= part.needs
     return result

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifier.fetched import UpstreamSource
 from verifier.gitrecord.git import GitRepo
-from verifier.gitrecord.record import LOCAL_SIGNER, PrFacts, Side, build_bundle
+from verifier.gitrecord.record import LOCAL_SIGNER, PrFacts, Side, build_bundle, complete_launch_files
 from verifier.gitrecord.worktree import worktree_side
 from verifier.model import Bundle
 from verifier.results import CheckResult, FileEvidence, MissingEvidence, Status
@@ -121,8 +122,9 @@ def _hook_findings(bundle: Bundle) -> list[HookFinding]:
 
 
 def local_bundle(repo: GitRepo, base_rev: str, head_rev: str | None, *, signer: str = LOCAL_SIGNER,
-                 signoff: Path | None = None) -> tuple[Bundle, str, bool]:
-    """The bundle of the change (head None: the working tree) against its merge base with base_rev."""
+                 signoff: Path | None = None, upstream: UpstreamSource | None = None) -> tuple[Bundle, str, bool]:
+    """The bundle of the change (head None: the working tree) against its merge base with base_rev,
+    with the files its launches read (other repositories from `upstream`, branches at their tips)."""
     base_tip = repo.resolve(base_rev)
     head_sha = repo.resolve(head_rev or "HEAD")
     merge_base = repo.run("merge-base", base_tip, head_sha).strip() or base_tip
@@ -136,6 +138,7 @@ def local_bundle(repo: GitRepo, base_rev: str, head_rev: str | None, *, signer: 
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     bundle = build_bundle(repo, base, head, changed, PrFacts(title=title, body=commit.body, author=signer),
                           when=now, signoff=signoff, signer=signer)
+    bundle, _ = complete_launch_files(repo, bundle, base, head, when=now, upstream=upstream)
     return bundle, merge_base, head_rev is None
 
 

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from verifier.errors import VerifierError
+from verifier.fetched import UpstreamSource, git_sources
 from verifier.gitrecord.git import GitRepo
-from verifier.gitrecord.record import PrFacts, Side, _when, build_bundle
+from verifier.gitrecord.record import PrFacts, Side, _when, build_bundle, complete_launch_files
 from verifier.model import Bundle
 from verifier.replay.merged import MergedPR
 from verifier.replay.proposals import RepoDocuments, load_proposed_policies
@@ -30,6 +31,7 @@ class Job:
     repo_dir: str
     policies_dir: str | None = None
     documents: RepoDocuments | None = None
+    upstream: tuple[tuple[str, str], ...] = ()  # (OWNER/NAME, clone path): repositories runners fetch from
 
 
 _STATE: dict[str, Any] = {}
@@ -40,6 +42,7 @@ def init_worker(job: Job) -> None:
     from verifier.policy import load_policies
 
     _STATE["repo"] = GitRepo(job.repo_dir)
+    _STATE["upstream"] = git_sources({repo: Path(path) for repo, path in job.upstream}) if job.upstream else None
     _STATE["current"] = load_policies()
     _STATE["proposed"] = load_proposed_policies(Path(job.policies_dir)) if job.policies_dir else None
     _STATE["documents"] = job.documents
@@ -76,13 +79,18 @@ def flips(current: Mapping[str, Any], proposed: Mapping[str, Any]) -> list[dict[
     return out
 
 
-def bundle_of(repo: GitRepo, pr: MergedPR) -> Bundle:
-    """The in-memory bundle of one merged PR (its merge commit against its first parent)."""
+def bundle_of(repo: GitRepo, pr: MergedPR, upstream: UpstreamSource | None = None,
+              policies: Mapping[str, Any] | None = None) -> Bundle:
+    """The in-memory bundle of one merged PR (its merge commit against its first parent), with the
+    files its launches read; other repositories the runners fetch from are read from `upstream` as
+    of the merge commit's date."""
     commit = repo.commit(pr.head)
     facts = PrFacts(number=pr.number, title=commit.subject, body=commit.body, author=commit.author,
                     state="merged")
-    return build_bundle(repo, Side(pr.base, repo.ls_tree(pr.base)), Side(pr.head, repo.ls_tree(pr.head)),
-                        repo.diff(pr.base, pr.head), facts, when=_when(commit.committed_at), signer=SIGNER)
+    base, head = Side(pr.base, repo.ls_tree(pr.base)), Side(pr.head, repo.ls_tree(pr.head))
+    when = _when(commit.committed_at)
+    bundle = build_bundle(repo, base, head, repo.diff(pr.base, pr.head), facts, when=when, signer=SIGNER)
+    return complete_launch_files(repo, bundle, base, head, when=when, upstream=upstream, policies=policies)[0]
 
 
 def replay_one(pr: MergedPR) -> dict[str, Any]:
@@ -91,7 +99,7 @@ def replay_one(pr: MergedPR) -> dict[str, Any]:
     record: dict[str, Any] = {**pr.as_dict()}
     try:
         repo: GitRepo = _STATE["repo"]
-        bundle = bundle_of(repo, pr)
+        bundle = bundle_of(repo, pr, _STATE.get("upstream"), _STATE["current"])
         record["files"] = len(bundle.pr.files)
         record.update(_judge(bundle, _STATE["current"]))
         documents: RepoDocuments | None = _STATE["documents"]

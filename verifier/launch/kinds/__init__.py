@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from verifier.launch.kinds import multinode_script, shell_script, srt_complete, srt_fragment
+from verifier.launch.kinds import multinode_script, shell_script, srt_complete, srt_fetched, srt_fragment
 
 KINDS: tuple[ModuleType, ...] = (
     srt_complete,
+    multinode_script,
+    srt_fetched,
     srt_fragment,
     shell_script,
-    multinode_script,
 )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from verifier.configs.points import Point
+from verifier.configs.yaml11 import Doc
 from verifier.launch.job import KeyJob
 from verifier.launch.materialize import materialize
 from verifier.recipes import recipe_doc
@@ -34,19 +35,26 @@ def resolve(job: KeyJob, point: Point) -> None:
     assert ref is not None
     doc = recipe_doc(job.ctx, job.side, ref.path)
     assert doc is not None
+    materialize_complete(job, point, doc, ref.selector, NAME, (ref.path,))
+
+
+def materialize_complete(job: KeyJob, point: Point, doc: Doc, selector: str | None, kind: str,
+                         files: tuple[str, ...]) -> None:
+    """Resolve a complete srtctl recipe (from the tree or fetched): the selector's one variant, its
+    classic `backend:` block rewritten to roles, materialized without binding (srtctl runs it as is)."""
     for line_path, line in doc.duplicates:
         job.problem_once(doc.path, line, f"duplicate key {'.'.join(map(str, line_path))} (the last one wins)",
                          "duplicate-key", fatal=False)
-    variants = expand(doc, ref.selector)
+    variants = expand(doc, selector)
     if len(variants) != 1:
         names = ", ".join(v.key for v in variants) or "none"
-        raise RecipeError(f"CONFIG_FILE must name exactly one recipe variant (selector {ref.selector!r} "
-                          f"gives {names})", ref.path)
+        raise RecipeError(f"CONFIG_FILE must name exactly one recipe variant (selector {selector!r} "
+                          f"gives {names})", doc.path)
     variant = variants[0]
     data, origins = to_roles(variant.data, variant.origins)
     roles = data.get("roles")
     if not isinstance(roles, Mapping) or not roles:
         raise RecipeError("complete recipe defines no prefill / decode / aggregated worker "
-                          "(backend.<engine>_config or roles)", ref.path, doc.line("backend") or 1)
+                          "(backend.<engine>_config or roles)", doc.path, doc.line("backend") or 1)
     materialize(job, point, Variant(key=variant.key, name=variant.name, file=variant.file, data=data,
-                                    origins=origins), {}, complete=True, kind=NAME, files=(ref.path,))
+                                    origins=origins), {}, complete=True, kind=kind, files=files)

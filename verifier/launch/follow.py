@@ -1,0 +1,360 @@
+"""Follow a runner's commands down to the servers it starts (statically; nothing runs).
+
+A multi-node launch is a chain of scripts: the runner runs a per-config script
+(`bash benchmarks/multi_node/<name>.sh`), which runs a submit script, which `sbatch`es a job
+script, whose `srun` starts a container (`docker run -e ... -v ... IMAGE bash -lc '...'` or pyxis
+`--container-image/--container-mounts`), which runs the server script, which starts the servers
+(`vllm serve`, `python3 -m sglang.launch_server`, ...). `follow` walks these commands with the
+shell reader (verifier.launch.shell): each script is read with the environment its caller passes
+(a container sees only its `-e` variables), container paths are mapped back to the repository
+through the mounts and the repository roots (policy `multinode.repo-roots`), and every server
+command found becomes a `ServerStart` with its argv, environment and the chain of files that led
+to it. Server processes of every node are found at once: a script that branches on the node's rank
+(unknown until run time) is read down every branch, and each server's own command line tells its
+role (policy `multinode.roles`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.launch.job import KeyJob
+from verifier.launch.runner import Problem, make_reader, repo_path
+from verifier.launch.shell import Event, Text, plain
+from verifier.launch.shell.values import is_known, slice_text, text_of
+
+MAX_DEPTH = 12
+MAX_READINGS = 48
+_WRAPPERS = {"exec", "nohup", "time", "command", "builtin", "stdbuf", "setsid", "unbuffer"}
+# srun / sbatch options that take a separate value
+_SLURM_VALUED = {"-N", "-n", "-w", "-p", "-A", "-J", "-o", "-e", "-t", "-c", "-G", "-x", "-D", "--nodes", "--ntasks",
+                 "--nodelist", "--partition", "--account", "--job-name", "--output", "--error", "--time",
+                 "--cpus-per-task", "--gres", "--gpus", "--exclude", "--mpi", "--export", "--signal",
+                 "--ntasks-per-node", "--container-image", "--container-mounts", "--container-workdir",
+                 "--container-name", "--container-env", "--chdir", "--dependency", "-d", "--mem", "--comment",
+                 "--distribution", "-m", "--cpu-bind", "--gpus-per-node", "--segment", "--network"}
+_DOCKER_VALUED = {"-e", "--env", "-v", "--volume", "-w", "--workdir", "--name", "--entrypoint", "--network",
+                  "--ipc", "--shm-size", "--ulimit", "--device", "--group-add", "--cap-add", "--security-opt",
+                  "--stop-timeout", "--gpus", "--runtime", "-u", "--user", "--mount", "--env-file", "--pid",
+                  "--cpus", "--memory", "-m", "--label", "-l", "--hostname", "-h", "--add-host", "--tmpfs",
+                  "--platform", "--pull", "--restart", "--log-driver", "--log-opt", "--cpuset-cpus"}
+
+
+@dataclass(frozen=True)
+class ServerStart:
+    """One server command a launch runs."""
+
+    event: Event
+    argv: tuple[Text, ...]  # from the server program on (wrappers removed)
+    env: Mapping[str, Text]
+    engine: str
+    module: str
+    model_positional: bool
+    role: str  # prefill | decode | agg
+    chain: tuple[str, ...]  # the scripts that led to it, outermost first
+    image: Text | None = None  # the container image when started inside one
+    program: int = 1  # how many argv words name the program (`vllm serve`: 2, `python3 -m x`: 3)
+
+
+@dataclass
+class Followed:
+    """Every server a runner's commands start, the files read on the way and what could not be followed."""
+
+    servers: list[ServerStart] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    readings: int = 0
+
+
+def _server_kind(words: list[str], servers: list[Mapping[str, Any]]) -> tuple[Mapping[str, Any], int] | None:
+    norm = ["python3" if w == "python" or w.endswith("/python") or w.endswith("/python3") else w for w in words]
+    if len(norm) > 2 and norm[1] == "-m":  # `<interpreter> -m <module>`: the interpreter may be a run-time choice
+        norm[0] = "python3"
+    for spec in servers:
+        prefix = [str(p) for p in spec["prefix"]]
+        if norm[:len(prefix)] == prefix:
+            return spec, len(prefix)
+    return None
+
+
+def _role(words: list[str], roles: Mapping[str, Any]) -> str:
+    joined = " ".join(words)
+    for role in ("prefill", "decode"):
+        if any(re.search(str(rx), joined) for rx in roles.get(role) or ()):
+            return role
+    return "agg"
+
+
+class _Walker:
+    def __init__(self, job: KeyJob) -> None:
+        self.job = job
+        self.policy = job.ctx.policy("multinode")
+        self.out = Followed()
+
+    def visit(self, events: list[Event], chain: tuple[str, ...], mounts: Mapping[str, str],
+              image: Text | None, depth: int) -> None:
+        for event in events:
+            self.command(list(event.argv), dict(event.env), event, chain, mounts, image, depth)
+
+    def command(self, argv: list[Text], env: dict[str, Text], event: Event, chain: tuple[str, ...],
+                mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
+        if depth > MAX_DEPTH:
+            return
+        words = [plain(a) for a in argv]
+        while words:
+            w = words[0]
+            if w in _WRAPPERS:
+                argv, words = argv[1:], words[1:]
+                while words and words[0].startswith("-"):
+                    argv, words = argv[1:], words[1:]
+                continue
+            if w == "sudo":
+                argv, words = argv[1:], words[1:]
+                while words and words[0].startswith("-"):
+                    skip = 2 if words[0] in ("-u", "-g") else 1
+                    argv, words = argv[skip:], words[skip:]
+                continue
+            if w == "env":
+                argv, words = argv[1:], words[1:]
+                while words and (words[0].startswith("-") or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])):
+                    if "=" in words[0] and not words[0].startswith("-"):
+                        name = words[0].split("=", 1)[0]
+                        env[name] = _after_eq(argv[0])
+                    argv, words = argv[1:], words[1:]
+                continue
+            if w == "timeout":
+                argv, words = argv[1:], words[1:]
+                while words and words[0].startswith("-"):
+                    argv, words = argv[1:], words[1:]
+                argv, words = argv[1:], words[1:]
+                continue
+            if w == "numactl":
+                argv, words = argv[1:], words[1:]
+                while words and words[0].startswith("-"):
+                    argv, words = argv[1:], words[1:]
+                continue
+            break
+        if not words:
+            return
+        found = _server_kind(words, self.policy["servers"])
+        if found is not None:
+            spec, program = found
+            self.out.servers.append(ServerStart(
+                event=event, argv=tuple(argv), env=env, engine=str(spec["engine"]), module=str(spec["module"]),
+                model_positional=bool(spec.get("model-positional")), role=_role(words, self.policy["roles"]),
+                chain=chain, image=image, program=program))
+            return
+        run_at = _docker_run(words)
+        if run_at is not None:
+            self.docker(argv[run_at + 1:], event, chain, mounts, depth)
+            return
+        if words[0] == "srun":
+            self.srun(argv[1:], env, event, chain, mounts, image, depth)
+            return
+        if words[0] == "sbatch":
+            rest = _skip_options(argv[1:], _SLURM_VALUED)
+            if rest:
+                self.script(rest[0], rest[1:], env, event.cwd, event, chain, mounts, image, depth)
+            return
+        if words[0] in ("bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/bash"):
+            rest = argv[1:]
+            inline = False
+            while rest and plain(rest[0]).startswith("-") and plain(rest[0]) not in ("-", "--"):
+                flag = plain(rest[0])
+                if flag in ("-o", "+o"):
+                    rest = rest[2:]
+                    continue
+                if "c" in flag.lstrip("-+"):
+                    inline = True
+                rest = rest[1:]
+            if not rest:
+                return
+            if inline:
+                self.inline(rest[0], rest[1:], env, event, chain, mounts, image, depth)
+            else:
+                self.script(rest[0], rest[1:], env, event.cwd, event, chain, mounts, image, depth)
+            return
+        if words[0].endswith((".sh", ".slurm", ".bash")):
+            self.script(argv[0], argv[1:], env, event.cwd, event, chain, mounts, image, depth)
+
+    def srun(self, args: list[Text], env: dict[str, Text], event: Event, chain: tuple[str, ...],
+             mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
+        """`srun` starts its command on every node of the step, each with its own rank
+        (SLURM_PROCID / SLURM_NODEID): the command is followed once per rank, in rank order, until
+        a prefill and a decode server are both found (policy `multinode.ranks`)."""
+        mounts = dict(mounts)
+        nodes: int | None = None
+        i = 0
+        while i < len(args):
+            w = plain(args[i])
+            if not w.startswith("-"):
+                break
+            name, eq, value = w.partition("=")
+            if not eq and name in _SLURM_VALUED and i + 1 < len(args):
+                value_text = args[i + 1]
+                i += 2
+            else:
+                value_text = text_of(value)
+                i += 1
+            if name == "--container-image":
+                image = value_text
+            elif name == "--container-mounts":
+                specs = [spec for spec in plain(value_text).split(",") if "${" not in spec and "$(" not in spec]
+                mounts.update(self.mount_specs(specs, event))
+            elif name == "--export":  # ALL|NONE[,NAME=value,...]
+                items = plain(value_text).split(",")
+                if items and items[0] == "NONE":
+                    env = {}
+                offset = 0
+                whole = plain(value_text)
+                for item in items:
+                    start = whole.find(item, offset)
+                    offset = start + len(item)
+                    if "=" in item and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", item):
+                        key, _, _rest = item.partition("=")
+                        env = {**env, key: slice_text(value_text, start + len(key) + 1, offset)}
+            elif name in ("-N", "--nodes", "-n", "--ntasks") and plain(value_text).isdigit():
+                nodes = int(plain(value_text)) if nodes is None else min(nodes, int(plain(value_text)))
+        if i >= len(args):
+            return
+        conf = self.policy["ranks"]
+        if nodes is None:
+            for name in conf["node-count-env"]:
+                value = env.get(str(name))
+                if value is not None and plain(value).isdigit():
+                    nodes = int(plain(value))
+                    break
+        count = max(1, min(nodes or 1, int(conf["max-ranks"])))
+        for rank in range(count):
+            ranked = dict(env)
+            for name in conf["rank-env"]:
+                ranked[str(name)] = text_of(str(rank), event.file, event.line)
+            before = {s.role for s in self.out.servers}
+            self.command(list(args[i:]), ranked, event, chain, mounts, image, depth + 1)
+            roles = {s.role for s in self.out.servers}
+            if {"prefill", "decode"} <= roles or (roles and roles == before and "agg" in roles):
+                break
+
+    def docker(self, args: list[Text], event: Event, chain: tuple[str, ...], mounts: Mapping[str, str],
+               depth: int) -> None:
+        env: dict[str, Text] = {}
+        own_mounts: dict[str, str] = {}
+        i = 0
+        while i < len(args):
+            w = plain(args[i])
+            if not is_known(args[i]) and not w.startswith("-"):
+                i += 1  # options only the run knows (a list of mounts chosen on the node)
+                continue
+            if not w.startswith("-"):
+                break
+            name, eq, value = w.partition("=")
+            if not eq and name in _DOCKER_VALUED and i + 1 < len(args):
+                value_text = args[i + 1]
+                i += 2
+            elif eq:
+                value_text = _after_eq(args[i])
+                i += 1
+            else:
+                i += 1
+                continue
+            if name in ("-e", "--env"):
+                text = plain(value_text)
+                if "=" in text:
+                    env[text.split("=", 1)[0]] = _after_eq(value_text)
+            elif name in ("-v", "--volume"):
+                own_mounts.update(self.mount_specs([plain(value_text)], event))
+        if i >= len(args):
+            return
+        image = args[i]
+        self.command(list(args[i + 1:]), env, event, chain, {**mounts, **own_mounts}, image, depth + 1)
+
+    def mount_specs(self, specs: list[str], event: Event) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for spec in specs:
+            parts = spec.split(":")
+            if len(parts) < 2:
+                continue
+            source = repo_path(self.job, text_of(parts[0]), event.cwd)
+            if source is not None and parts[1].startswith("/"):
+                out[posixpath.normpath(parts[1])] = source
+        return out
+
+    def inline(self, code: Text, args: list[Text], env: dict[str, Text], event: Event, chain: tuple[str, ...],
+               mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
+        if not self.budget():
+            return
+        reader = make_reader(self.job, mounts)
+        result = reader.run_inline(code, env, args, cwd=plain(event.cwd) if is_known(event.cwd) else "",
+                                   file=event.file)
+        self.absorb(reader, result, event.file)
+        self.visit(result.events, chain, mounts, image, depth + 1)
+
+    def script(self, path: Text, args: list[Text], env: dict[str, Text], cwd: Text, event: Event,
+               chain: tuple[str, ...], mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
+        rel = repo_path(self.job, path, cwd, mounts)
+        if rel is None:
+            if is_known(path):
+                self.out.problems.append(Problem(event.file, event.line, f"runs {plain(path)}, which is not a file "
+                                                                         "of the repository"))
+            return
+        if rel in chain or not self.budget():
+            return
+        data = self.job.read(rel)
+        if data is None:
+            self.out.problems.append(Problem(event.file, event.line, f"runs {rel}, which is not in the tree"))
+            return
+        reader = make_reader(self.job, mounts)
+        zero = plain(path)
+        workdir = plain(cwd) if is_known(cwd) else ""
+        result = reader.run(rel, data.decode("utf-8", "replace"), env, args, cwd=workdir, zero=zero)
+        self.out.files.append(rel)
+        self.absorb(reader, result, rel)
+        self.visit(result.events, (*chain, rel), mounts, image, depth + 1)
+
+    def absorb(self, reader: Any, result: Any, name: str) -> None:
+        self.out.files.extend(reader.files)
+        for file, line, message in result.problems:
+            if "cannot be read statically" in message or "too long" in message:
+                self.out.problems.append(Problem(file, line, message))
+
+    def budget(self) -> bool:
+        self.out.readings += 1
+        return self.out.readings <= MAX_READINGS
+
+
+def _after_eq(text: Text) -> Text:
+    """The value part of a `NAME=value` Text."""
+    whole = plain(text)
+    cut = whole.find("=") + 1
+    from verifier.launch.shell.values import slice_text
+
+    return slice_text(text, cut)
+
+
+def _skip_options(args: list[Text], valued: set[str]) -> list[Text]:
+    i = 0
+    while i < len(args):
+        w = plain(args[i])
+        if not w.startswith("-"):
+            break
+        i += 2 if (w in valued and "=" not in w) else 1
+    return args[i:]
+
+
+def _docker_run(words: list[str]) -> int | None:
+    """Index of `run` in a `docker run` / `sudo docker run` / `$DOCKER_CMD run` command."""
+    for i, w in enumerate(words[:4]):
+        if w == "run" and i > 0 and any(re.search(r"docker|podman", p, re.I) for p in words[:i]):
+            return i
+    return None
+
+
+def follow(job: KeyJob, events: list[Event], chain: tuple[str, ...]) -> Followed:
+    """Every server the given commands start (see module docstring)."""
+    walker = _Walker(job)
+    walker.visit(events, chain, {}, None, 0)
+    return walker.out

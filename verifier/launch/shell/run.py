@@ -1,0 +1,1481 @@
+"""The static shell reader's interpreter: walks a parsed script with a known environment.
+
+Nothing runs. Builtins that only change the shell's state (assignments, `export`, `cd`, `source`,
+`eval`, `set --`, `shift`, `read ... <<<`, functions, `[[ ]]`, `((...))`, `case`, `for`) are followed;
+every other command becomes an `Event` with its expanded argv, the exported environment at that
+moment and the file and line of every word. Command substitutions are followed when they only
+print (`echo`, `printf`, `seq`, `dirname`, `basename`, a function of the script); otherwise their
+value is unknown (kept as its source text). A condition that cannot be decided runs every branch
+and merges them: a variable the branches leave different becomes unknown (its origin is the
+condition's line), and the events of each branch carry that condition as a guard. A branch that
+ends in `exit` is the end of a failed run and is dropped. `while`/`until` bodies are not run.
+"""
+
+from __future__ import annotations
+
+import ast
+import posixpath
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from verifier.launch.shell.parse import (
+    AndOr,
+    Arith,
+    Case,
+    For,
+    FuncDef,
+    Group,
+    If,
+    Node,
+    Pipeline,
+    ShellSyntaxError,
+    Simple,
+    Test,
+    Tok,
+    While,
+    Word,
+    heredoc_word,
+    operand_word,
+    parse,
+)
+from verifier.launch.shell.values import (
+    Seg,
+    Text,
+    blocking,
+    concat,
+    is_known,
+    join_fields,
+    origin,
+    plain,
+    slice_text,
+    split_fields,
+    text_of,
+)
+
+MAX_STEPS = 300_000
+MAX_CALL_DEPTH = 24
+MAX_LOOP = 256
+_DECLARERS = {"export", "declare", "local", "readonly", "typeset"}
+_QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
+          "printf", "mkdir", "rm", "alias", "unalias", "pushd", "popd", "sync"}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SENTINEL = re.compile(r"\$\{__v(\d+)\}")
+_PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$",
+                    re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One command the script would run."""
+
+    file: str
+    line: int
+    argv: tuple[Text, ...]
+    env: dict[str, Text]  # the exported environment, with the command's own NAME=value prefixes
+    cwd: Text
+    guards: tuple[tuple[str, int], ...] = ()  # undecidable conditions around it (file, line)
+    stdin: str | None = None  # a here-document or here-string fed to it
+    background: bool = False
+    taint: tuple[str, int, str] | None = None  # an earlier `eval` of unknown text (State.taint)
+
+    def words(self) -> list[str]:
+        """argv as plain strings."""
+        return [plain(t) for t in self.argv]
+
+
+class Stop(Exception):
+    """`exit` ran: the script ends here (line)."""
+
+    def __init__(self, file: str, line: int, status: bool | None) -> None:
+        super().__init__(f"exit at {file}:{line}")
+        self.file = file
+        self.line = line
+        self.status = status
+
+
+class _Return(Exception):
+    def __init__(self, status: bool | None) -> None:
+        super().__init__("return")
+        self.status = status
+
+
+class _Budget(Exception):
+    pass
+
+
+@dataclass
+class State:
+    """What the shell knows at one moment."""
+
+    vars: dict[str, Text] = field(default_factory=dict)
+    arrays: dict[str, list[Text]] = field(default_factory=dict)
+    exported: set[str] = field(default_factory=set)
+    unset: set[str] = field(default_factory=set)  # names known to be unset (shadowing unknown env)
+    funcs: dict[str, tuple[Node, str]] = field(default_factory=dict)  # name -> (body, file it is defined in)
+    positional: list[Text] = field(default_factory=list)
+    cwd: Text = ()
+    file: str = ""
+    zero: str = ""
+    unresolved: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # set when the script evaluates text the reader cannot know (`eval "$(python3 ...)"`): what it
+    # would set is unknown from there on
+    taint: tuple[str, int, str] | None = None
+    source_text: str = ""  # ${BASH_SOURCE[0]}: the path the current file was run or sourced by
+
+    def copy(self) -> State:
+        return State(dict(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
+                     set(self.unset), dict(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
+                     dict(self.unresolved), self.taint, self.source_text)
+
+
+@dataclass
+class ReadResult:
+    """What a script leaves behind and everything it would run."""
+
+    state: State
+    events: list[Event]
+    stopped: tuple[str, int] | None
+    problems: list[tuple[str, int | None, str]]
+
+    def var(self, name: str) -> Text | None:
+        """A variable's final value (None when unset)."""
+        return self.state.vars.get(name)
+
+
+Loader = Callable[[Text, State], tuple[str, str] | None]
+FileTest = Callable[[str, Text, State], bool | None]
+
+
+class Reader:
+    """Walks scripts statically (see module docstring).
+
+    `load(path_text, state)` returns (repository path, text) of a file a script sources (None: not
+    available); `unknown(name)` says whether a variable nobody set is a run-time value (True) or
+    simply unset (False); `file_test(op, path, state)` decides `-f`/`-d`/`-e` tests (None: unknown).
+    """
+
+    def __init__(self, load: Loader | None = None, unknown: Callable[[str], bool] | None = None,
+                 file_test: FileTest | None = None, max_steps: int = MAX_STEPS,
+                 stop_at: Callable[[list[str]], bool] | None = None) -> None:
+        self.load = load
+        self.unknown = unknown or (lambda _name: True)
+        self.file_test = file_test
+        self.max_steps = max_steps
+        self.stop_at = stop_at  # the reading ends after the first command this accepts
+        self.steps = 0
+        self.events: list[Event] = []
+        self.problems: list[tuple[str, int | None, str]] = []
+        self.guards: list[tuple[str, int]] = []
+        self.capture: list[list[Text]] | None = None
+        self.external_in_capture = False
+        self.depth = 0
+        self.origin_at: Callable[[Word], tuple[str, int] | None] | None = None
+        self.event_line: int | None = None  # inside `eval`: events are on the eval's line
+        self.files: list[str] = []  # every file read (sourced scripts, YAML read by snippets)
+        # why the condition being decided is unknown: runtime (only the run knows: a host, a file on
+        # the cluster, a command's status) or undecided (the reader could not establish an operand)
+        self.cond_why: str | None = None
+        self.return_unknown = False  # a function returned on an undecided path: its status is unknown
+        self.sentinels: list[Seg] = []  # unknown values written into re-read shell text (shell_text)
+        self.reads: set[str] = set()  # every variable name the script expanded or tested
+
+    # ------------------------------------------------------------------ entry points
+
+    def run(self, path: str, text: str, env: Mapping[str, Text | str] | None = None,
+            args: Sequence[Text | str] = (), cwd: str = "", state: State | None = None,
+            zero: str | None = None) -> ReadResult:
+        """Read one script from the top with an exported environment and positional arguments
+        (`zero`: `$0`, the path the script was invoked by; default its repository path)."""
+        st = state.copy() if state is not None else State()
+        for name, value in (env or {}).items():
+            st.vars[name] = value if isinstance(value, tuple) else text_of(str(value), "<env>", None)
+            st.exported.add(name)
+        st.positional = [a if isinstance(a, tuple) else text_of(str(a), "<args>", None) for a in args]
+        st.file, st.zero = path, zero if zero is not None else path
+        st.source_text = st.zero
+        if not st.cwd:
+            st.cwd = text_of(cwd, "<env>", None) if cwd else ()
+        stopped = None
+        try:
+            body = parse(text, path)
+            self.body(body, st)
+        except Stop as stop:
+            stopped = (stop.file, stop.line)
+        except _Return:
+            pass
+        except ShellSyntaxError as exc:
+            self.problems.append((path, exc.line, f"cannot be read statically: {exc.message}"))
+        except _Budget:
+            self.problems.append((path, None, "is too long to follow statically"))
+        return ReadResult(st, self.events, stopped, self.problems)
+
+    def run_inline(self, code: Text, env: Mapping[str, Text | str] | None = None, args: Sequence[Text | str] = (),
+                   cwd: str = "", file: str = "") -> ReadResult:
+        """Read a script given as text (`bash -c TEXT`); its words keep the origins the text carries."""
+        st = State()
+        for name, value in (env or {}).items():
+            st.vars[name] = value if isinstance(value, tuple) else text_of(str(value), "<env>", None)
+            st.exported.add(name)
+        st.positional = [a if isinstance(a, tuple) else text_of(str(a), "<args>", None) for a in args]
+        st.file, st.zero = file, "bash"
+        st.cwd = text_of(cwd, "<env>", None) if cwd else ()
+        source, owners = self.shell_text(code)
+
+        def where(word: Word) -> tuple[str, int] | None:
+            i = word.start
+            while i < len(source) - 1 and source[i] in "\"'":
+                i += 1
+            if 0 <= i < len(owners):
+                seg = owners[i]
+                return seg.file or file, seg.line or 1
+            return None
+
+        self.origin_at = where
+        stopped = None
+        try:
+            self.body(parse(source, file), st)
+        except Stop as stop:
+            stopped = (stop.file, stop.line)
+        except _Return:
+            pass
+        except ShellSyntaxError as exc:
+            self.problems.append((file, exc.line, f"runs inline text that cannot be read statically: {exc.message}"))
+        except _Budget:
+            self.problems.append((file, None, "runs inline text too long to follow statically"))
+        finally:
+            self.origin_at = None
+        return ReadResult(st, self.events, stopped, self.problems)
+
+    # ------------------------------------------------------------------ statements
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise _Budget()
+
+    def body(self, items: list[AndOr], st: State) -> bool | None:
+        status: bool | None = True
+        for item in items:
+            status = self.andor(item, st)
+        return status
+
+    def andor(self, item: AndOr, st: State) -> bool | None:
+        self.tick()
+        self.cond_why = None
+        status = self.pipeline(item.pipes[0], st)
+        for op, pipe in zip(item.ops, item.pipes[1:], strict=True):
+            if status is None:
+                if self.cond_why is None:
+                    self.cond_why = "runtime"
+                status = self.branch_unknown([lambda s, p=pipe: self.pipeline(p, s), None], st, (st.file, pipe.line))
+                continue
+            if (op == "&&" and status) or (op == "||" and not status):
+                status = self.pipeline(pipe, st)
+        return status
+
+    def pipeline(self, pipe: Pipeline, st: State) -> bool | None:
+        status: bool | None = None
+        if len(pipe.cmds) > 1:
+            status = self.text_pipeline(pipe, st)
+        if status is None:
+            status = True
+            for cmd in pipe.cmds:
+                status = self.command(cmd, st)
+        if pipe.negate:
+            return None if status is None else not status
+        return status
+
+    def text_pipeline(self, pipe: Pipeline, st: State) -> bool | None:
+        """`echo "$X" | grep/sed/tr/...` on known text, evaluated (None: not a pure text pipeline)."""
+        from verifier.launch.shell.filters import apply_filter
+
+        first = pipe.cmds[0]
+        if not isinstance(first, Simple) or not first.words or first.assigns:
+            return None
+        argv: list[Text] = []
+        for word in first.words:
+            argv.extend(self.expand(word, st))
+        if not argv or plain(argv[0]) not in ("echo", "printf") or not all(is_known(a) for a in argv):
+            return None
+        text = concat(self.echo(plain(argv[0]), argv[1:]), text_of("\n", st.file, first.line))
+        status: bool | None = True
+        for cmd in pipe.cmds[1:]:
+            if not isinstance(cmd, Simple) or not cmd.words or cmd.assigns or cmd.redirs:
+                return None
+            words: list[Text] = []
+            for word in cmd.words:
+                words.extend(self.expand(word, st))
+            if not all(is_known(w) for w in words):
+                return None
+            result = apply_filter([plain(w) for w in words], text, (st.file, cmd.line))
+            if result is None:
+                return None
+            text, status = result
+        if self.capture is not None and not self.redirected(pipe.cmds[-1]):  # type: ignore[arg-type]
+            self.capture[-1].append(text)
+        return status
+
+    def command(self, node: Node, st: State) -> bool | None:
+        self.tick()
+        if isinstance(node, Simple):
+            return self.simple(node, st)
+        if isinstance(node, If):
+            return self.if_(node, st)
+        if isinstance(node, Test):
+            return self.test_items(node.items, st, double=True)
+        if isinstance(node, Group):
+            if node.subshell:
+                sub = st.copy()
+                status = self.body(node.body, sub)
+                return status
+            return self.body(node.body, st)
+        if isinstance(node, FuncDef):
+            st.funcs[node.name] = (node.body, st.file)
+            return True
+        if isinstance(node, For):
+            return self.for_(node, st)
+        if isinstance(node, While):
+            return None
+        if isinstance(node, Case):
+            return self.case(node, st)
+        if isinstance(node, Arith):
+            value = self.arith(node.expr, st, node.line)
+            return None if value is None else value != 0
+        return None
+
+    def if_(self, node: If, st: State) -> bool | None:
+        pending: list[tuple[tuple[str, int], list[AndOr], list[AndOr]]] = []
+        reasons: list[str] = []
+        for cond, body in node.clauses:
+            self.cond_why = None
+            status = self.body(cond, st)
+            if status is None:
+                reasons.append(self.cond_why or "runtime")
+            if status is None:
+                pending.append(((st.file, cond[0].line if cond else node.line), cond, body))
+                continue
+            if status:
+                if not pending:
+                    return self.body(body, st)
+                pending.append(((st.file, node.line), [], body))
+                break
+        else:
+            if not pending:
+                return self.body(node.orelse, st) if node.orelse is not None else True
+            pending.append(((st.file, node.line), [], node.orelse or []))
+        branches = [lambda s, b=body: self.body(b, s) for _, _, body in pending]
+        guard = pending[0][0]
+        self.cond_why = "undecided" if "undecided" in reasons else "runtime"
+        return self.branch_unknown(branches, st, guard)
+
+    def shell_text(self, code: Text) -> tuple[str, list[Seg]]:
+        """Text to re-read as shell code (eval, bash -c), and the segment each character came from.
+
+        A value the reader does not know is written as a sentinel variable `${__vN}` standing for it,
+        never as its source text (which may hold quotes or spaces the real value does not)."""
+        out: list[str] = []
+        owners: list[Seg] = []
+        for seg in code:
+            text = seg.text
+            if not seg.known:
+                self.sentinels.append(seg)
+                text = f"${{__v{len(self.sentinels) - 1}}}"
+            out.append(text)
+            owners.extend([seg] * len(text))
+        return "".join(out), owners
+
+    def restore(self, text: Text) -> Text:
+        """Put back the values sentinels stand for where they survived as literal text (inside quotes)."""
+        if not self.sentinels or not any("${__v" in seg.text for seg in text):
+            return text
+        pieces: list[Seg] = []
+        for seg in text:
+            last = 0
+            for m in _SENTINEL.finditer(seg.text):
+                if m.start() > last:
+                    pieces.append(Seg(seg.text[last:m.start()], seg.file, seg.line, seg.known, seg.why))
+                index = int(m.group(1))
+                pieces.append(self.sentinels[index] if index < len(self.sentinels) else seg)
+                last = m.end()
+            if last < len(seg.text):
+                pieces.append(Seg(seg.text[last:], seg.file, seg.line, seg.known, seg.why))
+        return tuple(pieces)
+
+    def note(self, why: str) -> None:
+        """Record why a condition is unknown (undecided/unreadable win over runtime)."""
+        if self.cond_why in ("undecided", "unreadable"):
+            return
+        self.cond_why = "undecided" if why in ("undecided", "unreadable") else "runtime"
+
+    def branch_unknown(self, branches: list[Callable[[State], bool | None] | None], st: State,
+                       guard: tuple[str, int]) -> bool | None:
+        """Run every branch on a copy and merge (undecidable condition at `guard`): variables the
+        branches set differently become unknown, `branch` when only run-time facts decide the
+        condition, `undecided` when the reader could not establish it."""
+        why = "branch" if self.cond_why == "runtime" else "undecided"
+        self.cond_why = None
+        survivors: list[State] = []
+        statuses: list[bool | None] = []
+        returned = False
+        self.guards.append(guard)
+        try:
+            for branch in branches:
+                sub = st.copy()
+                mark = len(self.events)
+                try:
+                    statuses.append(branch(sub) if branch is not None else True)
+                except Stop:
+                    del self.events[mark:]  # a branch that exits is another (failed) run: its commands go too
+                    continue
+                except _Return:
+                    returned = True  # the function returns on this path; it goes on along the others
+                    continue
+                survivors.append(sub)
+        finally:
+            self.guards.pop()
+        if returned:
+            self.return_unknown = True
+        if not survivors:
+            if returned:
+                raise _Return(None)
+            raise Stop(guard[0], guard[1], False)
+        self.merge(st, survivors, guard, why)
+        return statuses[0] if statuses and all(s == statuses[0] for s in statuses) else None
+
+    def merge(self, st: State, states: list[State], guard: tuple[str, int], why: str = "undecided") -> None:
+        first = states[0]
+        names = set().union(*(s.vars.keys() for s in states)) | set(st.vars)
+        for name in names:
+            values = [s.vars.get(name) for s in states]
+            if all(v == values[0] for v in values):
+                if values[0] is None:
+                    st.vars.pop(name, None)
+                else:
+                    st.vars[name] = values[0]
+                continue
+            kind = why
+            if why == "branch" and all(v and all(not seg.known and seg.why == "runtime" for seg in v) for v in values):
+                kind = "runtime"  # every branch sets a run-time value (a host address found one way or another)
+            st.vars[name] = _common_prefix([v or () for v in values], (Seg(f"${{{name}}}", guard[0], guard[1],
+                                                                              False, kind),))
+            st.unresolved[name] = guard
+        anames = set().union(*(s.arrays.keys() for s in states)) | set(st.arrays)
+        for name in anames:
+            avalues = [s.arrays.get(name) for s in states]
+            if all(v == avalues[0] for v in avalues):
+                if avalues[0] is None:
+                    st.arrays.pop(name, None)
+                else:
+                    st.arrays[name] = avalues[0]
+                continue
+            st.arrays[name] = [(Seg(f"${{{name}[@]}}", guard[0], guard[1], False, why),)]
+            st.unresolved[name] = guard
+        st.exported = set().union(*(s.exported for s in states))
+        st.taint = next((s.taint for s in states if s.taint is not None), st.taint)
+        st.unset = set.intersection(*(s.unset for s in states))
+        for s in states:
+            st.funcs.update(s.funcs)
+            st.unresolved.update(s.unresolved)
+        if all(s.cwd == first.cwd for s in states):
+            st.cwd = first.cwd
+        else:
+            st.cwd = (Seg("${PWD}", guard[0], guard[1], False, why),)
+
+    def for_(self, node: For, st: State) -> bool | None:
+        fields: list[Text] = []
+        if node.items is None:
+            fields = list(st.positional)
+        else:
+            for word in node.items:
+                fields.extend(self.expand(word, st))
+        if len(fields) > MAX_LOOP or any(not is_known(f) for f in fields):
+            self.cond_why = None
+            self.unknown_operand(*fields)
+            return self.branch_unknown([lambda s: self.loop_body(node, s, fields[:1]), None], st, (st.file, node.line))
+        return self.loop_body(node, st, fields)
+
+    def loop_body(self, node: For, st: State, fields: list[Text]) -> bool | None:
+        status: bool | None = True
+        for value in fields:
+            st.vars[node.var] = value
+            st.unset.discard(node.var)
+            status = self.body(node.body, st)
+        return status
+
+    def case(self, node: Case, st: State) -> bool | None:
+        subject = self.expand_one(node.subject, st)
+        if not is_known(subject):
+            self.cond_why = None
+            self.unknown_operand(subject)
+            branches = [lambda s, b=body: self.body(b, s) for _, body in node.arms]
+            return self.branch_unknown([*branches, None], st, (st.file, node.line))
+        text = plain(subject)
+        for patterns, body in node.arms:
+            for pattern in patterns:
+                pat = self.expand_one(pattern, st)
+                if not is_known(pat):
+                    branches = [lambda s, b=b2: self.body(b, s) for _, b2 in node.arms]
+                    return self.branch_unknown([*branches, None], st, (st.file, node.line))
+                if _glob_match(text, plain(pat)):
+                    return self.body(body, st)
+        return True
+
+    # ------------------------------------------------------------------ simple commands
+
+    def simple(self, node: Simple, st: State) -> bool | None:
+        if not node.words:
+            for tok in node.assigns:
+                self.assign(tok, st, export=False)
+            self.redirect_side_effects(node, st)
+            return True
+        argv: list[Text] = []
+        for word in node.words:
+            argv.extend(self.expand(word, st))
+        prefix: dict[str, Text] = {}
+        for tok in node.assigns:
+            if tok.kind == "word" and tok.word is not None:
+                name, value = self.assignment_value(tok.word, st)
+                if name:
+                    prefix[name] = value
+        if not argv:
+            return True
+        name = plain(argv[0]) if is_known(argv[0]) else None
+        stdin = self.stdin(node, st)
+        if name in _DECLARERS:
+            return self.declare(name, argv[1:], node, st)
+        if name in ("source", "."):
+            return self.source(argv[1:], node, st)
+        if name == "eval":
+            return self.eval_(argv[1:], node, st)
+        if name == "cd":
+            if len(argv) > 1:
+                target = argv[1]
+                if plain(target).startswith("/") or not st.cwd:
+                    st.cwd = target
+                else:
+                    st.cwd = concat(st.cwd, text_of("/"), target)
+            return None
+        if name in ("exit",):
+            code = plain(argv[1]) if len(argv) > 1 else "0"
+            raise Stop(st.file, node.line, code == "0")
+        if name == "return":
+            code = plain(argv[1]) if len(argv) > 1 else "0"
+            raise _Return(None if not code.isdigit() else code == "0")
+        if name == "unset":
+            for a in argv[1:]:
+                n = plain(a)
+                if n.startswith("-"):
+                    continue
+                st.vars.pop(n, None)
+                st.arrays.pop(n, None)
+                st.exported.discard(n)
+                st.unset.add(n)
+            return True
+        if name == "shift":
+            count = int(plain(argv[1])) if len(argv) > 1 and plain(argv[1]).isdigit() else 1
+            st.positional = st.positional[count:]
+            return True
+        if name == "set":
+            words = [plain(a) for a in argv[1:]]
+            if "--" in words:
+                st.positional = argv[1 + words.index("--") + 1:]
+            return True
+        if name in ("true", ":"):
+            return True
+        if name == "false":
+            return False
+        if name in ("[", "test"):
+            items: list[Word | str | Text] = list(argv[1:])
+            if name == "[" and items and plain(items[-1]) == "]":  # type: ignore[arg-type]
+                items = items[:-1]
+            return self.test_items(items, st, double=False)
+        if name == "read":
+            return self.read(argv[1:], prefix, stdin, st)
+        if name in ("echo", "printf") and self.capture is not None and not self.redirected(node):
+            self.capture[-1].append(self.echo(name, argv[1:]))
+            return True
+        if name in st.funcs:
+            return self.call(name, argv[1:], st, node)
+        if name in ("python3", "python") and self.capture is not None and not self.redirected(node):
+            out = self.snippet(argv[1:], node, st, stdin)
+            if out is not None:
+                self.capture[-1].append(out)
+                return True
+        if name in _QUIET and not (self.capture is not None and name in ("ulimit", "umask", "type", "hash", "alias")):
+            return True
+        if self.capture is not None and name in ("seq", "dirname", "basename", "pwd") and not self.redirected(node):
+            out = self.builtin_output(name, argv[1:], st)
+            if out is not None:
+                self.capture[-1].append(out)
+                return True
+        argv = [self.restore(a) for a in argv] if self.sentinels else argv
+        env: dict[str, Text] = {}
+        if _may_start(name, argv):  # only a command that can run a script or a server needs its environment
+            env = {k: v for k, v in st.vars.items() if k in st.exported}
+            env.update(prefix)
+            if self.sentinels:
+                env = {k: self.restore(v) for k, v in env.items()}
+        file, line = st.file, node.line
+        if self.origin_at is not None:  # eval'd or inline text: the command is where its words were written
+            found = origin(argv[0])
+            if found[0] and found[1]:
+                file, line = found[0], found[1]
+            elif self.event_line is not None:
+                line = self.event_line
+        self.events.append(Event(file, line, tuple(argv), env, st.cwd, tuple(self.guards), stdin,
+                                 taint=st.taint))
+        if self.stop_at is not None and not self.guards and self.stop_at([plain(a) for a in argv[:3]]):
+            raise Stop(file, line, True)
+        if self.capture is not None and not self.redirected(node):
+            self.external_in_capture = True
+        return None
+
+    def redirect_side_effects(self, node: Simple, st: State) -> None:
+        _ = node, st
+
+    def redirected(self, node: Simple) -> bool:
+        """True when the command's standard output goes elsewhere than the caller (a file, stderr)."""
+        for r in node.redirs:
+            if r.op in ("&>", "&>>"):
+                return True
+            if r.op in (">", ">>", ">|", ">&") and r.fd in ("", "1"):
+                return True
+        return False
+
+    def stdin(self, node: Simple, st: State) -> str | None:
+        for r in node.redirs:
+            if r.op in ("<<", "<<-"):
+                if not r.expand:
+                    return r.body
+                return plain(self.expand_one(heredoc_word(r.body, node.line), st))
+            if r.op == "<<<" and r.target is not None:
+                return plain(self.expand_one(r.target, st))
+        return None
+
+    def assign(self, tok: Tok, st: State, export: bool) -> None:
+        if tok.kind == "arr":
+            items: list[Text] = []
+            for word in tok.items:
+                items.extend(self.expand(word, st))
+            if tok.index is not None:
+                return
+            if tok.append:
+                st.arrays.setdefault(tok.name, []).extend(items)
+            else:
+                st.arrays[tok.name] = items
+            st.vars.pop(tok.name, None)
+            st.unset.discard(tok.name)
+            if export:
+                st.exported.add(tok.name)
+            return
+        assert tok.word is not None
+        name, value = self.assignment_value(tok.word, st)
+        if not name:
+            return
+        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\[([^\]]*)\]$", name)
+        if m:  # A[i]=v
+            arr = st.arrays.setdefault(m.group(1), [])
+            index = self.arith(m.group(2), st, tok.line)
+            if index is not None and 0 <= index <= len(arr) + 64:
+                while len(arr) <= index:
+                    arr.append(())
+                arr[index] = value
+            return
+        plus = tok.word.parts[0][1].split("=", 1)[0].endswith("+")
+        if plus:
+            if name in st.arrays:
+                st.arrays[name].append(value)
+                return
+            value = concat(self.lookup(name, st, tok.line), value)
+        st.vars[name] = value
+        st.arrays.pop(name, None)
+        st.unset.discard(name)
+        st.unresolved.pop(name, None)
+        if export:
+            st.exported.add(name)
+
+    def assignment_value(self, word: Word, st: State) -> tuple[str, Text]:
+        first = word.parts[0][1]
+        head, _, rest = first.partition("=")
+        name = head.removesuffix("+")
+        # the value starts after `NAME=`: in evaluated text it has the origin of its own characters
+        tail = Word([("lit", rest, False), *word.parts[1:]] if rest else list(word.parts[1:]), word.line,
+                    word.raw, word.start + len(head) + 1)
+        return name, self.expand_one(tail, st, split=False)
+
+    def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
+        export = name == "export"
+        for tok in node.assigns:
+            if tok.kind == "arr":
+                self.assign(tok, st, export)
+        for arg in args:
+            text = plain(arg)
+            if text.startswith("-"):
+                if "x" in text:
+                    export = True
+                continue
+            if "=" in text and _NAME.match(text.split("=", 1)[0].removesuffix("+")):
+                var, _, _value = text.partition("=")
+                offset = len(var) + 1
+                value = slice_text(arg, offset)
+                var = var.removesuffix("+")
+                if var in st.arrays and name != "export":
+                    st.arrays.pop(var, None)
+                st.vars[var] = value
+                st.unset.discard(var)
+                st.unresolved.pop(var, None)
+                if export:
+                    st.exported.add(var)
+            elif _NAME.match(text):
+                if export:
+                    st.exported.add(text)
+                elif name in ("local", "declare", "typeset") and text not in st.vars and text not in st.arrays:
+                    st.vars[text] = ()
+                    st.unset.discard(text)
+        return True
+
+    def source(self, args: list[Text], node: Simple, st: State) -> bool | None:
+        if not args:
+            return True
+        loaded = self.load(args[0], st) if self.load is not None else None
+        if loaded is None:
+            self.problems.append((st.file, node.line, f"sources {plain(args[0])}, which is not followed"))
+            return None
+        path, text = loaded
+        self.files.append(path)
+        saved_file, saved_pos, saved_source = st.file, st.positional, st.source_text
+        st.file, st.source_text = path, plain(args[0])
+        if len(args) > 1:
+            st.positional = list(args[1:])
+        self.depth += 1
+        if self.depth > MAX_CALL_DEPTH:
+            self.depth -= 1
+            raise _Budget()
+        try:
+            body = parse(text, path)
+            return self.body(body, st)
+        except ShellSyntaxError as exc:
+            self.problems.append((path, exc.line, f"cannot be read statically: {exc.message}"))
+            return None
+        except _Return as ret:
+            return ret.status
+        finally:
+            self.depth -= 1
+            st.file, st.positional, st.source_text = saved_file, saved_pos, saved_source
+
+    def eval_(self, args: list[Text], node: Simple, st: State) -> bool | None:
+        code = join_fields(args)
+        # the text to run is itself a command's output (`eval "$(python3 ...)"`): nothing it does is known;
+        # a run-time value inside known text (`eval "$CMD"` with a host IP in it) is only data
+        lead = next((seg for seg in code if seg.text.strip()), None)
+        opaque = lead if lead is not None and not lead.known and lead.text.startswith(("$(", "`")) else None
+        if opaque is not None:
+            st.taint = (st.file, node.line, f"evaluates the output of `{opaque.text[:120]}`")
+            self.problems.append((st.file, node.line, f"evaluates the output of `{opaque.text[:120]}`, "
+                                                      "which is not read statically"))
+            return None
+        source, owners = self.shell_text(code)
+        try:
+            body = parse(source, st.file)
+        except ShellSyntaxError as exc:
+            self.problems.append((st.file, node.line, f"evaluates text that cannot be read statically: {exc.message}"))
+            return None
+
+        def where(word: Word) -> tuple[str, int] | None:
+            i = word.start
+            while i < len(source) - 1 and source[i] in "\"'":  # a quoted value: its first character
+                i += 1
+            if 0 <= i < len(owners):
+                seg = owners[i]
+                return seg.file, seg.line or node.line
+            return st.file, node.line
+
+        saved, saved_line = self.origin_at, self.event_line
+        self.origin_at = where
+        self.event_line = node.line if saved_line is None else saved_line
+        try:
+            return self.body(body, st)
+        finally:
+            self.origin_at, self.event_line = saved, saved_line
+
+    def call(self, name: str, args: list[Text], st: State, node: Simple) -> bool | None:
+        self.depth += 1
+        if self.depth > MAX_CALL_DEPTH:
+            self.depth -= 1
+            raise _Budget()
+        saved, saved_file, saved_flag = st.positional, st.file, self.return_unknown
+        body, st.file = st.funcs[name]
+        st.positional = list(args)
+        self.return_unknown = False
+        try:
+            status = self.command(body, st)
+            return None if self.return_unknown else status
+        except _Return as ret:
+            return None if self.return_unknown else ret.status
+        finally:
+            st.positional, st.file = saved, saved_file
+            self.return_unknown = saved_flag
+            self.depth -= 1
+            _ = node
+
+    def read(self, args: list[Text], prefix: Mapping[str, Text], stdin: str | None, st: State) -> bool | None:
+        names = [plain(a) for a in args if not plain(a).startswith("-")]
+        opts = "".join(plain(a)[1:] for a in args if plain(a).startswith("-"))
+        ifs = plain(prefix["IFS"]) if "IFS" in prefix else " \t\n"
+        if stdin is None or not names:
+            for n in names:
+                st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False, "runtime"),)
+            return None
+        data = stdin.split("\n", 1)[0]
+        if "a" in opts:
+            pieces = re.split("[" + re.escape(ifs) + "]", data) if ifs.strip() else data.split()
+            st.arrays[names[0]] = [text_of(p, st.file, None) for p in pieces]
+            return True
+        pieces = data.split(None, len(names) - 1) if not ifs.strip() else data.split(ifs[0], len(names) - 1)
+        for i, n in enumerate(names):
+            st.vars[n] = text_of(pieces[i] if i < len(pieces) else "", st.file, None)
+        return True
+
+    def snippet(self, args: list[Text], node: Simple, st: State, stdin: str | None) -> Text | None:
+        """The output of an inline `python3 -c CODE` / `python3 - <<PY` data snippet (None: not followed)."""
+        from verifier.launch.shell.pysnippet import SnippetUnreadable, run_snippet
+
+        words = [plain(a) for a in args]
+        code: str | None = None
+        if words[:1] == ["-c"] and len(args) > 1 and is_known(args[1]):
+            code = plain(args[1])
+        elif (not words or words[:1] == ["-"]) and stdin is not None:
+            code = stdin
+        if code is None or self.load is None:
+            return None
+        load = self.load
+
+        def load_yaml(path: str) -> tuple[object, dict[tuple[object, ...], int], str] | None:
+            from verifier.configs.yaml11 import parse_yaml11
+
+            found = load(text_of(path, st.file, node.line), st)
+            if found is None:
+                return None
+            rel, text = found
+            self.files.append(rel)
+            try:
+                doc = parse_yaml11(text, rel)
+            except Exception:  # an unreadable YAML file: the snippet is not followed
+                return None
+            return doc.data, dict(doc.lines), rel
+
+        env = {k: plain(v) for k, v in st.vars.items() if k in st.exported and is_known(v)}
+        try:
+            return run_snippet(code, load_yaml, env, st.file, node.line)
+        except SnippetUnreadable as exc:
+            self.problems.append((st.file, node.line, f"runs a python3 snippet that is not read statically ({exc})"))
+            return None
+
+    def echo(self, name: str, args: list[Text]) -> Text:
+        if name == "printf":
+            if not args:
+                return ()
+            fmt = plain(args[0])
+            if fmt in ("%s", "%s\n", "%s\\n") and len(args) > 1:
+                return join_fields(args[1:], "")
+            if "%" not in fmt:
+                return text_of(fmt.replace("\\n", "\n"), *origin(args[0]))
+            return (Seg("$(printf)", *origin(args[0]), False, "runtime"),)
+        words = list(args)
+        while words and plain(words[0]) in ("-n", "-e", "-ne", "-en", "-E"):
+            words = words[1:]
+        return join_fields(words)
+
+    def builtin_output(self, name: str, args: list[Text], st: State) -> Text | None:
+        if any(not is_known(a) for a in args):
+            return None
+        words = [plain(a) for a in args]
+        file, line = origin(args[0]) if args else (st.file, None)
+        if name == "seq":
+            nums = [w for w in words if not w.startswith("-") or w.lstrip("-").isdigit()]
+            try:
+                ints = [int(w) for w in nums]
+            except ValueError:
+                return None
+            lo, step, hi = (1, 1, ints[0]) if len(ints) == 1 else (ints[0], 1, ints[1]) if len(ints) == 2 else \
+                (ints[0], ints[1], ints[2]) if len(ints) == 3 else (0, 0, 0)
+            if step == 0 or abs(hi - lo) // abs(step) > MAX_LOOP:
+                return None
+            return text_of("\n".join(str(i) for i in range(lo, hi + (1 if step > 0 else -1), step)), file, line)
+        if name == "dirname" and words:
+            return text_of(posixpath.dirname(words[-1].rstrip("/")) or ".", file, line)
+        if name == "basename" and words:
+            base = posixpath.basename(words[0].rstrip("/"))
+            if len(words) > 1:
+                base = base.removesuffix(words[1])
+            return text_of(base, file, line)
+        if name == "pwd" and st.cwd and is_known(st.cwd):
+            return st.cwd
+        return None
+
+    # ------------------------------------------------------------------ expansion
+
+    def word_origin(self, word: Word, st: State) -> tuple[str, int]:
+        if self.origin_at is not None:
+            found = self.origin_at(word)
+            if found is not None:
+                return found
+        return st.file, word.line
+
+    def expand_one(self, word: Word, st: State, split: bool = False) -> Text:
+        """A word expanded without field splitting (assignment values, [[ ]] operands, case subjects)."""
+        fields = self.expand(word, st, split=split)
+        return join_fields(fields) if split else (fields[0] if fields else ())
+
+    def expand(self, word: Word, st: State, split: bool = True) -> list[Text]:
+        """Bash word expansion into fields (parameter, command and arithmetic expansion; splitting)."""
+        file, line = self.word_origin(word, st)
+        fields: list[list[Text]] = [[]]
+        any_quoted = False
+        for kind, payload, quoted in word.parts:
+            any_quoted = any_quoted or quoted
+            if kind == "lit":
+                fields[-1].append(text_of(payload, file, line))
+                continue
+            if kind == "var":
+                value = self.param(payload, st, line, quoted)
+            elif kind == "cmd":
+                value = self.command_substitution(payload, st, line)
+            else:
+                number = self.arith(payload, st, line)
+                value = text_of(str(number), file, line) if number is not None else \
+                    (Seg(f"$(({payload}))", file, line, False, "runtime"),)
+            if isinstance(value, list):  # "${A[@]}" / "$@"
+                if not value:
+                    if len(word.parts) == 1:
+                        return []  # "${EMPTY[@]}" alone is no word at all
+                    continue
+                if quoted:
+                    fields[-1].append(value[0])
+                    for item in value[1:]:
+                        fields.append([item])
+                    continue
+                value = join_fields(value)
+            if quoted or not split:
+                fields[-1].append(value)
+                continue
+            text = plain(value)
+            pieces = split_fields(value)
+            if not pieces:
+                if text and text[0].isspace() and fields[-1]:
+                    fields.append([])
+                continue
+            lead = bool(text) and text[0] in " \t\n"
+            trail = bool(text) and text[-1] in " \t\n"
+            if lead and fields[-1]:
+                fields.append([])
+            fields[-1].append(pieces[0])
+            for piece in pieces[1:]:
+                fields.append([piece])
+            if trail:
+                fields.append([])
+        out = [concat(*f) for f in fields]
+        if any_quoted:
+            return [f for i, f in enumerate(out) if f or i == 0 or fields[i]] or [()]
+        return [f for f in out if f]
+
+    def lookup(self, name: str, st: State, line: int | None) -> Text:
+        if name.startswith("__v") and name[3:].isdigit() and int(name[3:]) < len(self.sentinels):
+            return (self.sentinels[int(name[3:])],)
+        self.reads.add(name)
+        if name in st.vars:
+            return st.vars[name]
+        if name in st.arrays:
+            arr = st.arrays[name]
+            return arr[0] if arr else ()
+        if name in st.unset or not self.unknown(name):
+            return ()
+        return (Seg(f"${{{name}}}", st.file, line, False, "runtime"),)
+
+    def is_set(self, name: str, st: State) -> bool | None:
+        self.reads.add(name)
+        if name in st.vars or name in st.arrays:
+            return True
+        if name in st.unset or not self.unknown(name):
+            return False
+        return None
+
+    def param(self, inner: str, st: State, line: int, quoted: bool) -> Text | list[Text]:
+        if inner.startswith("#") and len(inner) > 1:  # length
+            target = inner[1:]
+            m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]$", target)
+            if m:
+                arr = st.arrays.get(m.group(1))
+                if arr is not None and all(is_known(item) for item in arr):
+                    return text_of(str(len(arr)), st.file, line)
+                if arr is not None:  # an element the reader does not know may stand for any number of them
+                    bad = next((seg for item in arr for seg in item if not seg.known), None)
+                    assert bad is not None
+                    return (Seg(f"${{{inner}}}", bad.file, bad.line, False, bad.why or "runtime"),)
+                return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
+            value = self.lookup(target, st, line)
+            return text_of(str(len(plain(value))), st.file, line) if is_known(value) else \
+                (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
+        if inner.startswith("!"):  # indirect: ${!NAME} is the variable NAME names
+            m = _PARAM.match(inner[1:])
+            if m and m.group("index") is None and _NAME.match(m.group("name")):
+                target = self.lookup(m.group("name"), st, line)
+                if is_known(target) and _NAME.match(plain(target)):
+                    return self.param(plain(target) + m.group("rest"), st, line, quoted)
+            return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
+        m = _PARAM.match(inner)
+        if not m:
+            return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
+        name, index, rest = m.group("name"), m.group("index"), m.group("rest")
+        if name == "@":
+            return list(st.positional)
+        if name == "*":
+            return join_fields(st.positional)
+        if name == "#":
+            return text_of(str(len(st.positional)), st.file, line)
+        if name.isdigit():
+            n = int(name)
+            if n == 0:
+                value: Text = text_of(st.zero, st.file, line)
+            else:
+                value = st.positional[n - 1] if n - 1 < len(st.positional) else ()
+            present: bool | None = n == 0 or n - 1 < len(st.positional)
+        elif name in "?$!-":
+            return (Seg(f"${name}", st.file, line, False, "runtime"),)
+        elif index is not None:
+            if name == "BASH_SOURCE":
+                value, present = text_of(st.source_text or st.file, st.file, line), True
+            elif index in ("@", "*"):
+                if name in st.arrays:
+                    items = list(st.arrays[name])
+                    if rest:
+                        items = [self.operate(i, rest, st, line, True) for i in items]
+                    return items if index == "@" else join_fields(items)
+                if name in st.vars:
+                    return [st.vars[name]]
+                if self.is_set(name, st) is False:
+                    return []
+                return [(Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)]
+            else:
+                idx = self.arith(index, st, line)
+                arr = st.arrays.get(name)
+                if arr is None and name in st.vars and idx == 0:
+                    value, present = st.vars[name], True
+                elif arr is not None and idx is not None:
+                    value = arr[idx] if 0 <= idx < len(arr) else ()
+                    present = 0 <= idx < len(arr)
+                elif arr is None and self.is_set(name, st) is False:
+                    value, present = (), False
+                else:
+                    return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
+        else:
+            if name == "BASH_SOURCE":
+                value, present = text_of(st.source_text or st.file, st.file, line), True
+            else:
+                value = self.lookup(name, st, line)
+                present = self.is_set(name, st)
+        if not rest:
+            return value
+        return self.operate(value, rest, st, line, present, name=name)
+
+    def operate(self, value: Text, rest: str, st: State, line: int, present: bool | None,
+                name: str = "") -> Text:
+        """`${NAME<op><operand>}` for the operators the reader knows."""
+        bad = blocking(value)
+        unknown = (Seg(f"${{{name}{rest}}}", bad.file if bad else st.file, bad.line if bad else line, False,
+                       bad.why if bad else "runtime"),)
+        for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
+            if rest.startswith(op):
+                operand = self.expand_one(operand_word(rest[len(op):], line), st)
+                colon = op.startswith(":")
+                if present is None or (colon and not is_known(value) and present is not False):
+                    if op.lstrip(":") in ("-", "=") and is_known(value) and value:
+                        return value
+                    return unknown
+                empty = not present or (colon and plain(value) == "")
+                if op.lstrip(":") == "-":
+                    return operand if empty else value
+                if op.lstrip(":") == "=":
+                    if empty and name and _NAME.match(name):
+                        st.vars[name] = operand
+                        st.unset.discard(name)
+                    return operand if empty else value
+                if op.lstrip(":") == "+":
+                    return () if empty else operand
+                return value
+        if not is_known(value):
+            return unknown
+        text = plain(value)
+        for op in ("##", "#", "%%", "%"):
+            if rest.startswith(op):
+                pattern = plain(self.expand_one(operand_word(rest[len(op):], line), st))
+                rx = _glob_regex(pattern)
+                if op.startswith("#"):
+                    cuts = [i for i in range(len(text) + 1) if rx.fullmatch(text[:i])]
+                    if not cuts:
+                        return value
+                    cut = max(cuts) if op == "##" else min(cuts)
+                    return slice_text(value, cut)
+                cuts = [i for i in range(len(text) + 1) if rx.fullmatch(text[i:])]
+                if not cuts:
+                    return value
+                cut = min(cuts) if op == "%%" else max(cuts)
+                return slice_text(value, 0, cut)
+        if rest.startswith("/"):
+            body = rest[2:] if rest.startswith("//") else rest[1:]
+            anchor = ""
+            if body.startswith(("#", "%")):
+                anchor, body = body[0], body[1:]
+            pat, _, rep = body.partition("/")
+            pattern = plain(self.expand_one(operand_word(pat, line), st))
+            replacement = plain(self.expand_one(operand_word(rep, line), st))
+            rx = _glob_regex(pattern, anchored=False)
+            if anchor == "#":
+                rx = re.compile("^(?:" + rx.pattern + ")")
+            elif anchor == "%":
+                rx = re.compile("(?:" + rx.pattern + ")$")
+            count = 0 if rest.startswith("//") else 1
+            file, ln = origin(value)
+            return text_of(rx.sub(lambda _m: replacement, text, count=count), file, ln)
+        if rest.startswith(":"):
+            parts = rest[1:].split(":")
+            try:
+                start = int(parts[0].strip() or "0")
+                length = int(parts[1]) if len(parts) > 1 else None
+            except ValueError:
+                return unknown
+            if start < 0:
+                start = max(0, len(text) + start)
+            end = None if length is None else (start + length if length >= 0 else len(text) + length)
+            return slice_text(value, start, end)
+        if rest in ("^^", ",,", "^", ","):
+            file, ln = origin(value)
+            return text_of(text.upper() if rest.startswith("^") else text.lower(), file, ln)
+        return unknown
+
+    def command_substitution(self, code: str, st: State, line: int) -> Text:
+        unknown = (Seg(f"$({code.strip()[:200]})", st.file, line, False, "runtime"),)
+        try:
+            body = parse(code, st.file, max(1, line))
+        except ShellSyntaxError:
+            return unknown
+        sub = st.copy()
+        saved_capture, saved_external = self.capture, self.external_in_capture
+        self.capture = [*(saved_capture or []), []] if saved_capture is not None else [[]]
+        self.external_in_capture = False
+        saved_origin = self.origin_at
+        if saved_origin is not None:
+            base_file, base_line = st.file, line
+
+            def inner_origin(_word: Word) -> tuple[str, int]:
+                return base_file, base_line
+
+            self.origin_at = inner_origin
+        try:
+            self.body(body, sub)
+            out = self.capture[-1]
+            external = self.external_in_capture
+        except Stop:
+            out, external = self.capture[-1], self.external_in_capture
+        except _Return:
+            out, external = self.capture[-1], self.external_in_capture
+        finally:
+            self.capture, self.external_in_capture = saved_capture, saved_external
+            self.origin_at = saved_origin
+        if external:
+            return unknown
+        text = join_fields(out, "\n")
+        while text and text[-1].text.endswith("\n"):
+            last = text[-1]
+            stripped = last.text.rstrip("\n")
+            text = text[:-1] + ((Seg(stripped, last.file, last.line, last.known),) if stripped else ())
+        return text
+
+    def arith(self, expr: str, st: State, line: int | None) -> int | None:
+        def repl(m: re.Match[str]) -> str:
+            name = m.group(1)
+            value = self.lookup(name, st, line)
+            text = plain(value).strip()
+            if not is_known(value):
+                raise ValueError(name)
+            if text == "":
+                return "0"
+            if re.fullmatch(r"-?\d+", text):
+                return text
+            raise ValueError(name)
+
+        if "$" in expr or "`" in expr:  # expansions first (`${#A[@]}`, `$(cmd)`), then bare names
+            expanded = self.expand_one(heredoc_word(expr, line or 0), st)
+            if not is_known(expanded):
+                return None
+            expr = plain(expanded)
+        try:
+            src = re.sub(r"\b([A-Za-z_][A-Za-z0-9_]*)\b", repl, expr)
+            return _eval_int(src)
+        except (ValueError, SyntaxError, ZeroDivisionError, RecursionError):
+            return None
+
+    # ------------------------------------------------------------------ tests
+
+    def test_items(self, items: Sequence[Word | str | Text], st: State, double: bool) -> bool | None:
+        """`[[ ... ]]` (double) or `[ ... ]` / `test` with three-valued logic (None: undecidable)."""
+        values: list[tuple[str, Text, str | None]] = []  # (kind op|w, text, glob pattern of a [[ ]] word)
+        for item in items:
+            if isinstance(item, str):
+                values.append((item, (), None))
+            elif isinstance(item, Word):
+                raw = item.literal()
+                if raw in ("!", "(", ")", "-a", "-o") and not item.quoted:
+                    values.append((raw, (), None))
+                    continue
+                values.append(("w", self.expand_one(item, st), self.pattern(item, st) if double else None))
+            else:
+                text = plain(item)
+                values.append((text, (), None) if text in ("!", "(", ")", "-a", "-o") else ("w", item, None))
+        pos = [0]
+
+        def kind(at: int) -> str | None:
+            return values[at][0] if at < len(values) else None
+
+        def orexpr() -> bool | None:
+            left = andexpr()
+            while kind(pos[0]) in ("||", "-o"):
+                pos[0] += 1
+                right = andexpr()
+                left = True if left is True or right is True else (None if left is None or right is None else False)
+            return left
+
+        def andexpr() -> bool | None:
+            left = notexpr()
+            while kind(pos[0]) in ("&&", "-a"):
+                pos[0] += 1
+                right = notexpr()
+                left = False if left is False or right is False else (None if left is None or right is None else True)
+            return left
+
+        def notexpr() -> bool | None:
+            if kind(pos[0]) == "!":
+                pos[0] += 1
+                value = notexpr()
+                return None if value is None else not value
+            return primary()
+
+        def primary() -> bool | None:
+            if kind(pos[0]) is None:
+                return False
+            if kind(pos[0]) == "(":
+                pos[0] += 1
+                value = orexpr()
+                if kind(pos[0]) == ")":
+                    pos[0] += 1
+                return value
+            first = values[pos[0]]
+            pos[0] += 1
+            word = plain(first[1])
+            ends = (None, "&&", "||", ")", "-a", "-o")
+            if word.startswith("-") and len(word) == 2 and kind(pos[0]) == "w" and kind(pos[0] + 1) in ends:
+                operand = values[pos[0]][1]
+                pos[0] += 1
+                return self.unary(word, operand, st)
+            if kind(pos[0]) in ("w", "<", ">") and kind(pos[0] + 1) == "w":
+                op_item = values[pos[0]]
+                op = plain(op_item[1]) if op_item[0] == "w" else op_item[0]
+                right = values[pos[0] + 1]
+                pos[0] += 2
+                return self.binary(first[1], op, right[1], right[2])
+            if not is_known(first[1]):
+                return None
+            return word != ""
+
+        try:
+            return orexpr()
+        except (IndexError, TypeError):
+            return None
+
+    def pattern(self, word: Word, st: State) -> str | None:
+        """The glob pattern a `[[ x == <word> ]]` operand stands for (quoted parts match literally)."""
+        out = ""
+        for kind, payload, quoted in word.parts:
+            if kind == "lit":
+                text = payload
+            else:
+                value = self.expand_one(Word([(kind, payload, quoted)], word.line, word.raw, word.start), st)
+                if not is_known(value):
+                    return None
+                text = plain(value)
+            out += re.sub(r"([*?\[\]\\])", r"\\\1", text) if quoted else text
+        return out
+
+    def unknown_operand(self, *texts: Text) -> None:
+        for text in texts:
+            bad = blocking(text)
+            if bad is not None:
+                self.note(bad.why)
+                return
+        self.note("runtime")
+
+    def unary(self, op: str, operand: Text, st: State) -> bool | None:
+        if op in ("-n", "-z"):
+            if not is_known(operand):
+                self.unknown_operand(operand)
+                return None
+            return (plain(operand) != "") if op == "-n" else (plain(operand) == "")
+        if op == "-v":
+            return self.is_set(plain(operand), st)
+        if op in ("-f", "-d", "-e", "-s", "-r", "-x", "-w") and self.file_test is not None and is_known(operand):
+            found = self.file_test(op, operand, st)
+            if found is None:
+                self.note("runtime")
+            return found
+        if not is_known(operand):
+            self.unknown_operand(operand)
+        else:
+            self.note("runtime")
+        return None
+
+    def binary(self, left: Text, op: str, right: Text, pattern: str | None) -> bool | None:
+        if not is_known(left) or not is_known(right):
+            self.unknown_operand(left, right)
+            return None
+        a, b = plain(left), plain(right)
+        if op in ("==", "="):
+            return _glob_match(a, pattern) if pattern is not None else a == b
+        if op == "!=":
+            return not _glob_match(a, pattern) if pattern is not None else a != b
+        if op == "=~":
+            try:
+                return re.search(b, a) is not None
+            except re.error:
+                return None
+        if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
+            try:
+                x, y = int(a.strip() or "0"), int(b.strip() or "0")
+            except ValueError:
+                return None
+            return {"-eq": x == y, "-ne": x != y, "-lt": x < y, "-le": x <= y, "-gt": x > y, "-ge": x >= y}[op]
+        if op == "<":
+            return a < b
+        if op == ">":
+            return a > b
+        return None
+
+
+_STARTERS = {"bash", "sh", "sbatch", "srun", "docker", "podman", "sudo", "exec", "nohup", "env", "timeout", "python",
+             "python3", "vllm", "sglang", "trtllm-serve", "numactl", "stdbuf", "setsid", "time", "command", "mpirun"}
+
+
+def _may_start(name: str | None, argv: list[Text]) -> bool:
+    """Whether a command can start a script or a server (an unknown program might)."""
+    if name is None:
+        return True
+    return name in _STARTERS or "/" in name or name.endswith((".sh", ".slurm", ".bash", "python", "python3"))
+
+
+def _common_prefix(values: list[Text], tail: Text) -> Text:
+    """What branches agree on: the longest common known prefix, then `tail` (the unknown rest)."""
+    def known_lead(value: Text) -> Text:
+        out: list[Seg] = []
+        for seg in value:
+            if not seg.known:
+                break
+            out.append(seg)
+        return tuple(out)
+
+    values = [known_lead(v) for v in values]
+    texts = [plain(v) for v in values]
+    if not texts:
+        return tail
+    n = 0
+    shortest = min(len(t) for t in texts)
+    while n < shortest and all(t[n] == texts[0][n] for t in texts):
+        n += 1
+    if n == 0:
+        return tail
+    return concat(slice_text(values[0], 0, n), tail)
+
+
+def _glob_regex(pattern: str, anchored: bool = True) -> re.Pattern[str]:
+    out = ""
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "*":
+            out += ".*"
+        elif ch == "?":
+            out += "."
+        elif ch == "[":
+            j = i + 1
+            if j < len(pattern) and pattern[j] in "!^":
+                j += 1
+            if j < len(pattern) and pattern[j] == "]":
+                j += 1
+            while j < len(pattern) and pattern[j] != "]":
+                if pattern.startswith("[:", j) and ":]" in pattern[j + 2:]:
+                    j = pattern.index(":]", j + 2) + 2
+                    continue
+                j += 1
+            if j >= len(pattern):
+                out += re.escape(ch)
+            else:
+                inner = pattern[i + 1:j]
+                for posix, rx in (("[:space:]", r"\s"), ("[:digit:]", r"\d"), ("[:alpha:]", "A-Za-z"),
+                                  ("[:alnum:]", "A-Za-z0-9"), ("[:upper:]", "A-Z"), ("[:lower:]", "a-z")):
+                    inner = inner.replace(posix, rx)
+                inner = inner.replace("[", "\\[")
+                if inner.startswith("!"):
+                    inner = "^" + inner[1:]
+                out += f"[{inner}]"
+                i = j
+        elif ch == "\\" and i + 1 < len(pattern):
+            out += re.escape(pattern[i + 1])
+            i += 1
+        else:
+            out += re.escape(ch)
+        i += 1
+    return re.compile(out if not anchored else out, re.DOTALL)
+
+
+def _glob_match(text: str, pattern: str) -> bool:
+    return _glob_regex(pattern).fullmatch(text) is not None
+
+
+_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+        ast.FloorDiv: lambda a, b: int(a / b) if b else 1 // 0, ast.Mod: lambda a, b: a % b,
+        ast.Div: lambda a, b: int(a / b) if b else 1 // 0, ast.LShift: lambda a, b: a << b,
+        ast.RShift: lambda a, b: a >> b, ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
+        ast.Pow: lambda a, b: a ** b if b < 64 else 1 // 0}
+
+
+def _eval_int(src: str) -> int:
+    src = src.replace("&&", " and ").replace("||", " or ").replace("/", "//").replace("!=", "<>").replace(
+        "!", " not ").replace("<>", "!=")
+    tree = ast.parse(src.strip() or "0", mode="eval")
+
+    def ev(node: ast.AST) -> int:
+        if isinstance(node, ast.Expression):
+            return ev(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
+            return int(_OPS[type(node.op)](ev(node.left), ev(node.right)))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -ev(node.operand)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
+            return ev(node.operand)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return int(not ev(node.operand))
+        if isinstance(node, ast.BoolOp):
+            vals = [ev(v) for v in node.values]
+            return int(all(vals)) if isinstance(node.op, ast.And) else int(any(vals))
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            a, b = ev(node.left), ev(node.comparators[0])
+            op = node.ops[0]
+            table = {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b, ast.Eq: a == b, ast.NotEq: a != b}
+            if type(op) in table:
+                return int(table[type(op)])
+        if isinstance(node, ast.IfExp):
+            return ev(node.body) if ev(node.test) else ev(node.orelse)
+        raise ValueError("unsupported arithmetic")
+
+    return ev(tree)

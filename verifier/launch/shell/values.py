@@ -1,0 +1,127 @@
+"""Values of the static shell reader: text that remembers where every piece was written.
+
+A `Text` is a tuple of `Seg`s. A segment is a piece of text, the file and line that wrote it, and
+whether its content is known (`known=False`: a run-time value such as a command substitution or an
+unset variable, kept as its source text, e.g. `${HOSTNAME}`). Field splitting keeps the origin of
+the first character of each field, so a server flag built from several variables still points at
+the line that wrote it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Seg:
+    """A piece of text with its origin.
+
+    An unknown segment says why: `runtime` (a value only the run has: a host name, an IP, a job id,
+    a command's output), `undecided` (branches the reader could not decide set it differently; the
+    origin is the condition's line) or `unreadable` (text the reader could not follow, e.g. `eval` of a
+    command's output; the origin is that line).
+    """
+
+    text: str
+    file: str = ""
+    line: int | None = None
+    known: bool = True
+    why: str = ""
+
+
+Text = tuple[Seg, ...]
+
+
+def text_of(value: str, file: str = "", line: int | None = None, known: bool = True) -> Text:
+    """A Text of one segment."""
+    return (Seg(value, file, line, known),) if value else ()
+
+
+def plain(text: Text) -> str:
+    """The characters of a Text (unknown segments as their source text)."""
+    return "".join(s.text for s in text)
+
+
+def is_known(text: Text) -> bool:
+    """True when every segment is known."""
+    return all(s.known for s in text)
+
+
+def blocking(text: Text) -> Seg | None:
+    """The first segment whose value the reader could not establish (undecided or unreadable)."""
+    return next((s for s in text if not s.known and s.why in ("undecided", "unreadable")), None)
+
+
+def origin(text: Text) -> tuple[str, int | None]:
+    """(file, line) of the first non-blank segment (the one that wrote the value)."""
+    for seg in text:
+        if seg.text.strip():
+            return seg.file, seg.line
+    return (text[0].file, text[0].line) if text else ("", None)
+
+
+def concat(*parts: Text) -> Text:
+    """Concatenate Texts, merging adjacent segments of one origin."""
+    out: list[Seg] = []
+    for part in parts:
+        for seg in part:
+            if not seg.text:
+                continue
+            if out and out[-1].file == seg.file and out[-1].line == seg.line and out[-1].known == seg.known \
+                    and out[-1].why == seg.why:
+                out[-1] = Seg(out[-1].text + seg.text, seg.file, seg.line, seg.known, seg.why)
+            else:
+                out.append(seg)
+    return tuple(out)
+
+
+def split_fields(text: Text, ifs: str = " \t\n") -> list[Text]:
+    """Bash field splitting of an unquoted expansion: runs of IFS whitespace separate fields."""
+    fields: list[Text] = []
+    current: list[Seg] = []
+    for seg in text:
+        if not seg.known:  # an unknown value stays one field (its content is not known)
+            current.append(seg)
+            continue
+        piece = ""
+        for ch in seg.text:
+            if ch in ifs:
+                if piece:
+                    current.append(Seg(piece, seg.file, seg.line, True))
+                    piece = ""
+                if current:
+                    fields.append(tuple(current))
+                    current = []
+            else:
+                piece += ch
+        if piece:
+            current.append(Seg(piece, seg.file, seg.line, True))
+    if current:
+        fields.append(tuple(current))
+    return fields
+
+
+def join_fields(fields: Iterable[Text], sep: str = " ") -> Text:
+    """Fields joined by a separator (the separator takes the next field's origin)."""
+    out: list[Text] = []
+    for i, field in enumerate(fields):
+        if i:
+            file, line = origin(field)
+            out.append(text_of(sep, file, line))
+        out.append(field)
+    return concat(*out)
+
+
+def slice_text(text: Text, start: int, end: int | None = None) -> Text:
+    """Characters [start:end] of a Text, keeping segment origins."""
+    out: list[Seg] = []
+    pos = 0
+    stop = len(plain(text)) if end is None else end
+    for seg in text:
+        a, b = pos, pos + len(seg.text)
+        lo, hi = max(a, start), min(b, stop)
+        if lo < hi:
+            out.append(Seg(seg.text[lo - a:hi - a], seg.file, seg.line, seg.known, seg.why))
+        pos = b
+    return tuple(out)
