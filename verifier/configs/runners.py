@@ -86,6 +86,9 @@ def parse_runners(text: str, path: str) -> Runners:
     doc = parse_yaml11(text, path)
     data = doc.data if isinstance(doc.data, dict) else {}
     labels_raw = data.get("labels") if isinstance(data.get("labels"), dict) else {}
+    if not labels_raw and not any(k in data for k in ("hardware", "clusters")):
+        # the oldest format: the whole file is `label: [machine, ...]`
+        labels_raw = {k: v for k, v in data.items() if isinstance(v, list)}
     labels = {str(k): [str(x) for x in v] for k, v in labels_raw.items() if isinstance(v, list)}
     clusters: dict[str, ClusterFacts] = {}
     if isinstance(data.get("clusters"), dict):
