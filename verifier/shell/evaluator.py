@@ -989,9 +989,13 @@ class Evaluator:
                 matched = False
                 for pat_word in arm.patterns:
                     pattern = self.expand_pattern(pat_word, w, (node.src, arm.line))
+                    if pattern is not None and all(not lit and set(t) <= {"*"} for t, lit in pattern) and \
+                            any(t for t, _ in pattern):
+                        matched = True  # `*)` matches anything, a run-time value too
+                        break
                     if pattern is None or not isinstance(value, str):
                         matched = None
-                        break
+                        continue
                     if glob_match(value, pattern):
                         matched = True
                         break

@@ -78,6 +78,12 @@ def resolve(job: KeyJob, point: Point) -> None:
         job.error(point, file, line, message, "no-recipe")
         return
     present = [s for s in harness.starts if job.tree.has(s.path)]
+    for start in harness.starts:
+        if start not in present and present:  # jobs that land on this cluster fail; the others run
+            where = f"{start.runner_file}:{start.loc[1]}" if start.runner_file and start.loc else "the runner"
+            job.error(point, start.runner_file or point.file, start.loc[1] if start.loc else None,
+                      f"on {'/'.join(start.clusters)} the runner ({where}) starts {start.path}, which is not in the "
+                      "tree", "legacy-script", fatal=False)
     if not present:
         start = harness.starts[0]
         where = f" ({start.runner_file}:{start.loc[1]})" if start.runner_file and start.loc else ""
@@ -86,6 +92,9 @@ def resolve(job: KeyJob, point: Point) -> None:
                   "so its launch command is not resolvable", "no-recipe")
         return
     groups: dict[Any, list[tuple[WorldResult, ScriptStart, Evaluation]]] = {}
+    conf = job.policy.get("legacy-script") or {}
+    prefixes = tuple(str(p) for p in conf.get("engine-env-prefixes") or ())
+    workflow = str(conf.get("workflow") or "")
     failures: list[tuple[str, int | None, str]] = []
     exits: list[tuple[str, int]] = []
     for start in present:
@@ -104,7 +113,7 @@ def resolve(job: KeyJob, point: Point) -> None:
                 if result.exit_loc is not None:
                     exits.append(result.exit_loc)
                 continue
-            groups.setdefault(result.server.signature(), []).append((result, start, ev))
+            groups.setdefault(_signature(result.server, prefixes, workflow), []).append((result, start, ev))
     if failures:
         file, line, message = failures[0]
         job.error(point, file, line, message, "legacy-script")
@@ -123,6 +132,16 @@ def resolve(job: KeyJob, point: Point) -> None:
     several = len(groups) > 1
     for members in groups.values():
         _add_launch(job, point, members, several)
+
+
+def _signature(server: ServerStart, prefixes: tuple[str, ...], workflow: str) -> tuple[Any, ...]:
+    """What makes two server starts different: the command, the options files it reads and the
+    environment variables engines read (policy `engine-env-prefixes`) that the runner or the script
+    set; the harness's own variables (MODEL, MODEL_PATH, ...) and the workflow's do not split a launch."""
+    env = tuple((n, v) for n, v, loc in server.env
+                if loc[0] and loc[0] != workflow and (not prefixes or n.startswith(prefixes)))
+    return (server.engine, server.module, server.launcher, server.argv, env,
+            tuple(sorted((p, f.lines) for p, f in server.files.items())))
 
 
 def _world_label(members: list[tuple[WorldResult, ScriptStart, Evaluation]]) -> str:
@@ -189,6 +208,9 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
                     recipe_args = _merge(recipe_args, options)
                     args = _merge(args, options)
                     origins.update({("roles", "agg", "args", *p): o for p, o in option_origins.items()})
+                    for name in options:  # the options file wins over the CLI flags, origins too
+                        if (name,) in option_origins:
+                            arg_origins[str(name)] = option_origins[(name,)]
                 if repo_file:
                     files.append(repo_file)
     workflow = str((job.policy.get("legacy-script") or {}).get("workflow") or "")
