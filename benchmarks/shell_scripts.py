@@ -36,6 +36,9 @@ DIRS = ("benchmarks/single_node/fixed_seq_len/", "benchmarks/single_node/agentic
 LIB = "benchmarks/benchmark_lib.sh"
 
 
+LAUNCHERS: dict[str, int] = {}
+
+
 def _outcome(text: str, path: str, lib: str | None) -> str:
     env = dict(ENV)
     if "/agentic/" in path:
@@ -50,6 +53,9 @@ def _outcome(text: str, path: str, lib: str | None) -> str:
     except ShellLimit:
         return "too large"
     servers = {r.server.signature(): r.server for r in ev.results if r.server is not None}
+    for start in servers.values():
+        name = " ".join(w for w in start.launcher if not w.startswith("-") and "=" not in w)
+        LAUNCHERS[name] = LAUNCHERS.get(name, 0) + 1
     if not servers:
         return "no server (exits or none)"
     if any(isinstance(v, Unknown) for s in servers.values() for v in s.argv):
@@ -73,7 +79,7 @@ def main(argv: list[str]) -> int:
         for path, entry in listing.items():
             if path.startswith(DIRS) and path.endswith(".sh") and "/deprecated/" not in path:
                 pairs.setdefault(entry.oid, (path, lib.oid if lib else ""))
-    blobs = repo.blobs(sorted({o for o in pairs} | {lib for _, lib in pairs.values() if lib}))
+    blobs = repo.blobs(sorted(set(pairs) | {lib for _, lib in pairs.values() if lib}))
     outcomes: dict[str, int] = {}
     cold: list[tuple[float, str]] = []
     warm: list[float] = []
@@ -83,9 +89,12 @@ def main(argv: list[str]) -> int:
         start = time.perf_counter()
         kind = _outcome(text, path, lib)
         cold.append((time.perf_counter() - start, path))
+        counted = dict(LAUNCHERS)
         start = time.perf_counter()
         _outcome(text, path, lib)
         warm.append(time.perf_counter() - start)
+        LAUNCHERS.clear()
+        LAUNCHERS.update(counted)
         outcomes[kind] = outcomes.get(kind, 0) + 1
     repo.close()
     times = sorted(t for t, _ in cold)
@@ -96,6 +105,9 @@ def main(argv: list[str]) -> int:
         p90 = values[int(0.9 * (len(values) - 1))] if values else 0.0
         print(f"{label}: median {1000 * statistics.median(values):.1f} ms, p90 {1000 * p90:.1f} ms, "
               f"max {1000 * max(values):.1f} ms")
+    print("server commands (launcher words, per distinct server of the cold run):")
+    for name, count in sorted(LAUNCHERS.items(), key=lambda kv: -kv[1]):
+        print(f"  {count:4d}  {name}")
     for seconds, path in sorted(cold, reverse=True)[:args.slowest]:
         print(f"  {1000 * seconds:.0f} ms  {path}")
     return 0

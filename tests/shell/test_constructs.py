@@ -313,3 +313,16 @@ def test_world_limit_joins_and_names_the_line() -> None:
     start = server(run(text, max_worlds=16))
     value = start.argv[1]
     assert isinstance(value, Unknown) and "ways through the script" in value.reason
+
+
+def test_hf_download_into_a_local_directory_is_remembered() -> None:
+    text = f"""DRAFT=Inferact/Draft-EAGLE3
+DRAFT_PATH="$(dirname "$MODEL")/${{DRAFT##*/}}"
+if [[ ! -d "$DRAFT_PATH" ]]; then
+    hf download "$DRAFT" --local-dir "$DRAFT_PATH"
+fi
+{SERVE} --speculative-draft-model-path "$DRAFT_PATH"
+"""
+    ev = run(text, {"MODEL": "/staged/models/Target"})
+    assert ev.downloads == {"/staged/models/Draft-EAGLE3": "Inferact/Draft-EAGLE3"}
+    assert argv(ev) == ["--speculative-draft-model-path", "/staged/models/Draft-EAGLE3"]

@@ -163,7 +163,9 @@ def legacy_script_matches(entry: ConfigEntry, stem: str, fallback_stems: Iterabl
     if entry.framework == "trt":
         tokens.add("trtllm")
     head = f"{entry.model_prefix}_{entry.precision}_{entry.sku}_"
-    return stem.startswith(head) and any(stem[len(head):].startswith(t) for t in tokens)
+    rest = stem[len(head):]
+    # the framework tag ends the name or is followed by `_` (`_mtp`): `sglang-disagg` is another framework
+    return stem.startswith(head) and any(rest == t or rest.startswith(t + "_") for t in tokens)
 
 
 def compute_affected(ctx: CheckContext) -> AffectedConfigs:
@@ -324,9 +326,10 @@ def _file_reasons(
         if not refs:
             fallback = {s for spec in ("none", "mtp")
                         for s in legacy_script_stems(entry, entry.framework, spec, legacy_conf)}
+            lane_dir = bench_dir + ("multi_node/" if entry.multinode else "single_node/")
             for path, status in scripts.items():
                 stem = posixpath.basename(path).removesuffix(".sh")
-                if path.endswith(".sh") and legacy_script_matches(entry, stem, fallback):
+                if path.endswith(".sh") and path.startswith(lane_dir) and legacy_script_matches(entry, stem, fallback):
                     result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
 

@@ -71,6 +71,10 @@ class Launch:
     # Server arguments whose value is computed at run time (command output): flag -> where it is
     # written. The argv keeps their source text; a check that needs such a value reports it.
     opaque: dict[str, Origin] = field(default_factory=dict, repr=False)
+    # Local checkpoint directories the launch fills from Hugging Face (`hf download REPO --local-dir
+    # DIR` in the script): directory -> repository id. A draft path that is such a directory is that
+    # repository, not a substituted checkpoint.
+    checkpoints: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __hash__(self) -> int:
         return hash((self.key, self.side, self.point.exp_name, self.role, self.recipe_path, self.variant, self.world))

@@ -84,6 +84,7 @@ class Evaluation:
     unread: dict[str, Loc]
     children: list[str]
     weak_reads: set[str] = field(default_factory=set)  # variables only tested for emptiness
+    downloads: dict[str, str] = field(default_factory=dict)  # `hf download REPO --local-dir DIR`: DIR -> REPO
 
 
 def _server(found: Found) -> ServerStart:
@@ -127,4 +128,4 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
     ev = Evaluator(options)
     worlds = ev.run(script, start, arg0 if arg0 is not None else path, args)
     return Evaluation([_result(w, options.mode) for w in worlds], ev.reads, ev.read_all, ev.sourced, ev.unread,
-                      ev.children, ev.weak_reads - ev.reads)
+                      ev.children, ev.weak_reads - ev.reads, dict(ev.downloads))

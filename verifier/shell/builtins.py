@@ -93,7 +93,6 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
         w.status = True
         return [w]
     target = ev.redirect_target(cmd.redirects, w)
-    out: list[tuple[Val, Loc]] | None = None
     saved = w.out
     if target is not None:
         w.out = []
@@ -104,7 +103,6 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
             x.out = saved
             if target[0] != "/dev/null":
                 ev.write_file(x, target[0], written or [], target[1], loc)
-    del out
     return worlds
 
 
@@ -152,6 +150,8 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
         w.status = None
         return [w]
     # an external command: unknown status, opaque output
+    if head in ("hf", "huggingface-cli") and "download" in values:
+        _note_download(ev, values)
     _output_unknown(w, loc, cmd)
     w.status = None
     return [w]
@@ -164,6 +164,20 @@ def _referenced(path: str, values: list[Val]) -> bool:
         if isinstance(v, str) and (v in (path, norm) or v.endswith("=" + path) or posixpath.normpath(v) == norm):
             return True
     return False
+
+
+def _note_download(ev: Evaluator, values: list[Val]) -> None:
+    """`hf download REPO [files] --local-dir DIR`: DIR holds that repository."""
+    k = values.index("download")
+    repo = values[k + 1] if k + 1 < len(values) else None
+    target: Val | None = None
+    for i, v in enumerate(values):
+        if v == "--local-dir" and i + 1 < len(values):
+            target = values[i + 1]
+        elif isinstance(v, str) and v.startswith("--local-dir="):
+            target = v.split("=", 1)[1]
+    if isinstance(repo, str) and isinstance(target, str) and not repo.startswith("-"):
+        ev.downloads[posixpath.normpath(target)] = repo
 
 
 def _output_unknown(w: World, loc: Loc, cmd: Simple) -> None:

@@ -43,7 +43,7 @@ from typing import Any
 
 from verifier.shell import arith
 from verifier.shell.launchers import DEFAULT_MODULES
-from verifier.shell.lexer import Part, ShellSyntaxError, Word, lex_heredoc, lex_operand
+from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
     AndOr,
     Arith,
@@ -70,10 +70,7 @@ from verifier.shell.values import (
     Unknown,
     Val,
     concat,
-    ere_to_python,
     glob_match,
-    pattern_is_literal,
-    pattern_text,
     replace_pattern,
     shown,
     strip_pattern,
@@ -118,10 +115,6 @@ class Options:
     # first statements read (verifier.shell.memo.Checkpoints)
     checkpoints: Any = None
     checkpoint_key: Any = None
-
-
-class _Exit(Exception):
-    pass
 
 
 def _loc(node: Any) -> Loc:
@@ -495,6 +488,7 @@ class Evaluator:
         self.options = options
         self.reads: set[str] = set()
         self.weak_reads: set[str] = set()  # variables read only to test whether they are empty
+        self.downloads: dict[str, str] = {}  # `hf download REPO --local-dir DIR`: DIR -> REPO
         self.weak = False
         self.read_all = False
         self.steps = 0
@@ -537,12 +531,13 @@ class Evaluator:
         self.reads, self.weak_reads, self.read_all = set(state["reads"]), set(state["weak"]), state["read_all"]
         self.sourced, self.children = list(state["sourced"]), list(state["children"])
         self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
+        self.downloads = dict(state["downloads"])
         return index, restored
 
     def _state(self) -> dict[str, Any]:
         return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
-                "unread": dict(self.unread), "steps": self.steps}
+                "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads)}
 
     def run_top(self, body: Body, worlds: list[World]) -> list[World]:
         """The main script's statements; a world that has found what it looks for and cannot find
@@ -749,8 +744,7 @@ class Evaluator:
         result: list[World] = []
         for x in outs:
             y = w.copy()
-            y.status = True if background else (x.status if x.flow is None or x.flow[0] != "exit" else
-                                                 x.status)
+            y.status = True if background else x.status
             y.found = x.found
             y.files = x.files
             y.assume = x.assume
@@ -1843,14 +1837,4 @@ def _brace_expand(text: str) -> list[str]:
     return [pre + item + post for item in body.split(",")]
 
 
-def literal_pattern(pattern: Pattern) -> str | None:
-    """The pattern's text when it has no glob characters."""
-    return pattern_text(pattern) if pattern_is_literal(pattern) else None
-
-
-def ere(pattern_segments: list[tuple[str, bool]]) -> str:
-    """A `=~` right side: quoted segments literal, the rest a POSIX ERE."""
-    return "".join(re.escape(t) if lit else ere_to_python(t) for t, lit in pattern_segments)
-
-
-__all__ = ["Evaluator", "Options", "ShellLimit", "may_launch", "Part"]
+__all__ = ["Evaluator", "Options", "ShellLimit", "may_launch"]

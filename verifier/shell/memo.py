@@ -76,7 +76,8 @@ class Memo:
             if env0 is env:
                 return result
             return Evaluation([_rebind_result(r, env0, env) for r in result.results], result.reads, result.read_all,
-                              result.sourced, result.unread, result.children, result.weak_reads)
+                              result.sourced, result.unread, result.children, result.weak_reads,
+                              result.downloads)
         self.misses += 1
         result = compute()
         reads = tuple((n, env[n][0] if n in env else None) for n in sorted(result.reads))

@@ -238,7 +238,7 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
         args=args, spec=spec_parameters("agg", args, engine), synthetic=None, model_path=model_text,
         served_model_name=served, arg_origins=arg_origins, env_origins=env_origins, origins=origins, kind=NAME,
         files=tuple(dict.fromkeys(f for f in files if f)), world=_world_label(members) if several else "",
-        opaque=opaque,
+        opaque=opaque, checkpoints=dict(ev.downloads),
     ))
 
 
