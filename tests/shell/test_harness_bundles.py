@@ -268,3 +268,14 @@ def test_trtllm_options_file_from_a_heredoc_becomes_nested_args_with_script_line
     assert launch.spec is not None and launch.spec.method == "eagle" and launch.spec.draft_length == 3
     assert launch.recipe["roles"]["agg"]["args"]["speculative_config"]["decoding_type"] == "Eagle"
     assert launch.files == (path, "benchmarks/benchmark_lib.sh")
+
+
+def test_a_staged_draft_downloaded_from_its_repository_is_recorded(tmp_path: Path) -> None:
+    downloaded = DRAFT_BRANCH.replace('    DRAFT_PATH="$(dirname "$MODEL")/${DRAFT_MODEL##*/}"\n',
+                                      '    DRAFT_PATH="$(dirname "$MODEL")/${DRAFT_MODEL##*/}"\n'
+                                      '    hf download "$DRAFT_MODEL" --local-dir "$DRAFT_PATH"\n')
+    ls = _launches(_harness_bundle(tmp_path, _script().replace(DRAFT_BRANCH, downloaded)))
+    staged = [la for la in ls.launches if la.world == "runner b300-dsxe"]
+    assert staged and all(la.checkpoints == {"/staged/models/Flash-DSpark": "acme/Flash-DSpark"} for la in staged)
+    report = judge(_harness_bundle(tmp_path / "judge", _script().replace(DRAFT_BRANCH, downloaded)), only={13})
+    assert "draft-checkpoint-substituted" not in {f.message_id for f in row(report, 13).result.findings}

@@ -50,3 +50,23 @@ def test_a_later_read_resumes_from_the_shared_prefix() -> None:
         results.append([shown(v) for r in ev.results if r.server for v in r.server.argv])
     assert results == [["--x", "8", "--c", "1"], ["--x", "8", "--c", "2"]]
     assert store.resumed == 1
+
+
+def test_reads_that_only_feed_unread_output_do_not_split_evaluations() -> None:
+    memo = Memo()
+    text = ('echo "conc=$CONC" >> "$GITHUB_ENV"\necho "starting with $CONC"\n'
+            'cat > cfg.yml <<EOF\nmax_batch_size: $CONC\nEOF\n'
+            'cat > log.yml <<EOF\nconc: $CONC\nEOF\n'
+            'trtllm-serve "$MODEL" --config cfg.yml\n')
+    for conc in ("8", "16"):
+        env = {**_env(CONC=conc), "GITHUB_ENV": ("/tmp/env", ("", 0))}
+        ev = memo.evaluate("t", env, lambda env=env: evaluate(text, "t.sh", env, Options()))  # type: ignore[misc]
+        (start,) = [r.server for r in ev.results if r.server]
+        assert start.files["cfg.yml"].text == f"max_batch_size: {conc}\n"
+    assert memo.misses == 2  # the options file the server reads depends on CONC
+    memo = Memo()
+    for conc in ("8", "16"):
+        env = {**_env(CONC=conc), "GITHUB_ENV": ("/tmp/env", ("", 0))}
+        plain = text.replace("--config cfg.yml", "--port 1")
+        memo.evaluate("t", env, lambda env=env, plain=plain: evaluate(plain, "t.sh", env, Options()))  # type: ignore[misc]
+    assert (memo.misses, memo.hits) == (1, 1)  # nothing the server uses reads CONC

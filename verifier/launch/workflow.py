@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from verifier.configs.yaml11 import parse_yaml11
@@ -58,21 +59,27 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+@lru_cache(maxsize=2048)
+def _tokens(text: str) -> tuple[tuple[str, str], ...]:
+    toks: list[tuple[str, str]] = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"bad expression near {text[pos:pos + 20]!r}")
+        kinds = ("str", "num", "name", "op")
+        for kind, group in zip(kinds, m.groups(), strict=True):
+            if group is not None:
+                toks.append((kind, group))
+                break
+        pos = m.end()
+    return tuple(toks)
+
+
 class _Expr:
     def __init__(self, text: str, context: Mapping[str, Any]) -> None:
-        self.toks: list[tuple[str, str]] = []
-        pos = 0
-        text = text.strip()
-        while pos < len(text):
-            m = _TOKEN.match(text, pos)
-            if not m or m.end() == pos:
-                raise ValueError(f"bad expression near {text[pos:pos + 20]!r}")
-            kinds = ("str", "num", "name", "op")
-            for kind, group in zip(kinds, m.groups(), strict=True):
-                if group is not None:
-                    self.toks.append((kind, group))
-                    break
-            pos = m.end()
+        self.toks = _tokens(text)
         self.i = 0
         self.context = context
 

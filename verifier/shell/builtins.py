@@ -58,6 +58,39 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
         return [declare(ev, cmd, w, loc)]
     fields: list[Binding] = []
     testing = head_word in ("[", "test")
+    sink = _sink(ev, cmd, head_word, w)
+    saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
+    try:
+        early = _expand_fields(ev, cmd, w, testing, fields)
+    finally:
+        ev.sink = saved_sink
+    if early:
+        return [w]
+    return _run_expanded(ev, cmd, w, stdin, loc, fields, sink)
+
+
+def _sink(ev: Evaluator, cmd: Simple, head: str | None, w: World) -> str | None:
+    """Where the output of an `echo`/`printf`/`cat <<EOF` goes when nothing reads it back in this
+    evaluation unless that file is read: the reads that only feed it are recorded against the file
+    (verifier.shell.memo: they do not make two environments differ)."""
+    if head not in ("echo", "printf", "cat"):
+        return None
+    raws = [x.raw for x in cmd.words] + [r.heredoc.body for r in cmd.redirects if r.heredoc is not None]
+    if any(":=" in t or "$((" in t or "$(" in t or "`" in t for t in raws):
+        return None
+    if head == "printf" and len(cmd.words) > 1 and cmd.words[1].raw == "-v":
+        return None
+    if head == "cat" and not any(r.heredoc is not None for r in cmd.redirects):
+        return None
+    outputs = [r for r in cmd.redirects if r.op in (">", ">>", ">|", "&>", "&>>") and r.fd in ("", "1")]
+    if outputs:
+        target = ev.redirect_target(cmd.redirects, w)
+        return None if target is None else target[0]
+    return "/dev/stdout" if w.out is None and head != "cat" else None
+
+
+def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding]) -> bool:
+    """Expand the command's words into `fields`; True when an expansion ended the world."""
     for k, word in enumerate(cmd.words):
         if testing and k and cmd.words[k - 1].unquoted_literal in ("-z", "-n"):
             ev.weak, weak = True, ev.weak
@@ -68,13 +101,22 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
         else:
             fields.extend(ev.expand_word(word, w, (cmd.src, word.line), split=True, glob=True))
         if w.flow is not None:
-            return [w]
+            return True
+    return False
+
+
+def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None, loc: Loc,
+                  fields: list[Binding], sink: str | None) -> list[World]:
     for r in cmd.redirects:
         if r.op == "<<<" and r.target is not None:
             value, _ = ev.expand_scalar(r.target, w, (cmd.src, r.line))
             stdin = [(concat([value, "\n"], (cmd.src, r.line)), (cmd.src, r.line))]
         elif r.op in ("<<", "<<-"):
-            stdin = ev.heredoc_lines(r, w, cmd.src)
+            saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
+            try:
+                stdin = ev.heredoc_lines(r, w, cmd.src)
+            finally:
+                ev.sink = saved_sink
         elif r.op == "<" and r.target is not None and r.fd in ("", "0"):
             value, _ = ev.expand_scalar(r.target, w, (cmd.src, r.line))
             gen, text = ev.read_file(value, w)
@@ -121,6 +163,8 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
             extra = (("engine", found.engine), ("module", found.module), ("start", found.start),
                      ("argv_start", found.argv_start))
             files = tuple((p, f) for p, f in sorted(w.files.items()) if _referenced(p, values))
+            for p, _f in files:
+                ev.promote(p)
             w.found = w.found + (Found("server", tuple(fields), tuple((n, v, lc) for n, (v, lc) in env.items()),
                                        loc, files, "", extra),)
             w.status = None

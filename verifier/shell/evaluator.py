@@ -489,6 +489,8 @@ class Evaluator:
         self.reads: set[str] = set()
         self.weak_reads: set[str] = set()  # variables read only to test whether they are empty
         self.downloads: dict[str, str] = {}  # `hf download REPO --local-dir DIR`: DIR -> REPO
+        self.sink: str | None = None  # the file the output being expanded goes to (see builtins._sink)
+        self.sink_reads: dict[str, set[str]] = {}
         self.weak = False
         self.read_all = False
         self.steps = 0
@@ -532,12 +534,14 @@ class Evaluator:
         self.sourced, self.children = list(state["sourced"]), list(state["children"])
         self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
         self.downloads = dict(state["downloads"])
+        self.sink_reads = {k: set(v) for k, v in state["sinks"].items()}
         return index, restored
 
     def _state(self) -> dict[str, Any]:
         return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
-                "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads)}
+                "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
+                "sinks": {k: frozenset(v) for k, v in self.sink_reads.items()}}
 
     def run_top(self, body: Body, worlds: list[World]) -> list[World]:
         """The main script's statements; a world that has found what it looks for and cannot find
@@ -1036,7 +1040,9 @@ class Evaluator:
 
     def lookup(self, w: World, name: str, loc: Loc) -> Val | None:
         """A variable's value (None when unset); records the read (see verifier.shell.memo)."""
-        if self.weak:
+        if self.sink is not None:
+            self.sink_reads.setdefault(self.sink, set()).add(name)
+        elif self.weak:
             self.weak_reads.add(name)
         else:
             self.reads.add(name)
@@ -1650,10 +1656,16 @@ class Evaluator:
             return op in ("-d", "-e", "-a")
         return self.options.file_test(op, repo)
 
+    def promote(self, path: str) -> None:
+        """A generated file is read back: the reads that wrote it now matter."""
+        for key in (path, posixpath.normpath(path)):
+            self.reads |= self.sink_reads.pop(key, set())
+
     def read_file(self, value: Val, w: World) -> tuple[GenFile | None, str | None]:
         """(generated file, repository text) for a path, when known."""
         if not isinstance(value, str):
             return None, None
+        self.promote(value)
         gen = w.files.get(value) or w.files.get(posixpath.normpath(value))
         if gen is not None:
             return gen, None

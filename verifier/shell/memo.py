@@ -59,19 +59,26 @@ class Memo:
     """Evaluations by (script key, values of the variables they read)."""
 
     def __init__(self) -> None:
-        self._entries: dict[Any, list[tuple[Any, Any, bool, Evaluation, dict[str, Binding]]]] = {}
+        # key -> (read names, emptiness-read names, read_all) -> valuation -> (evaluation, first env)
+        self._index: dict[Any, dict[tuple[Any, ...], dict[Any, tuple[Evaluation, dict[str, Binding]]]]] = {}
         self.hits = 0
         self.misses = 0
 
+    @staticmethod
+    def _valuation(shape: tuple[Any, ...], env: Mapping[str, Binding]) -> Any:
+        names, weak, read_all = shape
+        if read_all:
+            return tuple(sorted((n, b[0]) for n, b in env.items()))
+        return (tuple(env[n][0] if n in env else None for n in names), tuple(_filled(env.get(n)) for n in weak))
+
     def evaluate(self, key: Any, env: Mapping[str, Binding], compute: Callable[[], Evaluation]) -> Evaluation:
         """The evaluation for this environment (computed, or reused from an equivalent one)."""
-        entries = self._entries.setdefault(key, [])
-        for reads, weak, read_all, result, env0 in entries:
-            if read_all:
-                if {n: b[0] for n, b in env.items()} != {n: b[0] for n, b in env0.items()}:
-                    continue
-            elif any((env[n][0] if n in env else None) != v for n, v in reads) or any(_filled(env.get(n)) != v for n, v in weak):
+        shapes = self._index.setdefault(key, {})
+        for shape, table in shapes.items():
+            found = table.get(self._valuation(shape, env))
+            if found is None:
                 continue
+            result, env0 = found
             self.hits += 1
             if env0 is env:
                 return result
@@ -80,11 +87,11 @@ class Memo:
                               result.downloads)
         self.misses += 1
         result = compute()
-        reads = tuple((n, env[n][0] if n in env else None) for n in sorted(result.reads))
-        weak = tuple((n, _filled(env.get(n))) for n in sorted(result.weak_reads))
-        entries.append((reads, weak, result.read_all, result, dict(env)))
-        if len(entries) > MAX_ENTRIES:
-            del entries[0]
+        shape = (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all)
+        table = shapes.setdefault(shape, {})
+        if len(table) >= MAX_ENTRIES:
+            table.pop(next(iter(table)))
+        table[self._valuation(shape, env)] = (result, dict(env))
         return result
 
 
@@ -120,7 +127,9 @@ class Checkpoints:
     def add(self, key: Any, index: int, state: dict[str, Any], worlds: list[World], env: Mapping[str, Binding]) -> None:
         """Remember the worlds before statement `index` (state: what the evaluation had read then)."""
         entries = self._store.setdefault(key, [])
-        reads = tuple((n, env[n][0] if n in env else None) for n in sorted(state["reads"]))
+        # a file written from variables nobody has read back yet is still in the worlds: those count here
+        names = set(state["reads"]).union(*state["sinks"].values()) if state["sinks"] else set(state["reads"])
+        reads = tuple((n, env[n][0] if n in env else None) for n in sorted(names))
         weak = tuple((n, _filled(env.get(n))) for n in sorted(state["weak"] - state["reads"]))
         for have in entries:
             if have[0] == index and have[1] == reads and have[2] == weak:
