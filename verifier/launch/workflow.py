@@ -223,18 +223,30 @@ def evaluate_expression(text: str, context: Mapping[str, Any]) -> Any:
         return Runtime(text)
 
 
+@lru_cache(maxsize=4096)
+def _segments(text: str) -> tuple[tuple[bool, str], ...]:
+    """(is an expression, text) pieces of a string with `${{ }}` expressions."""
+    out: list[tuple[bool, str]] = []
+    pos = 0
+    for m in _EXPR.finditer(text):
+        out.append((False, text[pos:m.start()]))
+        out.append((True, m.group(1)))
+        pos = m.end()
+    out.append((False, text[pos:]))
+    return tuple(out)
+
+
 def substitute(text: str, context: Mapping[str, Any]) -> str | None:
     """A string with its `${{ }}` expressions replaced (None when one needs run-time values)."""
     out: list[str] = []
-    pos = 0
-    for m in _EXPR.finditer(text):
-        out.append(text[pos:m.start()])
-        value = evaluate_expression(m.group(1), context)
+    for is_expr, piece in _segments(text):
+        if not is_expr:
+            out.append(piece)
+            continue
+        value = evaluate_expression(piece, context)
         if isinstance(value, Runtime):
             return None
         out.append(_text(value))
-        pos = m.end()
-    out.append(text[pos:])
     return "".join(out)
 
 

@@ -122,10 +122,16 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
     """Evaluate a script statically (see the module docstring). Raises `ShellSyntaxError` when the
     script is outside the bash subset and `ShellLimit` when it is too large or branchy to follow."""
     options = options or Options()
-    script = parse(text, path)
+    try:
+        script = parse(text, path)
+    except RecursionError as exc:
+        raise ShellSyntaxError("the script nests too deeply to read", None) from exc
     start: dict[str, Binding] = {name: (value, ("", 0)) if isinstance(value, str) else value
                                  for name, value in env.items()}
     ev = Evaluator(options)
-    worlds = ev.run(script, start, arg0 if arg0 is not None else path, args)
+    try:
+        worlds = ev.run(script, start, arg0 if arg0 is not None else path, args)
+    except RecursionError as exc:
+        raise ShellLimit("the script nests too deeply to follow", (path, 0)) from exc
     return Evaluation([_result(w, options.mode) for w in worlds], ev.reads, ev.read_all, ev.sourced, ev.unread,
                       ev.children, ev.weak_reads - ev.reads, dict(ev.downloads))

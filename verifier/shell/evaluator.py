@@ -85,6 +85,9 @@ MAX_STEPS = 150_000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SPECIAL = frozenset("@*#?$!-0123456789")
 _IFS = " \t\n"
+_PARAM_HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[)?")
+_ALL_ELEMENTS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]")
+_NAME_REST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(.*)", re.S)
 
 
 class ShellLimit(Exception):
@@ -502,6 +505,7 @@ class Evaluator:
         self.children: list[str] = []  # repository scripts run as children
         self.main_src = ""
         self.scripts: list[Script] = []  # every file parsed so far (main, sourced, children)
+        self._live: dict[Any, frozenset[str]] = {}
 
     # =========================================================================== entry points
 
@@ -576,9 +580,13 @@ class Evaluator:
         """Forget variables no later statement, no function and no started command can read."""
         if self.read_all:
             return
-        live = set(later)
-        for sc in self.scripts:
-            live |= function_identifiers(sc)
+        key = (id(later), tuple(id(sc) for sc in self.scripts))
+        live = self._live.get(key)
+        if live is None:
+            grown = set(later)
+            for sc in self.scripts:
+                grown |= function_identifiers(sc)
+            live = self._live[key] = frozenset(grown)
         for w in worlds:
             if w.flow is not None:
                 continue
@@ -1287,7 +1295,7 @@ class Evaluator:
             return self.length(expr[1:], w, loc), loc
         if expr.startswith("!") and len(expr) > 1:
             return self.indirect(expr[1:], w, loc)
-        m = re.match(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[)?", expr)
+        m = _PARAM_HEAD.match(expr)
         if not m:
             return Opaque("${" + expr + "}", loc), loc
         name = m.group(1)
@@ -1379,7 +1387,7 @@ class Evaluator:
         return "", loc
 
     def length(self, expr: str, w: World, loc: Loc) -> Val:
-        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]", expr)
+        m = _ALL_ELEMENTS.fullmatch(expr)
         if m or expr in ("@", "*"):
             elems = self.elements(m.group(1) if m else expr, w, loc)
             bad = next((v for v, _ in elems if isinstance(v, Unknown)), None)
@@ -1391,7 +1399,7 @@ class Evaluator:
         return str(len(v)) if isinstance(v, str) else v if isinstance(v, Unknown) else Opaque("${#" + expr + "}", loc)
 
     def indirect(self, expr: str, w: World, loc: Loc) -> list[Binding] | Binding:
-        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]", expr)
+        m = _ALL_ELEMENTS.fullmatch(expr)
         if m:  # ${!A[@]}: the keys
             name = m.group(1)
             if name in w.assocs:
@@ -1401,7 +1409,7 @@ class Evaluator:
             self.read_all = True
             names = sorted(n for n in {*w.vars, *w.arrays, *self.initial} if n.startswith(expr[:-1]))
             return [(n, loc) for n in names]
-        m2 = re.match(r"([A-Za-z_][A-Za-z0-9_]*)(.*)", expr, re.S)
+        m2 = _NAME_REST.match(expr)
         if not m2:
             return Opaque("${!" + expr + "}", loc), loc
         weak, self.weak = self.weak, False
