@@ -222,6 +222,8 @@ def _checkpoints(ctx: CheckContext, launch: Launch, draft_path: str | None, stat
     target = load_checkpoint(files, model) if model else None
     method = launch.spec.method if launch.spec else None
     row = _por(ctx).get(launch.point.model_prefix or "")
+    if draft_path:  # a local directory the launch script downloads a Hugging Face repository into
+        draft_path = launch.checkpoints.get(str(draft_path).rstrip("/"), draft_path)
     swap = substituted_draft(model, launch.model_path, draft_path, method, target, row[0] if row else None)
     if swap is not None:
         path, line = _origin_of(launch)("--" + (flag[1] or flag[0]))

@@ -163,7 +163,9 @@ def legacy_script_matches(entry: ConfigEntry, stem: str, fallback_stems: Iterabl
     if entry.framework == "trt":
         tokens.add("trtllm")
     head = f"{entry.model_prefix}_{entry.precision}_{entry.sku}_"
-    return stem.startswith(head) and any(stem[len(head):].startswith(t) for t in tokens)
+    rest = stem[len(head):]
+    # the framework tag ends the name or is followed by `_` (`_mtp`): `sglang-disagg` is another framework
+    return stem.startswith(head) and any(rest == t or rest.startswith(t + "_") for t in tokens)
 
 
 def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: dict[str, Any]) -> bool:

@@ -329,7 +329,10 @@ def entry_points(ctx: CheckContext, side: str, entry: ConfigEntry) -> list[Point
         spec = str(data.get("spec-decoding", "none"))
         kv = data.get("kv-offloading")
         kv = str(kv) if kv is not None else ("none" if row.scenario == AGENTIC else None)
-        backend = data.get("kv-offload-backend") if isinstance(data.get("kv-offload-backend"), dict) else None
+        backend = data.get("kv-offload-backend")
+        if isinstance(backend, str) and backend:  # the older spelling: the backend's name alone
+            backend = {"name": backend}
+        backend = backend if isinstance(backend, dict) else None
         router = data.get("router") if isinstance(data.get("router"), dict) else entry.get("router")
         agentic = row.scenario == AGENTIC
         common = {

@@ -228,9 +228,32 @@ def round2(
                 want[side].add(overview_dir + name)
             if not entry_recipes(entry, layout):
                 want[side].update(_legacy_scripts(entry, listing[side], layout))
+                harness = _harness_files(entry, base if side == "base" else head, layout)
+                for other in ("base", "head"):  # the same harness files on both sides
+                    want[other].update(harness)
     for side in want:
         want[side] &= listing[side]
     return want
+
+
+WORKFLOW = ".github/workflows/benchmark-tmpl.yml"
+RUNNER_SCRIPT = "runners/launch_{cluster}.sh"
+
+
+def _harness_files(entry: Mapping[str, Any], files: Files, layout: Layout) -> set[str]:
+    """The workflow and runner scripts that start a recipe-less row's benchmark script: the runner
+    label's machines (`configs/runners.yaml` labels) name their clusters' `runners/launch_<cluster>.sh`."""
+    out = {WORKFLOW}
+    runners = _parse(files.get(policy_path("runners", layout)), policy_path("runners", layout))
+    labels = runners.get("labels") if isinstance(runners, dict) and isinstance(runners.get("labels"), dict) else \
+        runners if isinstance(runners, dict) else {}  # the oldest format: `label: [machine, ...]` at the top
+    label = str(entry.get("runner") or "")
+    machines = labels.get(label) if isinstance(labels.get(label), list) else [label] if label else []
+    for machine in machines:
+        cluster = str(machine).split("_", 1)[0]
+        if re.fullmatch(r"[\w.-]{1,64}", cluster):
+            out.add(repo_relative(RUNNER_SCRIPT.format(cluster=cluster), layout))
+    return out
 
 
 def _legacy_scripts(entry: Mapping[str, Any], paths: set[str], layout: Layout) -> set[str]:

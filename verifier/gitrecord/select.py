@@ -24,8 +24,9 @@ Fetch = Callable[[str, Iterable[str]], None]
 WAIVERS = 200
 CONTEXT_RECIPES = 12
 MAX_SOURCE_DEPTH = 4
-# `source ARG`: ARG double-quoted (it may hold `$(dirname "$0")` with its own quotes), single-quoted or bare
-_SOURCE = re.compile(r"""^\s*(?:source|\.)\s+("(?:\$\([^()\n]*\)|[^"\n])*"|'[^'\n]*'|\$\([^()\n]*\)[^\s;|&]*|[^\s;|&]+)""",
+# `source ARG` (also `bash ARG`, `sh ARG`): ARG a run of double-quoted parts (which may hold
+# `$(dirname "$0")` with its own quotes), single-quoted parts, `$(...)` and bare characters
+_SOURCE = re.compile(r"""^[ \t]*(?:source|\.|bash|sh)[ \t]+(?:-\w+[ \t]+)*((?:"(?:\$\([^()\n]*\)|[^"\n])*"|'[^'\n]*'|\$\([^()\n]*\)|[^\s;|&])+)""",
                      re.MULTILINE)
 # how launch scripts spell the directory they live in and the repository root
 _SCRIPT_DIR = re.compile(r"^\$\(\s*dirname\s+\"?\$(?:0|\{BASH_SOURCE\[0\]\}|BASH_SOURCE)\"?\s*\)/?")
@@ -59,13 +60,15 @@ def _sources(files: Mapping[str, bytes], paths: Iterable[str], layout: Layout) -
         if data is None or not path.endswith((".sh", ".bash")):
             continue
         for m in _SOURCE.finditer(data.decode("utf-8", "replace")):
-            found = sourced_path(path, _unquote(m.group(1)), layout)
+            found = sourced_path(path, _unquote(m.group(1)).replace('"', '').replace("'", ''), layout)
             if found:
                 out.add(found)
     return out
 
 
 def _launch_scripts(entries: Iterable[Mapping[str, object]], listing: set[str], layout: Layout) -> set[str]:
+    """Every launch script of the entries' model prefixes (the same prefixes on both sides, so a
+    script absent from one side's bundle really is absent from that tree)."""
     bench = policy_path("benchmarks_dir", layout)
     prefixes = {f"{e.get('model-prefix')}_" for e in entries if e.get("model-prefix")}
     return {p for p in listing if p.startswith(bench) and p.endswith(".sh")
@@ -88,8 +91,8 @@ def select_files(
     affected = affected_keys(got["base"], got["head"], changed, layout)
     take(round2(got["base"], got["head"], listing, affected, layout, context_recipes=CONTEXT_RECIPES))
     take(round3(got, listing, layout))
-    take({side: _launch_scripts([e for sides in affected.entries.values() for s, e in sides.items() if s == side],
-                                listing[side], layout) for side in ("base", "head")})
+    entries = [e for sides in affected.entries.values() for e in sides.values()]
+    take({side: _launch_scripts(entries, listing[side], layout) for side in ("base", "head")})
     for _ in range(MAX_SOURCE_DEPTH):
         want = {side: _sources(got[side], list(got[side]), layout) - set(got[side]) for side in ("base", "head")}
         want = {side: paths & listing[side] for side, paths in want.items()}

@@ -16,10 +16,11 @@ InferenceX and srtctl do (SRT_SLURM.md §1-§7):
 Each way of starting a server is a launch kind (`verifier.launch.kinds`: srt-slurm fragments and
 complete recipes, per-config shell scripts, multi-node launchers, ...); the first kind that claims a
 point resolves it. A row without srt-recipe (the old layout) is launched by a per-config benchmark
-script (`benchmarks/single_node/<dir>/<prefix>_<precision>_<sku>_<framework>[_mtp].sh`, policy
-`legacy-script`); `verifier.recipes.legacy_script` evaluates it statically with the point's
-launcher environment and the launch's origins point at script lines. Every launch records its kind
-and the files it runs (`Launch.files`).
+script that the runner of the machine picks and starts (`verifier.launch.harness` follows the
+benchmark workflow and the runner scripts; policy `legacy-script`); `verifier.shell` evaluates the
+script statically with the environment the runner passes, one launch per distinct way it starts
+the server, and the launch's origins point at script lines. Every launch records its kind and the
+files it runs (`Launch.files`).
 
 Everything that cannot be resolved becomes a `LaunchError` naming the recipe file and line; a check
 that needs a launch reports it as unverifiable, never guesses.

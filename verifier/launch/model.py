@@ -80,9 +80,20 @@ class Launch:
     # Every file this launch runs or reads to start the server (recipe, shared block, launcher script,
     # the libraries it sources, setup scripts), in the order they take effect: Check 10's scan scope.
     files: tuple[str, ...] = ()
+    # A launch kind that follows a script through undecidable branches (shell-script) gives one launch
+    # per distinct way the server really starts; `world` names the runner clusters and branches that
+    # lead to this one ("" when every way starts the same server).
+    world: str = ""
+    # Server arguments whose value is computed at run time (command output): flag -> where it is
+    # written. The argv keeps their source text; a check that needs such a value reports it.
+    opaque: dict[str, Origin] = field(default_factory=dict, repr=False)
+    # Local checkpoint directories the launch fills from Hugging Face (`hf download REPO --local-dir
+    # DIR` in the script): directory -> repository id. A draft path that is such a directory is that
+    # repository, not a substituted checkpoint.
+    checkpoints: dict[str, str] = field(default_factory=dict, repr=False)
 
     def __hash__(self) -> int:
-        return hash((self.key, self.side, self.point.exp_name, self.role, self.recipe_path, self.variant))
+        return hash((self.key, self.side, self.point.exp_name, self.role, self.recipe_path, self.variant, self.world))
 
     @property
     def exp_name(self) -> str:

@@ -1,0 +1,313 @@
+"""How InferenceX starts a single-node point's benchmark script, followed through its own files.
+
+For a point whose row names no srt-recipe, the real chain is: the benchmark workflow
+(`.github/workflows/benchmark-tmpl.yml`: its `env:` turns the matrix entry into variables, its
+launch step runs `bash ./runners/launch_${RUNNER_NAME%%_*}.sh`) -> the runner script of the machine
+the job lands on (`runners/launch_<cluster>.sh`: it rewrites MODEL to a staged path on some
+clusters, exports PORT, picks `benchmarks/single_node/<scenario dir>/<name>.sh` and starts it under
+`srun`/`docker` with the environment it passes) -> the benchmark script. `script_starts(job, point)`
+follows that chain statically (verifier.shell, never executed) for every cluster the row's runner
+label covers (`configs/runners.yaml` labels), and returns each distinct way the benchmark script
+is started, labelled with the clusters and the branches that lead to it.
+
+When the trusted tree lacks the workflow or the runner scripts (a bundle recorded without them),
+the policy rule of `policies/launch.yaml` `legacy-script` stands in for them: the script name the
+runners use (`legacy_script_path`) and the environment the workflow sets (`legacy_env`).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.configs.points import Point
+from verifier.launch.job import KeyJob
+from verifier.launch.workflow import Workflow, try_read_workflow
+from verifier.shell import Assumption, Evaluation, Options, ShellLimit, ShellSyntaxError, evaluate
+from verifier.shell.memo import Checkpoints, Memo
+from verifier.shell.values import Loc, Opaque, Val, shown
+
+Binding = tuple[Val, Loc]
+
+
+@dataclass(frozen=True)
+class ScriptStart:
+    """One way the harness starts the benchmark script of a point."""
+
+    path: str  # repository path of the script (may be absent from the tree)
+    arg0: str  # the path as the runner wrote it ($0)
+    env: Mapping[str, Binding]
+    cwd: str
+    clusters: tuple[str, ...]
+    assumptions: tuple[Assumption, ...]
+    runner_file: str | None
+    loc: Loc | None  # where the runner starts it
+
+    def key(self) -> tuple[Any, ...]:
+        """What makes two starts the same (path and environment values)."""
+        return (self.path, self.cwd, tuple(sorted((n, b[0]) for n, b in self.env.items())))
+
+
+@dataclass
+class Harness:
+    """The ways a point's benchmark script is started, and why some runner clusters start none."""
+
+    starts: list[ScriptStart] = field(default_factory=list)
+    problems: list[tuple[str, int | None, str]] = field(default_factory=list)
+    source: str = "runner"  # runner | policy
+
+
+def shell_memo(job: KeyJob) -> Memo:
+    """The evaluation memo of this bundle side (shared by every key and point)."""
+    return job.ctx.memo(f"shell.memo.{job.side}", Memo)
+
+
+def shell_checkpoints(job: KeyJob) -> Checkpoints:
+    """The prefix-sharing store of this bundle side (verifier.shell.memo.Checkpoints)."""
+    return job.ctx.memo(f"shell.checkpoints.{job.side}", Checkpoints)
+
+
+def _conf(job: KeyJob) -> Mapping[str, Any]:
+    return job.policy.get("legacy-script") or {}
+
+
+def _workflow(job: KeyJob) -> Workflow | None:
+    path = str(_conf(job).get("workflow") or "")
+    if not path:
+        return None
+    full = path
+
+    def compute() -> Workflow | None:
+        raw = job.tree.read(full)
+        return try_read_workflow(raw.decode("utf-8", "replace") if raw is not None else None, full)
+
+    return job.ctx.memo(f"launch.workflow.{job.side}.{full}", compute)
+
+
+def shell_options(job: KeyJob, mode: str, cwd: str = "") -> Options:
+    """Options for evaluating this side's scripts: the tree as the file system."""
+    conf = _conf(job)
+    tree = job.tree
+    modules = {str(m): str(e) for e, m in (job.policy.get("launcher", {}).get("modules") or {}).items()}
+    from verifier.shell.launchers import DEFAULT_MODULES
+
+    modules = {**DEFAULT_MODULES, **modules}
+    complete = tuple(str(p) for p in conf.get("complete-dirs") or ("benchmarks/",))
+
+    def reader(path: str) -> str | None:
+        raw = tree.read(path)
+        return None if raw is None else raw.decode("utf-8", "replace")
+
+    def file_test(op: str, path: str) -> bool | None:
+        if op in ("-f", "-e", "-r", "-s", "-a"):
+            if tree.has(path):
+                return True
+            if path.endswith(".sh") and path.startswith(complete):
+                return False
+            return None
+        if op == "-d":
+            return True if next(tree.paths(path.rstrip("/") + "/"), None) is not None else None
+        return None
+
+    roots = [str(r) for r in conf.get("repository-roots") or ("/workspace/", "/ix/", "/infmax-workspace/")]
+    if cwd.startswith("/") and cwd.rstrip("/") + "/" not in roots and cwd not in ("/",):
+        roots.append(cwd.rstrip("/") + "/")
+    workspace = str(conf.get("github-workspace") or "/__w/InferenceX/InferenceX")
+    roots.append(workspace.rstrip("/") + "/")
+    machine = frozenset(str(n) for n in conf.get("machine-env") or ())
+    known = {str(name): (str(f["var"]), str(f["op"]), str(f["value"]))
+             for name, f in (conf.get("known-functions") or {}).items()}
+    return Options(reader=reader, file_test=file_test, roots=tuple(roots), mode=mode, modules=modules,
+                   machine_env=machine, max_worlds=int(conf.get("max-worlds") or 32), known_functions=known)
+
+
+def point_inputs(point: Point, conf: Mapping[str, Any]) -> dict[str, Any]:
+    """The workflow inputs of a point (policy `workflow-inputs`: input name -> point field)."""
+    backend = point.kv_offload_backend.get("name") if isinstance(point.kv_offload_backend, Mapping) else None
+    fields: dict[str, Any] = {
+        "exp_name": point.exp_name, "model": point.model, "model_prefix": point.model_prefix,
+        "precision": point.precision, "framework": point.framework, "runner": point.runner, "image": point.image,
+        "isl": point.isl, "osl": point.osl, "max_model_len": point.max_model_len, "tp": point.tp, "pp": point.pp,
+        "dcp_size": point.dcp_size, "pcp_size": point.pcp_size, "ep": point.ep, "dp_attn": point.dp_attn,
+        "conc": point.conc, "spec_decoding": point.spec_decoding, "disagg": point.disagg,
+        "scenario": point.scenario, "kv_offloading": point.kv_offloading, "kv_offload_backend": backend,
+        "total_cpu_dram_gb": point.total_cpu_dram_gb, "duration": point.duration,
+    }
+    out: dict[str, Any] = {}
+    for name, source in (conf.get("workflow-inputs") or {}).items():
+        if isinstance(source, str) and source.startswith("="):
+            out[str(name)] = source[1:]
+        elif source in fields and fields[source] is not None:
+            value = fields[source]
+            out[str(name)] = value if isinstance(value, bool) else str(value)
+    return out
+
+
+def _label_clusters(job: KeyJob, label: str | None) -> list[tuple[str, str]]:
+    """(cluster, machine) for every cluster whose machines carry the runner label."""
+    from verifier.configs.runners import runners
+
+    table = runners(job.ctx, job.side)
+    machines = table.labels.get(label or "", [])
+    out: dict[str, str] = {}
+    for machine in machines:
+        out.setdefault(machine.split("_", 1)[0], machine)
+    if not out and label:
+        # a label runners.yaml does not list names the machines' cluster (`cluster:mi325x-amds`,
+        # `h200-dgxc` for the h200-dgxc-slurm machines): the runner scripts of that cluster
+        bare = label.removeprefix("cluster:").split("_", 1)[0]
+        template = str(_conf(job).get("runner-script") or "runners/launch_{cluster}.sh")
+        head, _, tail = template.partition("{cluster}")
+        for path in job.tree.paths(head):
+            name = path[len(head):]
+            if name.endswith(tail) and "/" not in name:
+                cluster = name[:len(name) - len(tail)] if tail else name
+                if cluster == bare or cluster.startswith(bare + "-"):
+                    out.setdefault(cluster, f"{cluster}_0")
+        if not out:
+            out[bare] = f"{bare}_0"
+    return list(out.items())
+
+
+def _bindings(values: Mapping[str, tuple[str | None, int]], path: str) -> dict[str, Binding]:
+    out: dict[str, Binding] = {}
+    for name, (value, line) in values.items():
+        out[name] = ((Opaque("${{ " + name + " }}", (path, line)) if value is None else value), (path, line))
+    return out
+
+
+def _workflow_env(job: KeyJob, wf: Workflow, point: Point, machine: str) -> tuple[dict[str, Binding], str | None]:
+    conf = _conf(job)
+    inputs = point_inputs(point, conf)
+    job_env = wf.job_environment(inputs, machine)
+    plain = {n: v for n, (v, _) in job_env.items() if v is not None}
+    step_env = wf.step_environment(inputs, machine, plain)
+    env = _bindings(job_env, wf.path)
+    env.update(_bindings(step_env, wf.path))
+    for name, value in (conf.get("runner-env") or {}).items():
+        env.setdefault(str(name), (str(value), ("", 0)))
+    env["RUNNER_NAME"] = (machine, (wf.path, wf.step_env_lines.get("RUNNER_NAME", 0)))
+    script = wf.step_script(inputs, machine, {**plain, **{n: v for n, (v, _) in step_env.items() if v}})
+    return env, script
+
+
+def _policy_env(job: KeyJob, point: Point, machine: str) -> dict[str, Binding]:
+    from verifier.launch.kinds.shell_script import legacy_env
+
+    conf = _conf(job)
+    env = {n: (v, ("", 0)) for n, v in legacy_env(point, conf.get("env-defaults") or {}).items()}
+    sub = (conf.get("dirs") or {}).get(point.scenario)
+    env.setdefault("SCENARIO_SUBDIR", (str(sub).split("/", 1)[-1].rstrip("/") + "/" if sub else "", ("", 0)))
+    env.setdefault("EXP_NAME", (point.exp_name, ("", 0)))
+    env.setdefault("MODEL_PREFIX", (point.model_prefix or "", ("", 0)))
+    env.setdefault("IS_AGENTIC", ("1" if point.is_agentic else "0", ("", 0)))
+    env.setdefault("SCENARIO_TYPE", (point.scenario, ("", 0)))
+    env.setdefault("IMAGE", (point.image or "", ("", 0)))
+    for name, value in (conf.get("runner-env") or {}).items():
+        env.setdefault(str(name), (str(value), ("", 0)))
+    env["RUNNER_NAME"] = (machine, ("", 0))
+    return env
+
+
+def _evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env: Mapping[str, Binding], options: Options,
+              arg0: str) -> Evaluation:
+    memo = shell_memo(job)
+    options.checkpoints = shell_checkpoints(job)
+    options.checkpoint_key = key
+    return memo.evaluate(key, env, lambda: evaluate(text, path, env, options, arg0=arg0))
+
+
+def script_starts(job: KeyJob, point: Point) -> Harness:
+    """Every way the harness starts this point's benchmark script (see the module docstring)."""
+    out = Harness()
+    tree = job.tree
+    conf = _conf(job)
+    wf = _workflow(job)
+    template = str(conf.get("runner-script") or "runners/launch_{cluster}.sh")
+    clusters = _label_clusters(job, point.runner)
+    followed = False
+    by_key: dict[tuple[Any, ...], ScriptStart] = {}
+    for cluster, machine in clusters:
+        runner = template.format(cluster=cluster)
+        if not tree.has(runner):
+            continue
+        followed = True
+        if wf is not None:
+            env, step = _workflow_env(job, wf, point, machine)
+        else:
+            env, step = _policy_env(job, point, machine), None
+        runner_env = env
+        if step is not None:
+            try:
+                ev = _evaluate(job, ("step", job.side, wf.path if wf else ""), step, wf.path if wf else "", env,
+                               shell_options(job, "child"), "bash")
+                started = [r.child for r in ev.results if r.child is not None]
+                for child in started:
+                    if isinstance(child.path, str) and posixpath.normpath(child.path) == runner:
+                        runner_env = {n: (v, lc) for n, v, lc in child.env}
+                        break
+            except (ShellSyntaxError, ShellLimit):
+                pass
+        raw = tree.read(runner)
+        text = raw.decode("utf-8", "replace") if raw is not None else ""
+        try:
+            ev = _evaluate(job, ("runner", job.side, runner), text, runner, runner_env, shell_options(job, "child"),
+                           runner)
+        except ShellSyntaxError as exc:
+            out.problems.append((runner, exc.line, f"runner script cannot be read statically: {exc.message}"))
+            continue
+        except ShellLimit as exc:
+            out.problems.append((exc.loc[0] if exc.loc else runner, exc.loc[1] if exc.loc else None,
+                                 f"runner script cannot be followed statically: {exc.message}"))
+            continue
+        started_any = False
+        for result in ev.results:
+            child = result.child
+            if child is None:
+                if result.exit_loc is not None:
+                    out.problems.append((result.exit_loc[0] or runner, result.exit_loc[1],
+                                         f"{runner} exits before it starts a benchmark script"))
+                continue
+            if not isinstance(child.path, str):
+                out.problems.append((child.loc[0], child.loc[1],
+                                     f"the benchmark script {runner} starts is computed at run time "
+                                     f"({shown(child.path)})"))
+                continue
+            started_any = True
+            cwd = child.cwd if child.cwd else "/workspace"
+            path = posixpath.normpath(child.path)
+            if path.startswith("/"):
+                for root in shell_options(job, "server", cwd).roots:
+                    if path.startswith(root):
+                        path = path[len(root):]
+                        break
+            env = {n: (v, lc) for n, v, lc in child.env}
+            env["PWD"] = (cwd, child.loc)
+            start = ScriptStart(path, child.path, env, cwd, (cluster,), result.assumptions, runner, child.loc)
+            have = by_key.get(start.key())
+            if have is None:
+                by_key[start.key()] = start
+            elif cluster not in have.clusters:
+                by_key[start.key()] = ScriptStart(have.path, have.arg0, have.env, have.cwd,
+                                                  have.clusters + (cluster,), have.assumptions, have.runner_file,
+                                                  have.loc)
+        if not started_any and not any(p[0] == runner for p in out.problems):
+            out.problems.append((runner, None, f"{runner} starts no benchmark script for this point"))
+    out.starts = list(by_key.values())
+    if followed:
+        return out
+    # no runner script in the tree: the policy rule stands in for the runners
+    from verifier.launch.kinds.shell_script import legacy_script_path
+
+    out.source = "policy"
+    path, problem = legacy_script_path(job.ctx, job.side, job.entry, point)
+    if path is None:
+        out.problems.append((point.file, point.line, f"row names no srt-recipe and {problem}"))
+        return out
+    machine = clusters[0][1] if clusters else (point.runner or "")
+    env = _policy_env(job, point, machine)
+    env["PWD"] = ("/workspace", ("", 0))
+    out.starts.append(ScriptStart(path, path, env, "/workspace", tuple(c for c, _ in clusters), (), None, None))
+    return out

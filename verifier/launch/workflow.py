@@ -1,0 +1,364 @@
+"""The benchmark workflow of the trusted tree (`.github/workflows/benchmark-tmpl.yml`), read as data.
+
+InferenceX starts a single-node point from a reusable workflow: its `env:` block turns the
+workflow inputs (the matrix entry) into environment variables (`MODEL: ${{ inputs.model }}`,
+`SCENARIO_SUBDIR: ${{ inputs.scenario-type == 'agentic-coding' && 'agentic/' || 'fixed_seq_len/' }}`),
+and its "Launch job script" step runs `bash ./runners/launch_${RUNNER_NAME%%_*}.sh`.
+`read_workflow(text, path)` parses the file (never runs it); `Workflow.step_env(inputs, runner)`
+evaluates the `${{ }}` expressions of the job and step environment for one point and runner
+machine, and `Workflow.step_script(...)` returns the step's `run:` text with its expressions
+substituted, ready for the static shell evaluator.
+
+GitHub expressions supported: literals, `inputs.*`, `env.*`, `runner.name`, `secrets.*`/`vars.*`/
+`github.*` (run-time values: opaque), `!`, `==`, `!=`, `<`, `>`, `&&`, `||`, parentheses,
+`format()`, `contains()`, `startsWith()`, `endsWith()`, `toJSON()`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from verifier.configs.yaml11 import parse_yaml11
+from verifier.errors import InputError
+
+_EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
+_TOKEN = re.compile(r"\s*(?:('(?:[^']|'')*')|(\d+(?:\.\d+)?)|([A-Za-z_][A-Za-z0-9_.\-*]*(?:\[[^\]]*\])*)"
+                    r"|(==|!=|<=|>=|&&|\|\||[!<>(),]))")
+
+
+class Runtime:
+    """A value GitHub knows only while the job runs (a secret, the run id)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"Runtime({self.text!r})"
+
+
+def _truthy(value: Any) -> bool | None:
+    if isinstance(value, Runtime):
+        return None
+    return value not in (None, False, 0, "", 0.0)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (dict, list)):
+        return json.dumps(value)
+    return str(value)
+
+
+@lru_cache(maxsize=2048)
+def _tokens(text: str) -> tuple[tuple[str, str], ...]:
+    toks: list[tuple[str, str]] = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"bad expression near {text[pos:pos + 20]!r}")
+        kinds = ("str", "num", "name", "op")
+        for kind, group in zip(kinds, m.groups(), strict=True):
+            if group is not None:
+                toks.append((kind, group))
+                break
+        pos = m.end()
+    return tuple(toks)
+
+
+class _Expr:
+    def __init__(self, text: str, context: Mapping[str, Any]) -> None:
+        self.toks = _tokens(text)
+        self.i = 0
+        self.context = context
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self, op: str) -> bool:
+        if self.peek() == ("op", op):
+            self.i += 1
+            return True
+        return False
+
+    def parse(self) -> Any:
+        value = self.disj()
+        if self.i != len(self.toks):
+            raise ValueError("trailing tokens")
+        return value
+
+    def disj(self) -> Any:
+        left = self.conj()
+        while self.take("||"):
+            right = self.conj()
+            t = _truthy(left)
+            left = left if t else right if t is False else Runtime("||")
+        return left
+
+    def conj(self) -> Any:
+        left = self.cmp()
+        while self.take("&&"):
+            right = self.cmp()
+            t = _truthy(left)
+            left = right if t else left if t is False else Runtime("&&")
+        return left
+
+    def cmp(self) -> Any:
+        left = self.unary()
+        t = self.peek()
+        if t is not None and t[0] == "op" and t[1] in ("==", "!=", "<", ">", "<=", ">="):
+            self.i += 1
+            right = self.unary()
+            if isinstance(left, Runtime) or isinstance(right, Runtime):
+                return Runtime("cmp")
+            a, b = left, right
+            if isinstance(a, str) and isinstance(b, str):
+                a, b = a.lower(), b.lower()
+            elif isinstance(a, bool) != isinstance(b, bool):
+                a, b = _text(a).lower(), _text(b).lower()
+            if t[1] == "==":
+                return a == b
+            if t[1] == "!=":
+                return a != b
+            try:
+                return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[t[1]]
+            except TypeError:
+                return False
+        return left
+
+    def unary(self) -> Any:
+        if self.take("!"):
+            t = _truthy(self.unary())
+            return Runtime("!") if t is None else not t
+        return self.primary()
+
+    def primary(self) -> Any:
+        t = self.peek()
+        if t is None:
+            raise ValueError("unexpected end")
+        self.i += 1
+        kind, text = t
+        if kind == "str":
+            return text[1:-1].replace("''", "'")
+        if kind == "num":
+            return float(text) if "." in text else int(text)
+        if kind == "op" and text == "(":
+            value = self.disj()
+            if not self.take(")"):
+                raise ValueError("expected )")
+            return value
+        if kind == "name":
+            if self.take("("):
+                args = []
+                if not self.take(")"):
+                    while True:
+                        args.append(self.disj())
+                        if self.take(")"):
+                            break
+                        if not self.take(","):
+                            raise ValueError("expected ,")
+                return _call(text, args)
+            if text in ("true", "false"):
+                return text == "true"
+            if text == "null":
+                return None
+            return self.name(text)
+        raise ValueError(f"unexpected {text!r}")
+
+    def name(self, text: str) -> Any:
+        parts = re.findall(r"[^.\[\]]+|\[[^\]]*\]", text)
+        head = parts[0]
+        if head not in self.context:
+            return Runtime(text)
+        node: Any = self.context[head]
+        for part in parts[1:]:
+            key = part[1:-1].strip("'\"") if part.startswith("[") else part
+            if isinstance(node, Runtime):
+                return node
+            if isinstance(node, Mapping):
+                node = node.get(key)
+            else:
+                return None
+        return node
+
+
+def _call(name: str, args: list[Any]) -> Any:
+    lname = name.lower()
+    if any(isinstance(a, Runtime) for a in args):
+        return Runtime(name)
+    if lname == "format" and args:
+        fmt = _text(args[0])
+        return re.sub(r"\{(\d+)\}", lambda m: _text(args[1 + int(m.group(1))]) if 1 + int(m.group(1)) < len(args)
+                      else m.group(0), fmt)
+    if lname == "contains" and len(args) == 2:
+        hay, needle = args
+        if isinstance(hay, list):
+            return any(_text(x).lower() == _text(needle).lower() for x in hay)
+        return _text(needle).lower() in _text(hay).lower()
+    if lname == "startswith" and len(args) == 2:
+        return _text(args[0]).lower().startswith(_text(args[1]).lower())
+    if lname == "endswith" and len(args) == 2:
+        return _text(args[0]).lower().endswith(_text(args[1]).lower())
+    if lname == "tojson" and len(args) == 1:
+        return json.dumps(args[0])
+    return Runtime(name)
+
+
+def evaluate_expression(text: str, context: Mapping[str, Any]) -> Any:
+    """The value of one `${{ }}` expression (a `Runtime` when it needs run-time values)."""
+    try:
+        return _Expr(text, context).parse()
+    except (ValueError, IndexError, RecursionError):
+        return Runtime(text)
+
+
+@lru_cache(maxsize=4096)
+def _segments(text: str) -> tuple[tuple[bool, str], ...]:
+    """(is an expression, text) pieces of a string with `${{ }}` expressions."""
+    out: list[tuple[bool, str]] = []
+    pos = 0
+    for m in _EXPR.finditer(text):
+        out.append((False, text[pos:m.start()]))
+        out.append((True, m.group(1)))
+        pos = m.end()
+    out.append((False, text[pos:]))
+    return tuple(out)
+
+
+def substitute(text: str, context: Mapping[str, Any]) -> str | None:
+    """A string with its `${{ }}` expressions replaced (None when one needs run-time values)."""
+    out: list[str] = []
+    for is_expr, piece in _segments(text):
+        if not is_expr:
+            out.append(piece)
+            continue
+        value = evaluate_expression(piece, context)
+        if isinstance(value, Runtime):
+            return None
+        out.append(_text(value))
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Input:
+    """A `workflow_call` input: its type and default."""
+
+    name: str
+    type: str
+    default: Any
+
+
+@dataclass
+class Workflow:
+    """The parts of the benchmark workflow that decide how a point's runner script is started."""
+
+    path: str
+    inputs: dict[str, Input]
+    env: dict[str, Any]  # job-level env (raw values, with ${{ }} expressions)
+    env_lines: dict[str, int]
+    step_env: dict[str, Any]
+    step_env_lines: dict[str, int]
+    step_run: str | None
+    step_run_line: int | None
+    errors: list[str] = field(default_factory=list)
+
+    def context(self, inputs: Mapping[str, Any], runner: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """The expression context for one point on one runner machine."""
+        values: dict[str, Any] = {}
+        for name, spec in self.inputs.items():
+            value = inputs.get(name)
+            if value is None or value == "":
+                value = spec.default if spec.default is not None else ("" if spec.type != "boolean" else False)
+            if spec.type == "boolean" and isinstance(value, str):
+                value = value.lower() == "true"
+            values[name] = value
+        for name, value in inputs.items():
+            values.setdefault(name, value)
+        return {"inputs": values, "env": dict(env or {}), "runner": {"name": runner},
+                "secrets": Runtime("secrets"), "vars": Runtime("vars"), "github": Runtime("github"),
+                "matrix": Runtime("matrix"), "steps": Runtime("steps"), "needs": Runtime("needs"),
+                "job": Runtime("job")}
+
+    def job_environment(self, inputs: Mapping[str, Any], runner: str) -> dict[str, tuple[str | None, int]]:
+        """Job env for a point: name -> (value, line); the value is None when it needs run-time values."""
+        ctx = self.context(inputs, runner)
+        out: dict[str, tuple[str | None, int]] = {}
+        for name, raw in self.env.items():
+            out[name] = (substitute(_text(raw), ctx), self.env_lines.get(name, 0))
+        return out
+
+    def step_environment(self, inputs: Mapping[str, Any], runner: str,
+                         job_env: Mapping[str, str]) -> dict[str, tuple[str | None, int]]:
+        """The launch step's own env (it may read `env.*` of the job)."""
+        ctx = self.context(inputs, runner, job_env)
+        return {name: (substitute(_text(raw), ctx), self.step_env_lines.get(name, 0))
+                for name, raw in self.step_env.items()}
+
+    def step_script(self, inputs: Mapping[str, Any], runner: str, job_env: Mapping[str, str]) -> str | None:
+        """The launch step's `run:` text with expressions substituted (unknown ones left empty)."""
+        if self.step_run is None:
+            return None
+        ctx = self.context(inputs, runner, job_env)
+
+        def repl(m: re.Match[str]) -> str:
+            value = evaluate_expression(m.group(1), ctx)
+            return "" if isinstance(value, Runtime) else _text(value)
+
+        return _EXPR.sub(repl, self.step_run)
+
+
+def read_workflow(text: str, path: str, marker: str = "runners/launch_") -> Workflow:
+    """Parse the workflow (YAML 1.1, line numbers kept). Raises InputError when it is not YAML."""
+    doc = parse_yaml11(text, path)
+    data = doc.data if isinstance(doc.data, dict) else {}
+    on = data.get("on", data.get(True)) if isinstance(data, dict) else None
+    call = on.get("workflow_call") if isinstance(on, dict) else None
+    raw_inputs = call.get("inputs") if isinstance(call, dict) and isinstance(call.get("inputs"), dict) else {}
+    inputs = {str(k): Input(str(k), str((v or {}).get("type", "string")), (v or {}).get("default"))
+              for k, v in raw_inputs.items() if isinstance(v, dict) or v is None}
+    env = data.get("env") if isinstance(data.get("env"), dict) else {}
+    env_lines = {str(k): doc.line("env", k) or 0 for k in env}
+    step_env: dict[str, Any] = {}
+    step_lines: dict[str, int] = {}
+    run: str | None = None
+    run_line: int | None = None
+    jobs = data.get("jobs") if isinstance(data.get("jobs"), dict) else {}
+    for job_name, job in jobs.items():
+        steps = job.get("steps") if isinstance(job, dict) and isinstance(job.get("steps"), list) else []
+        for index, step in enumerate(steps):
+            if isinstance(step, dict) and isinstance(step.get("run"), str) and marker in step["run"]:
+                run = step["run"]
+                run_line = doc.line("jobs", job_name, "steps", index, "run")
+                raw_env = step.get("env") if isinstance(step.get("env"), dict) else {}
+                step_env = {str(k): v for k, v in raw_env.items()}
+                step_lines = {str(k): doc.line("jobs", job_name, "steps", index, "env", k) or 0 for k in raw_env}
+                job_env = job.get("env") if isinstance(job.get("env"), dict) else {}
+                for k, v in job_env.items():
+                    env[str(k)] = v
+                    env_lines[str(k)] = doc.line("jobs", job_name, "env", k) or 0
+                break
+        if run is not None:
+            break
+    return Workflow(path, inputs, {str(k): v for k, v in env.items()}, env_lines, step_env, step_lines, run,
+                    run_line)
+
+
+def try_read_workflow(text: str | None, path: str) -> Workflow | None:
+    """read_workflow, or None when the file is absent or unreadable."""
+    if text is None:
+        return None
+    try:
+        return read_workflow(text, path)
+    except (InputError, ValueError, RecursionError):
+        return None

@@ -1,0 +1,137 @@
+"""Static evaluation of the bash scripts InferenceX launches servers with (never executes anything).
+
+`evaluate(text, path, env, options)` parses a script (verifier.shell.parser) and walks it over
+*worlds* (verifier.shell.evaluator: one world per way through the script that the evaluator
+cannot rule out statically) from a starting environment. It returns one `WorldResult` per distinct
+outcome: the assumptions that lead there and what the world started (`ServerStart` in `server`
+mode, the benchmark script a runner starts in `child` mode). Each server argument and environment
+variable keeps the file and line that wrote it; run-time values (command output the evaluator does
+not model) stay opaque, values it lost track of are `Unknown` naming the construct and its line.
+
+Rule for undecidable conditions: a condition on something the harness fixes for the point (a
+variable the workflow, the matrix or the runner sets) is decided with the real value. A condition
+on something only the machine knows (a file on the node, a command's exit status, a machine
+variable) splits the world; if every world starts the same server, the launch is resolved; if the
+worlds differ, each distinct server start is a launch of its own, labelled with the branches that
+lead to it. At most `Options.max_worlds` worlds are followed at once (equal worlds merge first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from verifier.shell.evaluator import Evaluator, Options, ShellLimit
+from verifier.shell.lexer import ShellSyntaxError
+from verifier.shell.parser import parse
+from verifier.shell.values import Loc, Opaque, Unknown, Val, shown
+from verifier.shell.world import Assumption, Binding, Found, GenFile, World
+
+__all__ = [
+    "Assumption", "ChildStart", "Evaluation", "GenFile", "Loc", "Opaque", "Options", "ServerStart", "ShellLimit",
+    "ShellSyntaxError", "Unknown", "Val", "WorldResult", "evaluate", "parse",
+]
+
+
+@dataclass(frozen=True)
+class ServerStart:
+    """A server command a world runs: launcher words, arguments and environment with origins."""
+
+    engine: str
+    module: str
+    launcher: tuple[str, ...]  # wrapper and launcher words (`mpirun -n 1 trtllm-serve`)
+    argv: tuple[Val, ...]
+    argv_locs: tuple[Loc, ...]
+    env: tuple[tuple[str, Val, Loc], ...]
+    loc: Loc
+    files: Mapping[str, GenFile] = field(default_factory=dict)
+
+    def signature(self) -> tuple[object, ...]:
+        """What makes two server starts the same (values, not origins)."""
+        return (self.engine, self.module, self.launcher, self.argv, tuple((n, v) for n, v, _ in self.env),
+                tuple(sorted((p, f.lines) for p, f in self.files.items())))
+
+
+@dataclass(frozen=True)
+class ChildStart:
+    """A repository script a runner starts, with the environment it passes and the working directory."""
+
+    path: Val
+    args: tuple[Val, ...]
+    env: tuple[tuple[str, Val, Loc], ...]
+    cwd: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class WorldResult:
+    """One distinct outcome: its assumptions and what it started (None: it started nothing)."""
+
+    assumptions: tuple[Assumption, ...]
+    server: ServerStart | None
+    child: ChildStart | None
+    exit_loc: Loc | None
+
+
+@dataclass
+class Evaluation:
+    """All outcomes of one script, and what the evaluation read."""
+
+    results: list[WorldResult]
+    reads: set[str]
+    read_all: bool
+    sourced: list[str]
+    unread: dict[str, Loc]
+    children: list[str]
+    weak_reads: set[str] = field(default_factory=set)  # variables only tested for emptiness
+    downloads: dict[str, str] = field(default_factory=dict)  # `hf download REPO --local-dir DIR`: DIR -> REPO
+
+
+def _server(found: Found) -> ServerStart:
+    extra = dict(found.extra)
+    start, argv_start = int(extra["start"]), int(extra["argv_start"])
+    words = found.words
+    return ServerStart(
+        engine=str(extra["engine"]), module=str(extra["module"]),
+        launcher=tuple(shown(v) for v, _ in words[:argv_start]),
+        argv=tuple(v for v, _ in words[argv_start:]), argv_locs=tuple(lc for _, lc in words[argv_start:]),
+        env=found.env, loc=found.loc, files=dict(found.files),
+    ) if start >= 0 else ServerStart("", "", (), (), (), (), found.loc)
+
+
+def _child(found: Found) -> ChildStart:
+    k = int(dict(found.extra)["script"])
+    return ChildStart(found.words[k][0], tuple(v for v, _ in found.words[k + 1:]), found.env, found.cwd, found.loc)
+
+
+def _result(w: World, mode: str) -> WorldResult:
+    server = child = None
+    for f in reversed(w.found):
+        if f.kind == "server" and mode == "server":
+            server = _server(f)
+            break
+        if f.kind == "child" and mode == "child":
+            child = _child(f)
+            break
+    exit_loc = w.exit_loc if w.flow is not None and w.flow[0] == "exit" else None
+    return WorldResult(w.assume, server, child, exit_loc)
+
+
+def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Options | None = None,
+             arg0: str | None = None, args: tuple[str, ...] = ()) -> Evaluation:
+    """Evaluate a script statically (see the module docstring). Raises `ShellSyntaxError` when the
+    script is outside the bash subset and `ShellLimit` when it is too large or branchy to follow."""
+    options = options or Options()
+    try:
+        script = parse(text, path)
+    except RecursionError as exc:
+        raise ShellSyntaxError("the script nests too deeply to read", None) from exc
+    start: dict[str, Binding] = {name: (value, ("", 0)) if isinstance(value, str) else value
+                                 for name, value in env.items()}
+    ev = Evaluator(options)
+    try:
+        worlds = ev.run(script, start, arg0 if arg0 is not None else path, args)
+    except RecursionError as exc:
+        raise ShellLimit("the script nests too deeply to follow", (path, 0)) from exc
+    return Evaluation([_result(w, options.mode) for w in worlds], ev.reads, ev.read_all, ev.sourced, ev.unread,
+                      ev.children, ev.weak_reads - ev.reads, dict(ev.downloads))

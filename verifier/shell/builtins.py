@@ -1,0 +1,1106 @@
+"""Simple commands: assignments, builtins, functions, `source`, child scripts and the commands the
+evaluator looks for (verifier.shell.launchers).
+
+Modelled (their effect and output are known): `:` `true` `false` `echo` `printf` (also `-v`)
+`cat` `tee` `dirname` `basename` `seq` `grep` (on known input) `test`/`[` `export` (`-n`)
+`declare`/`typeset`/`local`/`readonly` (`-a -A -x -i -l -u -g`) `unset` `shift` `set` (`--`)
+`source`/`.` `eval` `exit` `return` `break` `continue` `let` `read` (`-r -a -d`) `mapfile`/
+`readarray` `command` `exec` and no-op builtins (`cd`, `trap`, `wait`, `shopt`, `sleep`, ...).
+Any other command is external: its status is unknown and its output opaque.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from typing import TYPE_CHECKING
+
+from verifier.shell.conditions import eval_single
+from verifier.shell.launchers import match_child, match_server
+from verifier.shell.lexer import ShellSyntaxError
+from verifier.shell.nodes import Assign, FuncDef, Simple
+from verifier.shell.parser import DECLARERS, parse
+from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, shown
+from verifier.shell.world import NO_LOC, Binding, Found, World
+
+if TYPE_CHECKING:
+    from verifier.shell.evaluator import Evaluator
+
+_NOOPS = frozenset({"pushd", "popd", "trap", "wait", "shopt", "sleep", "ulimit", "umask", "alias", "unalias",
+                    "hash", "disown", "enable", "complete", "history", "logger"})
+_UNKNOWN_STATUS = frozenset({"type", "which", "getopts"})
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _vals(fields: list[Binding]) -> list[Val]:
+    return [v for v, _ in fields]
+
+
+def _text_lines(content: list[tuple[Val, Loc]] | None) -> list[str] | None:
+    """Known input as lines (None when any part is not known)."""
+    if content is None:
+        return None
+    pieces = [v for v, _ in content]
+    if not all(isinstance(p, str) for p in pieces):
+        return None
+    text = "".join(pieces)  # type: ignore[arg-type]
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines = lines[:-1]
+    return lines
+
+
+def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None, loc: Loc) -> list[World]:
+    """Run one simple command in one world."""
+    head_word = cmd.words[0].unquoted_literal if cmd.words else None
+    if head_word in DECLARERS:
+        return [declare(ev, cmd, w, loc)]
+    fields: list[Binding] = []
+    testing = head_word in ("[", "test")
+    sink = _sink(ev, cmd, head_word, w)
+    saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
+    try:
+        early = _expand_fields(ev, cmd, w, testing, fields)
+    finally:
+        ev.sink = saved_sink
+    if early:
+        return [w]
+    return _run_expanded(ev, cmd, w, stdin, loc, fields, sink)
+
+
+def _sink(ev: Evaluator, cmd: Simple, head: str | None, w: World) -> str | None:
+    """Where the output of an `echo`/`printf`/`cat <<EOF` goes when nothing reads it back in this
+    evaluation unless that file is read: the reads that only feed it are recorded against the file
+    (verifier.shell.memo: they do not make two environments differ)."""
+    if head not in ("echo", "printf", "cat"):
+        return None
+    raws = [x.raw for x in cmd.words] + [r.heredoc.body for r in cmd.redirects if r.heredoc is not None]
+    if any(":=" in t or "$((" in t or "$(" in t or "`" in t for t in raws):
+        return None
+    if head == "printf" and len(cmd.words) > 1 and cmd.words[1].raw == "-v":
+        return None
+    if head == "cat" and not any(r.heredoc is not None for r in cmd.redirects):
+        return None
+    outputs = [r for r in cmd.redirects if r.op in (">", ">>", ">|", "&>", "&>>") and r.fd in ("", "1")]
+    if outputs:
+        target = ev.redirect_target(cmd.redirects, w)
+        return None if target is None else target[0]
+    return "/dev/stdout" if w.out is None and head != "cat" else None
+
+
+def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding]) -> bool:
+    """Expand the command's words into `fields`; True when an expansion ended the world."""
+    for k, word in enumerate(cmd.words):
+        if testing and k and cmd.words[k - 1].unquoted_literal in ("-z", "-n"):
+            ev.weak, weak = True, ev.weak
+            try:
+                fields.extend(ev.expand_word(word, w, (cmd.src, word.line), split=True, glob=True))
+            finally:
+                ev.weak = weak
+        else:
+            fields.extend(ev.expand_word(word, w, (cmd.src, word.line), split=True, glob=True))
+        if w.flow is not None:
+            return True
+    return False
+
+
+def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None, loc: Loc,
+                  fields: list[Binding], sink: str | None) -> list[World]:
+    for r in cmd.redirects:
+        if r.op == "<<<" and r.target is not None:
+            value, _ = ev.expand_scalar(r.target, w, (cmd.src, r.line))
+            stdin = [(concat([value, "\n"], (cmd.src, r.line)), (cmd.src, r.line))]
+        elif r.op in ("<<", "<<-"):
+            saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
+            try:
+                stdin = ev.heredoc_lines(r, w, cmd.src)
+            finally:
+                ev.sink = saved_sink
+        elif r.op == "<" and r.target is not None and r.fd in ("", "0"):
+            value, _ = ev.expand_scalar(r.target, w, (cmd.src, r.line))
+            gen, text = ev.read_file(value, w)
+            if gen is not None and gen.lines is not None:
+                stdin = [(line + "\n", lc) for line, lc in gen.lines]
+            elif text is not None:
+                stdin = [(text, (cmd.src, r.line))]
+            else:
+                stdin = [(Opaque(f"<{shown(value)}", loc), loc)]
+    if not fields:
+        for a in cmd.assigns:
+            do_assign(ev, w, a, cmd.src)
+        target = ev.redirect_target(cmd.redirects, w)
+        if target is not None and target[0] != "/dev/null":
+            ev.write_file(w, target[0], [], target[1], loc)
+        w.status = True
+        return [w]
+    target = ev.redirect_target(cmd.redirects, w)
+    saved = w.out
+    if target is not None:
+        w.out = []
+    worlds = dispatch(ev, cmd, fields, w, stdin, loc)
+    if target is not None:
+        for x in worlds:
+            written = x.out
+            x.out = saved
+            if target[0] != "/dev/null":
+                ev.write_file(x, target[0], written or [], target[1], loc)
+    return worlds
+
+
+def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+             loc: Loc) -> list[World]:
+    values = _vals(fields)
+    head = values[0]
+    if ev.options.mode == "server":
+        found = match_server(values, ev.options.modules)
+        if found is not None:
+            env = _env_snapshot(ev, cmd, w, loc)
+            for name, idx in found.env:
+                value = values[idx]
+                text = value.split("=", 1)[1] if isinstance(value, str) else value
+                env[name] = (text, fields[idx][1])
+            extra = (("engine", found.engine), ("module", found.module), ("start", found.start),
+                     ("argv_start", found.argv_start))
+            files = tuple((p, f) for p, f in sorted(w.files.items()) if _referenced(p, values))
+            for p, _f in files:
+                ev.promote(p)
+            w.found = w.found + (Found("server", tuple(fields), tuple((n, v, lc) for n, (v, lc) in env.items()),
+                                       loc, files, "", extra),)
+            w.status = None
+            _output_unknown(w, loc, cmd)
+            return [w]
+    child = match_child(values)
+    if child is not None and isinstance(values[child.script], str):
+        return run_child(ev, cmd, fields, child, w, loc)
+    if not isinstance(head, str):
+        _output_unknown(w, loc, cmd)
+        w.status = None
+        return [w]
+    if head in w.funcs and head not in ("command", "builtin"):
+        return call_function(ev, cmd, w.funcs[head], fields[1:], w, loc)
+    handler = _BUILTINS.get(head)
+    if handler is not None:
+        return handler(ev, cmd, fields, w, stdin, loc)
+    if head in _NOOPS:
+        w.status = True
+        return [w]
+    known = ev.options.known_functions.get(head)
+    if known is not None:
+        var, op, value = known
+        w.status = eval_single(ev, [ev.lookup(w, var, loc) or "", op, value], w, loc)
+        return [w]
+    if head in _UNKNOWN_STATUS:
+        w.status = None
+        return [w]
+    # an external command: unknown status, opaque output
+    if head in ("hf", "huggingface-cli") and "download" in values:
+        _note_download(ev, values)
+    _output_unknown(w, loc, cmd)
+    w.status = None
+    return [w]
+
+
+def _referenced(path: str, values: list[Val]) -> bool:
+    """True when a command word names the file (`--config f`, `--config=f`)."""
+    norm = posixpath.normpath(path)
+    for v in values:
+        if isinstance(v, str) and (v in (path, norm) or v.endswith("=" + path) or posixpath.normpath(v) == norm):
+            return True
+    return False
+
+
+def _note_download(ev: Evaluator, values: list[Val]) -> None:
+    """`hf download REPO [files] --local-dir DIR`: DIR holds that repository."""
+    k = values.index("download")
+    repo = values[k + 1] if k + 1 < len(values) else None
+    target: Val | None = None
+    for i, v in enumerate(values):
+        if v == "--local-dir" and i + 1 < len(values):
+            target = values[i + 1]
+        elif isinstance(v, str) and v.startswith("--local-dir="):
+            target = v.split("=", 1)[1]
+    if isinstance(repo, str) and isinstance(target, str) and not repo.startswith("-"):
+        ev.downloads[posixpath.normpath(target)] = repo
+
+
+def _output_unknown(w: World, loc: Loc, cmd: Simple) -> None:
+    if w.out is not None:
+        w.out.append((Opaque("$(" + " ".join(x.raw for x in cmd.words) + ")", loc), loc))
+
+
+def _emit(w: World, text: Val, loc: Loc) -> None:
+    if w.out is not None:
+        w.out.append((text, loc))
+
+
+def _env_snapshot(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> dict[str, Binding]:
+    """The environment a command sees: exported variables plus its prefix assignments."""
+    env: dict[str, Binding] = {}
+    for name in sorted(w.exported):
+        b = w.vars.get(name)
+        if b is None and name in w.arrays and w.arrays[name]:
+            b = w.arrays[name][0]
+        if b is not None:
+            env[name] = b
+    for a in cmd.assigns:
+        if a.value is not None:
+            value, _ = ev.expand_scalar(a.value, w, (cmd.src, a.line))
+            env[a.name] = (value, (cmd.src, a.line))
+    return env
+
+
+# ------------------------------------------------------------------------------- child scripts
+
+
+def run_child(ev: Evaluator, cmd: Simple, fields: list[Binding], child: object, w: World, loc: Loc) -> list[World]:
+    """`bash FILE.sh`: recorded (runner mode) or followed (server mode)."""
+    from verifier.shell.launchers import ChildMatch
+
+    assert isinstance(child, ChildMatch)
+    script_value = fields[child.script][0]
+    assert isinstance(script_value, str)
+    env = _env_snapshot(ev, cmd, w, loc)
+    if not child.passthrough:
+        kept = {n: env[n] for n in child.names if n in env}
+        env = kept
+    for name, text in child.sets:
+        value: Val = text
+        env[name] = (value, loc)
+    cwd = child.cwd or ""
+    if ev.options.mode == "child":
+        w.found = w.found + (Found("child", tuple(fields), tuple((n, v, lc) for n, (v, lc) in env.items()), loc,
+                                   (), cwd, (("script", child.script),)),)
+        w.flow = ("stop",)
+        w.status = None
+        return [w]
+    repo = ev.repo_path(script_value)
+    text = ev.options.reader(repo) if repo is not None and ev.options.follow_children else None
+    if text is None or ev.source_depth >= 8:
+        _output_unknown(w, loc, cmd)
+        w.status = None
+        return [w]
+    try:
+        script = parse(text, repo or script_value)
+    except ShellSyntaxError:
+        w.status = None
+        return [w]
+    ev.children.append(repo or script_value)
+    ev.scripts.append(script)
+    sub = World()
+    for name, binding in env.items():
+        sub.vars[name] = binding
+        sub.exported.add(name)
+    sub.arg0 = script_value
+    sub.sources = (script.src,)
+    sub.pos = tuple(fields[child.script + 1:])
+    sub.found = w.found
+    sub.assume = w.assume
+    ev.source_depth += 1
+    try:
+        outs = ev.run_body(script.body, [sub])
+    finally:
+        ev.source_depth -= 1
+    result: list[World] = []
+    for x in outs:
+        y = w.copy()
+        y.found = x.found
+        y.assume = x.assume
+        y.status = None
+        result.append(y)
+    return result
+
+
+# ------------------------------------------------------------------------------- functions
+
+
+def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding], w: World, loc: Loc) -> list[World]:
+    """Run a shell function with its arguments and `local` scoping."""
+    from verifier.shell.evaluator import MAX_CALL_DEPTH
+
+    if ev.call_depth >= MAX_CALL_DEPTH:
+        w.status = None
+        return [w]
+    saved_pos = w.pos
+    temp: dict[str, Binding | None] = {}
+    for a in cmd.assigns:
+        temp[a.name] = w.vars.get(a.name)
+        do_assign(ev, w, a, cmd.src)
+    w.pos = tuple(args)
+    w.frames = w.frames + ({},)
+    ev.call_depth += 1
+    try:
+        outs = ev.run_command(func.body, w)
+    finally:
+        ev.call_depth -= 1
+    for x in outs:
+        frame = x.frames[-1] if x.frames else {}
+        for name, (var, arr, table, exported) in frame.items():
+            x.vars.pop(name, None)
+            x.arrays.pop(name, None)
+            x.assocs.pop(name, None)
+            x.exported.discard(name)
+            if var is not None:
+                x.vars[name] = var
+            if arr is not None:
+                x.arrays[name] = arr
+            if table is not None:
+                x.assocs[name] = table
+            if exported:
+                x.exported.add(name)
+        x.frames = x.frames[:-1]
+        x.pos = saved_pos
+        for name, old in temp.items():
+            if old is None:
+                x.vars.pop(name, None)
+            else:
+                x.vars[name] = old
+        if x.flow is not None and x.flow[0] == "return":
+            x.flow = None
+    return outs
+
+
+# ------------------------------------------------------------------------------- assignments
+
+
+def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False) -> None:
+    """One assignment (`NAME=v`, `NAME+=v`, `NAME[i]=v`, `NAME=(...)`)."""
+    loc = (src, a.line)
+    if a.array is not None:
+        if assoc or a.name in w.assocs:
+            table: dict[str, Binding] = dict(w.assocs.get(a.name, {})) if a.append else {}
+            for elem in a.array:
+                raw = elem.literal()
+                text_value, eloc = ev.expand_scalar(elem, w, (src, elem.line))
+                m = re.match(r"\[([^\]]*)\]=(.*)", raw or (text_value if isinstance(text_value, str) else ""), re.S)
+                if m and raw is not None or m:
+                    table[m.group(1)] = (m.group(2), (src, elem.line))
+            w.assocs[a.name] = table
+            w.vars.pop(a.name, None)
+            return
+        values: list[Binding] = []
+        for elem in a.array:
+            raw = elem.raw
+            m = re.match(r"\[([^\]]*)\]=", raw)
+            if m:  # [i]=value inside an indexed array
+                value, _ = ev.expand_scalar(elem, w, (src, elem.line))
+                text = value.split("=", 1)[1] if isinstance(value, str) and "=" in value else value
+                values.append((text, (src, elem.line)))
+                continue
+            values.extend(ev.expand_word(elem, w, (src, elem.line), split=True, glob=True))
+        old = w.arrays.get(a.name, ()) if a.append else ()
+        if a.append and not old and a.name in w.vars:
+            old = (w.vars[a.name],)
+        w.arrays[a.name] = tuple(old) + tuple(values)
+        w.vars.pop(a.name, None)
+        return
+    assert a.value is not None
+    value, _vloc = ev.expand_scalar(a.value, w, loc)
+    if a.index is not None:
+        sub = a.index.literal() or ""
+        if a.name in w.assocs or assoc:
+            key = ev.expand_text(sub, w, loc)
+            if isinstance(key, str):
+                old = w.assocs.get(a.name, {}).get(key)
+                if a.append and old is not None:
+                    value = concat([old[0], value], loc)
+                w.set_assoc(a.name, key, (value, loc))
+            else:
+                w.assocs[a.name] = {k: (Unknown("an element written with a run-time key", loc), lc)
+                                    for k, (_, lc) in w.assocs.get(a.name, {}).items()}
+            return
+        idx = ev.arith(sub, w, loc, expand=True)
+        arr = list(w.arrays.get(a.name, ()))
+        if not arr and a.name in w.vars:
+            arr = [w.vars.pop(a.name)]
+        if not isinstance(idx, str):
+            w.arrays[a.name] = tuple((Unknown("an element written with a run-time index", loc), lc) for _, lc in arr) \
+                or ((Unknown("an element written with a run-time index", loc), loc),)
+            return
+        k = int(idx)
+        while len(arr) <= k:
+            arr.append(("", loc))
+        if a.append:
+            value = concat([arr[k][0], value], loc)
+        arr[k] = (value, loc)
+        w.arrays[a.name] = tuple(arr)
+        return
+    ev.assign(w, a.name, value, loc, append=a.append)
+
+
+def declare(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> World:
+    """`export`, `declare`/`typeset`, `local`, `readonly` with their assignments."""
+    kind = cmd.words[0].unquoted_literal or ""
+    flags = ""
+    names: list[str] = []
+    unexport = False
+    for word in cmd.words[1:]:
+        for value, _ in ev.expand_word(word, w, (cmd.src, word.line), split=True):
+            if not isinstance(value, str):
+                continue
+            if value.startswith("-") and len(value) > 1:
+                if kind == "export" and value == "-n":
+                    unexport = True
+                flags += value[1:]
+            elif value.startswith("+") and len(value) > 1:
+                continue
+            elif "=" in value:  # `export "A=b"` written quoted: an assignment after all
+                name, _, text = value.partition("=")
+                if _NAME.fullmatch(name):
+                    ev.assign(w, name, text, (cmd.src, word.line))
+                    names.append(name)
+            else:
+                names.append(value)
+    is_local = kind == "local" or (kind in ("declare", "typeset") and "g" not in flags and bool(w.frames))
+    export = kind == "export" or "x" in flags
+    assoc = "A" in flags
+    for name in names + [a.name for a in cmd.assigns]:
+        if is_local:
+            ev.save_local(w, name)
+    if "f" in flags:
+        w.status = True
+        return w
+    for name in names:
+        if not _NAME.fullmatch(name):
+            continue
+        if assoc and name not in w.assocs:
+            w.assocs[name] = {}
+        elif "a" in flags and name not in w.arrays and name not in w.vars:
+            w.arrays[name] = ()
+        for attr in "ilu":
+            if attr in flags:
+                w.attrs[name] = w.attrs.get(name, "") + attr
+        if unexport:
+            w.exported.discard(name)
+        elif export:
+            w.exported.add(name)
+    for a in cmd.assigns:
+        for attr in "ilu":
+            if attr in flags:
+                w.attrs[a.name] = w.attrs.get(a.name, "") + attr
+        if assoc and a.name not in w.assocs:
+            w.assocs[a.name] = {}
+        if "a" in flags and a.array is None and a.name not in w.arrays and a.index is None:
+            pass
+        do_assign(ev, w, a, cmd.src, assoc=assoc)
+        if unexport:
+            w.exported.discard(a.name)
+        elif export:
+            w.exported.add(a.name)
+    w.status = True
+    return w
+
+
+# ------------------------------------------------------------------------------- builtins
+
+
+def _true(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+          loc: Loc) -> list[World]:
+    w.status = True
+    return [w]
+
+
+def _false(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+           loc: Loc) -> list[World]:
+    w.status = False
+    return [w]
+
+
+_ECHO_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "0": ""}
+
+
+def _echo(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+          loc: Loc) -> list[World]:
+    args = _vals(fields[1:])
+    newline, escapes = True, False
+    while args and isinstance(args[0], str) and re.fullmatch(r"-[neE]+", args[0]):
+        flag = args.pop(0)
+        newline = newline and "n" not in flag
+        escapes = "e" in flag
+    pieces: list[Val] = []
+    for k, a in enumerate(args):
+        if k:
+            pieces.append(" ")
+        if escapes and isinstance(a, str):
+            a = re.sub(r"\\(.)", lambda m: _ECHO_ESCAPES.get(m.group(1), "\\" + m.group(1)), a)
+        pieces.append(a)
+    if newline:
+        pieces.append("\n")
+    _emit(w, concat(pieces, loc), loc)
+    w.status = True
+    return [w]
+
+
+def format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
+    """bash `printf` for %s %d %i %q %b %x %f %c %% (the format is reused while arguments remain)."""
+    spec = re.compile(r"%([-+ 0#]*)(\d+|\*)?(?:\.(\d+))?([sdiqbxXfFeEgGcou%])")
+    out: list[Val] = []
+    k = 0
+    first = True
+    while first or k < len(args):
+        first = False
+        consumed = False
+        pos = 0
+        for m in spec.finditer(fmt):
+            out.append(_unescape(fmt[pos:m.start()]))
+            pos = m.end()
+            conv = m.group(4)
+            if conv == "%":
+                out.append("%")
+                continue
+            arg: Val = args[k] if k < len(args) else ""
+            k += 1
+            consumed = True
+            if not isinstance(arg, str):
+                out.append(arg)
+                continue
+            out.append(_convert(conv, m.group(1) or "", m.group(2), m.group(3), arg))
+        out.append(_unescape(fmt[pos:]))
+        if not consumed:
+            break
+    return concat(out, loc)
+
+
+def _convert(conv: str, flags: str, width: str | None, prec: str | None, arg: str) -> str:
+    if conv == "q":
+        text = shlex.quote(arg) if arg else "''"
+    elif conv == "b":
+        text = _unescape(arg)
+    elif conv in "di":
+        try:
+            text = str(int(arg or "0", 0))
+        except ValueError:
+            text = "0"
+    elif conv in "xXo":
+        try:
+            text = format(int(arg or "0", 0), conv)
+        except ValueError:
+            text = "0"
+    elif conv in "fFeEgG":
+        try:
+            text = format(float(arg or "0"), f".{prec or 6}{conv}")
+        except ValueError:
+            text = "0"
+    elif conv == "c":
+        text = arg[:1]
+    else:
+        text = arg if prec is None else arg[:int(prec)]
+    if width and width != "*":
+        text = text.ljust(int(width)) if "-" in flags else text.rjust(int(width), "0" if "0" in flags and
+                                                                       conv not in "sqbc" else " ")
+    return text
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ECHO_ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
+
+
+def _printf(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+            loc: Loc) -> list[World]:
+    args = fields[1:]
+    target: str | None = None
+    if args and args[0][0] == "-v" and len(args) >= 2 and isinstance(args[1][0], str):
+        target = str(args[1][0])
+        args = args[2:]
+    if args and args[0][0] == "--":
+        args = args[1:]
+    if not args:
+        w.status = False
+        return [w]
+    fmt = args[0][0]
+    if not isinstance(fmt, str):
+        text: Val = fmt if isinstance(fmt, Unknown) else Opaque("$(printf ...)", loc)
+    else:
+        text = format_printf(fmt, _vals(args[1:]), loc)
+    if target is not None:
+        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(.*)\])?", target)
+        if m and m.group(2) is None:
+            ev.assign(w, target, text, loc)
+        elif m:
+            from verifier.shell.lexer import Part, Word
+
+            do_assign(ev, w, Assign(m.group(1), Word((Part("lit", m.group(2), False),), loc[1], m.group(2)), False,
+                                    Word((Part("lit", shown(text), True),), loc[1], shown(text)), None, loc[1]),
+                      loc[0])
+    else:
+        _emit(w, text, loc)
+    w.status = True
+    return [w]
+
+
+def _cat(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+         loc: Loc) -> list[World]:
+    files = [v for v, _ in fields[1:] if not (isinstance(v, str) and v.startswith("-") and v != "-")]
+    if not files:
+        for piece in stdin or [(Opaque("<stdin>", loc), loc)]:
+            _emit(w, *piece)
+        w.status = True
+        return [w]
+    status: bool | None = True
+    for f in files:
+        if f == "-":
+            for piece in stdin or [(Opaque("<stdin>", loc), loc)]:
+                _emit(w, *piece)
+            continue
+        gen, text = ev.read_file(f, w)
+        if gen is not None and gen.lines is not None:
+            for line, lc in gen.lines:
+                _emit(w, line + "\n", lc)
+        elif text is not None:
+            _emit(w, text, loc)
+        else:
+            _emit(w, Opaque(f"$(cat {shown(f)})", loc), loc)
+            status = None
+    w.status = status
+    return [w]
+
+
+def _tee(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+         loc: Loc) -> list[World]:
+    append = any(v in ("-a", "--append") for v, _ in fields[1:])
+    content = stdin if stdin is not None else [(Opaque("<stdin>", loc), loc)]
+    for v, _ in fields[1:]:
+        if isinstance(v, str) and not v.startswith("-") and v not in ("/dev/null", "/dev/stderr", "/dev/stdout"):
+            ev.write_file(w, v, list(content), append, loc)
+    for piece in content:
+        _emit(w, *piece)
+    w.status = True
+    return [w]
+
+
+def _dirname(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+             loc: Loc) -> list[World]:
+    args = [v for v, _ in fields[1:] if v != "--"]
+    out: list[Val] = []
+    for a in args:
+        if not isinstance(a, str):
+            out.append(a if isinstance(a, Unknown) else Opaque(f"$(dirname {shown(a)})", loc))
+            continue
+        stripped = a.rstrip("/") or "/"
+        d = posixpath.dirname(stripped)
+        out.append((d.rstrip("/") or "/") if d else ".")
+    for v in out:
+        _emit(w, concat([v, "\n"], loc), loc)
+    w.status = True
+    return [w]
+
+
+def _basename(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+              loc: Loc) -> list[World]:
+    args = [v for v, _ in fields[1:] if v != "--"]
+    suffix: Val = ""
+    if args and args[0] in ("-s", "--suffix") and len(args) >= 2:
+        suffix = args[1]
+        args = args[2:]
+    elif len(args) == 2:
+        suffix = args[1]
+        args = args[:1]
+    for a in args:
+        if not isinstance(a, str) or not isinstance(suffix, str):
+            _emit(w, Opaque(f"$(basename {shown(a)})", loc), loc)
+            continue
+        name = posixpath.basename(a.rstrip("/")) or "/"
+        if suffix and name.endswith(suffix) and name != suffix:
+            name = name[:-len(suffix)]
+        _emit(w, name + "\n", loc)
+    w.status = True
+    return [w]
+
+
+def _seq(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+         loc: Loc) -> list[World]:
+    args = _vals(fields[1:])
+    if not all(isinstance(a, str) and re.fullmatch(r"-?\d+", a) for a in args) or not 1 <= len(args) <= 3:
+        _emit(w, Opaque("$(seq ...)", loc), loc)
+        w.status = None
+        return [w]
+    nums = [int(str(a)) for a in args]
+    first, step, last = (1, 1, nums[0]) if len(nums) == 1 else (nums[0], 1, nums[1]) if len(nums) == 2 else \
+        (nums[0], nums[1], nums[2])
+    if step == 0 or abs(last - first) // abs(step) > 4096:
+        _emit(w, Opaque("$(seq ...)", loc), loc)
+        w.status = None
+        return [w]
+    values = range(first, last + (1 if step > 0 else -1), step)
+    _emit(w, "".join(f"{v}\n" for v in values), loc)
+    w.status = True
+    return [w]
+
+
+def _grep(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+          loc: Loc) -> list[World]:
+    args = _vals(fields[1:])
+    flags = ""
+    patterns: list[str] = []
+    files: list[Val] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not isinstance(a, str):
+            w.status = None
+            _emit(w, Opaque("$(grep ...)", loc), loc)
+            return [w]
+        if a == "--":
+            files.extend(args[i + 1:])
+            break
+        if a in ("-e", "--regexp") and i + 1 < len(args) and isinstance(args[i + 1], str):
+            patterns.append(str(args[i + 1]))
+            i += 2
+            continue
+        if a.startswith("-") and len(a) > 1 and not patterns and not files:
+            flags += a.lstrip("-") if not a.startswith("--") else {"--quiet": "q", "--silent": "q",
+                                                                   "--fixed-strings": "F", "--line-regexp": "x",
+                                                                   "--extended-regexp": "E", "--invert-match": "v",
+                                                                   "--ignore-case": "i", "--count": "c"}.get(a, "?")
+            i += 1
+            continue
+        if not patterns and "e" not in flags:
+            patterns.append(a)
+        else:
+            files.append(a)
+        i += 1
+    if files:
+        content: list[tuple[Val, Loc]] | None = []
+        for f in files:
+            gen, text = ev.read_file(f, w)
+            if gen is not None and gen.lines is not None:
+                content.extend((line + "\n", lc) for line, lc in gen.lines)  # type: ignore[union-attr]
+            elif text is not None:
+                content.append((text, loc))  # type: ignore[union-attr]
+            else:
+                content = None
+                break
+    else:
+        content = stdin
+    lines = _text_lines(content)
+    if lines is None or not patterns or any(c not in "qxFEivcsnwoHh" for c in flags):
+        w.status = None
+        _emit(w, Opaque("$(grep ...)", loc), loc)
+        return [w]
+    icase = re.I if "i" in flags else 0
+    regexes = []
+    for p in patterns:
+        body = re.escape(p) if "F" in flags else p if "E" in flags else _bre(p)
+        if "w" in flags:
+            body = rf"\b(?:{body})\b"
+        regexes.append(re.compile(rf"(?:{body})\Z" if "x" in flags else body, icase))
+    try:
+        matched = [ln for ln in lines if any((r.match(ln) if "x" in flags else r.search(ln)) for r in regexes)]
+    except re.error:
+        w.status = None
+        return [w]
+    if "v" in flags:
+        matched = [ln for ln in lines if ln not in matched]
+    if "q" not in flags:
+        if "c" in flags:
+            _emit(w, f"{len(matched)}\n", loc)
+        else:
+            _emit(w, "".join(m + "\n" for m in matched), loc)
+    w.status = bool(matched)
+    return [w]
+
+
+def _bre(pattern: str) -> str:
+    """A basic regular expression as a Python regex (`\\(` `\\)` `\\{` `\\|` `\\+` are the operators)."""
+    out = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            out.append(nxt if nxt in "(){}|+?" else "\\" + nxt)
+            i += 2
+            continue
+        out.append("\\" + c if c in "(){}|+?" else c)
+        i += 1
+    return "".join(out)
+
+
+def _test(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+          loc: Loc) -> list[World]:
+    args = _vals(fields[1:])
+    if fields[0][0] == "[":
+        if not args or args[-1] != "]":
+            w.status = False
+            return [w]
+        args = args[:-1]
+    w.status = eval_single(ev, args, w, loc)
+    return [w]
+
+
+def _unset(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+           loc: Loc) -> list[World]:
+    funcs = False
+    for v, _ in fields[1:]:
+        if not isinstance(v, str):
+            continue
+        if v.startswith("-"):
+            funcs = "f" in v
+            continue
+        if funcs:
+            w.funcs.pop(v, None)
+            continue
+        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[(.*)\]", v)
+        if m and m.group(1) in w.assocs:
+            table = dict(w.assocs[m.group(1)])
+            table.pop(m.group(2), None)
+            w.assocs[m.group(1)] = table
+            continue
+        if _NAME.fullmatch(v):
+            ev.unset(w, v)
+    w.status = True
+    return [w]
+
+
+def _shift(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+           loc: Loc) -> list[World]:
+    n = fields[1][0] if len(fields) > 1 else "1"
+    k = int(n) if isinstance(n, str) and n.isdigit() else 1
+    w.status = k <= len(w.pos)
+    w.pos = w.pos[k:]
+    return [w]
+
+
+def _set(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+         loc: Loc) -> list[World]:
+    args = fields[1:]
+    if args and args[0][0] == "--":
+        w.pos = tuple(args[1:])
+    elif not args:
+        ev.read_all = True
+    w.status = True
+    return [w]
+
+
+def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+            loc: Loc) -> list[World]:
+    from verifier.shell.evaluator import MAX_SOURCE_DEPTH
+
+    if len(fields) < 2:
+        w.status = False
+        return [w]
+    target = fields[1][0]
+    repo = ev.repo_path(target) if isinstance(target, str) else None
+    text = ev.options.reader(repo) if repo else None
+    if text is None or ev.source_depth >= MAX_SOURCE_DEPTH:
+        ev.unread.setdefault(repo or shown(target), loc)
+        w.status = None
+        return [w]
+    try:
+        script = parse(text, repo or "")
+    except ShellSyntaxError as exc:
+        from verifier.shell.evaluator import ShellLimit
+
+        raise ShellLimit(f"{repo}:{exc.line}: {exc.message}", loc) from exc
+    ev.sourced.append(repo or "")
+    ev.scripts.append(script)
+    saved_pos, saved_sources = w.pos, w.sources
+    if len(fields) > 2:
+        w.pos = tuple(fields[2:])
+    w.sources = w.sources + (script.src,)
+    ev.source_depth += 1
+    try:
+        outs = ev.run_body(script.body, [w])
+    finally:
+        ev.source_depth -= 1
+    for x in outs:
+        x.sources = saved_sources
+        if len(fields) > 2:
+            x.pos = saved_pos
+        if x.flow is not None and x.flow[0] == "return":
+            x.flow = None
+    return outs
+
+
+def _eval(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+          loc: Loc) -> list[World]:
+    values = _vals(fields[1:])
+    if not all(isinstance(v, str) for v in values):
+        w.status = None
+        return [w]
+    text = " ".join(str(v) for v in values)
+    try:
+        script = parse(text, loc[0])
+    except ShellSyntaxError:
+        w.status = None
+        return [w]
+    from verifier.shell.evaluator import _relocate
+
+    return ev.run_body(_relocate(script.body, loc), [w])
+
+
+def _exit(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+          loc: Loc) -> list[World]:
+    code = fields[1][0] if len(fields) > 1 else ("0" if w.status else "1") if w.status is not None else None
+    w.status = None if not isinstance(code, str) else code == "0"
+    w.flow = ("exit",)
+    w.exit_loc = loc
+    return [w]
+
+
+def _return(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+            loc: Loc) -> list[World]:
+    if len(fields) > 1:
+        code = fields[1][0]
+        w.status = None if not isinstance(code, str) else code == "0"
+    w.flow = ("return",)
+    return [w]
+
+
+def _break(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+           loc: Loc) -> list[World]:
+    n = fields[1][0] if len(fields) > 1 else "1"
+    w.flow = (str(fields[0][0]), int(n) if isinstance(n, str) and n.isdigit() else 1)
+    w.status = True
+    return [w]
+
+
+def _let(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+         loc: Loc) -> list[World]:
+    result: Val = "0"
+    for v, _ in fields[1:]:
+        result = ev.arith(v, w, loc, expand=False) if isinstance(v, str) else v
+    w.status = None if not isinstance(result, str) else result != "0"
+    return [w]
+
+
+def _read(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+          loc: Loc) -> list[World]:
+    args = _vals(fields[1:])
+    array: str | None = None
+    delim = "\n"
+    names: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not isinstance(a, str):
+            i += 1
+            continue
+        if a in ("-a",) and i + 1 < len(args):
+            array = str(args[i + 1])
+            i += 2
+            continue
+        if a == "-d" and i + 1 < len(args):
+            delim = str(args[i + 1]) or "\0"
+            i += 2
+            continue
+        if a in ("-p", "-t", "-n", "-N", "-u", "-i") and i + 1 < len(args):
+            i += 2
+            continue
+        if a.startswith("-"):
+            i += 1
+            continue
+        names.append(a)
+        i += 1
+    if not names and array is None:
+        names = ["REPLY"]
+    pieces = [v for v, _ in stdin] if stdin is not None else None
+    text = "".join(pieces) if pieces is not None and all(isinstance(p, str) for p in pieces) else None  # type: ignore[arg-type]
+    if text is None:
+        unknown = Opaque(f"$(read on line {loc[1]})", loc)
+        if array is not None:
+            w.arrays[array] = ((unknown, loc),)
+        for name in names:
+            ev.assign(w, name, unknown, loc)
+        w.status = None
+        return [w]
+    line, found, _rest = text.partition(delim if delim != "\0" else "\x00")
+    if not found and not line:
+        w.status = False
+        for name in names:
+            ev.assign(w, name, "", loc)
+        return [w]
+    ifs = ev.lookup(w, "IFS", loc)
+    seps = ifs if isinstance(ifs, str) else " \t\n"
+    if array is not None:
+        parts = [p for p in re.split("[" + re.escape(seps) + "]+", line) if p] if seps else [line]
+        w.arrays[array] = tuple((p, loc) for p in parts)
+        w.vars.pop(array, None)
+    else:
+        parts = re.split("[" + re.escape(seps) + "]+", line.strip(seps), maxsplit=max(0, len(names) - 1)) \
+            if seps else [line]
+        for k, name in enumerate(names):
+            ev.assign(w, name, parts[k] if k < len(parts) else "", loc)
+    w.status = bool(found)
+    return [w]
+
+
+def _mapfile(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+             loc: Loc) -> list[World]:
+    args = [v for v, _ in fields[1:]]
+    names = [a for a in args if isinstance(a, str) and not a.startswith("-")]
+    name = names[-1] if names else "MAPFILE"
+    lines = _text_lines(stdin)
+    if lines is None:
+        w.arrays[name] = ((Opaque(f"$(mapfile on line {loc[1]})", loc), loc),)
+        w.status = None
+    else:
+        w.arrays[name] = tuple((ln, loc) for ln in lines)
+        w.status = True
+    w.vars.pop(name, None)
+    return [w]
+
+
+def _command(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+             loc: Loc) -> list[World]:
+    rest = fields[1:]
+    if rest and rest[0][0] in ("-v", "-V"):
+        w.status = None
+        _emit(w, Opaque("$(command -v ...)", loc), loc)
+        return [w]
+    if not rest:
+        w.status = True
+        return [w]
+    head = rest[0][0]
+    handler = _BUILTINS.get(head) if isinstance(head, str) else None
+    if handler is not None:
+        return handler(ev, cmd, rest, w, stdin, loc)
+    _output_unknown(w, loc, cmd)
+    w.status = None
+    return [w]
+
+
+def _exec(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+          loc: Loc) -> list[World]:
+    if len(fields) == 1:
+        w.status = True
+        return [w]
+    w.status = None
+    w.flow = ("exit",)
+    w.exit_loc = loc
+    return [w]
+
+
+def _cd(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+        loc: Loc) -> list[World]:
+    args = [v for v, _ in fields[1:] if not (isinstance(v, str) and v.startswith("-") and v != "-")]
+    current = ev.lookup(w, "PWD", loc)
+    if not args or not isinstance(args[0], str) or not isinstance(current, str):
+        ev.assign(w, "PWD", Opaque("$PWD", loc), loc)
+        w.status = None
+        return [w]
+    target = posixpath.normpath(posixpath.join(current, args[0]))
+    ev.assign(w, "PWD", target, loc)
+    w.status = None if ev.repo_path(target) is None else True
+    return [w]
+
+
+def _pwd(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
+         loc: Loc) -> list[World]:
+    current = ev.lookup(w, "PWD", loc)
+    _emit(w, concat([current if current is not None else Opaque("$PWD", loc), "\n"], loc), loc)
+    w.status = True
+    return [w]
+
+
+_BUILTINS = {
+    "cd": _cd, "pwd": _pwd,
+    ":": _true, "true": _true, "false": _false, "echo": _echo, "printf": _printf, "cat": _cat, "tee": _tee,
+    "dirname": _dirname, "basename": _basename, "seq": _seq, "grep": _grep, "egrep": _grep, "fgrep": _grep,
+    "test": _test, "[": _test, "unset": _unset, "shift": _shift, "set": _set, "source": _source, ".": _source,
+    "eval": _eval, "exit": _exit, "return": _return, "break": _break, "continue": _break, "let": _let,
+    "read": _read, "mapfile": _mapfile, "readarray": _mapfile, "command": _command, "builtin": _command,
+    "exec": _exec,
+}
+
+__all__ = ["run_simple", "format_printf", "NO_LOC"]

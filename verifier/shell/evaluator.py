@@ -1,0 +1,1860 @@
+"""The static evaluator: walks a parsed script over a set of worlds (never executes anything).
+
+`Evaluator(options).run(script, env)` interprets the script the way bash would, with these rules:
+
+* Values: a variable holds a known string, an `Opaque` run-time value (output of a command the
+  evaluator does not model, a machine variable such as `$HOSTNAME`) or an `Unknown` (see
+  verifier.shell.values). Variables the harness does not set are unset, except the machine
+  variables of `options.machine_env`, which are opaque.
+* Worlds: a condition that cannot be decided (it tests an opaque value or the status of a command
+  the evaluator does not model) splits the world in two, each remembering the branch it assumed;
+  worlds that end up equal merge again. At most `options.max_worlds` worlds are alive at once: past
+  that, worlds that started the same commands are joined, and values they disagree on become
+  `Unknown` (naming the line where they were joined).
+* Loops run their known iterations (`for x in a b c`, `for ((i=0; i<4; i++))`, `while` on a
+  decidable condition, at most `MAX_ITERATIONS`); a loop whose iteration count cannot be known runs
+  until its state stops changing, and whatever it assigns differently becomes `Unknown` ("assigned
+  inside the loop on line N"); a loop that assigns nothing the rest uses costs nothing.
+* `case` on a known value takes the matching arm; on an opaque value each arm is a world.
+* Functions (defined in the script or in a `source`d library) run with `local` scoping and their
+  positional parameters; `source`/`.` reads the library through `options.reader` (repository paths
+  only) and runs it in place, `bash FILE.sh` runs a repository script as a child process (in
+  `child` mode it is recorded instead: that is how a runner starts the benchmark script).
+* Command substitution runs its commands in a copy of the world and captures what they print when
+  the evaluator models them (`echo`, `printf`, `cat` of a heredoc or a generated file, `dirname`,
+  `basename`, `seq`, `grep` on known input, ...); otherwise the value is opaque, which is fine as a
+  server argument (checks that need the value say so) and undecidable in a condition.
+* Heredocs, here-strings, `echo`/`printf` redirected to a file create generated files whose lines
+  remember the script line that wrote them; `cat FILE` and `--config FILE` read them back.
+* What is recorded: in `server` mode every server start (`verifier.shell.launchers.match_server`),
+  in `child` mode the benchmark script a runner starts (`match_child`), each with the environment
+  it sees. Once a world has started its server and nothing left in the script could start another,
+  the world stops.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.shell import arith
+from verifier.shell.launchers import DEFAULT_MODULES
+from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
+from verifier.shell.nodes import (
+    AndOr,
+    Arith,
+    ArithFor,
+    Body,
+    Case,
+    Command,
+    For,
+    FuncDef,
+    Group,
+    If,
+    Pipeline,
+    Redirect,
+    Script,
+    Simple,
+    Test,
+    While,
+)
+from verifier.shell.parser import parse
+from verifier.shell.values import (
+    Loc,
+    Opaque,
+    Pattern,
+    Unknown,
+    Val,
+    concat,
+    glob_match,
+    replace_pattern,
+    shown,
+    strip_pattern,
+)
+from verifier.shell.world import NO_LOC, Assumption, Binding, GenFile, World, join, opaque_env
+
+MAX_ITERATIONS = 256
+MAX_FIXPOINT = 4
+MAX_CALL_DEPTH = 48
+MAX_SOURCE_DEPTH = 8
+MAX_STEPS = 150_000
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SPECIAL = frozenset("@*#?$!-0123456789")
+_IFS = " \t\n"
+_PARAM_HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[)?")
+_ALL_ELEMENTS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]")
+_NAME_REST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(.*)", re.S)
+
+
+class ShellLimit(Exception):
+    """The script is too large or too branchy to follow; names the line."""
+
+    def __init__(self, message: str, loc: Loc | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+
+
+@dataclass
+class Options:
+    """How the evaluator sees the world outside the script."""
+
+    reader: Callable[[str], str | None] = lambda path: None  # repository path -> text
+    file_test: Callable[[str, str], bool | None] = lambda op, path: None  # (op, repository path)
+    roots: tuple[str, ...] = ("/workspace/", "/ix/", "/infmax-workspace/")  # absolute prefixes of the repo
+    mode: str = "server"  # server | child
+    max_worlds: int = 32
+    modules: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_MODULES))
+    machine_env: frozenset[str] = frozenset()
+    follow_children: bool = True
+    # functions of an unread library whose exit status follows from one variable:
+    # name -> (VAR, op, value) meaning `[ "$VAR" op value ]`
+    known_functions: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    # prefix sharing between evaluations of one script from environments that agree on what the
+    # first statements read (verifier.shell.memo.Checkpoints)
+    checkpoints: Any = None
+    checkpoint_key: Any = None
+
+
+def _loc(node: Any) -> Loc:
+    return (getattr(node, "src", ""), getattr(node, "line", 0))
+
+
+def _cmd_text(node: Any, limit: int = 80) -> str:
+    """Short source text of a command (for assumption labels)."""
+    if isinstance(node, Pipeline):
+        text = " | ".join(_cmd_text(c, limit) for c in node.cmds)
+        return ("! " + text) if node.negate else text
+    if isinstance(node, Simple):
+        text = " ".join(w.raw for w in node.words) or " ".join(f"{a.name}=" for a in node.assigns)
+    elif isinstance(node, Test):
+        text = "[[ " + " ".join(w.raw for w in node.words) + " ]]"
+    elif isinstance(node, Arith):
+        text = f"(( {node.expr.strip()} ))"
+    else:
+        text = type(node).__name__.lower()
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _body_text(body: Body) -> str:
+    parts = []
+    for item in body:
+        seg = [_cmd_text(p) for p in item.parts]
+        out = seg[0]
+        for op, s in zip(item.ops, seg[1:], strict=False):
+            out += f" {op} {s}"
+        parts.append(out)
+    text = "; ".join(parts)
+    return text if len(text) <= 100 else text[:99] + "…"
+
+
+_LAUNCH_WRAPPERS = frozenset({"exec", "env", "nohup", "numactl", "taskset", "timeout", "mpirun", "mpiexec", "srun",
+                              "trtllm-llmapi-launch", "setsid", "stdbuf", "nice", "sudo", "docker", "time"})
+_LAUNCH_HEADS = frozenset({"bash", "sh", "source", ".", "eval", "trtllm-serve"})
+
+
+_LAUNCH_TEXT = re.compile(r"(?:^|[\s/\"'(])(?:python[\d.]*\s+(?:-\S+\s+)*-m\s+\S*(?:sglang|vllm|atom|tensorrt_llm)|"
+                          r"(?:sglang|vllm)\s+serve|trtllm-serve|mpirun|mpiexec|srun|numactl|taskset|bash|exec|env)\b"
+                          r"|\.sh\b")
+_ASSIGNED: dict[int, dict[str, list[str]]] = {}
+
+
+def assigned_texts(script: Script) -> dict[str, list[str]]:
+    """name -> raw texts of everything assigned to it anywhere in a file (for `"${CMD[@]}"` heads)."""
+    cached = _ASSIGNED.get(id(script))
+    if cached is not None:
+        return cached
+    out: dict[str, list[str]] = {}
+
+    def visit(node: Any) -> None:
+        if isinstance(node, (tuple, list)):
+            for n in node:
+                visit(n)
+        elif isinstance(node, AndOr):
+            visit(node.parts)
+        elif isinstance(node, Pipeline):
+            visit(node.cmds)
+        elif isinstance(node, Simple):
+            for a in node.assigns:
+                if a.append or a.index is not None:  # `+=` / `A[i]=` keep the command's head
+                    out.setdefault(a.name, [])
+                    continue
+                texts = out.setdefault(a.name, [])
+                if a.array is not None:
+                    texts.append(" ".join(w.raw for w in a.array))
+                elif a.value is not None:
+                    texts.append(a.value.raw)
+        elif isinstance(node, If):
+            for c, b in node.clauses:
+                visit(c)
+                visit(b)
+            if node.orelse is not None:
+                visit(node.orelse)
+        elif isinstance(node, While):
+            visit(node.cond)
+            visit(node.body)
+        elif isinstance(node, (For, ArithFor, Group)):
+            visit(node.body)
+        elif isinstance(node, Case):
+            for arm in node.arms:
+                visit(arm.body)
+        elif isinstance(node, FuncDef):
+            visit(node.body)
+
+    visit(script.body)
+    if len(_ASSIGNED) > 512:
+        _ASSIGNED.clear()
+    _ASSIGNED[id(script)] = out
+    _KEEP.append(script)
+    del _KEEP[:-512]
+    return out
+
+
+_KEEP: list[Script] = []
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_FUNC_IDENTS: dict[int, frozenset[str]] = {}
+
+
+def _raw_texts(node: Any, out: list[str]) -> None:
+    if isinstance(node, (tuple, list)):
+        for n in node:
+            _raw_texts(n, out)
+    elif isinstance(node, AndOr):
+        _raw_texts(node.parts, out)
+    elif isinstance(node, Pipeline):
+        _raw_texts(node.cmds, out)
+    elif isinstance(node, Simple):
+        out.extend(w.raw for w in node.words)
+        for a in node.assigns:
+            out.append(a.name)
+            if a.value is not None:
+                out.append(a.value.raw)
+            if a.array is not None:
+                out.extend(w.raw for w in a.array)
+        for r in node.redirects:
+            if r.target is not None:
+                out.append(r.target.raw)
+            if r.heredoc is not None:
+                out.append(r.heredoc.body)
+    elif isinstance(node, If):
+        for c, b in node.clauses:
+            _raw_texts(c, out)
+            _raw_texts(b, out)
+        if node.orelse is not None:
+            _raw_texts(node.orelse, out)
+    elif isinstance(node, While):
+        _raw_texts(node.cond, out)
+        _raw_texts(node.body, out)
+    elif isinstance(node, For):
+        out.extend(w.raw for w in node.words or ())
+        out.append("@")
+        _raw_texts(node.body, out)
+    elif isinstance(node, ArithFor):
+        out.extend((node.init, node.cond, node.step))
+        _raw_texts(node.body, out)
+    elif isinstance(node, Group):
+        _raw_texts(node.body, out)
+    elif isinstance(node, Case):
+        out.append(node.word.raw)
+        for arm in node.arms:
+            out.extend(w.raw for w in arm.patterns)
+            _raw_texts(arm.body, out)
+    elif isinstance(node, Arith):
+        out.append(node.expr)
+    elif isinstance(node, Test):
+        out.extend(w.raw for w in node.words)
+    elif isinstance(node, FuncDef):
+        _raw_texts(node.body, out)
+    if isinstance(node, (If, While, For, ArithFor, Group, Case, Arith, Test)):
+        for r in node.redirects:
+            if r.target is not None:
+                out.append(r.target.raw)
+            if r.heredoc is not None:
+                out.append(r.heredoc.body)
+
+
+def identifiers(node: Any) -> frozenset[str]:
+    """Every identifier a node's text mentions (a superset of the variables it can read)."""
+    texts: list[str] = []
+    _raw_texts(node, texts)
+    return frozenset(_IDENT.findall(" ".join(texts)))
+
+
+def function_identifiers(script: Script) -> frozenset[str]:
+    """Identifiers mentioned inside the functions a file defines (they can run at any later time)."""
+    cached = _FUNC_IDENTS.get(id(script))
+    if cached is not None:
+        return cached
+    funcs: list[FuncDef] = []
+
+    def collect(node: Any) -> None:
+        if isinstance(node, (tuple, list)):
+            for n in node:
+                collect(n)
+        elif isinstance(node, AndOr):
+            collect(node.parts)
+        elif isinstance(node, Pipeline):
+            collect(node.cmds)
+        elif isinstance(node, FuncDef):
+            funcs.append(node)
+            collect(node.body)
+        elif isinstance(node, If):
+            for c, b in node.clauses:
+                collect(c)
+                collect(b)
+            if node.orelse is not None:
+                collect(node.orelse)
+        elif isinstance(node, (While,)):
+            collect(node.cond)
+            collect(node.body)
+        elif isinstance(node, (For, ArithFor, Group)):
+            collect(node.body)
+        elif isinstance(node, Case):
+            for arm in node.arms:
+                collect(arm.body)
+
+    collect(script.body)
+    result = identifiers(tuple(funcs))
+    if len(_FUNC_IDENTS) > 512:
+        _FUNC_IDENTS.clear()
+    _FUNC_IDENTS[id(script)] = result
+    _KEEP.append(script)
+    return result
+_HEAD_PARAM = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0]\])?\}?")
+_MODULE_TEXT = re.compile(r"""^\s*\(?\s*(?:"[^"]*"|'[^']*'|\S+)\s+(?:-\S+\s+)*-m\s+["']?([\w.]+)""")
+_PYTHON_WORD = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
+
+
+_COMMAND_V = re.compile(r"""^\s*\(?\s*"?\$\(\s*(?:command\s+-v|which)\s+([\w.+-]+)\s*\)"?\s*$""")
+_TOOL_PATH = re.compile(r"""^\s*\(?\s*"?[^\s"']*/(uv|pip3?|hf|huggingface-cli|curl|git|jq|aiperf)"?\s*$""")
+
+
+_FIRST_PARAM = re.compile(r"""^\s*\(?\s*"?\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0]\])?\}?"?(?=\s|$|")""")
+
+
+def _text_may_launch(text: str, assigned: Mapping[str, list[str]] | None = None, depth: int = 0) -> bool:
+    """Might a command assigned as text (`CMD=(python3 -m x ...)`) be a server start?"""
+    m = _MODULE_TEXT.match(text)
+    if m:
+        return m.group(1) in DEFAULT_MODULES
+    m = _COMMAND_V.match(text)
+    if m:  # "$(command -v uv)": the tool found on PATH
+        name = m.group(1)
+        return bool(_PYTHON_WORD.fullmatch(name)) or name in ("sglang", "vllm", "trtllm-serve", "bash", "sh")
+    if _TOOL_PATH.match(text):
+        return False
+    m = _FIRST_PARAM.match(text)
+    if m and assigned is not None and depth < 6 and m.group(1) in assigned:  # "$AIPERF_CLI profile ..."
+        rest = text[m.end():].lstrip('" ')
+        if rest.startswith("-m "):
+            return rest[3:].split()[0].strip("\"'") in DEFAULT_MODULES if rest[3:].split() else True
+        if rest.split()[:1] and rest.split()[0].strip("\"'").endswith(".py"):
+            return False
+        return any(_text_may_launch(t, assigned, depth + 1) for t in assigned[m.group(1)])
+    first = text.lstrip("( \n\t\"'")
+    return first.startswith("$") or bool(_LAUNCH_TEXT.search(text))
+
+
+def _computed_head_may_launch(word: Word, assigned: Mapping[str, list[str]] | None) -> bool:
+    """A command whose head is `"${CMD[@]}"` / `$CMD`: may it be a launcher? Only if something
+    assigned to CMD anywhere looks like one (or is itself computed)."""
+    if assigned is None:
+        return True
+    m = _HEAD_PARAM.fullmatch(word.raw.strip('"'))
+    if not m:
+        return True
+    texts = assigned.get(m.group(1))
+    if texts is None:
+        return True  # set by the environment
+    return any(_text_may_launch(text, assigned) for text in texts)
+
+
+def _words_may_launch(words: tuple[Word, ...], funcs: Mapping[str, bool] | None,
+                      assigned: Mapping[str, list[str]] | None, depth: int = 0) -> bool:
+    if not words or depth > 8:
+        return bool(words)
+    lits = [w.literal() for w in words]
+    lit = lits[0]
+    if lit is None:
+        if len(words) > 2 and lits[1] == "-m" and lits[2] is not None:  # "$PYTHON" -m module
+            return lits[2] in DEFAULT_MODULES
+        if len(words) > 1 and words[1].raw.strip("\"'").endswith(".py"):  # "$PYTHON" script.py
+            return False
+        return _computed_head_may_launch(words[0], assigned)
+    base = lit.rsplit("/", 1)[-1]
+    if funcs is not None and lit in funcs:
+        return funcs[lit]
+    if base in ("bash", "sh"):  # a script or -c text: yes; a shell reading a pipe (an installer): no
+        return any(x is None or x == "-c" or not x.startswith("-") for x in lits[1:])
+    if base in _LAUNCH_HEADS or base.endswith(".sh"):
+        return True
+    if base in _LAUNCH_WRAPPERS:
+        skip = 1 if base == "timeout" else 0  # `timeout DURATION command`
+        for k in range(1, len(words)):
+            t = lits[k]
+            if skip and (t is None or not t.startswith("-")):
+                skip -= 1
+                continue
+            if t is None:
+                return _words_may_launch(words[k:], funcs, assigned, depth + 1)
+            if t.startswith("-") or "=" in t or t.replace(".", "").isdigit() or t in ("run",):
+                continue
+            if base in ("mpirun", "mpiexec", "srun", "docker", "numactl", "taskset", "sudo"):
+                return True  # options of unknown arity: stay conservative
+            return _words_may_launch(words[k:], funcs, assigned, depth + 1)
+        return False
+    if base in ("sglang", "vllm"):
+        return len(words) > 1 and lits[1] in (None, "serve")
+    if _PYTHON_WORD.fullmatch(base):
+        if "-m" in lits:
+            k = lits.index("-m")
+            module = lits[k + 1] if k + 1 < len(lits) else None
+            return module is None or module in DEFAULT_MODULES
+        return False
+    return False
+
+
+def _simple_may_launch(node: Simple, funcs: Mapping[str, bool] | None,
+                       assigned: Mapping[str, list[str]] | None = None) -> bool:
+    return _words_may_launch(node.words, funcs, assigned)
+
+
+def may_launch(node: Any, funcs: Mapping[str, bool] | None = None,
+               assigned: Mapping[str, list[str]] | None = None) -> bool:
+    """Could this node start a server or run another script? (A cheap over-approximation: any
+    command with a computed head, a launcher or wrapper, `bash`/`source`/`eval`, or a call of a
+    function `funcs` marks True.)"""
+    if isinstance(node, Simple):
+        return _simple_may_launch(node, funcs, assigned)
+    if isinstance(node, (tuple, list)):
+        return any(may_launch(n, funcs, assigned) for n in node)
+    if isinstance(node, AndOr):
+        return any(may_launch(p, funcs, assigned) for p in node.parts)
+    if isinstance(node, Pipeline):
+        return any(may_launch(c, funcs, assigned) for c in node.cmds)
+    if isinstance(node, If):
+        return any(may_launch(c, funcs, assigned) or may_launch(b, funcs, assigned) for c, b in node.clauses) or \
+            (node.orelse is not None and may_launch(node.orelse, funcs, assigned))
+    if isinstance(node, While):
+        return may_launch(node.cond, funcs, assigned) or may_launch(node.body, funcs, assigned)
+    if isinstance(node, (For, ArithFor)):
+        return may_launch(node.body, funcs, assigned)
+    if isinstance(node, Case):
+        return any(may_launch(a.body, funcs, assigned) for a in node.arms)
+    if isinstance(node, Group):
+        return may_launch(node.body, funcs, assigned)
+    return False
+
+
+def launching_functions(funcs: Mapping[str, FuncDef], assigned: Mapping[str, list[str]] | None) -> dict[str, bool]:
+    """name -> may this function (through the functions it calls) start a server?"""
+    flags = dict.fromkeys(funcs, False)
+    changed = True
+    while changed:
+        changed = False
+        for name, func in funcs.items():
+            if not flags[name] and may_launch(func.body, flags, assigned):
+                flags[name] = True
+                changed = True
+    return flags
+
+
+_DONE_CACHE: dict[Any, bool] = {}
+_SUFFIX_CACHE: dict[int, tuple[Body, list[frozenset[str]]]] = {}
+
+
+def _suffix_identifiers(body: Body) -> list[frozenset[str]]:
+    """For each statement index, the identifiers the statements after it mention."""
+    cached = _SUFFIX_CACHE.get(id(body))
+    if cached is not None and cached[0] is body:
+        return cached[1]
+    suffix: list[frozenset[str]] = [frozenset()] * (len(body) + 1)
+    acc: set[str] = set()
+    for k in range(len(body) - 1, -1, -1):
+        acc |= identifiers(body[k])
+        suffix[k] = frozenset(acc)
+    if len(_SUFFIX_CACHE) > 512:
+        _SUFFIX_CACHE.clear()
+    _SUFFIX_CACHE[id(body)] = (body, suffix)
+    return suffix
+
+
+class Evaluator:
+    """Interprets parsed scripts over worlds (see the module docstring)."""
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self.reads: set[str] = set()
+        self.weak_reads: set[str] = set()  # variables read only to test whether they are empty
+        self.downloads: dict[str, str] = {}  # `hf download REPO --local-dir DIR`: DIR -> REPO
+        self.sink: str | None = None  # the file the output being expanded goes to (see builtins._sink)
+        self.sink_reads: dict[str, set[str]] = {}
+        self.weak = False
+        self.read_all = False
+        self.steps = 0
+        self.call_depth = 0
+        self.source_depth = 0
+        self.initial: dict[str, Binding] = {}
+        self.unread: dict[str, Loc] = {}  # libraries the script sources that could not be read
+        self.sourced: list[str] = []  # repository files sourced (in order)
+        self.children: list[str] = []  # repository scripts run as children
+        self.main_src = ""
+        self.scripts: list[Script] = []  # every file parsed so far (main, sourced, children)
+        self._live: dict[Any, frozenset[str]] = {}
+
+    # =========================================================================== entry points
+
+    def run(self, script: Script, env: Mapping[str, Binding], arg0: str, args: Iterable[str] = ()) -> list[World]:
+        """Run a script from the given environment; returns the final worlds."""
+        self.initial = dict(env)
+        self.main_src = script.src
+        self.scripts.append(script)
+        w = World()
+        for name, binding in env.items():
+            w.vars[name] = binding
+            w.exported.add(name)
+        w.arg0 = arg0
+        w.sources = (script.src,)
+        w.pos = tuple((a, (script.src, 0)) for a in args)
+        worlds = self.run_top(script.body, [w])
+        return worlds
+
+    # --- prefix sharing (see verifier.shell.memo.Checkpoints) ------------------------------
+
+    def _restore(self, start: int, worlds: list[World]) -> tuple[int, list[World]]:
+        store, key = self.options.checkpoints, self.options.checkpoint_key
+        if store is None or key is None:
+            return start, worlds
+        found = store.find(key, self.initial)
+        if found is None:
+            return start, worlds
+        index, state, restored = found
+        self.reads, self.weak_reads, self.read_all = set(state["reads"]), set(state["weak"]), state["read_all"]
+        self.sourced, self.children = list(state["sourced"]), list(state["children"])
+        self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
+        self.downloads = dict(state["downloads"])
+        self.sink_reads = {k: set(v) for k, v in state["sinks"].items()}
+        return index, restored
+
+    def _state(self) -> dict[str, Any]:
+        return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
+                "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
+                "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
+                "sinks": {k: frozenset(v) for k, v in self.sink_reads.items()}}
+
+    def run_top(self, body: Body, worlds: list[World]) -> list[World]:
+        """The main script's statements; a world that has found what it looks for and cannot find
+        more stops early, and variables nothing later reads are dropped so worlds can merge."""
+        suffix = _suffix_identifiers(body)
+        store, key = self.options.checkpoints, self.options.checkpoint_key
+        start, worlds = self._restore(0, worlds)
+        for i in range(start, len(body)):
+            item = body[i]
+            before = (len(self.reads), len(self.weak_reads), self.read_all)
+            snapshot = [w.copy() for w in worlds] if store is not None and key is not None else None
+            state = self._state() if snapshot is not None else None
+            nxt: list[World] = []
+            for w in worlds:
+                if w.flow is not None:
+                    nxt.append(w)
+                    continue
+                if w.found and self._done(w, body, i):
+                    w.flow = ("stop",)
+                    nxt.append(w)
+                    continue
+                nxt.extend(self.run_andor(item, w))
+            if len(nxt) > 1:
+                self.drop_dead(nxt, suffix[i + 1])
+            worlds = self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
+            if snapshot is not None and state is not None and (
+                    len(self.reads), len(self.weak_reads), self.read_all) != before and i > 0:
+                store.add(key, i, state, snapshot, self.initial)  # type: ignore[union-attr]
+        return worlds
+
+    def drop_dead(self, worlds: list[World], later: frozenset[str]) -> None:
+        """Forget variables no later statement, no function and no started command can read."""
+        if self.read_all:
+            return
+        key = (id(later), tuple(id(sc) for sc in self.scripts))
+        live = self._live.get(key)
+        if live is None:
+            grown = set(later)
+            for sc in self.scripts:
+                grown |= function_identifiers(sc)
+            live = self._live[key] = frozenset(grown)
+        for w in worlds:
+            if w.flow is not None:
+                continue
+            for table in (w.vars, w.arrays, w.assocs):
+                for name in [n for n in table if n not in live and n not in w.exported and n not in self.initial]:
+                    del table[name]
+
+    def _done(self, w: World, body: Body, i: int) -> bool:
+        """True when nothing from statement i on can start another server (or, for a runner, once
+        the benchmark script has started)."""
+        if self.options.mode == "child":
+            return True
+        key = (id(body), i, tuple(sorted((k, id(v)) for k, v in w.funcs.items())),
+               tuple(id(sc) for sc in self.scripts))
+        cached = _DONE_CACHE.get(key)
+        if cached is None:
+            funcs = dict(w.funcs)
+            for item in body[i:]:
+                for part in item.parts:
+                    for cmd in part.cmds:
+                        if isinstance(cmd, FuncDef):
+                            funcs[cmd.name] = cmd
+            assigned: dict[str, list[str]] = {}
+            for sc in self.scripts:
+                for name, texts in assigned_texts(sc).items():
+                    assigned.setdefault(name, []).extend(texts)
+            cached = not may_launch(body[i:], launching_functions(funcs, assigned), assigned)
+            if len(_DONE_CACHE) > 4096:
+                _DONE_CACHE.clear()
+            _DONE_CACHE[key] = cached
+            _KEEP.extend(self.scripts)
+            del _KEEP[:-512]
+        return cached
+
+    # =========================================================================== worlds
+
+    def normalize(self, worlds: list[World], loc: Loc) -> list[World]:
+        """Merge equal worlds and keep at most max_worlds alive."""
+        if len(worlds) <= 1:
+            return worlds
+        buckets: dict[Any, list[World]] = {}
+        out: list[World] = []
+        for w in worlds:
+            group = buckets.setdefault(w.bucket(), [])
+            for have in group:
+                if have.same(w):
+                    shared = set(w.assume)
+                    have.assume = tuple(a for a in have.assume if a in shared)
+                    if have.status != w.status:
+                        have.status = None
+                    break
+            else:
+                group.append(w)
+                out.append(w)
+        if len(out) <= self.options.max_worlds:
+            return out
+        groups: dict[Any, list[World]] = {}
+        for w in out:
+            groups.setdefault((tuple(f.signature() for f in w.found), w.flow), []).append(w)
+        reason = f"more than {self.options.max_worlds} ways through the script"
+        out = [join(g, reason, loc) for g in groups.values()]
+        if len(out) > self.options.max_worlds:
+            raise ShellLimit(f"more than {self.options.max_worlds} different ways to start the server", loc)
+        return out
+
+    def fork(self, w: World, loc: Loc, text: str, yes: str = "true", no: str = "false") -> tuple[World, World]:
+        """Two copies of a world assuming a condition held / did not hold."""
+        a = w
+        b = w.copy()
+        yes_a, no_a = Assumption(loc, text, yes), Assumption(loc, text, no)
+        if yes_a not in a.assume:
+            a.assume = a.assume + (yes_a,)
+        if no_a not in b.assume:
+            b.assume = b.assume + (no_a,)
+        return a, b
+
+    def step(self, loc: Loc) -> None:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise ShellLimit(f"the script runs more than {MAX_STEPS} commands", loc)
+
+    # =========================================================================== lists
+
+    def run_body(self, body: Body, worlds: list[World]) -> list[World]:
+        for item in body:
+            nxt: list[World] = []
+            for w in worlds:
+                if w.flow is not None:
+                    nxt.append(w)
+                else:
+                    nxt.extend(self.run_andor(item, w))
+            worlds = self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
+        return worlds
+
+    def run_andor(self, item: AndOr, w: World) -> list[World]:
+        if item.background:
+            return self.in_subshell(w, lambda x: self._andor(item, x), background=True)
+        return self._andor(item, w)
+
+    def _andor(self, item: AndOr, w: World) -> list[World]:
+        worlds = self.run_pipeline(item.parts[0], w)
+        for op, part in zip(item.ops, item.parts[1:], strict=True):
+            nxt: list[World] = []
+            for x in worlds:
+                if x.flow is not None:
+                    nxt.append(x)
+                    continue
+                status = x.status
+                if status is None:
+                    prev = item.parts[item.parts.index(part) - 1]
+                    ok, bad = self.fork(x, _loc(prev.cmds[0]), _cmd_text(prev), "succeeds", "fails")
+                    ok.status, bad.status = True, False
+                    pairs = [(ok, True), (bad, False)]
+                else:
+                    pairs = [(x, status)]
+                for y, st in pairs:
+                    if (op == "&&") == st:
+                        nxt.extend(self.run_pipeline(part, y))
+                    else:
+                        nxt.append(y)
+            worlds = nxt
+        return worlds
+
+    def run_pipeline(self, pipe: Pipeline, w: World) -> list[World]:
+        worlds = self.run_command(pipe.cmds[0], w) if len(pipe.cmds) == 1 else self._pipeline(pipe, w)
+        if pipe.negate:
+            for x in worlds:
+                x.status = None if x.status is None else not x.status
+        return worlds
+
+    def _pipeline(self, pipe: Pipeline, w: World) -> list[World]:
+        """Each command of a pipeline runs in a subshell; known output feeds the next one's input."""
+        stdin: list[tuple[Val, Loc]] | None = None
+        result: list[World] = []
+        for k, cmd in enumerate(pipe.cmds):
+            last = k == len(pipe.cmds) - 1
+            sub = w.copy()
+            sub.out = [] if not last or w.out is not None else None
+            if last and w.out is not None:
+                sub.out = list(w.out)
+            outs = self.run_command(cmd, sub, stdin=stdin)
+            if not last:
+                texts = {tuple(x.out or ()) for x in outs if x.flow is None}
+                stdin = list(next(iter(texts))) if len(texts) == 1 else [(Opaque("<pipe>", _loc(cmd)), _loc(cmd))]
+                found = [x for x in outs if x.found != w.found]
+                if found:
+                    w = w.copy()
+                    w.found = found[0].found
+                continue
+            for x in outs:
+                y = w.copy()
+                y.status = x.status
+                y.found = x.found
+                y.files = x.files
+                y.assume = x.assume
+                if w.out is not None:
+                    y.out = x.out
+                if x.flow is not None and x.flow[0] == "stop":
+                    y.flow = x.flow
+                result.append(y)
+        return result
+
+    def in_subshell(self, w: World, action: Callable[[World], list[World]], background: bool = False) -> list[World]:
+        """Run in a copy of the world; only started commands, written files and the status survive."""
+        sub = w.copy()
+        outs = action(sub)
+        result: list[World] = []
+        for x in outs:
+            y = w.copy()
+            y.status = True if background else x.status
+            y.found = x.found
+            y.files = x.files
+            y.assume = x.assume
+            if w.out is not None and x.out is not None:
+                y.out = x.out
+            if x.flow is not None and x.flow[0] == "stop":
+                y.flow = x.flow
+            result.append(y)
+        return result
+
+    # =========================================================================== commands
+
+    def run_command(self, cmd: Command, w: World, stdin: list[tuple[Val, Loc]] | None = None) -> list[World]:
+        if isinstance(cmd, Simple):
+            return self.run_simple(cmd, w, stdin)
+        self.step(_loc(cmd))
+        if isinstance(cmd, FuncDef):
+            w.funcs[cmd.name] = cmd
+            w.status = True
+            return [w]
+        redirect_out = self.redirect_target(cmd.redirects, w) if getattr(cmd, "redirects", ()) else None
+        if redirect_out is not None:
+            return self.with_output_to(redirect_out, w, lambda x: self._compound(cmd, x), _loc(cmd))
+        return self._compound(cmd, w)
+
+    def _compound(self, cmd: Command, w: World) -> list[World]:
+        if isinstance(cmd, If):
+            return self.run_if(cmd, 0, w)
+        if isinstance(cmd, Group):
+            if cmd.subshell:
+                return self.in_subshell(w, lambda x: self.run_body(cmd.body, [x]))
+            return self.run_body(cmd.body, [w])
+        if isinstance(cmd, While):
+            return self.run_while(cmd, w)
+        if isinstance(cmd, For):
+            return self.run_for(cmd, w)
+        if isinstance(cmd, ArithFor):
+            return self.run_arith_for(cmd, w)
+        if isinstance(cmd, Case):
+            return self.run_case(cmd, w)
+        if isinstance(cmd, Arith):
+            value = self.arith(cmd.expr, w, _loc(cmd))
+            w.status = None if not isinstance(value, str) else value != "0"
+            return [w]
+        if isinstance(cmd, Test):
+            w.status = self.double_test(cmd.words, w, _loc(cmd))
+            return [w]
+        raise ShellSyntaxError(f"unsupported command {type(cmd).__name__}", getattr(cmd, "line", None))
+
+    # --- if / loops / case -------------------------------------------------------------------
+
+    def run_if(self, node: If, k: int, w: World) -> list[World]:
+        if k >= len(node.clauses):
+            if node.orelse is not None:
+                return self.run_body(node.orelse, [w])
+            w.status = True
+            return [w]
+        cond, body = node.clauses[k]
+        out: list[World] = []
+        for x in self.run_body(cond, [w]):
+            if x.flow is not None:
+                out.append(x)
+                continue
+            if x.status is True:
+                out.extend(self.run_body(body, [x]))
+            elif x.status is False:
+                out.extend(self.run_if(node, k + 1, x))
+            else:
+                loc = (node.src, cond[0].line if cond else node.line)
+                yes, no = self.fork(x, loc, _body_text(cond))
+                out.extend(self.run_body(body, [yes]))
+                out.extend(self.run_if(node, k + 1, no))
+        return out
+
+    def loop_unknown(self, w: World, loc: Loc, one_pass: Callable[[World], list[World]]) -> list[World]:
+        """A loop whose iterations cannot be counted: run it until its state stops changing and join
+        every state it can be in after the loop."""
+        reason = f"assigned inside the loop on line {loc[1]}"
+        state = w
+        finished: list[World] = []
+        for _ in range(MAX_FIXPOINT):
+            outs = one_pass(state.copy())
+            ended = [x for x in outs if x.flow is not None and x.flow[0] in ("exit", "return", "stop")]
+            finished.extend(ended)
+            rest = [x for x in outs if x not in ended]
+            for x in rest:
+                if x.flow is not None and x.flow[0] in ("break", "continue"):
+                    x.flow = None
+            same_found = [x for x in rest if x.found == state.found]
+            other = [x for x in rest if x.found != state.found]
+            finished.extend(other)
+            new = join([state, *same_found], reason, loc)
+            new.status = True
+            if new.signature() == state.signature():
+                state = new
+                break
+            state = new
+        out = [state, *finished]
+        return self.normalize(out, loc)
+
+    def run_while(self, node: While, w: World) -> list[World]:
+        loc = (node.src, node.line)
+        active = [w]
+        done: list[World] = []
+        for _ in range(MAX_ITERATIONS):
+            nxt: list[World] = []
+            for x in active:
+                for c in self.run_body(node.cond, [x]):
+                    if c.flow is not None:
+                        done.append(c)
+                        continue
+                    status = c.status if not node.until or c.status is None else not c.status
+                    if status is False:
+                        c.status = True
+                        done.append(c)
+                    elif status is True:
+                        for y in self.run_body(node.body, [c]):
+                            nxt.extend(self._loop_flow(y, done))
+                    else:
+                        done.extend(self.loop_unknown(c, loc, lambda s: self._while_pass(node, s)))
+            active = self.normalize(nxt, loc)
+            if not active:
+                break
+        else:
+            for x in active:
+                done.extend(self.loop_unknown(x, loc, lambda s: self._while_pass(node, s)))
+        return self.normalize(done, loc)
+
+    def _while_pass(self, node: While, w: World) -> list[World]:
+        outs: list[World] = []
+        for c in self.run_body(node.cond, [w]):
+            if c.flow is not None:
+                outs.append(c)
+                continue
+            outs.extend(self.run_body(node.body, [c]))
+        return outs
+
+    @staticmethod
+    def _loop_flow(y: World, done: list[World]) -> list[World]:
+        """Handle break/continue after one iteration: returns the worlds that iterate again."""
+        if y.flow is None:
+            return [y]
+        kind = y.flow[0]
+        if kind == "break":
+            n = y.flow[1]
+            y.flow = None if n <= 1 else ("break", n - 1)
+            y.status = True
+            done.append(y)
+            return []
+        if kind == "continue":
+            n = y.flow[1]
+            if n <= 1:
+                y.flow = None
+                return [y]
+            y.flow = ("continue", n - 1)
+            done.append(y)
+            return []
+        done.append(y)
+        return []
+
+    def run_for(self, node: For, w: World) -> list[World]:
+        loc = (node.src, node.line)
+        if node.words is None:
+            items = list(w.pos)
+        else:
+            items = []
+            for word in node.words:
+                items.extend(self.expand_word(word, w, (node.src, word.line), split=True, glob=True))
+        if any(isinstance(v, Unknown) for v, _ in items) or len(items) > MAX_ITERATIONS:
+            def one(s: World) -> list[World]:
+                s.vars[node.name] = (Unknown(f"the loop variable of line {loc[1]}", loc), loc)
+                return self.run_body(node.body, [s])
+            return self.loop_unknown(w, loc, one)
+        active = [w]
+        done: list[World] = []
+        for value, vloc in items:
+            nxt: list[World] = []
+            for x in active:
+                x.vars[node.name] = (value, vloc if vloc != NO_LOC else loc)
+                for y in self.run_body(node.body, [x]):
+                    nxt.extend(self._loop_flow(y, done))
+            active = self.normalize(nxt, loc)
+            if not active:
+                break
+        for x in active:
+            x.status = True
+        return self.normalize(done + active, loc)
+
+    def run_arith_for(self, node: ArithFor, w: World) -> list[World]:
+        loc = (node.src, node.line)
+        self.arith(node.init, w, loc)
+        active = [w]
+        done: list[World] = []
+        for _ in range(MAX_ITERATIONS):
+            nxt: list[World] = []
+            for x in active:
+                cond = self.arith(node.cond, x, loc) if node.cond.strip() else "1"
+                if not isinstance(cond, str):
+                    def one(s: World) -> list[World]:
+                        outs = self.run_body(node.body, [s])
+                        for o in outs:
+                            if o.flow is None:
+                                self.arith(node.step, o, loc)
+                        return outs
+                    done.extend(self.loop_unknown(x, loc, one))
+                    continue
+                if cond == "0":
+                    x.status = True
+                    done.append(x)
+                    continue
+                for y in self.run_body(node.body, [x]):
+                    again = self._loop_flow(y, done)
+                    for z in again:
+                        self.arith(node.step, z, loc)
+                    nxt.extend(again)
+            active = self.normalize(nxt, loc)
+            if not active:
+                break
+        else:
+            for x in active:
+                done.extend(self.loop_unknown(x, loc, lambda s: self.run_body(node.body, [s])))
+        return self.normalize(done, loc)
+
+    def run_case(self, node: Case, w: World) -> list[World]:
+        loc = (node.src, node.line)
+        value, _ = self.expand_scalar(node.word, w, loc)
+        return self._case_from(node, 0, value, w, False)
+
+    def _case_from(self, node: Case, k: int, value: Val, w: World, falling: bool) -> list[World]:
+        out: list[World] = []
+        while k < len(node.arms):
+            arm = node.arms[k]
+            if falling:
+                matched: bool | None = True
+            else:
+                matched = False
+                for pat_word in arm.patterns:
+                    pattern = self.expand_pattern(pat_word, w, (node.src, arm.line))
+                    if pattern is not None and all(not lit and set(t) <= {"*"} for t, lit in pattern) and \
+                            any(t for t, _ in pattern):
+                        matched = True  # `*)` matches anything, a run-time value too
+                        break
+                    if pattern is None or not isinstance(value, str):
+                        matched = None
+                        continue
+                    if glob_match(value, pattern):
+                        matched = True
+                        break
+            if matched is None:
+                text = f"case {node.word.raw} in {'|'.join(p.raw for p in arm.patterns)})"
+                yes, no = self.fork(w, (node.src, arm.line), text, "matches", "does not match")
+                out.extend(self._case_arm(node, k, value, yes))
+                w = no
+                k += 1
+                continue
+            if matched:
+                out.extend(self._case_arm(node, k, value, w))
+                return out
+            k += 1
+        w.status = True
+        out.append(w)
+        return out
+
+    def _case_arm(self, node: Case, k: int, value: Val, w: World) -> list[World]:
+        arm = node.arms[k]
+        worlds = self.run_body(arm.body, [w]) if arm.body else [w]
+        if not arm.body:
+            w.status = True
+        if arm.term == ";;" or k + 1 >= len(node.arms):
+            return worlds
+        out: list[World] = []
+        for x in worlds:
+            if x.flow is not None:
+                out.append(x)
+            else:
+                out.extend(self._case_from(node, k + 1, value, x, falling=arm.term == ";&"))
+        return out
+
+    # --- simple commands -----------------------------------------------------------------------
+
+    def run_simple(self, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None = None) -> list[World]:
+        loc = (cmd.src, cmd.line)
+        self.step(loc)
+        from verifier.shell import builtins
+
+        return builtins.run_simple(self, cmd, w, stdin, loc)
+
+    # =========================================================================== variables
+
+    def lookup(self, w: World, name: str, loc: Loc) -> Val | None:
+        """A variable's value (None when unset); records the read (see verifier.shell.memo)."""
+        if self.sink is not None:
+            self.sink_reads.setdefault(self.sink, set()).add(name)
+        elif self.weak:
+            self.weak_reads.add(name)
+        else:
+            self.reads.add(name)
+        binding = w.vars.get(name)
+        if binding is not None:
+            return binding[0]
+        arr = w.arrays.get(name)
+        if arr is not None:
+            return arr[0][0] if arr else None
+        table = w.assocs.get(name)
+        if table is not None:
+            b = table.get("0")
+            return None if b is None else b[0]
+        if name in self.options.machine_env:
+            return opaque_env(name)
+        if name == "PWD":
+            return "/workspace"
+        if name == "LINENO":
+            return str(loc[1])
+        if name in ("RANDOM", "SECONDS", "EPOCHSECONDS", "EPOCHREALTIME", "BASHPID", "PPID", "UID", "EUID",
+                    "HOSTNAME", "HOME", "USER", "PATH", "BASH_VERSION", "SRANDOM"):
+            return opaque_env(name)
+        if name == "IFS":
+            return _IFS
+        return None
+
+    def binding_loc(self, w: World, name: str) -> Loc | None:
+        b = w.vars.get(name)
+        if b is not None:
+            return b[1]
+        arr = w.arrays.get(name)
+        if arr:
+            return arr[0][1]
+        return None
+
+    def assign(self, w: World, name: str, value: Val, loc: Loc, append: bool = False) -> None:
+        """`name=value` (`+=`: append); an array's first element when the name is an array."""
+        attr = w.attrs.get(name, "")
+        if "i" in attr and isinstance(value, str):
+            value = self.arith(value, w, loc)
+        if "l" in attr and isinstance(value, str):
+            value = value.lower()
+        if "u" in attr and isinstance(value, str):
+            value = value.upper()
+        if append:
+            old = self.lookup(w, name, loc)
+            value = concat([old if old is not None else "", value], loc)
+        if name in w.arrays:
+            arr = w.arrays[name]
+            w.arrays[name] = ((value, loc),) + arr[1:]
+            return
+        if name in w.assocs:
+            w.set_assoc(name, "0", (value, loc))
+            return
+        w.vars[name] = (value, loc)
+
+    def save_local(self, w: World, name: str) -> None:
+        """Remember a variable's binding before `local` shadows it (restored when the function returns)."""
+        if not w.frames:
+            return
+        frame = w.frames[-1]
+        if name in frame:
+            return
+        frame[name] = (w.vars.get(name), w.arrays.get(name), w.assocs.get(name), name in w.exported)
+        w.vars.pop(name, None)
+        w.arrays.pop(name, None)
+        w.assocs.pop(name, None)
+
+    def unset(self, w: World, name: str) -> None:
+        w.vars.pop(name, None)
+        w.arrays.pop(name, None)
+        w.assocs.pop(name, None)
+        w.exported.discard(name)
+        self.reads.add(name)
+
+    # =========================================================================== expansion
+
+    def expand_words(self, words: Iterable[Word], w: World, loc: Loc) -> list[Binding]:
+        out: list[Binding] = []
+        for word in words:
+            out.extend(self.expand_word(word, w, (loc[0], word.line), split=True, glob=True))
+        return out
+
+    def expand_emptiness(self, word: Word, w: World, loc: Loc) -> Binding:
+        """A word whose only use is whether it is empty (`[[ -z ... ]]`): its plain variable reads
+        are recorded as emptiness reads (see verifier.shell.memo)."""
+        weak, self.weak = self.weak, True
+        try:
+            return self.expand_scalar(word, w, loc)
+        finally:
+            self.weak = weak
+
+    def expand_scalar(self, word: Word, w: World, loc: Loc) -> Binding:
+        """A word in assignment context: no field splitting; one value."""
+        fields = self.expand_word(word, w, loc, split=False)
+        if not fields:
+            return "", loc
+        if len(fields) == 1:
+            return fields[0]
+        return concat([" ".join(shown(v) for v, _ in fields)], loc), loc
+
+    def expand_word(self, word: Word, w: World, loc: Loc, split: bool = True, glob: bool = False) -> list[Binding]:
+        """Expand one word into fields, each with the place its text was written."""
+        at = (loc[0], word.line)
+        if split and len(word.parts) == 1 and word.parts[0].kind == "lit" and not word.parts[0].quoted:
+            text = word.parts[0].text
+            if "{" in text and ("," in text or ".." in text):
+                return [(t, at) for t in _brace_expand(text)]
+            return [(text, at)]
+        fields: list[list[Val]] = [[]]
+        has = [False]  # whether the current field exists even if empty (quoted text)
+        single_loc: Loc | None = None
+        multi: list[Binding] | None = None
+        only = len(word.parts) == 1
+        for part in word.parts:
+            if part.kind == "lit":
+                fields[-1].append(part.text)
+                if part.quoted or part.text:
+                    has[-1] = True
+                continue
+            if part.kind == "cmd":
+                fields[-1].append(self.command_subst(part.text, w, at))
+                has[-1] = has[-1] or part.quoted
+                continue
+            if part.kind == "arith":
+                fields[-1].append(self.arith(part.text, w, at, expand=True))
+                has[-1] = True
+                continue
+            if part.kind == "proc":
+                fields[-1].append(Opaque(f"<({part.text})", at))
+                has[-1] = True
+                continue
+            result = self.param(part.text, w, at)
+            if isinstance(result, list):  # "${A[@]}" / "$@"
+                if only and part.quoted:
+                    return [(v, lc if lc != NO_LOC else at) for v, lc in result]
+                if only and not part.quoted and split:
+                    multi = []
+                    for v, lc in result:
+                        if isinstance(v, str):
+                            multi.extend((piece, lc) for piece in v.split())
+                        else:
+                            multi.append((v, lc))
+                    return multi
+                if part.quoted and split and result:
+                    fields[-1].append(result[0][0])
+                    has[-1] = True
+                    for v, _ in result[1:]:
+                        fields.append([v])
+                        has.append(True)
+                    continue
+                if part.quoted and split:
+                    continue
+                joined = [v for v, _ in result]
+                text = concat([*(x for pair in zip(joined, [" "] * len(joined), strict=True) for x in pair)][:-1],
+                              at) if joined else ""
+                fields[-1].append(text)
+                continue
+            value, vloc = result
+            if only:
+                single_loc = vloc
+            if part.quoted or not split:
+                fields[-1].append(value)
+                has[-1] = True
+                continue
+            if isinstance(value, str):
+                pieces = value.split()
+                if not pieces:
+                    continue
+                if value[:1] in _IFS and (fields[-1] or has[-1]):
+                    fields.append([])
+                    has.append(False)
+                fields[-1].append(pieces[0])
+                has[-1] = True
+                for piece in pieces[1:]:
+                    fields.append([piece])
+                    has.append(True)
+                if value[-1:] in _IFS:
+                    fields.append([])
+                    has.append(False)
+                continue
+            fields[-1].append(value)
+            has[-1] = True
+        out: list[Binding] = []
+        where = single_loc if single_loc not in (None, NO_LOC) else at
+        for pieces, present in zip(fields, has, strict=True):
+            if not pieces and not present:
+                continue
+            out.append((concat(pieces, at) if pieces else "", where))
+        if not split and len(out) > 1:
+            return [(concat([x for v, _ in out for x in (v, " ")][:-1], at), where)]
+        return out
+
+    def expand_text(self, text: str, w: World, loc: Loc) -> Val:
+        """Text with expansions and quotes (a `${X:-...}` operand) as one value."""
+        if not any(c in text for c in "$`'\"\\"):
+            return text
+        word = lex_operand(text, loc[1])
+        return self.expand_scalar(word, w, loc)[0]
+
+    def expand_pattern(self, word: Word, w: World, loc: Loc) -> Pattern | None:
+        """A word as a glob pattern: quoted parts literal, unquoted text and expansions are globs."""
+        segs: list[tuple[str, bool]] = []
+        for part in word.parts:
+            if part.kind == "lit":
+                segs.append((part.text, part.quoted))
+                continue
+            if part.kind == "param":
+                result = self.param(part.text, w, loc)
+                if isinstance(result, list):
+                    vals = [v for v, _ in result]
+                    if not all(isinstance(v, str) for v in vals):
+                        return None
+                    segs.append((" ".join(vals), part.quoted))  # type: ignore[arg-type]
+                    continue
+                value = result[0]
+            elif part.kind == "cmd":
+                value = self.command_subst(part.text, w, loc)
+            elif part.kind == "arith":
+                value = self.arith(part.text, w, loc, expand=True)
+            else:
+                return None
+            if not isinstance(value, str):
+                return None
+            segs.append((value, part.quoted))
+        return tuple(segs)
+
+    def pattern_operand(self, text: str, w: World, loc: Loc) -> Pattern | None:
+        if not text:
+            return ()
+        return self.expand_pattern(lex_operand(text, loc[1]), w, loc)
+
+    # --- parameters -------------------------------------------------------------------------
+
+    def param(self, expr: str, w: World, loc: Loc) -> list[Binding] | Binding:
+        """`$name` / `${...}`: a value with its origin, or a list for `"$@"` / `"${A[@]}"`."""
+        if expr in _SPECIAL and len(expr) == 1:
+            return self.special(expr, w, loc)
+        if expr.isdigit():
+            return self.special(expr, w, loc)
+        if expr.startswith("#") and len(expr) > 1:
+            return self.length(expr[1:], w, loc), loc
+        if expr.startswith("!") and len(expr) > 1:
+            return self.indirect(expr[1:], w, loc)
+        m = _PARAM_HEAD.match(expr)
+        if not m:
+            return Opaque("${" + expr + "}", loc), loc
+        name = m.group(1)
+        rest = expr[m.end(1):]
+        subscript: str | None = None
+        if m.group(2):
+            close = _bracket_end(expr, m.end(1))
+            if close < 0:
+                return Opaque("${" + expr + "}", loc), loc
+            subscript = expr[m.end(1) + 1:close]
+            rest = expr[close + 1:]
+        if subscript in ("@", "*"):
+            elems = self.elements(name, w, loc)
+            if not rest:
+                return elems
+            return self.array_op(name, elems, rest, w, loc, subscript)
+        weak = self.weak
+        if weak and rest and not rest.startswith((":-", "-", ":=", "=")):
+            self.weak = False  # `${X#p}` and friends use the value, not only whether it is empty
+        try:
+            if subscript is not None:
+                value, vloc = self.element(name, subscript, w, loc)
+            elif name.isdigit() or name in _SPECIAL:
+                value, vloc = self.special(name, w, loc)
+            else:
+                got = self.lookup(w, name, loc)
+                value, vloc = (got, self.binding_loc(w, name) or loc)
+        finally:
+            self.weak = weak
+        if not rest:
+            return ("" if value is None else value), vloc
+        return self.operator(name, subscript, value, vloc, rest, w, loc)
+
+    def special(self, name: str, w: World, loc: Loc) -> list[Binding] | Binding:
+        if name in ("@", "*"):
+            return list(w.pos)
+        if name == "#":
+            return str(len(w.pos)), loc
+        if name == "?":
+            return ("0" if w.status else "1") if w.status is not None else Opaque("$?", loc), loc
+        if name == "0":
+            return w.arg0, loc
+        if name.isdigit():
+            k = int(name)
+            return w.pos[k - 1] if 0 < k <= len(w.pos) else ("", loc)
+        if name == "-":
+            return "hB", loc
+        return Opaque("$" + name, loc, name in "$!"), loc
+
+    def elements(self, name: str, w: World, loc: Loc) -> list[Binding]:
+        self.reads.add(name)
+        if name in ("@", "*"):
+            return list(w.pos)
+        if name == "BASH_SOURCE":
+            return [(s, loc) for s in reversed(w.sources)]
+        if name in w.arrays:
+            return list(w.arrays[name])
+        if name in w.assocs:
+            return list(w.assocs[name].values())
+        value = self.lookup(w, name, loc)
+        return [] if value is None else [(value, self.binding_loc(w, name) or loc)]
+
+    def element(self, name: str, subscript: str, w: World, loc: Loc) -> Binding:
+        if name == "BASH_SOURCE":
+            idx = self.arith(subscript, w, loc, expand=True)
+            stack = list(reversed(w.sources))
+            if isinstance(idx, str) and idx.lstrip("-").isdigit() and 0 <= int(idx) < len(stack):
+                return stack[int(idx)], loc
+            return ("" if isinstance(idx, str) else Opaque(f"${{BASH_SOURCE[{subscript}]}}", loc)), loc
+        self.reads.add(name)
+        if name in w.assocs:
+            key = self.expand_text(subscript, w, loc)
+            if not isinstance(key, str):
+                return (key if isinstance(key, Unknown) else Opaque(f"${{{name}[{subscript}]}}", loc)), loc
+            b = w.assocs[name].get(key)
+            return ("", loc) if b is None else b
+        idx = self.arith(subscript, w, loc, expand=True)
+        if not isinstance(idx, str):
+            return (idx if isinstance(idx, Unknown) else Opaque(f"${{{name}[{subscript}]}}", loc)), loc
+        k = int(idx)
+        if name in w.arrays:
+            arr = w.arrays[name]
+            if k < 0:
+                k += len(arr)
+            return arr[k] if 0 <= k < len(arr) else ("", loc)
+        if k == 0:
+            value = self.lookup(w, name, loc)
+            return ("" if value is None else value), self.binding_loc(w, name) or loc
+        return "", loc
+
+    def length(self, expr: str, w: World, loc: Loc) -> Val:
+        m = _ALL_ELEMENTS.fullmatch(expr)
+        if m or expr in ("@", "*"):
+            elems = self.elements(m.group(1) if m else expr, w, loc)
+            bad = next((v for v, _ in elems if isinstance(v, Unknown)), None)
+            return bad if bad is not None else str(len(elems))
+        value = self.param(expr, w, loc)
+        if isinstance(value, list):
+            return str(len(value))
+        v = value[0]
+        return str(len(v)) if isinstance(v, str) else v if isinstance(v, Unknown) else Opaque("${#" + expr + "}", loc)
+
+    def indirect(self, expr: str, w: World, loc: Loc) -> list[Binding] | Binding:
+        m = _ALL_ELEMENTS.fullmatch(expr)
+        if m:  # ${!A[@]}: the keys
+            name = m.group(1)
+            if name in w.assocs:
+                return [(k, loc) for k in w.assocs[name]]
+            return [(str(i), loc) for i in range(len(self.elements(name, w, loc)))]
+        if expr.endswith(("*", "@")) and _NAME.fullmatch(expr[:-1]):
+            self.read_all = True
+            names = sorted(n for n in {*w.vars, *w.arrays, *self.initial} if n.startswith(expr[:-1]))
+            return [(n, loc) for n in names]
+        m2 = _NAME_REST.match(expr)
+        if not m2:
+            return Opaque("${!" + expr + "}", loc), loc
+        weak, self.weak = self.weak, False
+        try:
+            target = self.lookup(w, m2.group(1), loc)
+        finally:
+            self.weak = weak
+        if not isinstance(target, str):
+            return (target if isinstance(target, Unknown) else Opaque("${!" + expr + "}", loc)), loc
+        if not target:
+            return "", loc
+        return self.param(target + m2.group(2), w, loc)
+
+    def operator(self, name: str, subscript: str | None, value: Val | None, vloc: Loc, rest: str, w: World,
+                 loc: Loc) -> Binding:
+        """`${X<op>...}` for a scalar value."""
+        for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
+            if rest.startswith(op):
+                operand = rest[len(op):]
+                colon = op.startswith(":")
+                if isinstance(value, Unknown):
+                    return value, vloc
+                if isinstance(value, Opaque) and colon and not value.nonempty:
+                    # a run-time value that may be empty: the result is a run-time value too
+                    other = self.expand_text(operand, w, loc) if op[-1] in "-=+" else ""
+                    sure = isinstance(other, str) and bool(other) and op[-1] in "-="
+                    return Opaque("${" + name + rest + "}", loc, sure), loc
+                unset = value is None or (colon and value == "")
+                if isinstance(value, Opaque):
+                    unset = False
+                kind = op[-1]
+                if kind == "+":
+                    return ("", loc) if unset else (self.expand_text(operand, w, loc), loc)
+                if not unset:
+                    assert value is not None
+                    return value, vloc
+                if kind == "?":
+                    w.flow = ("exit",)
+                    w.exit_loc = loc
+                    return "", loc
+                default = self.expand_text(operand, w, loc)
+                if kind == "=" and subscript is None:
+                    self.assign(w, name, default, loc)
+                return default, loc
+        if value is None:
+            value = ""
+        if rest.startswith(("##", "#", "%%", "%")):
+            op = "##" if rest.startswith("##") else "#" if rest.startswith("#") else "%%" if rest.startswith("%%") else "%"
+            pattern = self.pattern_operand(rest[len(op):], w, loc)
+            if isinstance(value, str) and pattern is not None:
+                return strip_pattern(value, pattern, op), vloc
+            return self._opaque_op(value, name, rest, loc), loc
+        if rest.startswith("/"):
+            body = rest[1:]
+            mode = ""
+            if body[:1] in ("/", "#", "%"):
+                mode, body = body[0], body[1:]
+            pat_text, repl_text = _split_unescaped(body, "/")
+            pattern = self.pattern_operand(pat_text, w, loc)
+            repl = self.expand_text(repl_text, w, loc) if repl_text is not None else ""
+            if isinstance(value, str) and pattern is not None and isinstance(repl, str):
+                return replace_pattern(value, pattern, repl, mode), vloc
+            return self._opaque_op(value, name, rest, loc), loc
+        if rest in ("^^", ",,", "^", ","):
+            if not isinstance(value, str):
+                return self._opaque_op(value, name, rest, loc), loc
+            if rest == "^^":
+                return value.upper(), vloc
+            if rest == ",,":
+                return value.lower(), vloc
+            return ((value[:1].upper() if rest == "^" else value[:1].lower()) + value[1:]), vloc
+        if rest.startswith("@"):
+            if rest == "@Q" and isinstance(value, str):
+                return shlex.quote(value), vloc
+            return (value if rest in ("@E", "@P") else self._opaque_op(value, name, rest, loc)), vloc
+        if rest.startswith(":"):
+            off_text, length_text = _split_unescaped(rest[1:], ":")
+            off = self.arith(off_text, w, loc, expand=True)
+            length = self.arith(length_text, w, loc, expand=True) if length_text is not None else None
+            if isinstance(value, str) and isinstance(off, str) and (length is None or isinstance(length, str)):
+                start = int(off)
+                if start < 0:
+                    start = max(0, len(value) + start)
+                if length is None:
+                    return value[start:], vloc
+                n = int(length)
+                end = start + n if n >= 0 else len(value) + n
+                return value[start:end], vloc
+            return self._opaque_op(value, name, rest, loc), loc
+        return Opaque("${" + name + rest + "}", loc), loc
+
+    @staticmethod
+    def _opaque_op(value: Val, name: str, rest: str, loc: Loc) -> Val:
+        return value if isinstance(value, Unknown) else Opaque("${" + name + rest + "}", loc)
+
+    def array_op(self, name: str, elems: list[Binding], rest: str, w: World, loc: Loc, sub: str
+                 ) -> list[Binding] | Binding:
+        """`${A[@]:off:len}`, `${A[@]/p/r}`, `${A[@]^^}`, `${A[@]:-x}` ... element by element."""
+        if rest.startswith(":") and not rest.startswith((":-", ":=", ":+", ":?")):
+            off_text, length_text = _split_unescaped(rest[1:], ":")
+            off = self.arith(off_text, w, loc, expand=True)
+            length = self.arith(length_text, w, loc, expand=True) if length_text is not None else None
+            if isinstance(off, str) and (length is None or isinstance(length, str)):
+                start = int(off)
+                end = None if length is None else start + int(length)
+                return elems[start:end]
+            return [(Unknown(f"`${{{name}[{sub}]{rest}}}`", loc), loc)]
+        if rest.startswith((":-", "-", ":+", "+", ":=", "=")):
+            empty = not elems
+            op = rest[:2] if rest.startswith(":") else rest[:1]
+            operand = rest[len(op):]
+            if op.endswith("+"):
+                return [] if empty else [(self.expand_text(operand, w, loc), loc)]
+            return [(self.expand_text(operand, w, loc), loc)] if empty else elems
+        out: list[Binding] = []
+        for value, vloc in elems:
+            out.append(self.operator(name, None, value, vloc, rest, w, loc))
+        return out
+
+    # --- arithmetic -----------------------------------------------------------------------------
+
+    def arith(self, expr: str, w: World, loc: Loc, expand: bool = True) -> Val:
+        """An arithmetic expression's value as a decimal string (Opaque/Unknown when it reads one)."""
+        weak, self.weak = self.weak, False
+        try:
+            return self._arith(expr, w, loc, expand)
+        finally:
+            self.weak = weak
+
+    def _arith(self, expr: str, w: World, loc: Loc, expand: bool) -> Val:
+        text = expr
+        if expand and any(c in text for c in "$`"):
+            expanded = self.expand_text(text.replace('"', ""), w, loc)
+            if not isinstance(expanded, str):
+                return expanded if isinstance(expanded, Unknown) else Opaque(f"$(({expr}))", loc, True)
+            text = expanded
+        bad: list[Val] = []
+
+        def lookup(name: str) -> int | str | None:
+            value = self.lookup(w, name, loc)
+            if value is None:
+                return None
+            if not isinstance(value, str):
+                bad.append(value)
+                raise arith.ArithUnknown(name)
+            return value
+
+        def assign(name: str, value: int) -> None:
+            self.assign(w, name, str(value), loc)
+
+        try:
+            return str(arith.evaluate(text, lookup, assign))
+        except arith.ArithUnknown:
+            first = bad[0] if bad else None
+            return first if isinstance(first, Unknown) else Opaque(f"$(({expr}))", loc, True)
+        except (arith.ArithError, ValueError, RecursionError, OverflowError):
+            return Opaque(f"$(({expr}))", loc, True)
+
+    # --- command substitution ---------------------------------------------------------------
+
+    def command_subst(self, text: str, w: World, loc: Loc) -> Val:
+        """`$(...)`: what the commands print, when the evaluator models them; else opaque."""
+        weak, self.weak = self.weak, False
+        try:
+            return self._command_subst(text, w, loc)
+        finally:
+            self.weak = weak
+
+    def _command_subst(self, text: str, w: World, loc: Loc) -> Val:
+        stripped = text.strip()
+        if not stripped:
+            return ""
+        m = re.fullmatch(r"<\s*(\S+)", stripped)  # $(< file)
+        if m:
+            stripped = "cat " + m.group(1)
+        try:
+            script = parse(stripped, loc[0])
+        except ShellSyntaxError:
+            return Opaque(f"$({text})", loc)
+        sub = w.copy()
+        sub.out = []
+        sub.flow = None
+        found_before = w.found
+        saved_assume = sub.assume
+        try:
+            outs = self.run_body(_relocate(script.body, loc), [sub])
+        except ShellLimit:
+            raise
+        values: set[Any] = set()
+        results: list[Val] = []
+        for x in outs:
+            if x.found != found_before:
+                w.found = x.found
+            pieces = [v for v, _ in (x.out or [])]
+            value = concat(pieces, loc)
+            if isinstance(value, str):
+                value = value.rstrip("\n")
+            if x.out is None:
+                value = Opaque(f"$({text})", loc)
+            key = value if not isinstance(value, Opaque) else ("opaque",)
+            if key not in values:
+                values.add(key)
+                results.append(value)
+        del saved_assume
+        if len(results) == 1:
+            value = results[0]
+            if isinstance(value, Opaque):
+                return Opaque(f"$({text})", loc)
+            return value
+        if not results:
+            return ""
+        if any(isinstance(v, Unknown) for v in results):
+            return next(v for v in results if isinstance(v, Unknown))
+        return Opaque(f"$({text})", loc)
+
+    # --- conditions ---------------------------------------------------------------------------
+
+    def double_test(self, words: tuple[Word, ...], w: World, loc: Loc) -> bool | None:
+        """`[[ ... ]]` (three-valued: None when it cannot be decided)."""
+        from verifier.shell.conditions import eval_double
+
+        return eval_double(self, words, w, loc)
+
+    def repo_path(self, value: str) -> str | None:
+        """The repository path a run-time path names, or None when it is outside the repository."""
+        if not value:
+            return None
+        path = value
+        if path.startswith("/"):
+            for root in self.options.roots:
+                if path == root.rstrip("/"):
+                    return ""
+                if path.startswith(root):
+                    path = path[len(root):]
+                    break
+            else:
+                return None
+        path = posixpath.normpath(path) if path else "."
+        if path.startswith(".."):
+            return None
+        return "" if path == "." else path
+
+    def file_test(self, op: str, value: Val, w: World) -> bool | None:
+        if not isinstance(value, str):
+            return None
+        if value in w.files or posixpath.normpath(value) in w.files:
+            return op != "-d"
+        repo = self.repo_path(value)
+        if repo is None:
+            return None
+        if repo == "":
+            return op in ("-d", "-e", "-a")
+        return self.options.file_test(op, repo)
+
+    def promote(self, path: str) -> None:
+        """A generated file is read back: the reads that wrote it now matter."""
+        for key in (path, posixpath.normpath(path)):
+            self.reads |= self.sink_reads.pop(key, set())
+
+    def read_file(self, value: Val, w: World) -> tuple[GenFile | None, str | None]:
+        """(generated file, repository text) for a path, when known."""
+        if not isinstance(value, str):
+            return None, None
+        self.promote(value)
+        gen = w.files.get(value) or w.files.get(posixpath.normpath(value))
+        if gen is not None:
+            return gen, None
+        repo = self.repo_path(value)
+        if repo is None:
+            return None, None
+        return None, self.options.reader(repo)
+
+    # --- output redirection ---------------------------------------------------------------------
+
+    def redirect_target(self, redirects: Iterable[Redirect], w: World) -> tuple[str, bool, Loc] | None:
+        """(path, append, loc) when stdout goes to a file the evaluator can name."""
+        target: tuple[str, bool, Loc] | None = None
+        for r in redirects:
+            if r.op in (">", ">>", ">|", "&>", "&>>") and r.fd in ("", "1") and r.target is not None:
+                value, _ = self.expand_scalar(r.target, w, (getattr(r, "src", ""), r.line))
+                if isinstance(value, str) and value not in ("/dev/null", "/dev/stderr", "/dev/stdout"):
+                    target = (value, r.op in (">>", "&>>"), ("", r.line))
+                else:
+                    target = ("/dev/null", False, ("", r.line))
+        return target
+
+    def with_output_to(self, target: tuple[str, bool, Loc], w: World, action: Callable[[World], list[World]],
+                       loc: Loc) -> list[World]:
+        """Run an action whose output is written to a file (a compound command `{ ...; } > f`)."""
+        path, append, _ = target
+        saved = w.out
+        w.out = []
+        outs = action(w)
+        for x in outs:
+            written = x.out or []
+            x.out = saved
+            if path != "/dev/null":
+                self.write_file(x, path, written, append, loc)
+        return outs
+
+    def write_file(self, w: World, path: str, pieces: list[tuple[Val, Loc]], append: bool, loc: Loc) -> None:
+        lines: list[tuple[str, Loc]] | None = []
+        for value, vloc in pieces:
+            if not isinstance(value, str):
+                lines = None
+                break
+            chunk = value.split("\n")
+            if chunk and chunk[-1] == "":
+                chunk = chunk[:-1]
+            assert lines is not None
+            lines.extend((c, vloc if vloc != NO_LOC else loc) for c in chunk)
+        old = w.files.get(path) if append else None
+        if append and old is not None:
+            if old.lines is None or lines is None:
+                w.files[path] = GenFile(None, old.loc)
+            else:
+                w.files[path] = GenFile(old.lines + tuple(lines), old.loc)
+            return
+        w.files[path] = GenFile(None if lines is None else tuple(lines), loc)
+
+    # --- heredocs -------------------------------------------------------------------------------
+
+    def heredoc_lines(self, redirect: Redirect, w: World, src: str) -> list[tuple[Val, Loc]]:
+        """A heredoc's text, line by line, each line with the script line it comes from."""
+        doc = redirect.heredoc
+        if doc is None:
+            return []
+        out: list[tuple[Val, Loc]] = []
+        body = doc.body
+        raw_lines = body.split("\n")
+        if raw_lines and raw_lines[-1] == "":
+            raw_lines = raw_lines[:-1]
+        for k, raw in enumerate(raw_lines):
+            loc = (src, doc.line + k)
+            if doc.quoted or not any(c in raw for c in "$`\\"):
+                out.append((raw + "\n", loc))
+                continue
+            word = lex_heredoc(raw, loc[1])
+            value = self.expand_scalar(Word(word.parts, loc[1], raw), w, loc)[0] if word.parts else ""
+            out.append((concat([value, "\n"], loc), loc))
+        return out
+
+
+def _relocate(body: Body, loc: Loc) -> Body:
+    """Command-substitution text is parsed on its own: keep the enclosing file and line."""
+    if not body:
+        return body
+    return _Relocator(loc).body(body)
+
+
+class _Relocator:
+    def __init__(self, loc: Loc) -> None:
+        self.src, self.base = loc
+
+    def body(self, body: Body) -> Body:
+        return tuple(self.andor(a) for a in body)
+
+    def andor(self, a: AndOr) -> AndOr:
+        return AndOr(tuple(self.pipe(p) for p in a.parts), a.ops, a.background, self.base)
+
+    def pipe(self, p: Pipeline) -> Pipeline:
+        return Pipeline(tuple(self.cmd(c) for c in p.cmds), p.negate, self.base)
+
+    def cmd(self, c: Command) -> Command:
+        from dataclasses import replace
+
+        fields: dict[str, Any] = {}
+        if hasattr(c, "src"):
+            fields["src"] = self.src
+        if hasattr(c, "line"):
+            fields["line"] = self.base + max(0, c.line - 1)
+        if isinstance(c, If):
+            fields["clauses"] = tuple((self.body(a), self.body(b)) for a, b in c.clauses)
+            fields["orelse"] = None if c.orelse is None else self.body(c.orelse)
+        elif isinstance(c, (While,)):
+            fields["cond"] = self.body(c.cond)
+            fields["body"] = self.body(c.body)
+        elif isinstance(c, (For, ArithFor, Group)):
+            fields["body"] = self.body(c.body)
+        elif isinstance(c, Case):
+            from verifier.shell.nodes import CaseArm
+
+            fields["arms"] = tuple(CaseArm(a.patterns, self.body(a.body), a.term, a.line) for a in c.arms)
+        elif isinstance(c, FuncDef):
+            fields["body"] = self.cmd(c.body)
+        return replace(c, **fields)
+
+
+def _bracket_end(expr: str, start: int) -> int:
+    """Index of the `]` closing the `[` at expr[start]."""
+    depth = 0
+    for i in range(start, len(expr)):
+        if expr[i] == "[":
+            depth += 1
+        elif expr[i] == "]":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _split_unescaped(text: str, sep: str) -> tuple[str, str | None]:
+    """Split at the first `sep` outside quotes, braces and backslash escapes."""
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            return text[:i], text[i + 1:]
+        i += 1
+    return text, None
+
+
+def _brace_expand(text: str) -> list[str]:
+    """`a{b,c}d` -> [abd, acd]; `{1..3}` -> [1, 2, 3] (one brace group, unquoted literal words)."""
+    m = re.search(r"\{([^{}]*)\}", text)
+    if not m:
+        return [text]
+    body = m.group(1)
+    pre, post = text[:m.start()], text[m.end():]
+    rng = re.fullmatch(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?", body)
+    if rng:
+        a, b = int(rng.group(1)), int(rng.group(2))
+        step = abs(int(rng.group(3))) if rng.group(3) else 1
+        step = step or 1
+        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        if len(values) > MAX_ITERATIONS * 4:
+            return [text]
+        return [pre + str(v) + post for x in [values] for v in x]
+    if "," not in body:
+        return [text]
+    return [pre + item + post for item in body.split(",")]
+
+
+__all__ = ["Evaluator", "Options", "ShellLimit", "may_launch"]

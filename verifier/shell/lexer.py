@@ -1,0 +1,673 @@
+"""Tokenizer for the bash subset InferenceX launch scripts use (never executes anything).
+
+`tokenize(text, src)` splits a script into `Tok`s: words (`Word`, a list of `Part`s that remember
+quoting and expansions), operators, newlines, array-assignment openers (`NAME=(`), arithmetic
+commands (`(( ... ))`) and heredoc bodies (attached to the `<<` operator that announced them).
+`[[ ... ]]` is read in test mode: `(`, `)`, `<`, `>`, `&&`, `||` and `!` inside it are words, and
+the right side of `=~` is one regex word. Every token knows its 1-based line in `src`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MAX_SCRIPT_CHARS = 512_000
+MAX_TOKENS = 200_000
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PLAIN = {"normal": re.compile(r"[^\s;&|()<>'\"\\$`]+"), "test": re.compile(r"[^\s;&|()<>'\"\\$`]+"),
+          "regex": re.compile(r"[^\s()'\"\\$`]+")}
+ARRAY_OPEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=$")
+OPERATORS = ("<<<", "<<-", ";;&", "&>>", ";;", ";&", "&&", "||", "|&", "&>", ">>", ">&", ">|", "<<", "<&", "<>",
+             ";", "&", "|", "(", ")", "<", ">")
+REDIRECTS = frozenset({">", ">>", ">|", "<", "<>", ">&", "<&", "&>", "&>>", "<<", "<<-", "<<<"})
+# words after which a new command starts (so `((` opens an arithmetic command and `[[` a test)
+_CMD_STARTERS = frozenset({"then", "do", "else", "elif", "if", "while", "until", "{", "!", "time"})
+_OP_CMD_START = frozenset({";", "&", "&&", "||", "|", "|&", "(", ";;", ";&", ";;&"})
+
+
+class ShellSyntaxError(Exception):
+    """The text is not in the bash subset the evaluator reads; names the line."""
+
+    def __init__(self, message: str, line: int | None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Part:
+    """A piece of a word: `lit` text, `param` (text inside `${}` or a bare name), `cmd` (the inner
+    text of `$( )` or backquotes), `arith` (inside `$(( ))`) or `proc` (process substitution)."""
+
+    kind: str
+    text: str
+    quoted: bool
+
+
+@dataclass(frozen=True)
+class Word:
+    """One shell word with its parts, source line and raw text."""
+
+    parts: tuple[Part, ...]
+    line: int
+    raw: str
+
+    def literal(self) -> str | None:
+        """The word's text when it has no expansions (quotes removed)."""
+        if all(p.kind == "lit" for p in self.parts):
+            return "".join(p.text for p in self.parts)
+        return None
+
+    @property
+    def unquoted_literal(self) -> str | None:
+        """The word's text when it is one unquoted literal (reserved words, names)."""
+        if len(self.parts) == 1 and self.parts[0].kind == "lit" and not self.parts[0].quoted:
+            return self.parts[0].text
+        return None
+
+
+@dataclass
+class Heredoc:
+    """The body of a here-document (`quoted`: the delimiter was quoted, so nothing expands)."""
+
+    body: str
+    quoted: bool
+    line: int  # line of the first body line
+    strip_tabs: bool
+
+
+@dataclass
+class Tok:
+    """A token: `word`, `op`, `nl`, `arr` (array assignment opener), `arith` (`(( ))` command)."""
+
+    kind: str
+    line: int
+    word: Word | None = None
+    op: str = ""
+    name: str = ""  # arr: the array name (with a subscript when written)
+    append: bool = False
+    fd: str = ""  # op: an explicit file descriptor before a redirection (`2>`)
+    text: str = ""  # arith: the expression
+    heredoc: Heredoc | None = field(default=None, repr=False)
+
+
+def match_close(text: str, i: int, open_: str, close: str) -> int:
+    """Index just past the `close` that balances an already-consumed `open_` (quotes, comments,
+    nested `$(`/`${`/backquotes and `case` patterns respected as far as these scripts need)."""
+    depth, n = 1, len(text)
+    at_word_start = True
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            at_word_start = False
+            continue
+        if c == "'":
+            j = text.find("'", i + 1)
+            i = n if j < 0 else j + 1
+            at_word_start = False
+            continue
+        if c == '"':
+            i = _skip_dquote(text, i + 1)
+            at_word_start = False
+            continue
+        if c == "`":
+            j = text.find("`", i + 1)
+            i = n if j < 0 else j + 1
+            continue
+        if c == "#" and at_word_start and open_ == "(":
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c == "$" and i + 1 < n and text[i + 1] in "({":
+            if text.startswith("$((", i):
+                try:
+                    i = match_arith(text, i + 3)
+                except ShellSyntaxError:
+                    i = match_close(text, i + 2, "(", ")")
+            elif text[i + 1] == "(":
+                i = match_close(text, i + 2, "(", ")")
+            else:
+                i = match_close(text, i + 2, "{", "}")
+            at_word_start = False
+            continue
+        if text.startswith(close, i) and (close != ")" or not _case_pattern_close(text, i)):
+            depth -= 1
+            i += len(close)
+            if depth == 0:
+                return i
+            continue
+        if text.startswith(open_, i):
+            depth += 1
+            i += len(open_)
+            continue
+        at_word_start = c in " \t\n;|&("
+        i += 1
+    raise ShellSyntaxError(f"unbalanced {open_!r}", None)
+
+
+def match_arith(text: str, i: int) -> int:
+    """Index just past the `))` closing an arithmetic expression whose `((` ends at i (inner
+    parentheses are counted one by one: `$(( 2 * ((a + b) / c) ))`)."""
+    depth, n = 2, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "$" and text.startswith("$(", i) and not text.startswith("$((", i):
+            i = match_close(text, i + 2, "(", ")")
+            continue
+        if c == "$" and text.startswith("${", i):
+            i = match_close(text, i + 2, "{", "}")
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                if text[i - 1] != ")":
+                    raise ShellSyntaxError("unbalanced '(('", None)
+                return i + 1
+            if depth == 1 and not text.startswith(")", i + 1):
+                raise ShellSyntaxError("unbalanced '(('", None)
+        i += 1
+    raise ShellSyntaxError("unbalanced '(('", None)
+
+
+def _case_pattern_close(text: str, i: int) -> bool:
+    """True when the `)` at text[i] ends a `case` pattern inside a command substitution (rare)."""
+    line_start = text.rfind("\n", 0, i) + 1
+    before = text[line_start:i].strip()
+    return bool(before) and bool(re.fullmatch(r"\(?[\w*.|\"'-]+", before)) and " in" not in before and \
+        bool(re.search(r"\bcase\b[^\n]*\bin\b", text[:i]))
+
+
+def _skip_dquote(text: str, i: int) -> int:
+    """Index just past the closing double quote of a string whose opening quote is at i - 1."""
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == '"':
+            return i + 1
+        if c == "$" and i + 1 < n and text[i + 1] in "({":
+            if text.startswith("$((", i):
+                try:
+                    i = match_arith(text, i + 3)
+                except ShellSyntaxError:
+                    i = match_close(text, i + 2, "(", ")")
+            elif text[i + 1] == "(":
+                i = match_close(text, i + 2, "(", ")")
+            else:
+                i = match_close(text, i + 2, "{", "}")
+            continue
+        if c == "`":
+            j = text.find("`", i + 1)
+            i = n if j < 0 else j + 1
+            continue
+        i += 1
+    raise ShellSyntaxError("unterminated double quote", None)
+
+
+_ANSI = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a", "b": "\b", "e": "\x1b",
+         "E": "\x1b", "f": "\f", "v": "\v", "0": "\0"}
+
+
+def _ansi_c(body: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt == "x":
+                m = re.match(r"[0-9a-fA-F]{1,2}", body[i + 2:])
+                if m:
+                    out.append(chr(int(m.group(0), 16)))
+                    i += 2 + len(m.group(0))
+                    continue
+            out.append(_ANSI.get(nxt, "\\" + nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+class _Lexer:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.i = 0
+        self.line = 1
+        self.toks: list[Tok] = []
+        self.pending: list[tuple[Tok, str, bool]] = []  # heredocs announced on this line
+        self.cmd_start = True
+        self.test_depth = 0  # inside [[ ... ]]
+
+    # --- helpers --------------------------------------------------------------------------
+
+    def emit(self, tok: Tok) -> None:
+        self.toks.append(tok)
+        if len(self.toks) > MAX_TOKENS:
+            raise ShellSyntaxError("script too large", tok.line)
+
+    def dollar(self, i: int, quoted: bool, parts: list[Part]) -> int:
+        """Read a `$` expansion at text[i] == '$'; append a part; return the new index."""
+        text = self.text
+        nxt = text[i + 1] if i + 1 < self.n else ""
+        if text.startswith("$((", i):
+            try:
+                end = match_arith(text, i + 3)
+            except ShellSyntaxError:  # `$( (cmd) )`: a command substitution starting with a subshell
+                end = match_close(text, i + 2, "(", ")")
+                parts.append(Part("cmd", text[i + 2:end - 1], quoted))
+                return end
+            parts.append(Part("arith", text[i + 3:end - 2], quoted))
+            return end
+        if nxt == "(":
+            end = match_close(text, i + 2, "(", ")")
+            parts.append(Part("cmd", text[i + 2:end - 1], quoted))
+            return end
+        if nxt == "{":
+            end = match_close(text, i + 2, "{", "}")
+            parts.append(Part("param", text[i + 2:end - 1], quoted))
+            return end
+        if nxt == "'" and not quoted:
+            j = i + 2
+            while j < self.n and text[j] != "'":
+                j += 2 if text[j] == "\\" else 1
+            if j >= self.n:
+                raise ShellSyntaxError("unterminated $'...' string", self.line)
+            parts.append(Part("lit", _ansi_c(text[i + 2:j]), True))
+            return j + 1
+        if nxt == '"' and not quoted:  # $"..." (locale translation): a plain double-quoted string
+            return i + 1
+        m = _NAME.match(text, i + 1)
+        if m:
+            parts.append(Part("param", m.group(0), quoted))
+            return m.end()
+        if nxt and (nxt.isdigit() or nxt in "@*#?$!-"):
+            parts.append(Part("param", nxt, quoted))
+            return i + 2
+        parts.append(Part("lit", "$", quoted))
+        return i + 1
+
+    def read_dquote(self, i: int, parts: list[Part]) -> int:
+        """Read a double-quoted string whose opening quote is at i - 1."""
+        text, n = self.text, self.n
+        buf: list[str] = []
+        start_line = self.line
+        before = len(parts)
+        while i < n and text[i] != '"':
+            ch = text[i]
+            if ch == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
+                if text[i + 1] == "\n":
+                    self.line += 1
+                else:
+                    buf.append(text[i + 1])
+                i += 2
+                continue
+            if ch == "$" or ch == "`":
+                if buf:
+                    parts.append(Part("lit", "".join(buf), True))
+                    buf = []
+                if ch == "$":
+                    j = self.dollar(i, True, parts)
+                else:
+                    j = text.find("`", i + 1)
+                    if j < 0:
+                        raise ShellSyntaxError("unterminated backquote", self.line)
+                    parts.append(Part("cmd", text[i + 1:j].replace("\\`", "`"), True))
+                    j += 1
+                self.line += text.count("\n", i, j)
+                i = j
+                continue
+            if ch == "\n":
+                self.line += 1
+            buf.append(ch)
+            i += 1
+        if i >= n:
+            raise ShellSyntaxError("unterminated double quote", start_line)
+        if buf or len(parts) == before:
+            parts.append(Part("lit", "".join(buf), True))
+        return i + 1
+
+    def read_word(self, mode: str = "normal") -> Word | None:
+        """Read one word at self.i. mode: normal | test (inside [[ ]]) | regex (right of =~)."""
+        text, n = self.text, self.n
+        start, line = self.i, self.line
+        parts: list[Part] = []
+        depth = 0
+        i = self.i
+        plain = _PLAIN[mode]
+        while i < n:
+            m = plain.match(text, i)
+            if m:
+                parts.append(Part("lit", m.group(0), False))
+                i = m.end()
+                continue
+            c = text[i]
+            if c == "\\" and i + 1 < n and text[i + 1] == "\n":
+                i += 2
+                self.line += 1
+                continue
+            if c in " \t\r\n":
+                break
+            if c in "<>" and text.startswith("(", i + 1) and mode != "regex":
+                end = match_close(text, i + 2, "(", ")")
+                parts.append(Part("proc", text[i + 2:end - 1], False))
+                self.line += text.count("\n", i, end)
+                i = end
+                continue
+            if mode == "regex":
+                if c == "(":
+                    depth += 1
+                elif c == ")":
+                    if depth == 0:
+                        break
+                    depth -= 1
+            elif c in ";&|()<>":
+                break
+            if c == "'":
+                j = text.find("'", i + 1)
+                if j < 0:
+                    raise ShellSyntaxError("unterminated single quote", self.line)
+                parts.append(Part("lit", text[i + 1:j], True))
+                self.line += text.count("\n", i, j)
+                i = j + 1
+                continue
+            if c == '"':
+                i = self.read_dquote(i + 1, parts)
+                continue
+            if c == "\\" and i + 1 < n:
+                parts.append(Part("lit", text[i + 1], True))
+                i += 2
+                continue
+            if c == "$":
+                j = self.dollar(i, False, parts)
+                self.line += text.count("\n", i, j)
+                i = j
+                continue
+            if c == "`":
+                j = text.find("`", i + 1)
+                if j < 0:
+                    raise ShellSyntaxError("unterminated backquote", self.line)
+                parts.append(Part("cmd", text[i + 1:j].replace("\\`", "`"), False))
+                self.line += text.count("\n", i, j)
+                i = j + 1
+                continue
+            parts.append(Part("lit", c, False))
+            i += 1
+        self.i = i
+        if not parts:
+            return None
+        merged: list[Part] = []
+        for part in parts:
+            if merged and part.kind == "lit" and merged[-1].kind == "lit" and merged[-1].quoted == part.quoted:
+                merged[-1] = Part("lit", merged[-1].text + part.text, part.quoted)
+            else:
+                merged.append(part)
+        return Word(tuple(merged), line, text[start:i])
+
+    def read_heredocs(self) -> None:
+        """After a newline: read the bodies of the heredocs announced on the line just ended."""
+        for tok, delim, strip in self.pending:
+            body_line = self.line
+            lines: list[str] = []
+            while self.i < self.n:
+                end = self.text.find("\n", self.i)
+                raw = self.text[self.i:] if end < 0 else self.text[self.i:end]
+                self.i = self.n if end < 0 else end + 1
+                self.line += 1
+                candidate = raw.lstrip("\t") if strip else raw
+                if candidate.rstrip("\r") == delim:
+                    break
+                lines.append(candidate)
+            assert tok.heredoc is not None
+            tok.heredoc.body = "\n".join(lines) + ("\n" if lines else "")
+            tok.heredoc.line = body_line
+        self.pending = []
+
+    # --- main loop ------------------------------------------------------------------------
+
+    def run(self) -> list[Tok]:
+        text, n = self.text, self.n
+        while self.i < n:
+            c = text[self.i]
+            if c == "\\" and self.i + 1 < n and text[self.i + 1] == "\n":
+                self.i += 2
+                self.line += 1
+                continue
+            if c in " \t\r":
+                self.i += 1
+                continue
+            if c == "\n":
+                if self.test_depth == 0:
+                    self.emit(Tok("nl", self.line))
+                    self.cmd_start = True
+                self.i += 1
+                self.line += 1
+                if self.pending:
+                    self.read_heredocs()
+                continue
+            if c == "#":
+                j = text.find("\n", self.i)
+                self.i = n if j < 0 else j
+                continue
+            if self.test_depth:
+                self.lex_test()
+                continue
+            if self.cmd_start and text.startswith("((", self.i):
+                end = match_arith(text, self.i + 2)
+                self.emit(Tok("arith", self.line, text=text[self.i + 2:end - 2]))
+                self.line += text.count("\n", self.i, end)
+                self.i = end
+                self.cmd_start = False
+                continue
+            if c in ";&|()<>":
+                if c in "<>" and text.startswith("(", self.i + 1):
+                    word = self.read_word()
+                    if word is not None:
+                        self.emit(Tok("word", word.line, word=word))
+                        self.cmd_start = False
+                    continue
+                self.lex_op()
+                continue
+            word = self.read_word()
+            if word is None:  # a lone character the word reader stops at
+                self.i += 1
+                continue
+            self.after_word(word)
+        if self.pending:
+            self.read_heredocs()
+        return self.toks
+
+    def lex_op(self) -> None:
+        text = self.text
+        for op in OPERATORS:
+            if text.startswith(op, self.i):
+                tok = Tok("op", self.line, op=op)
+                self.i += len(op)
+                if op in ("<<", "<<-"):
+                    self.announce_heredoc(tok, strip=op == "<<-")
+                self.emit(tok)
+                self.cmd_start = op in _OP_CMD_START
+                return
+        self.i += 1
+
+    def announce_heredoc(self, tok: Tok, strip: bool) -> None:
+        while self.i < self.n and self.text[self.i] in " \t":
+            self.i += 1
+        word = self.read_word()
+        if word is None:
+            raise ShellSyntaxError("here-document without a delimiter", self.line)
+        delim = "".join(p.text if p.kind == "lit" else "$" + p.text for p in word.parts)
+        quoted = any(p.quoted for p in word.parts)
+        tok.heredoc = Heredoc("", quoted, self.line + 1, strip)
+        tok.word = word
+        self.pending.append((tok, delim, strip))
+
+    def after_word(self, word: Word) -> None:
+        text = self.text
+        lit = word.literal()
+        # NAME=( / NAME+=( / NAME[i]=( : an array assignment
+        if lit is not None and self.i < self.n and text[self.i] == "(" and word.parts[-1].kind == "lit" \
+                and not word.parts[0].quoted:
+            m = ARRAY_OPEN.match(lit)
+            if m:
+                self.emit(Tok("arr", word.line, name=m.group(1) + (m.group(2) or ""), append=bool(m.group(3))))
+                self.i += 1
+                self.cmd_start = False
+                return
+        # a redirection with an explicit fd: 2>file, 2>&1
+        if lit is not None and lit.isdigit() and self.i < self.n and text[self.i] in "<>" \
+                and not any(p.quoted for p in word.parts):
+            for op in OPERATORS:
+                if op[0] in "<>" and text.startswith(op, self.i):
+                    tok = Tok("op", self.line, op=op, fd=lit)
+                    self.i += len(op)
+                    if op in ("<<", "<<-"):
+                        self.announce_heredoc(tok, strip=op == "<<-")
+                    self.emit(tok)
+                    self.cmd_start = False
+                    return
+        self.emit(Tok("word", word.line, word=word))
+        bare = word.unquoted_literal
+        if bare == "[[" and self.cmd_start:
+            self.test_depth = 1
+            self.cmd_start = False
+            return
+        if bare == "for" and self.cmd_start:
+            j = self.i
+            while j < self.n and text[j] in " \t":
+                j += 1
+            if text.startswith("((", j):
+                end = match_arith(text, j + 2)
+                self.emit(Tok("arith", self.line, text=text[j + 2:end - 2]))
+                self.line += text.count("\n", j, end)
+                self.i = end
+                self.cmd_start = False
+                return
+        self.cmd_start = self.cmd_start and bare in _CMD_STARTERS
+
+    def lex_test(self) -> None:
+        """One token inside [[ ... ]]."""
+        text = self.text
+        for op in ("&&", "||"):
+            if text.startswith(op, self.i):
+                self.emit(Tok("word", self.line, word=Word((Part("lit", op, False),), self.line, op)))
+                self.i += 2
+                return
+        c = text[self.i]
+        if c in "()" or (c in "<>" and (self.i + 1 >= self.n or text[self.i + 1] in " \t")) or \
+                (c == "!" and (self.i + 1 >= self.n or text[self.i + 1] in " \t(")):
+            self.emit(Tok("word", self.line, word=Word((Part("lit", c, False),), self.line, c)))
+            self.i += 1
+            return
+        if c in ";&|":
+            self.test_depth = 0
+            self.lex_op()
+            return
+        prev = self.toks[-1].word.raw if self.toks and self.toks[-1].word is not None else ""
+        word = self.read_word("regex" if prev == "=~" else "test")
+        if word is None:
+            self.i += 1
+            return
+        self.emit(Tok("word", word.line, word=word))
+        if word.unquoted_literal == "]]":
+            self.test_depth = 0
+            self.cmd_start = False
+
+
+def tokenize(text: str) -> list[Tok]:
+    """Split a script into tokens (see the module docstring)."""
+    if len(text) > MAX_SCRIPT_CHARS:
+        raise ShellSyntaxError(f"script larger than {MAX_SCRIPT_CHARS} characters", None)
+    return _Lexer(text).run()
+
+
+def lex_operand(text: str, line: int) -> Word:
+    """A `${X:-...}` operand (or any text) read as one word in which whitespace and operators are
+    ordinary characters; quotes and expansions are honoured."""
+    lexer = _Lexer(text)
+    lexer.line = line
+    parts: list[Part] = []
+    buf: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in "'\"$`\\":
+            if buf:
+                parts.append(Part("lit", "".join(buf), False))
+                buf = []
+            if c == "'":
+                j = text.find("'", i + 1)
+                j = n if j < 0 else j
+                parts.append(Part("lit", text[i + 1:j], True))
+                i = j + 1
+            elif c == '"':
+                try:
+                    i = lexer.read_dquote(i + 1, parts)
+                except ShellSyntaxError:
+                    parts.append(Part("lit", text[i + 1:], True))
+                    i = n
+            elif c == "$":
+                i = lexer.dollar(i, False, parts)
+            elif c == "`":
+                j = text.find("`", i + 1)
+                j = n if j < 0 else j
+                parts.append(Part("cmd", text[i + 1:j], False))
+                i = j + 1
+            else:
+                parts.append(Part("lit", text[i + 1:i + 2], True))
+                i += 2
+            continue
+        buf.append(c)
+        i += 1
+    if buf:
+        parts.append(Part("lit", "".join(buf), False))
+    return Word(tuple(parts), line, text)
+
+
+def lex_heredoc(body: str, line: int) -> Word:
+    """An unquoted heredoc body as one word: `$` expansions and backquotes expand, backslash escapes
+    only `$`, backquote, backslash and newline, and quotes are ordinary characters."""
+    lexer = _Lexer(body)
+    lexer.line = line
+    parts: list[Part] = []
+    buf: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        c = body[i]
+        if c == "\\" and i + 1 < n and body[i + 1] in "$`\\\n":
+            if body[i + 1] != "\n":
+                buf.append(body[i + 1])
+            i += 2
+            continue
+        if c == "$" or c == "`":
+            if buf:
+                parts.append(Part("lit", "".join(buf), True))
+                buf = []
+            if c == "$":
+                try:
+                    i = lexer.dollar(i, True, parts)
+                except ShellSyntaxError:
+                    parts.append(Part("lit", body[i:], True))
+                    i = n
+            else:
+                j = body.find("`", i + 1)
+                j = n if j < 0 else j
+                parts.append(Part("cmd", body[i + 1:j], True))
+                i = j + 1
+            continue
+        buf.append(c)
+        i += 1
+    if buf:
+        parts.append(Part("lit", "".join(buf), True))
+    return Word(tuple(parts), line, body)

@@ -1,0 +1,157 @@
+"""Reusing an evaluation for another starting environment that agrees on everything it read.
+
+Points of one config key differ in a few variables (CONC, TP, ...). An evaluation records which
+variables of its starting environment it read (`Evaluation.reads`); another environment that
+gives those variables the same values yields the same outcomes, except for variables the script
+merely passes through to a command's environment, which are taken from the new environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
+from verifier.shell.values import Loc, Val
+from verifier.shell.world import World
+
+Binding = tuple[Val, Loc]
+MAX_ENTRIES = 256
+
+
+def _rebind(env_items: tuple[tuple[str, Val, Loc], ...], old: Mapping[str, Binding],
+            new: Mapping[str, Binding]) -> tuple[tuple[str, Val, Loc], ...]:
+    out: list[tuple[str, Val, Loc]] = []
+    for name, value, loc in env_items:
+        before = old.get(name)
+        if before is not None and before[0] == value and before[1] == loc:  # passed through unchanged
+            now = new.get(name)
+            if now is not None:
+                out.append((name, now[0], now[1]))
+            continue
+        out.append((name, value, loc))
+    for name, binding in new.items():  # passed through, but absent from the first environment
+        if name not in old and name not in {n for n, _, _ in env_items}:
+            out.append((name, binding[0], binding[1]))
+    return tuple(out)
+
+
+def _rebind_result(result: WorldResult, old: Mapping[str, Binding], new: Mapping[str, Binding]) -> WorldResult:
+    server: ServerStart | None = result.server
+    child: ChildStart | None = result.child
+    if server is not None:
+        server = replace(server, env=_rebind(server.env, old, new))
+    if child is not None:
+        child = replace(child, env=_rebind(child.env, old, new))
+    return replace(result, server=server, child=child)
+
+
+def _filled(binding: Binding | None) -> bool | None:
+    """Whether a variable is set and non-empty (None: unset)."""
+    if binding is None:
+        return None
+    value = binding[0]
+    return value != "" if isinstance(value, str) else True
+
+
+class Memo:
+    """Evaluations by (script key, values of the variables they read)."""
+
+    def __init__(self) -> None:
+        # key -> (read names, emptiness-read names, read_all) -> valuation -> (evaluation, first env)
+        self._index: dict[Any, dict[tuple[Any, ...], dict[Any, tuple[Evaluation, dict[str, Binding]]]]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    @staticmethod
+    def _valuation(shape: tuple[Any, ...], env: Mapping[str, Binding]) -> Any:
+        names, weak, read_all = shape
+        if read_all:
+            return tuple(sorted((n, b[0]) for n, b in env.items()))
+        return (tuple(env[n][0] if n in env else None for n in names), tuple(_filled(env.get(n)) for n in weak))
+
+    def evaluate(self, key: Any, env: Mapping[str, Binding], compute: Callable[[], Evaluation]) -> Evaluation:
+        """The evaluation for this environment (computed, or reused from an equivalent one)."""
+        shapes = self._index.setdefault(key, {})
+        for shape, table in shapes.items():
+            found = table.get(self._valuation(shape, env))
+            if found is None:
+                continue
+            result, env0 = found
+            self.hits += 1
+            if env0 is env:
+                return result
+            return Evaluation([_rebind_result(r, env0, env) for r in result.results], result.reads, result.read_all,
+                              result.sourced, result.unread, result.children, result.weak_reads,
+                              result.downloads)
+        self.misses += 1
+        result = compute()
+        shape = (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all)
+        table = shapes.setdefault(shape, {})
+        if len(table) >= MAX_ENTRIES:
+            table.pop(next(iter(table)))
+        table[self._valuation(shape, env)] = (result, dict(env))
+        return result
+
+
+def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding]) -> World:
+    """A copy of a world from another starting environment: bindings still equal to the first
+    environment's are replaced by the new one's (the script has not read them: they are the same
+    pass-through), and the new environment's extra variables are added."""
+    x = w.copy()
+    for name, binding in old.items():
+        if x.vars.get(name) == binding:
+            if name in new:
+                x.vars[name] = new[name]
+            else:
+                del x.vars[name]
+                x.exported.discard(name)
+    for name, binding in new.items():
+        if name not in old and name not in x.vars:
+            x.vars[name] = binding
+            x.exported.add(name)
+    if x.found:
+        x.found = tuple(replace(f, env=_rebind(f.env, old, new)) for f in x.found)
+    return x
+
+
+class Checkpoints:
+    """The worlds before the statement of a script where it first read more of its environment:
+    another environment that agrees on everything read so far resumes from there."""
+
+    def __init__(self) -> None:
+        self._store: dict[Any, list[tuple[int, Any, Any, dict[str, Any], list[World], dict[str, Binding]]]] = {}
+        self.resumed = 0
+
+    def add(self, key: Any, index: int, state: dict[str, Any], worlds: list[World], env: Mapping[str, Binding]) -> None:
+        """Remember the worlds before statement `index` (state: what the evaluation had read then)."""
+        entries = self._store.setdefault(key, [])
+        # a file written from variables nobody has read back yet is still in the worlds: those count here
+        names = set(state["reads"]).union(*state["sinks"].values()) if state["sinks"] else set(state["reads"])
+        reads = tuple((n, env[n][0] if n in env else None) for n in sorted(names))
+        weak = tuple((n, _filled(env.get(n))) for n in sorted(state["weak"] - state["reads"]))
+        for have in entries:
+            if have[0] == index and have[1] == reads and have[2] == weak:
+                return
+        entries.append((index, reads, weak, state, worlds, dict(env)))
+        if len(entries) > MAX_ENTRIES:
+            del entries[0]
+
+    def find(self, key: Any, env: Mapping[str, Binding]) -> tuple[int, dict[str, Any], list[World]] | None:
+        """The deepest remembered point this environment can resume from."""
+        best = None
+        for entry in self._store.get(key, ()):
+            index, reads, weak, state, _worlds, _env0 = entry
+            if state["read_all"] or (best is not None and index <= best[0]):
+                continue
+            if any((env[n][0] if n in env else None) != v for n, v in reads):
+                continue
+            if any(_filled(env.get(n)) != v for n, v in weak):
+                continue
+            best = entry
+        if best is None:
+            return None
+        index, _reads, _weak, state, worlds, env0 = best
+        self.resumed += 1
+        return index, state, [rebind_world(w, env0, env) for w in worlds]

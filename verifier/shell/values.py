@@ -1,0 +1,188 @@
+"""Values the static evaluator computes, and bash pattern matching.
+
+A value is a `str` (known exactly), an `Opaque` (computed at run time, e.g. by a command
+substitution the evaluator does not model: kept as its source text, usable as an argument but not
+decidable in a condition) or an `Unknown` (the evaluator lost track of it: assigned inside a loop
+whose iterations it cannot count, or different in ways it had to merge; it names the construct and
+line). A `Loc` is (file, line): where a value was written.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+Loc = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A run-time value (command output, `$RANDOM`, a file's contents): its source text;
+    `nonempty` when it cannot be the empty string (an arithmetic result, a process id)."""
+
+    text: str
+    loc: Loc
+    nonempty: bool = False
+
+
+@dataclass(frozen=True)
+class Unknown:
+    """A value the evaluator cannot know: `reason` names the construct, `loc` its file and line."""
+
+    reason: str
+    loc: Loc
+
+
+Val = str | Opaque | Unknown
+
+
+def concat(pieces: list[Val], loc: Loc) -> Val:
+    """Join value pieces: Unknown wins, then Opaque (with the joined source text), else the text."""
+    text: list[str] = []
+    opaque = False
+    nonempty = False
+    for piece in pieces:
+        if isinstance(piece, Unknown):
+            return piece
+        if isinstance(piece, Opaque):
+            opaque = True
+            nonempty = nonempty or piece.nonempty
+            text.append(piece.text)
+        else:
+            nonempty = nonempty or bool(piece)
+            text.append(piece)
+    if opaque:
+        return Opaque("".join(text), loc, nonempty)
+    return "".join(text)
+
+
+def shown(value: Val) -> str:
+    """A value as text for argv and messages (an Opaque value shows its source text)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Opaque):
+        return value.text
+    return f"<unknown: {value.reason}>"
+
+
+Pattern = tuple[tuple[str, bool], ...]  # (text, literal?) segments
+
+
+def pattern_is_literal(pattern: Pattern) -> bool:
+    """True when no unquoted segment contains a glob character."""
+    return all(literal or not any(c in text for c in "*?[") for text, literal in pattern)
+
+
+def pattern_text(pattern: Pattern) -> str:
+    """The pattern's characters (quoting dropped)."""
+    return "".join(text for text, _ in pattern)
+
+
+@lru_cache(maxsize=4096)
+def glob_regex(pattern: Pattern, anchored: bool = True) -> re.Pattern[str]:
+    """A compiled regex for a bash glob pattern (`*`, `?`, `[...]`, `[!...]`; quoted parts literal)."""
+    out: list[str] = []
+    for text, literal in pattern:
+        if literal:
+            out.append(re.escape(text))
+            continue
+        i = 0
+        while i < len(text):
+            c = text[i]
+            if c == "*":
+                out.append(".*")
+            elif c == "?":
+                out.append(".")
+            elif c == "[":
+                j = i + 1
+                if j < len(text) and text[j] in "!^":
+                    j += 1
+                if j < len(text) and text[j] == "]":
+                    j += 1
+                while j < len(text) and text[j] != "]":
+                    j += 1
+                if j >= len(text):
+                    out.append(re.escape(c))
+                else:
+                    body = text[i + 1:j]
+                    if body[:1] in ("!", "^"):
+                        body = "^" + body[1:]
+                    out.append("[" + body.replace("\\", "\\\\") + "]")
+                    i = j
+            elif c == "\\" and i + 1 < len(text):
+                out.append(re.escape(text[i + 1]))
+                i += 1
+            else:
+                out.append(re.escape(c))
+            i += 1
+    body = "".join(out)
+    return re.compile(f"(?s:{body})\\Z" if anchored else f"(?s:{body})")
+
+
+def glob_match(value: str, pattern: Pattern) -> bool:
+    """True when the whole value matches the pattern."""
+    return glob_regex(pattern).match(value) is not None
+
+
+def strip_pattern(value: str, pattern: Pattern, op: str) -> str:
+    """`${X#p}`, `${X##p}`, `${X%p}`, `${X%%p}`."""
+    rx = glob_regex(pattern)
+    n = len(value)
+    if op in ("#", "##"):
+        ends = range(0, n + 1) if op == "#" else range(n, -1, -1)
+        for end in ends:
+            if rx.match(value[:end]):
+                return value[end:]
+        return value
+    starts = range(n, -1, -1) if op == "%" else range(0, n + 1)
+    for start in starts:
+        if rx.match(value[start:]):
+            return value[:start]
+    return value
+
+
+def replace_pattern(value: str, pattern: Pattern, repl: str, mode: str) -> str:
+    """`${X/p/r}` (mode ''), `${X//p/r}` ('/'), `${X/#p/r}` ('#'), `${X/%p/r}` ('%'): longest match."""
+    if not pattern_text(pattern):
+        return value
+    rx = glob_regex(pattern)
+    n = len(value)
+    if mode == "#":
+        for end in range(n, -1, -1):
+            if rx.match(value[:end]):
+                return repl + value[end:]
+        return value
+    if mode == "%":
+        for start in range(0, n + 1):
+            if rx.match(value[start:]):
+                return value[:start] + repl
+        return value
+    out: list[str] = []
+    i = 0
+    replaced = False
+    while i <= n:
+        match_end = -1
+        if not (replaced and mode != "/"):
+            for end in range(n, i, -1):
+                if rx.match(value[i:end]):
+                    match_end = end
+                    break
+        if match_end > i:
+            out.append(repl)
+            i = match_end
+            replaced = True
+            continue
+        if i < n:
+            out.append(value[i])
+        i += 1
+    return "".join(out)
+
+
+def ere_to_python(regex: str) -> str:
+    """A POSIX extended regex (`[[ x =~ re ]]`) as a Python regex (character classes translated)."""
+    classes = {"[:digit:]": r"0-9", "[:alpha:]": r"A-Za-z", "[:alnum:]": r"A-Za-z0-9", "[:space:]": r"\s",
+               "[:upper:]": r"A-Z", "[:lower:]": r"a-z", "[:xdigit:]": r"0-9A-Fa-f", "[:punct:]": r"!-/:-@\[-`{-~"}
+    for name, repl in classes.items():
+        regex = regex.replace(name, repl)
+    return regex
