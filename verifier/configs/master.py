@@ -112,6 +112,10 @@ class ConfigEntry:
             return self.line
         return self._parsed[1].get(tuple(path))
 
+    def doc_lines(self) -> dict[tuple[Any, ...], int]:
+        """The line of every path as a parse of the whole file gives it: `(key,)` and `(key, *path)`."""
+        return {(self.key,): self.line, **{(self.key, *p): ln for p, ln in self._parsed[1].items()}}
+
     def get(self, name: str, default: Any = None) -> Any:
         """A top-level field of the entry."""
         data = self.data

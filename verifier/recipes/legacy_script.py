@@ -24,6 +24,7 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 MAX_SCRIPT_CHARS = 512_000
 MAX_TOKENS = 200_000
@@ -648,8 +649,7 @@ class _Evaluator:
 
     def expand_text(self, text: str, line: int) -> Val:
         """Expand the text of a default (`${X:-text}`) as a double-quoted string."""
-        toks = tokenize('"' + text.replace('"', '\\"') + '"')
-        words = [t.word for t in toks if t.kind == "word" and t.word is not None]
+        words = _quoted_words(text)
         if not words:
             return ""
         vals = self.expand(words[0], line)
@@ -1013,6 +1013,25 @@ def _test_expr(args: list[Val]) -> bool | None:
     return None
 
 
+@lru_cache(maxsize=128)
+def parse_script(text: str) -> list[AndOr]:
+    """The parsed command list of a script, read once per distinct text (the evaluator never changes
+    it: one script serves every point of a config, with a different environment each time)."""
+    parser = _Parser(tokenize(text))
+    body = parser.parse_list()
+    if parser.i < len(parser.toks):
+        t = parser.toks[parser.i]
+        raise ScriptUnresolved("unexpected token", t.line)
+    return body
+
+
+@lru_cache(maxsize=1024)
+def _quoted_words(text: str) -> list[Word]:
+    """The words of a default value (`${X:-text}`) read as a double-quoted string, once per text."""
+    toks = tokenize('"' + text.replace('"', '\\"') + '"')
+    return [t.word for t in toks if t.kind == "word" and t.word is not None]
+
+
 def evaluate_script(text: str, env: Mapping[str, str], modules: Iterable[str] = DEFAULT_MODULES,
                     functions: Mapping[str, tuple[str, str, str]] | None = None) -> ScriptLaunch:
     """Statically evaluate a launcher script with the given launcher environment.
@@ -1026,13 +1045,8 @@ def evaluate_script(text: str, env: Mapping[str, str], modules: Iterable[str] = 
     """
     if len(text) > MAX_SCRIPT_CHARS:
         raise ScriptUnresolved(f"script larger than {MAX_SCRIPT_CHARS} characters", None)
-    parser = _Parser(tokenize(text))
-    body = parser.parse_list()
-    if parser.i < len(parser.toks):
-        t = parser.toks[parser.i]
-        raise ScriptUnresolved("unexpected token", t.line)
     ev = _Evaluator(env, modules, functions)
-    ev.run(body)
+    ev.run(parse_script(text))
     if not ev.found:
         raise ScriptUnresolved("the script runs no recognised server command", None)
     found = ev.found[-1]
