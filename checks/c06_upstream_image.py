@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.configs import ConfigEntry, affected_keys, master_entries, submitted_entries
+from verifier.configs import ConfigEntry, affected_keys, candidate_entries, master_entries, submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.models_md import models_doc
@@ -126,8 +126,9 @@ def _open_source_entry(ctx: CheckContext, entry: ConfigEntry, policy: Mapping[st
     """(side, entry) of open-source entries with the same model-prefix and runner."""
     sides = ("base",) if policy["engine_first_requires_base"] else ("base", "head")
     found: list[tuple[str, ConfigEntry]] = []
+    needles = [entry.model_prefix] if entry.model_prefix else None  # entries of other models are not parsed
     for side in sides:
-        for other in master_entries(ctx, side).values():
+        for other in candidate_entries(ctx, side, needles):
             try:
                 fw = other.framework
                 same = other.model_prefix == entry.model_prefix and other.runner == entry.runner

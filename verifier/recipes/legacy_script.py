@@ -33,6 +33,11 @@ SERVE_LAUNCHERS = {"sglang": "sglang.launch_server", "vllm": "vllm.entrypoints.o
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+_ARRAY_ALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]")
+_ARRAY_LEN = re.compile(r"#([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]")
+_ARRAY_FIRST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[0\]")
+_PARAM_OP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-=+])(.*))?", re.S)
+_PARAM_TRIM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(#|##|%|%%)(.*)", re.S)
 _DECLARERS = {"export", "declare", "local", "readonly", "typeset"}
 _LOOP_OPEN = {"for": "done", "while": "done", "until": "done", "select": "done", "case": "esac"}
 
@@ -121,12 +126,14 @@ class Word:
     parts: list[tuple[str, str, bool]]
     line: int
     raw: str
+    _literal: str | None | bool = field(default=False, init=False, repr=False, compare=False)
 
     def literal(self) -> str | None:
-        """The word's text when it has no expansions."""
-        if all(kind == "lit" for kind, _, _ in self.parts):
-            return "".join(p for _, p, _ in self.parts)
-        return None
+        """The word's text when it has no expansions (computed once: a parsed word never changes)."""
+        if self._literal is False:
+            self._literal = "".join(p for _, p, _ in self.parts) \
+                if all(kind == "lit" for kind, _, _ in self.parts) else None
+        return self._literal  # type: ignore[return-value]
 
 
 @dataclass
@@ -597,22 +604,27 @@ class _Evaluator:
 
     def param(self, expr: str, line: int) -> list[tuple[Val, int]] | Val:
         st = self.state
-        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]", expr)
+        if _NAME.fullmatch(expr):  # `$NAME` / `${NAME}`: the common case, read directly
+            value: Val | None = st.vars.get(expr)
+            if value is None and expr in st.arrays:
+                value = st.arrays[expr][0][0] if st.arrays[expr] else ""
+            return "" if value is None else value
+        m = _ARRAY_ALL.fullmatch(expr)
         if m:
             return list(st.arrays.get(m.group(1), []))
-        m = re.fullmatch(r"#([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]", expr)
+        m = _ARRAY_LEN.fullmatch(expr)
         if m:
             elems = st.arrays.get(m.group(1), [])
             bad = next((v for v, _ in elems if isinstance(v, Unresolved)), None)
             return bad if bad is not None else str(len(elems))
-        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[0\]", expr)
+        m = _ARRAY_FIRST.fullmatch(expr)
         if m and m.group(1) in st.arrays:
             elems = st.arrays[m.group(1)]
             return elems[0][0] if elems else ""
-        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-=+])(.*))?", expr, re.S)
+        m = _PARAM_OP.fullmatch(expr)
         if m:
             name, colon, op, rest = m.group(1), m.group(2), m.group(3), m.group(4)
-            value: Val | None = st.vars.get(name)
+            value = st.vars.get(name)
             if value is None and name in st.arrays:
                 value = st.arrays[name][0][0] if st.arrays[name] else ""
             if op is None:
@@ -634,7 +646,7 @@ class _Evaluator:
             return default
         if expr in ("0",) or expr.startswith(("BASH_SOURCE", "#", "!", "?", "$", "@", "*")) or expr[:1].isdigit():
             return Opaque("${" + expr + "}", line)
-        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(#|##|%|%%)(.*)", expr, re.S)
+        m = _PARAM_TRIM.fullmatch(expr)
         if m:
             value = st.vars.get(m.group(1), "")
             pattern = self.expand_text(m.group(3), line)
