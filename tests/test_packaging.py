@@ -23,7 +23,7 @@ from tests.kit import CASES, PROJECT
 PYPROJECT = tomllib.loads((PROJECT / "pyproject.toml").read_text(encoding="utf-8"))
 # import name -> distribution name, for the third-party packages the verifier imports
 DISTRIBUTION = {"yaml": "PyYAML", "ruamel": "ruamel.yaml", "github": "PyGithub", "jinja2": "Jinja2",
-                "pydantic": "pydantic", "jsonschema": "jsonschema", "rich": "rich", "requests": "requests",
+                "jsonschema": "jsonschema", "rich": "rich", "requests": "requests",
                 "urllib3": "urllib3", "markdown_it": "markdown-it-py"}
 # imported only by `sglang-spec dump` and the equivalence tests, from the real sglang (.ci/install-sglang.sh)
 OPTIONAL = {"sglang", "torch"}
@@ -66,12 +66,12 @@ def test_cli_names_the_full_extra_when_a_dependency_is_missing() -> None:
 
     full = {r.split(">")[0].strip().lower() for r in PYPROJECT["project"]["optional-dependencies"]["full"]}
     assert {DISTRIBUTION[m].lower() for m in FULL_DEPENDENCIES} == full - {"pyyaml"}
-    code = ("import sys; sys.modules['pydantic'] = None\n"  # None: import raises ModuleNotFoundError
+    code = ("import sys; sys.modules['jinja2'] = None\n"  # None: import raises ModuleNotFoundError
             "from verifier.cli import main\n"
             f"sys.exit(main(['--bundle', {str(CASES / 'pr4524')!r}]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr.strip() == ("verify-pr: missing dependency pydantic: this command needs the full verifier, "
+    assert done.stderr.strip() == ("verify-pr: missing dependency jinja2: this command needs the full verifier, "
                                    "pip install 'infx-verifier[full]' (the bare package carries only the "
                                    "pre-commit hook)")
 

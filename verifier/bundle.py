@@ -14,10 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-from pydantic import ValidationError
-
 from verifier.errors import BundleError, InputError
+from verifier.frozen import ModelError
 from verifier.model import (
     Artifact,
     Bundle,
@@ -29,6 +27,7 @@ from verifier.model import (
     SignOff,
     Tree,
 )
+from verifier.quickschema import accepts
 from verifier.resources import SCHEMA_DIR
 from verifier.yamlio import decode_text, load_yaml_data
 
@@ -127,6 +126,10 @@ def drop_absent(data: Any, node: Any) -> Any:
 
 
 def _validate(data: Any, definition: str, rel: str) -> None:
+    if accepts(_schema(), {"$ref": f"#/$defs/{definition}"}, data):
+        return  # certainly valid: jsonschema (slow to import) is only needed to word a refusal
+    import jsonschema
+
     schema = {**_schema(), "$ref": f"#/$defs/{definition}"}
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
@@ -188,10 +191,8 @@ class BundleReader:
     def _build(self, rel: str, factory: Callable[..., Any], data: dict[str, Any]) -> Any:
         try:
             return factory(**data)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            field = ".".join(str(p) for p in err["loc"])
-            raise BundleError(rel, field, err["msg"]) from None
+        except ModelError as exc:
+            raise BundleError(rel, ".".join(str(p) for p in exc.loc), exc.msg) from None
 
     def _tree(self, side: str, sha: str) -> Tree:
         base = self.root / "tree" / side

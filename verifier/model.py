@@ -12,8 +12,9 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
-
+from verifier.frozen import AfterValidator
+from verifier.frozen import Frozen as _Record
+from verifier.frozen import field as Field
 from verifier.layout import Layout, policy_path
 
 SignoffKind = Literal["conversation comment", "review summary", "inline review comment"]
@@ -32,10 +33,8 @@ def _utc(value: dt.datetime) -> dt.datetime:
 UtcDatetime = Annotated[dt.datetime, AfterValidator(_utc)]
 
 
-class Frozen(BaseModel):
+class Frozen(_Record):
     """Base for immutable, strictly shaped domain objects (unknown keys are ignored)."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore", arbitrary_types_allowed=True)
 
 
 class ChangedFile(Frozen):
@@ -221,7 +220,7 @@ class Tree(Frozen):
         cached = self.__dict__.get("_sorted")
         if cached is None or cached[0] is not self.files:
             cached = (self.files, sorted(self.files))
-            self.__dict__["_sorted"] = cached  # a derived index, not a field: the model stays frozen
+            self.__dict__["_sorted"] = cached  # a derived index, not a field: the record stays frozen
         return cached[1]
 
     def paths(self, prefix: str = "") -> Iterator[str]:

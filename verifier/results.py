@@ -9,7 +9,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from verifier.frozen import Discriminator, Frozen
+from verifier.frozen import field as Field
 
 
 class Status(StrEnum):
@@ -21,8 +22,8 @@ class Status(StrEnum):
     NA = "N/A"
 
 
-class _Evidence(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class _Evidence(Frozen):
+    extra = "forbid"
 
 
 class FileEvidence(_Evidence):
@@ -70,24 +71,20 @@ class MissingEvidence(_Evidence):
 
 
 Evidence = Annotated[
-    FileEvidence | RunEvidence | CommentEvidence | UrlEvidence | MissingEvidence, Field(discriminator="kind")
+    FileEvidence | RunEvidence | CommentEvidence | UrlEvidence | MissingEvidence, Discriminator("kind")
 ]
 
 
-class Finding(BaseModel):
+class Finding(Frozen):
     """One fact a check established: a message id, its parameters, and where it comes from."""
-
-    model_config = ConfigDict(frozen=True)
 
     message_id: str
     params: dict[str, Any] = Field(default_factory=dict)
     evidence: tuple[Evidence, ...] = ()
 
 
-class CheckResult(BaseModel):
+class CheckResult(Frozen):
     """What one check concluded."""
-
-    model_config = ConfigDict(frozen=True)
 
     status: Status
     findings: tuple[Finding, ...] = ()

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 # Public names and the submodule that defines each. They are imported on first use (PEP 562), so
 # that `verifier.configs.yaml11` -- all the pre-commit hook needs -- does not pull in the domain
-# model (pydantic) through this package's __init__.
+# model through this package's __init__.
 _SUBMODULE = {
     **dict.fromkeys(["AffectedConfigs", "AffectedReason", "ChangelogKeys", "affected_keys", "submitted_entries"],
                     "affected"),

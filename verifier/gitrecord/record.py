@@ -16,10 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from verifier.checklist import TRIGGER, template_block
 from verifier.errors import InputError
+from verifier.frozen import ModelError
 from verifier.github.selection import detect_layout
 from verifier.gitrecord.git import Entry, GitRepo
 from verifier.gitrecord.select import select_files
@@ -103,9 +102,8 @@ def load_signoff(path: Path, pr_url: str) -> SignOff:
     data.setdefault("url", f"{pr_url}#issuecomment-{data.get('id')}")
     try:
         return SignOff(**data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InputError(rel, f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    except ModelError as exc:
+        raise InputError(rel, f"{'.'.join(map(str, exc.loc))}: {exc.msg}") from None
 
 
 def _when(text: str) -> dt.datetime:
