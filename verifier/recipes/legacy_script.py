@@ -38,6 +38,8 @@ _ARRAY_LEN = re.compile(r"#([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]")
 _ARRAY_FIRST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[0\]")
 _PARAM_OP = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:(:?)([-=+])(.*))?", re.S)
 _PARAM_TRIM = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(#|##|%|%%)(.*)", re.S)
+_ARITH_NAME = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?|[A-Za-z_][A-Za-z0-9_]*")
+_ARITH_INT = re.compile(r"\s*-?\d+\s*")
 _DECLARERS = {"export", "declare", "local", "readonly", "typeset"}
 _LOOP_OPEN = {"for": "done", "while": "done", "until": "done", "select": "done", "case": "esac"}
 
@@ -670,22 +672,19 @@ class _Evaluator:
     def arith(self, expr: str, line: int) -> Val:
         pieces: list[str] = []
         pos = 0
-        for m in re.finditer(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?|[A-Za-z_][A-Za-z0-9_]*", expr):
+        for m in _ARITH_NAME.finditer(expr):
             pieces.append(expr[pos:m.start()])
             name = m.group(1) or m.group(0)
             value = self.state.vars.get(name, "0")
             if isinstance(value, Unresolved):
                 return value
-            if isinstance(value, Opaque) or not re.fullmatch(r"\s*-?\d+\s*", value or "0"):
+            if isinstance(value, Opaque) or not _ARITH_INT.fullmatch(value or "0"):
                 return Opaque("$((" + expr + "))", line)
             pieces.append(f"({(value or '0').strip()})")
             pos = m.end()
         pieces.append(expr[pos:])
-        try:
-            result = _safe_int(ast.parse("".join(pieces).replace("/", "//").strip(), mode="eval").body)
-        except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
-            return Opaque("$((" + expr + "))", line)
-        return str(result)
+        result = _arith_value("".join(pieces).replace("/", "//").strip())
+        return Opaque("$((" + expr + "))", line) if result is None else result
 
     def expand(self, word: Word, line: int | None = None) -> list[tuple[Val, int]]:
         """A word -> zero or more fields, each with the line that wrote it."""
@@ -949,6 +948,15 @@ def _merge(a: _State, b: _State, line: int, reason: str) -> _State:
             out.exported[name] = line
             out.vars[name] = Unresolved(line, reason)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _arith_value(expr: str) -> str | None:
+    """The value of an integer expression whose variables are already substituted, or None."""
+    try:
+        return str(_safe_int(ast.parse(expr, mode="eval").body))
+    except (SyntaxError, ValueError, ZeroDivisionError, RecursionError):
+        return None
 
 
 def _safe_int(node: ast.AST) -> int:
