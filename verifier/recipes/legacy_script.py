@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 MAX_SCRIPT_CHARS = 512_000
 MAX_TOKENS = 200_000
@@ -394,7 +395,10 @@ class _Parser:
             t = self.peek()
             if t is None or self.word_is(t, *stop) or (t.kind == "op" and t.op == ")" and ")" in stop):
                 return out
+            at = self.i
             out.append(self.parse_andor(stop))
+            if self.i == at:  # a token no command starts with (a stray `)`): refuse instead of looping
+                raise ScriptUnresolved("unexpected token", t.line)
 
     def parse_andor(self, stop: tuple[str, ...]) -> AndOr:
         result = AndOr([("", self.parse_pipeline(stop))])
@@ -593,14 +597,25 @@ def _concat(pieces: list[Val], line: int, raw: str) -> Val:
     return "".join(p for p in pieces if isinstance(p, str))
 
 
+class _Tainted(Exception):
+    """A symbolic value decided something (a test, arithmetic, a comparison): evaluate concretely."""
+
+
 class _Evaluator:
     def __init__(self, env: Mapping[str, str], modules: Iterable[str],
-                 functions: Mapping[str, tuple[str, str, str]] | None = None) -> None:
+                 functions: Mapping[str, tuple[str, str, str]] | None = None, symbol: str | None = None) -> None:
         self.state = _State({k: str(v) for k, v in env.items()}, {}, {}, {})
         self.modules = set(modules)
         self.functions = dict(functions or {})
         self.found: list[_Found] = []
         self.depth = 0
+        self.symbol = symbol  # a stand-in for a variable's value that may only be carried, never inspected
+
+    def inspect(self, *values: Any) -> None:
+        """Values about to decide something: none may hold the symbolic stand-in."""
+        symbol = self.symbol
+        if symbol is not None and any(isinstance(v, str) and symbol in v for v in values):
+            raise _Tainted
 
     # --- expansion -----------------------------------------------------------------------
 
@@ -652,6 +667,7 @@ class _Evaluator:
         if m:
             value = st.vars.get(m.group(1), "")
             pattern = self.expand_text(m.group(3), line)
+            self.inspect(value, pattern)
             if isinstance(value, str) and isinstance(pattern, str) and not any(c in pattern for c in "*?["):
                 if m.group(2).startswith("#") and value.startswith(pattern):
                     return value[len(pattern):]
@@ -676,6 +692,7 @@ class _Evaluator:
             pieces.append(expr[pos:m.start()])
             name = m.group(1) or m.group(0)
             value = self.state.vars.get(name, "0")
+            self.inspect(value)
             if isinstance(value, Unresolved):
                 return value
             if isinstance(value, Opaque) or not _ARITH_INT.fullmatch(value or "0"):
@@ -761,7 +778,7 @@ class _Evaluator:
             self.state.exited = False
             del self.found[found_before:]
             return None
-        self.state = _merge(before, after, line, reason)
+        self.state = _merge(before, after, line, reason, self.symbol)
         return None
 
     def run_pipeline(self, pipe: list[Simple | If | Block], background: bool) -> bool | None:
@@ -831,9 +848,10 @@ class _Evaluator:
             elif branch_b.exited and not branch_a.exited:
                 self.state, self.found[found_at:] = branch_a, found_a
             else:
-                self.state = _merge(branch_a, branch_b, cond_line, reason)
+                self.state = _merge(branch_a, branch_b, cond_line, reason, self.symbol)
                 if found_a or found_b:
                     if _launch_key(found_a) != _launch_key(found_b):
+                        self.inspect(repr(_launch_key(found_a)), repr(_launch_key(found_b)))
                         raise ScriptUnresolved(f"whether or how the server starts depends on line {cond_line}, "
                                                "which cannot be decided statically", cond_line)
                     self.found[found_at:] = found_a
@@ -861,8 +879,10 @@ class _Evaluator:
             return True
         head = fields[0][0]
         names = [f for f, _ in fields]
+        self.inspect(head)
         if head in ("[", "test", "[["):
             inner = names[1:-1] if head != "test" else names[1:]
+            self.inspect(*inner)
             return _test_expr(inner)
         if head in ("true", ":"):
             return True
@@ -876,6 +896,7 @@ class _Evaluator:
             st.exited = True
             return None
         if head in ("set", "shift", "unset") and head == "unset":
+            self.inspect(*names[1:])
             for name in names[1:]:
                 if isinstance(name, str):
                     st.vars.pop(name, None)
@@ -884,6 +905,7 @@ class _Evaluator:
             return True
         if isinstance(head, str) and head in self.functions:
             var, op, value = self.functions[head]
+            self.inspect(self.state.vars.get(var, ""))
             return _test_expr([self.state.vars.get(var, ""), op, value])
         self.detect_launch(fields, cmd)
         return None if head not in ("echo", "printf", "set", "mkdir", "cd", "shift") else True
@@ -913,6 +935,7 @@ class _Evaluator:
         i = 0
         while i < len(words) and words[i] in ("exec", "nohup", "env"):
             i += 1
+        self.inspect(*words[:i + 3])
         launcher: int | None = None
         if i + 2 < len(words) + 1 and len(words) > i + 2 and words[i + 1] == "-m" and words[i + 2] in self.modules:
             launcher = i + 3
@@ -930,17 +953,25 @@ class _Evaluator:
         self.found.append(_Found(fields[i:], env, cmd.line))
 
 
+def _distinct(symbol: str | None, *values: Any) -> None:
+    """Two values found different: with a symbolic stand-in in either, concrete values might not be."""
+    if symbol is not None and any(isinstance(v, str) and symbol in v for v in values):
+        raise _Tainted
+
+
 def _launch_key(found: list[_Found]) -> list[tuple[str, ...]]:
     return [tuple(repr(v) for v, _ in f.words) for f in found]
 
 
-def _merge(a: _State, b: _State, line: int, reason: str) -> _State:
+def _merge(a: _State, b: _State, line: int, reason: str, symbol: str | None = None) -> _State:
     out = a.copy()
     for name in set(a.vars) | set(b.vars):
         if a.vars.get(name) != b.vars.get(name):
+            _distinct(symbol, a.vars.get(name), b.vars.get(name))
             out.vars[name] = Unresolved(line, reason)
     for name in set(a.arrays) | set(b.arrays):
         if a.arrays.get(name) != b.arrays.get(name):
+            _distinct(symbol, repr(a.arrays.get(name)), repr(b.arrays.get(name)))
             out.arrays[name] = [(Unresolved(line, reason), line)]
             out.vars.pop(name, None)
     for name in set(a.exported) | set(b.exported):
@@ -1062,10 +1093,55 @@ def evaluate_script(text: str, env: Mapping[str, str], modules: Iterable[str] = 
     Returns the server command (the last one the script runs). Raises `ScriptUnresolved` (with the
     line) when the script cannot be parsed, runs no server command, or the command depends on a
     branch or value a static reading cannot decide.
+
+    The points of one config differ mostly in their concurrency, which a script usually only passes
+    on (`--max-concurrency "$CONC"`). So the script is first evaluated once with a stand-in for
+    `$CONC` (`_SYMBOL`), cached per script text and remaining environment, and the point's value
+    is put in its place; if the stand-in ever decides anything (a test, arithmetic, a branch merge,
+    the command name), that evaluation is dropped and the script is evaluated with the real value.
     """
     if len(text) > MAX_SCRIPT_CHARS:
         raise ScriptUnresolved(f"script larger than {MAX_SCRIPT_CHARS} characters", None)
-    ev = _Evaluator(env, modules, functions)
+    value = env.get(SYMBOLIC_VAR)
+    if isinstance(value, str) and value.isdigit() and _SYMBOL[0] not in text:
+        symbolic = {**{k: str(v) for k, v in env.items()}, SYMBOLIC_VAR: _SYMBOL}
+        template = _symbolic(text, tuple(sorted(symbolic.items())), tuple(modules),
+                             tuple(sorted((functions or {}).items())))
+        if isinstance(template, ScriptUnresolved):
+            raise ScriptUnresolved(template.message, template.line)
+        if template is not None:
+            return _with_value(template, value)
+    return _evaluate(text, env, modules, functions)
+
+
+SYMBOLIC_VAR = "CONC"
+_SYMBOL = "\U000f8888CONC\U000f8889"  # private-use characters: in no script, no environment value
+
+
+@lru_cache(maxsize=512)
+def _symbolic(text: str, env: tuple[tuple[str, str], ...], modules: tuple[str, ...],
+              functions: tuple[tuple[str, tuple[str, str, str]], ...]) -> ScriptLaunch | ScriptUnresolved | None:
+    """The launch with `_SYMBOL` for `$CONC`, the refusal, or None when the stand-in decided something."""
+    try:
+        return _evaluate(text, dict(env), modules, dict(functions), symbol=_SYMBOL)
+    except ScriptUnresolved as exc:
+        return exc
+    except _Tainted:
+        return None
+
+
+def _with_value(launch: ScriptLaunch, value: str) -> ScriptLaunch:
+    def put(text: str) -> str:
+        return text.replace(_SYMBOL, value)
+
+    return ScriptLaunch(tuple(map(put, launch.launcher)), put(launch.module), tuple(map(put, launch.argv)),
+                        launch.argv_lines, {k: put(v) for k, v in launch.env.items()}, dict(launch.env_lines),
+                        launch.line, tuple((put(t), ln) for t, ln in launch.opaque), dict(launch.unresolved_env))
+
+
+def _evaluate(text: str, env: Mapping[str, str], modules: Iterable[str],
+              functions: Mapping[str, tuple[str, str, str]] | None, symbol: str | None = None) -> ScriptLaunch:
+    ev = _Evaluator(env, modules, functions, symbol)
     ev.run(parse_script(text))
     if not ev.found:
         raise ScriptUnresolved("the script runs no recognised server command", None)
