@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -62,14 +63,22 @@ class _Budget:
     def read(self, path: Path, root: Path) -> bytes:
         rel = str(path.relative_to(root))
         refuse_symlinks(root, path)
-        size = path.stat().st_size
+        self._count(rel, path.stat().st_size)
+        return path.read_bytes()
+
+    def read_entry(self, entry: os.DirEntry[str], rel: str) -> bytes:
+        """A regular file met while scanning a folder (its folders are known not to be links)."""
+        self._count(rel, entry.stat(follow_symlinks=False).st_size)
+        with open(entry.path, "rb") as handle:
+            return handle.read()
+
+    def _count(self, rel: str, size: int) -> None:
         if size > MAX_FILE_BYTES:
             raise BundleError(rel, None, f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit")
         self.bytes += size
         self.files += 1
         if self.bytes > MAX_BUNDLE_BYTES or self.files > MAX_BUNDLE_FILES:
             raise BundleError(rel, None, "bundle exceeds the size or file-count limit")
-        return path.read_bytes()
 
 
 @cache
@@ -195,27 +204,40 @@ class BundleReader:
             raise BundleError(rel, ".".join(str(p) for p in exc.loc), exc.msg) from None
 
     def _tree(self, side: str, sha: str) -> Tree:
-        base = self.root / "tree" / side
-        files: dict[str, bytes] = {}
-        refuse_symlinks(self.root, base)
-        if base.is_dir():
-            for path in sorted(base.rglob("*")):
-                if path.is_symlink():
-                    raise BundleError(str(path.relative_to(self.root)), None, "symbolic links are not allowed")
-                if path.is_file():
-                    files[path.relative_to(base).as_posix()] = self.budget.read(path, self.root)
-        return Tree(sha=sha, files=files)
+        return Tree(sha=sha, files=self._folder(f"tree/{side}"))
 
     def _folder(self, rel: str) -> dict[str, bytes]:
+        """Every regular file below a folder of the bundle, by path relative to it, in path order.
+
+        One directory scan per folder (a whole repository tree has thousands of files): every entry
+        is seen once, a symbolic link anywhere below refuses the bundle, and each file counts against
+        the budget before it is read, in the same order as a sorted walk of the folder."""
         base = self.root / rel
         out: dict[str, bytes] = {}
         refuse_symlinks(self.root, base)
-        if base.is_dir():
-            for path in sorted(base.rglob("*")):
-                if path.is_symlink():
-                    raise BundleError(str(path.relative_to(self.root)), None, "symbolic links are not allowed")
-                if path.is_file():
-                    out[path.relative_to(base).as_posix()] = self.budget.read(path, self.root)
+        if not base.is_dir():
+            return out
+        entries: list[tuple[list[str], os.DirEntry[str]]] = []
+        pending = [(base, [])]
+        while pending:
+            folder, parts = pending.pop()
+            try:
+                listing = os.scandir(folder)
+            except PermissionError:
+                continue  # as Path.rglob does: an unreadable folder lists nothing
+            with listing:
+                for entry in listing:
+                    here = [*parts, entry.name]
+                    entries.append((here, entry))
+                    if entry.is_dir(follow_symlinks=False):
+                        pending.append((Path(entry.path), here))
+        entries.sort(key=lambda item: item[0])  # the order of sorted(Path.rglob("*")): by path parts
+        for parts, entry in entries:
+            name = "/".join(parts)
+            if entry.is_symlink():
+                raise BundleError(f"{rel}/{name}", None, "symbolic links are not allowed")
+            if entry.is_file(follow_symlinks=False):
+                out[name] = self.budget.read_entry(entry, f"{rel}/{name}")
         return out
 
     def _runs(self) -> dict[int, Run]:

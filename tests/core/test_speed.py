@@ -96,3 +96,16 @@ def test_a_launcher_script_is_parsed_once_for_every_point() -> None:
     second = evaluate_script(script, {"TP": "4", "CONC": "16"})
     assert parse_script.cache_info().misses == 1
     assert first.argv[-1] == "8" and second.argv[-1] == "16"
+
+
+def test_the_tree_reader_keeps_the_order_of_a_sorted_walk(tmp_path: Path) -> None:
+    """One scan per folder, files in the order sorted(Path.rglob) gives (by path parts: `a/b` before `a-b`)."""
+    bundle = minibundle.build(tmp_path / "b")
+    for name in ("a-b", "a/b", "a/c/d", "a.b", "A"):
+        target = bundle / "tree" / "head" / "zz" / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(name, encoding="utf-8")
+    files = [p for p in read_bundle(bundle).head.files if p.startswith("zz/")]
+    walked = [p.relative_to(bundle / "tree" / "head").as_posix()
+              for p in sorted((bundle / "tree" / "head").rglob("*")) if p.is_file()]
+    assert files == [p for p in walked if p.startswith("zz/")] == ["zz/A", "zz/a/b", "zz/a/c/d", "zz/a-b", "zz/a.b"]
