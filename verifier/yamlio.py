@@ -60,15 +60,14 @@ def text_or_none(data: bytes | None, path: str) -> str | None:
         return None
 
 
+# An alias token: `*` at the start or after a blank or flow indicator, followed by a name character
+# (\w: a letter or digit as str.isalnum() has it, or `_`; or `-`).
+_ALIAS_TOKEN = re.compile(r"(?:\A|(?<=[ \t\n\[{,:\-]))\*(?=[\w-])")
+
+
 def _count_aliases(text: str) -> int:
     # Cheap upper bound: every alias token starts with '*' followed by a name character.
-    count = 0
-    for i, ch in enumerate(text):
-        if ch == "*" and i + 1 < len(text) and (text[i + 1].isalnum() or text[i + 1] in "_-") and (
-            i == 0 or text[i - 1] in " \t\n[{,:-"
-        ):
-            count += 1
-    return count
+    return sum(1 for _ in _ALIAS_TOKEN.finditer(text)) if "*" in text else 0
 
 
 def _flow_depth(text: str) -> int:

@@ -610,12 +610,29 @@ class _Evaluator:
         self.found: list[_Found] = []
         self.depth = 0
         self.symbol = symbol  # a stand-in for a variable's value that may only be carried, never inspected
+        self.deferred: dict[str, str] = {}  # arithmetic on the stand-in: expression -> its own stand-in
 
     def inspect(self, *values: Any) -> None:
-        """Values about to decide something: none may hold the symbolic stand-in."""
-        symbol = self.symbol
-        if symbol is not None and any(isinstance(v, str) and symbol in v for v in values):
+        """Values about to decide something: none may hold a stand-in."""
+        if self.symbol is not None and any(isinstance(v, str) and _MARK in v for v in values):
             raise _Tainted
+
+    def compare(self, value: Val, constants: Iterable[str]) -> None:
+        """A value about to be compared with constants: a stand-in may only be in it when no value it
+        stands for (digits; an integer for arithmetic) could equal one of them."""
+        if self.symbol is None or not isinstance(value, str) or _MARK not in value:
+            return
+        pattern = re.compile("".join(
+            r"\d+" if part == self.symbol else r"-?\d+" if part.startswith(_MARK) else re.escape(part)
+            for part in _TOKENS.split(value)))
+        if any(pattern.fullmatch(c) for c in constants):
+            raise _Tainted
+
+    def defer(self, expression: str) -> str:
+        """The stand-in for an integer expression over the stand-in, computed when it is put back."""
+        if expression not in self.deferred:
+            self.deferred[expression] = f"{_MARK}A{len(self.deferred)}{_END}"
+        return self.deferred[expression]
 
     # --- expansion -----------------------------------------------------------------------
 
@@ -688,19 +705,31 @@ class _Evaluator:
     def arith(self, expr: str, line: int) -> Val:
         pieces: list[str] = []
         pos = 0
+        symbolic = False
         for m in _ARITH_NAME.finditer(expr):
             pieces.append(expr[pos:m.start()])
             name = m.group(1) or m.group(0)
             value = self.state.vars.get(name, "0")
-            self.inspect(value)
             if isinstance(value, Unresolved):
                 return value
-            if isinstance(value, Opaque) or not _ARITH_INT.fullmatch(value or "0"):
+            if isinstance(value, str) and self.symbol is not None and _MARK in value:
+                # the stand-in's digits keep the value an integer or not, whatever they are; a
+                # deferred result inside arithmetic again is not followed
+                if _MARK in value.replace(self.symbol, ""):
+                    raise _Tainted
+                symbolic = True
+                probe = value.replace(self.symbol, "1")
+            else:
+                probe = value
+            if isinstance(value, Opaque) or not _ARITH_INT.fullmatch(probe or "0"):
                 return Opaque("$((" + expr + "))", line)
             pieces.append(f"({(value or '0').strip()})")
             pos = m.end()
         pieces.append(expr[pos:])
-        result = _arith_value("".join(pieces).replace("/", "//").strip())
+        expression = "".join(pieces).replace("/", "//").strip()
+        if symbolic:
+            return self.defer(expression)
+        result = _arith_value(expression)
         return Opaque("$((" + expr + "))", line) if result is None else result
 
     def expand(self, word: Word, line: int | None = None) -> list[tuple[Val, int]]:
@@ -879,7 +908,7 @@ class _Evaluator:
             return True
         head = fields[0][0]
         names = [f for f, _ in fields]
-        self.inspect(head)
+        self.compare(head, (*_BUILTINS, *self.functions))
         if head in ("[", "test", "[["):
             inner = names[1:-1] if head != "test" else names[1:]
             self.inspect(*inner)
@@ -935,7 +964,11 @@ class _Evaluator:
         i = 0
         while i < len(words) and words[i] in ("exec", "nohup", "env"):
             i += 1
-        self.inspect(*words[:i + 3])
+        if self.symbol is not None:
+            for k, constants in ((i, (*SERVE_LAUNCHERS, "exec", "nohup", "env")), (i + 1, ("-m", "serve")),
+                                 (i + 2, tuple(self.modules))):
+                if k < len(words):
+                    self.compare(words[k], constants)
         launcher: int | None = None
         if i + 2 < len(words) + 1 and len(words) > i + 2 and words[i + 1] == "-m" and words[i + 2] in self.modules:
             launcher = i + 3
@@ -954,8 +987,8 @@ class _Evaluator:
 
 
 def _distinct(symbol: str | None, *values: Any) -> None:
-    """Two values found different: with a symbolic stand-in in either, concrete values might not be."""
-    if symbol is not None and any(isinstance(v, str) and symbol in v for v in values):
+    """Two values found different: with a stand-in in either, the values it stands for might not be."""
+    if symbol is not None and any(isinstance(v, str) and _MARK in v for v in values):
         raise _Tainted
 
 
@@ -1109,30 +1142,50 @@ def evaluate_script(text: str, env: Mapping[str, str], modules: Iterable[str] = 
                              tuple(sorted((functions or {}).items())))
         if isinstance(template, ScriptUnresolved):
             raise ScriptUnresolved(template.message, template.line)
-        if template is not None:
-            return _with_value(template, value)
+        launch = _with_value(*template, value) if template is not None else None
+        if launch is not None:
+            return launch
     return _evaluate(text, env, modules, functions)
 
 
 SYMBOLIC_VAR = "CONC"
-_SYMBOL = "\U000f8888CONC\U000f8889"  # private-use characters: in no script, no environment value
+_MARK, _END = "\U000f8888", "\U000f8889"  # private-use characters: in no script, no environment value
+_SYMBOL = f"{_MARK}CONC{_END}"
+_TOKENS = re.compile(f"({_MARK}[^{_END}]*{_END})")  # the stand-in, and deferred arithmetic results
+_BUILTINS = ("[", "test", "[[", "true", ":", "false", "!", "exit", "set", "shift", "unset", "echo", "printf",
+             "mkdir", "cd")
 
 
 @lru_cache(maxsize=512)
 def _symbolic(text: str, env: tuple[tuple[str, str], ...], modules: tuple[str, ...],
-              functions: tuple[tuple[str, tuple[str, str, str]], ...]) -> ScriptLaunch | ScriptUnresolved | None:
-    """The launch with `_SYMBOL` for `$CONC`, the refusal, or None when the stand-in decided something."""
+              functions: tuple[tuple[str, tuple[str, str, str]], ...]
+              ) -> tuple[ScriptLaunch, tuple[tuple[str, str], ...]] | ScriptUnresolved | None:
+    """The launch with `_SYMBOL` for `$CONC` and its deferred arithmetic (expression, stand-in), the
+    refusal, or None when a stand-in decided something."""
+    deferred: dict[str, str] = {}
     try:
-        return _evaluate(text, dict(env), modules, dict(functions), symbol=_SYMBOL)
+        launch = _evaluate(text, dict(env), modules, dict(functions), symbol=_SYMBOL, deferred=deferred)
     except ScriptUnresolved as exc:
         return exc
     except _Tainted:
         return None
+    return launch, tuple(deferred.items())
 
 
-def _with_value(launch: ScriptLaunch, value: str) -> ScriptLaunch:
+def _with_value(launch: ScriptLaunch, deferred: tuple[tuple[str, str], ...], value: str) -> ScriptLaunch | None:
+    """The launch for one value of `$CONC` (None when a deferred result is no integer for it)."""
+    results = {}
+    for expression, token in deferred:
+        result = _arith_value(expression.replace(_SYMBOL, value))
+        if result is None:
+            return None
+        results[token] = result
+
     def put(text: str) -> str:
-        return text.replace(_SYMBOL, value)
+        text = text.replace(_SYMBOL, value)
+        for token, result in results.items():
+            text = text.replace(token, result)
+        return text
 
     return ScriptLaunch(tuple(map(put, launch.launcher)), put(launch.module), tuple(map(put, launch.argv)),
                         launch.argv_lines, {k: put(v) for k, v in launch.env.items()}, dict(launch.env_lines),
@@ -1140,8 +1193,11 @@ def _with_value(launch: ScriptLaunch, value: str) -> ScriptLaunch:
 
 
 def _evaluate(text: str, env: Mapping[str, str], modules: Iterable[str],
-              functions: Mapping[str, tuple[str, str, str]] | None, symbol: str | None = None) -> ScriptLaunch:
+              functions: Mapping[str, tuple[str, str, str]] | None, symbol: str | None = None,
+              deferred: dict[str, str] | None = None) -> ScriptLaunch:
     ev = _Evaluator(env, modules, functions, symbol)
+    if deferred is not None:
+        ev.deferred = deferred
     ev.run(parse_script(text))
     if not ev.found:
         raise ScriptUnresolved("the script runs no recognised server command", None)
