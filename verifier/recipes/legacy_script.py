@@ -1097,7 +1097,7 @@ def _test_expr(args: list[Val]) -> bool | None:
     return None
 
 
-@lru_cache(maxsize=128)
+@lru_cache(maxsize=512)
 def parse_script(text: str) -> list[AndOr]:
     """The parsed command list of a script, read once per distinct text (the evaluator never changes
     it: one script serves every point of a config, with a different environment each time)."""
