@@ -310,8 +310,16 @@ def tokenize(text: str) -> list[Tok]:
                     continue
                 if ch == "\n":
                     line += 1
-                buf.append(ch)
-                i += 1
+                    buf.append(ch)
+                    i += 1
+                    continue
+                run = _QUOTED_RUN.match(text, i)  # the characters up to the next one that means something
+                if run is None:
+                    buf.append(ch)
+                    i += 1
+                    continue
+                buf.append(run.group(0))
+                i = run.end()
             if i >= n:
                 raise ScriptUnresolved("unterminated double quote", wline)
             if buf or len(parts) == before:
@@ -335,11 +343,17 @@ def tokenize(text: str) -> list[Tok]:
             line += text.count("\n", i, j)
             i = j + 1
             continue
-        parts.append(("lit", c, False))
-        i += 1
+        run = _PLAIN_RUN.match(text, i)  # a run of ordinary characters (a `#` inside a word is one)
+        end = run.end() if run is not None else i + 1
+        parts.append(("lit", text[i:end], False))
+        i = end
     flush()
     toks.append(Tok("nl", line))
     return toks
+
+
+_PLAIN_RUN = re.compile(r"[^ \t\r\n\\'\"$`;&|()<>]+")
+_QUOTED_RUN = re.compile(r"[^\"\\$`\n]+")
 
 
 # ---------------------------------------------------------------------------------- parser
