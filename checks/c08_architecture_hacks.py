@@ -53,6 +53,7 @@ NAME = "Architecture hacks"
 MAX_LISTED = 6
 
 
+@lru_cache(maxsize=4096)
 def _norm(name: str) -> str:
     return name.lstrip("-").replace("_", "-").lower()
 
@@ -111,7 +112,7 @@ def _launch_findings(launch: Launch, policy: Mapping[str, Any]) -> list[tuple[st
             out.append(("architecture-override", where[0], where[1], {"flag": flag, "value": value}))
     prohibited = policy["prohibited_values"]
     for path, key, value in _walk(launch.recipe):
-        candidates = [(key, value), *list(_json_values(value))]
+        candidates = [(key, value), *_json_values(value)] if isinstance(value, str) else [(key, value)]
         for k, v in candidates:
             if not isinstance(k, str):
                 continue
