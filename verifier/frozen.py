@@ -106,11 +106,6 @@ class Frozen:
                 raise ModelError((unknown[0],), "Extra inputs are not permitted")
         object.__setattr__(self, "__dict__", values)
 
-    @classmethod
-    def model_fields(cls) -> tuple[str, ...]:
-        """The field names, in declaration order."""
-        return tuple(cls._specs())
-
     def __setattr__(self, name: str, value: Any) -> None:
         raise ModelError((name,), "Instance is frozen")
 
