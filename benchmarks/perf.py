@@ -1,25 +1,33 @@
 """Side-by-side speed figures: the parse floor, the cold process, the warm judge, per check and per layer.
 
-Run:  python benchmarks/perf.py [--tree-bundle DIR] [--repeats N] [BUNDLE ...]
+Run:  python benchmarks/perf.py [--repo-dir CLONE [--tree-pr N ...]] [--repeats N] [--instructions] [BUNDLE ...]
 
-For each bundle it prints, in one interleaved run (so a loaded machine slows every column alike):
-  floor-full   a fresh Python process that reads and C-parses (PyYAML CSafeLoader) both master configs in full
-  floor-need   the same, but for exactly the YAML files a verdict reads (bundle metadata, run records, master
-               configs, recipes) -- the in-process floor is the same work without the interpreter start
-  cold         a fresh `verify-pr --bundle DIR --format json` process
-  warm         read + judge + render in a warm process, split into layers (read, policies, checks, render)
-  per check    the warm time of every check
-  peak RSS     of the cold process
-and the ratios the speed issue states (cold / floor-full, warm / in-process floor-need).
+For each bundle (default: the seed case and the full-size bundle; with --repo-dir also a whole-tree
+bundle of each --tree-pr, built by benchmarks/tree_bundle.py) it prints, in one interleaved run (so a
+loaded machine slows every column alike), wall and CPU seconds of:
+  floor-full   a fresh Python process that reads and C-parses (PyYAML CSafeLoader) every master config
+               of both trees in full
+  cold         a fresh `verify-pr --bundle DIR --format json` process (and its peak RSS)
+  floor-need   in this process: reading exactly the files a verdict reads (recorded from a verdict) and
+               C-parsing the YAML and JSON among them
+  warm         read + policies + checks + render in a warm process, by layer, and every check's time
+and the ratios the speed issue states (cold / floor-full, warm / floor-need). --instructions adds the
+instruction counts (valgrind) of the cold process and of floor-full: unlike seconds, they do not
+depend on what else the machine runs.
 
-Then it grows a synthetic PR from the full-size bundle that touches 1, 4, 16 and 64 master entries, to show how
-the cost grows with the size of the PR. Figures are printed, never asserted.
+Then it grows a synthetic PR from the full-size bundle (or --growth-bundle) that touches 1, 4, 16 and
+64 more master entries, to show how the cost grows with the size of the PR. Figures are printed,
+never asserted. The project's bytecode is compiled first (as an installed wheel has it), so that
+no cold process pays for compiling the verifier's sources.
 """
 
 from __future__ import annotations
 
 import argparse
-import resource
+import compileall
+import contextlib
+import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -33,34 +41,37 @@ PROJECT = Path(__file__).resolve().parents[1]
 SHARED = PROJECT.parent / "shared"
 PYTHON = sys.executable
 YAML_SUFFIXES = (".yaml", ".yml")
-
+DEFAULT_TREE_PRS = (1990, 2096)  # a typical merged PR (2 configs) and a large one (97 configs)
 
 CPU_SECONDS: list[float] = []  # CPU (user + system) of the last child, for a figure a loaded machine bends less
 
 
 def _seconds(args: list[str]) -> tuple[float, int]:
     """Wall time and peak RSS (KiB) of one child process; its CPU time goes to CPU_SECONDS."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(args, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    child = subprocess.Popen(args, cwd=PROJECT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(child.pid, 0)  # this child's own figures (not the largest child so far)
     elapsed = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    CPU_SECONDS.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return elapsed, max(after.ru_maxrss, before.ru_maxrss)
+    child.returncode = 0  # reaped above
+    CPU_SECONDS.append(usage.ru_utime + usage.ru_stime)
+    return elapsed, usage.ru_maxrss
+
+
+def instructions(args: list[str]) -> float | None:
+    """Millions of instructions a child process executes (valgrind), or None without valgrind."""
+    if shutil.which("valgrind") is None:
+        return None
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *args], cwd=PROJECT,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1]) / 1e6
+    return None
 
 
 def master_configs(bundle: Path) -> list[Path]:
-    """Every `*-master.yaml` of both trees."""
+    """Every `*-master.yaml` of both trees (the deprecated ones under configs/deprecated/ too)."""
     return sorted(p for p in (bundle / "tree").rglob("*-master.yaml") if p.is_file())
-
-
-def needed_yaml(bundle: Path) -> list[Path]:
-    """The YAML files a verdict reads: bundle metadata, run records, master configs and the recipes under configs/."""
-    files = [p for p in bundle.glob("*.yaml") if p.name != "expected.yaml"]
-    files += sorted((bundle / "runs").glob("*/*.yaml"))
-    for tree in (bundle / "tree" / "base", bundle / "tree" / "head"):
-        files += sorted(p for p in tree.rglob("configs/**/*") if p.suffix in YAML_SUFFIXES and p.is_file())
-    return files
 
 
 FLOOR_CODE = (
@@ -70,108 +81,153 @@ FLOOR_CODE = (
 )
 
 
-def floor_process(files: list[Path]) -> float:
+def floor_process(files: list[Path]) -> list[str]:
     """A fresh interpreter that C-parses the files."""
-    return _seconds([PYTHON, "-c", FLOOR_CODE, *map(str, files)])[0]
+    return [PYTHON, "-c", FLOOR_CODE, *map(str, files)]
 
 
-def floor_in_process(files: list[Path], repeats: int) -> float:
-    """Reading and C-parsing the files in this (warm) process."""
+def cold_process(bundle: Path) -> list[str]:
+    """A whole `verify-pr --bundle` process."""
+    return [PYTHON, "-m", "verifier.cli", "--bundle", str(bundle), "--format", "json"]
+
+
+def files_read(bundle: Path) -> list[Path]:
+    """Every file of the bundle one verdict reads: its metadata and run records, and the tree files
+    the checks open (recorded by wrapping the trees' read), in the order first read."""
+    from checks import ALL_CHECKS
+    from verifier.bundle import read_bundle
+    from verifier.model import Tree
+    from verifier.policy import load_policies
+    from verifier.runner import run_checks
+
+    seen: dict[Path, None] = {}
+    b = read_bundle(bundle)
+    original = Tree.read
+
+    def read(self: Tree, path: str) -> bytes | None:
+        side = "base" if self is b.base else "head"
+        if self.has(path):
+            seen[bundle / "tree" / side / path] = None
+        return original(self, path)
+
+    Tree.read = read  # type: ignore[method-assign]
+    try:
+        run_checks(b, load_policies(), ALL_CHECKS)
+    finally:
+        Tree.read = original  # type: ignore[method-assign]
+    meta = [p for p in sorted(bundle.glob("*.yaml")) if p.name != "expected.yaml"]
+    runs = sorted(p for p in (bundle / "runs").rglob("*") if p.is_file()) if (bundle / "runs").is_dir()\
+        else []
+    return [*meta, *runs, *seen]
+
+
+def floor_in_process(files: list[Path], repeats: int) -> tuple[float, float]:
+    """Wall and CPU seconds of reading the files and C-parsing the YAML and JSON among them."""
     import yaml
 
     def once() -> None:
         for p in files:
-            yaml.load(p.read_bytes(), Loader=yaml.CSafeLoader)  # noqa: S506 - CSafeLoader is the safe loader
+            data = p.read_bytes()
+            if p.suffix in YAML_SUFFIXES:
+                with contextlib.suppress(yaml.YAMLError):
+                    yaml.load(data, Loader=yaml.CSafeLoader)  # noqa: S506 - CSafeLoader is the safe loader
+            elif p.suffix == ".json":
+                with contextlib.suppress(ValueError):
+                    json.loads(data)
 
     once()
     return _median(once, repeats)
 
 
-def _median(fn: Callable[[], object], repeats: int) -> float:
-    samples = []
+def _median(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
+    walls, cpus = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         fn()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus)
 
 
-def warm_layers(bundle: Path, repeats: int) -> tuple[dict[str, float], dict[int, float]]:
-    """Median warm seconds per layer, and per check (from the runner's own row timings)."""
+def warm_layers(bundle: Path, repeats: int) -> tuple[dict[str, float], dict[str, float], dict[int, float]]:
+    """Median warm wall seconds per layer, CPU seconds per layer, and wall seconds per check."""
     from checks import ALL_CHECKS
     from verifier.bundle import read_bundle
     from verifier.policy import load_policies
     from verifier.render.json import render_json
     from verifier.runner import run_checks
 
-    layers: dict[str, list[float]] = {"read": [], "policies": [], "checks": [], "render": []}
+    names = ("read", "policies", "checks", "render")
+    walls: dict[str, list[float]] = {k: [] for k in names}
+    cpus: dict[str, list[float]] = {k: [] for k in names}
     per_check: dict[int, list[float]] = {}
     for i in range(repeats + 1):
-        t0 = time.perf_counter()
+        marks = [(time.perf_counter(), time.process_time())]
         b = read_bundle(bundle)
-        t1 = time.perf_counter()
+        marks.append((time.perf_counter(), time.process_time()))
         policies = load_policies()
-        t2 = time.perf_counter()
+        marks.append((time.perf_counter(), time.process_time()))
         report = run_checks(b, policies, ALL_CHECKS)
-        t3 = time.perf_counter()
+        marks.append((time.perf_counter(), time.process_time()))
         render_json(report)
-        t4 = time.perf_counter()
+        marks.append((time.perf_counter(), time.process_time()))
         if i == 0:  # warm-up: imports, template compilation, policy files
             continue
-        for name, value in zip(layers, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
-            layers[name].append(value)
+        for n, name in enumerate(names):
+            walls[name].append(marks[n + 1][0] - marks[n][0])
+            cpus[name].append(marks[n + 1][1] - marks[n][1])
         for row in report.rows:
             per_check.setdefault(row.id, []).append(row.seconds)
-    return (
-        {k: statistics.median(v) for k, v in layers.items()},
-        {k: statistics.median(v) for k, v in sorted(per_check.items())},
-    )
+    return ({k: statistics.median(v) for k, v in walls.items()}, {k: statistics.median(v) for k, v in cpus.items()},
+            {k: statistics.median(v) for k, v in sorted(per_check.items())})
 
 
-def cold_process(bundle: Path) -> tuple[float, int]:
-    """A whole `verify-pr --bundle` process: wall seconds and peak RSS in KiB."""
-    return _seconds([PYTHON, "-m", "verifier.cli", "--bundle", str(bundle), "--format", "json"])
-
-
-def report(bundle: Path, repeats: int) -> None:
+def report(bundle: Path, repeats: int, count_instructions: bool) -> None:
     """Print every figure for one bundle, the process measurements interleaved."""
-    masters, needed = master_configs(bundle), needed_yaml(bundle)
-    fulls, needs, colds, rss = [], [], [], 0
-    full_cpu, cold_cpu = [], []
+    masters = master_configs(bundle)
+    fulls, colds, full_cpu, cold_cpu, rss = [], [], [], [], 0
     for _ in range(repeats):
-        fulls.append(floor_process(masters))
+        fulls.append(_seconds(floor_process(masters))[0])
         full_cpu.append(CPU_SECONDS[-1])
-        needs.append(floor_process(needed))
-        seconds, peak = cold_process(bundle)
+        seconds, peak = _seconds(cold_process(bundle))
         cold_cpu.append(CPU_SECONDS[-1])
         colds.append(seconds)
         rss = max(rss, peak)
-    full, need, cold = (statistics.median(x) for x in (fulls, needs, colds))
+    full, cold = statistics.median(fulls), statistics.median(colds)
     fcpu, ccpu = statistics.median(full_cpu), statistics.median(cold_cpu)
-    floor_warm = floor_in_process(needed, repeats)
-    layers, per_check = warm_layers(bundle, repeats)
-    warm = sum(layers.values())
+    needed = files_read(bundle)
+    floor_wall, floor_cpu = floor_in_process(needed, repeats)
+    walls, cpus, per_check = warm_layers(bundle, repeats)
+    warm, warm_cpu = sum(walls.values()), sum(cpus.values())
     size = sum(p.stat().st_size for p in masters) / 1024
-    print(f"{bundle.name}  ({len(masters)} master configs, {size:.0f} KiB; {len(needed)} YAML files needed)")
-    print(f"  floor-full process : {full:6.3f} s   (C-parse both master configs in a fresh interpreter)")
-    print(f"  floor-need process : {need:6.3f} s   (C-parse every YAML file a verdict needs)")
-    print(f"  cold verify-pr     : {cold:6.3f} s   = {cold / full:4.1f}x floor-full; peak RSS {rss / 1024:.0f} MiB")
-    print(f"  cold, CPU seconds  : {ccpu:6.3f} s   = {ccpu / fcpu:4.1f}x floor-full's {fcpu:.3f} s")
-    print(f"  floor-need in-proc : {floor_warm:6.3f} s")
-    print(f"  warm verdict       : {warm:6.3f} s   = {warm / floor_warm:4.1f}x in-process floor")
-    print("    layers           : " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in layers.items()))
+    tree = sum(1 for _ in (bundle / "tree").rglob("*")) if (bundle / "tree").is_dir() else 0
+    print(f"{bundle.name}  ({tree} tree entries; {len(masters)} master configs, {size:.0f} KiB; a verdict reads "
+          f"{len(needed)} files, {sum(p.stat().st_size for p in needed) / 1024:.0f} KiB)")
+    print(f"  floor-full process : {full:6.3f} s wall, {fcpu:6.3f} s CPU   (C-parse every master config, fresh "
+          "interpreter)")
+    print(f"  cold verify-pr     : {cold:6.3f} s wall, {ccpu:6.3f} s CPU   = {cold / full:4.2f}x wall, "
+          f"{ccpu / fcpu:4.2f}x CPU of floor-full; peak RSS {rss / 1024:.0f} MiB")
+    if count_instructions:
+        ci, fi = instructions(cold_process(bundle)), instructions(floor_process(masters))
+        if ci is not None and fi is not None:
+            print(f"  instructions       : cold {ci:6.0f} M, floor-full {fi:6.0f} M = {ci / fi:4.2f}x")
+    print(f"  floor-need in-proc : {floor_wall:6.3f} s wall, {floor_cpu:6.3f} s CPU   (read the files a verdict "
+          "reads, C-parse its YAML/JSON)")
+    print(f"  warm verdict       : {warm:6.3f} s wall, {warm_cpu:6.3f} s CPU   = {warm / floor_wall:4.2f}x wall, "
+          f"{warm_cpu / max(floor_cpu, 1e-9):4.2f}x CPU of floor-need")
+    print("    layers (CPU)     : " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in cpus.items()))
     slow = sorted(per_check.items(), key=lambda kv: -kv[1])
-    print("    checks           : " + ", ".join(f"{k}:{v * 1000:.0f}" for k, v in slow) + " (ms)")
+    print("    checks (wall ms) : " + ", ".join(f"{k}:{v * 1000:.0f}" for k, v in slow))
 
 
 def synthetic_pr(source: Path, entries: int, out: Path) -> Path:
-    """A copy of the full-size bundle whose head master config also changes `entries` other entries.
+    """A copy of a bundle whose head nvidia master config also changes `entries` other entries.
 
     Each change raises the first `conc-end` or `conc-list` value of an entry by one: a real
     search-space change, so the entry is affected and judged like a submission.
     """
     shutil.copytree(source, out)
-    master = next(p for p in (out / "tree" / "head").rglob("nvidia-master.yaml"))
+    master = next(p for p in (out / "tree" / "head").rglob("nvidia-master.yaml") if "deprecated" not in p.parts)
     lines = master.read_text(encoding="utf-8").splitlines(keepends=True)
     changed, in_entry_changed = 0, False
     for i, line in enumerate(lines):
@@ -196,30 +252,65 @@ def synthetic_pr(source: Path, entries: int, out: Path) -> Path:
 
 def growth(source: Path, sizes: Iterable[int], repeats: int) -> None:
     """Warm verdict and cold process as the PR touches more master entries."""
+    from verifier.bundle import read_bundle
+    from verifier.configs import affected_keys
+    from verifier.context import CheckContext
+    from verifier.policy import load_policies
+
     print(f"growth with the PR's size (synthetic, from {source.name}):")
     with tempfile.TemporaryDirectory() as tmp:
         for n in sizes:
             bundle = synthetic_pr(source, n, Path(tmp) / f"touch{n}")
-            layers, _ = warm_layers(bundle, repeats)
-            cold = statistics.median(cold_process(bundle)[0] for _ in range(repeats))
-            print(f"  {n:3d} extra entries: warm {sum(layers.values()):6.3f} s, cold {cold:6.3f} s")
+            keys = len(affected_keys(CheckContext(read_bundle(bundle), load_policies())).keys)
+            walls, cpus, _ = warm_layers(bundle, repeats)
+            cold = [_seconds(cold_process(bundle))[0] for _ in range(repeats)]
+            cold_cpu = statistics.median(CPU_SECONDS[-repeats:])
+            print(f"  {n:3d} extra entries ({keys:3d} affected keys): warm {sum(walls.values()):6.3f} s wall "
+                  f"{sum(cpus.values()):6.3f} s CPU, cold {statistics.median(cold):6.3f} s wall {cold_cpu:6.3f} s CPU")
+
+
+def tree_bundles(repo: Path, prs: Iterable[int], where: Path) -> list[Path]:
+    """Whole-tree bundles of merged PRs (built once into `where`, reused when present)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from tree_bundle import build
+
+    out = []
+    for pr in prs:
+        target = where / f"tree-pr{pr}"
+        if not (target / "bundle.yaml").is_file():
+            build(repo, pr, target)
+        out.append(target)
+    return out
 
 
 def main(argv: list[str]) -> int:
     """Print the figures."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("bundles", nargs="*", type=Path)
-    parser.add_argument("--tree-bundle", type=Path, action="append", default=[],
-                        help="a whole-tree bundle of a real merged PR (benchmarks/tree_bundle.py builds one)")
+    parser.add_argument("--repo-dir", type=Path, help="an InferenceX clone: also judge whole-tree bundles of merged PRs")
+    parser.add_argument("--tree-pr", type=int, action="append", help=f"merged PR numbers (default {DEFAULT_TREE_PRS})")
+    parser.add_argument("--tree-dir", type=Path, default=Path(tempfile.gettempdir()) / "infx-perf-trees",
+                        help="where whole-tree bundles are built and kept")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--instructions", action="store_true", help="also count instructions (valgrind)")
     parser.add_argument("--no-growth", action="store_true")
+    parser.add_argument("--growth-bundle", type=Path, help="the bundle the synthetic PRs grow from")
     args = parser.parse_args(argv)
+    compileall.compile_dir(PROJECT / "verifier", quiet=1)
+    compileall.compile_dir(PROJECT / "checks", quiet=1)
     fullsize = SHARED / "perf" / "pr4524-fullsize"
     bundles = args.bundles or [b for b in (SHARED / "cases" / "pr4524", fullsize) if b.is_dir()]
-    for bundle in [*bundles, *args.tree_bundle]:
-        report(bundle, args.repeats)
-    if not args.no_growth and fullsize.is_dir():
-        growth(fullsize, (1, 4, 16, 64), max(1, args.repeats // 2))
+    if args.repo_dir is not None:
+        bundles += tree_bundles(args.repo_dir, args.tree_pr or DEFAULT_TREE_PRS, args.tree_dir)
+    load = os.getloadavg()
+    print(f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}; {os.cpu_count()} CPUs; medians of {args.repeats}")
+    for bundle in bundles:
+        report(bundle, args.repeats, args.instructions)
+    source = args.growth_bundle or fullsize
+    if not args.no_growth and source.is_dir():
+        growth(source, (1, 4, 16, 64), max(1, args.repeats // 2))
+    load = os.getloadavg()
+    print(f"load average at the end {load[0]:.1f} {load[1]:.1f} {load[2]:.1f}")
     return 0
 
 

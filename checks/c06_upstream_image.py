@@ -34,7 +34,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.configs import ConfigEntry, affected_keys, master_entries, submitted_entries
+from verifier.configs import ConfigEntry, affected_keys, candidate_entries, master_entries, submitted_entries
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.in_force import part_skipped
@@ -155,8 +155,9 @@ def _open_source_entry(ctx: CheckContext, entry: ConfigEntry, policy: Mapping[st
     sides = ("base",) if policy["engine_first_requires_base"] else ("base", "head")
     family = _model_family(ctx, entry.model_prefix or "", policy)
     found: list[tuple[str, ConfigEntry]] = []
+    needles = [entry.model_prefix] if entry.model_prefix else None  # entries of other models are not parsed
     for side in sides:
-        for other in master_entries(ctx, side).values():
+        for other in candidate_entries(ctx, side, needles):
             try:
                 fw = other.framework
                 same = other.model_prefix in family and _sku(other) == _sku(entry)

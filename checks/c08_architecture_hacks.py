@@ -32,6 +32,7 @@ import datetime as dt
 import json
 import re
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 from verifier.context import CheckContext
@@ -53,8 +54,7 @@ from verifier.results import (
     not_applicable,
     passed,
 )
-from verifier.scope import affected_files
-from verifier.yamlio import text_or_none
+from verifier.scope import affected_files, scan_texts
 
 ID = 8
 NAME = "Architecture hacks"
@@ -65,6 +65,7 @@ RULE_METRICS = "c08.metrics-publication"
 MAX_LISTED = 6
 
 
+@lru_cache(maxsize=4096)
 def _norm(name: str) -> str:
     return name.lstrip("-").replace("_", "-").lower()
 
@@ -113,7 +114,7 @@ def _launch_findings(launch: Launch, policy: Mapping[str, Any], rules: frozenset
                         {"flag": setting.name, "value": setting.text}))
     prohibited = policy["prohibited_values"] if RULE_METRICS in rules else {}
     for path, key, value in _walk(launch.recipe):
-        candidates = [(key, value), *list(_json_values(value))]
+        candidates = [(key, value), *_json_values(value)] if isinstance(value, str) else [(key, value)]
         for k, v in candidates:
             if not isinstance(k, str):
                 continue
@@ -132,37 +133,52 @@ def _launch_findings(launch: Launch, policy: Mapping[str, Any], rules: frozenset
     return out
 
 
-def _text_findings(path: str, text: str, policy: Mapping[str, Any], rules: frozenset[str]
-                   ) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+@lru_cache(maxsize=8)
+def _text_patterns(override_args: tuple[str, ...], edit_patterns: tuple[str, ...],
+                   prohibited: tuple[tuple[str, str], ...]
+                   ) -> tuple[re.Pattern[str], tuple[re.Pattern[str], ...], tuple[tuple[str, str, re.Pattern[str]], ...]]:
+    """The policy's text patterns, compiled once per policy content."""
+    names = "|".join(re.escape(n) for n in sorted({*override_args, *(n.replace("-", "_") for n in override_args)},
+                                                  key=len, reverse=True))
+    flag_rx = re.compile(r"(?:--|^|\s|[\"'])(" + names + r")[\"']?\s*(?:=|:|\s)\s*(.+?)\s*$")
+    edits = tuple(re.compile(p, re.IGNORECASE) for p in edit_patterns)
+    settings = tuple((key, word, re.compile(r"[\"']?" + re.escape(key) + r"[\"']?\s*[:=]\s*[\"']?" + re.escape(word)
+                                            + r"\b", re.IGNORECASE)) for key, word in prohibited)
+    return flag_rx, edits, settings
+
+
+def _text_findings(path: str, text: str, policy: Mapping[str, Any], rules: frozenset[str],
+                   offset: int = 0) -> list[tuple[str, str, int | None, dict[str, Any]]]:
+    """Findings of one piece of a scanned file; `offset` is the number of file lines before it."""
     out: list[tuple[str, str, int | None, dict[str, Any]]] = []
     arch = RULE_ARCH in rules
-    names = "|".join(re.escape(n) for n in sorted({*policy["override_args"], *(n.replace("-", "_") for n in
-                                                   policy["override_args"])}, key=len, reverse=True))
-    flag_rx = re.compile(r"(?:--|^|\s|[\"'])(" + names + r")[\"']?\s*(?:=|:|\s)\s*(.+?)\s*$")
-    prohibited = policy["prohibited_values"] if RULE_METRICS in rules else {}
+    prohibited = tuple((key, json.dumps(bad) if not isinstance(bad, str) else bad)
+                       for key, bad in policy["prohibited_values"].items()) if RULE_METRICS in rules else ()
+    flag_rx, edits, settings = _text_patterns(tuple(policy["override_args"]), tuple(policy["config_edit_patterns"]),
+                                              prohibited)
     lines = text.split("\n")
     for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        for pattern in policy["config_edit_patterns"] if arch else ():
-            if re.search(pattern, stripped, re.IGNORECASE):
+        for pattern in edits if arch else ():
+            if pattern.search(stripped):
                 keys = _metadata_only_edit(lines, number, policy)
                 if keys:
-                    out.append(("config-edit-metadata-only", path, number, {"text": stripped[:200], "keys": keys}))
+                    out.append(("config-edit-metadata-only", path, number + offset,
+                                {"text": stripped[:200], "keys": keys}))
                 else:
-                    out.append(("model-config-edit", path, number, {"text": stripped[:200]}))
+                    out.append(("model-config-edit", path, number + offset, {"text": stripped[:200]}))
                 break
         match = flag_rx.search(stripped) if arch else None
         if match:
             value = match.group(2).split(" --", 1)[0].strip().strip("'\"")
             if not _neutral(value, policy):
-                out.append(("architecture-override", path, number, {"flag": match.group(1), "value": value[:200]}))
-        for key, bad in prohibited.items():
-            word = json.dumps(bad) if not isinstance(bad, str) else bad
-            if re.search(r"[\"']?" + re.escape(key) + r"[\"']?\s*[:=]\s*[\"']?" + re.escape(str(word)) + r"\b",
-                         stripped, re.IGNORECASE):
-                out.append(("prohibited-setting", path, number, {"setting": key, "value": str(word)}))
+                out.append(("architecture-override", path, number + offset,
+                            {"flag": match.group(1), "value": value[:200]}))
+        for key, word, rx in settings:
+            if rx.search(stripped):
+                out.append(("prohibited-setting", path, number + offset, {"setting": key, "value": word}))
     return out
 
 
@@ -274,10 +290,8 @@ def check(ctx: CheckContext) -> CheckResult:
             since = dt.date.fromisoformat(policy["integer_allreduce"]["since"])
             allreduce_seen["new" if date >= since else "old"].add(launch.point.model_prefix or "")
     for path in files:
-        text = text_or_none(ctx.bundle.head.read(path), path)
-        if text is None:
-            continue
-        for item in _text_findings(path, text, policy, rules):
+        for item in (i for text, offset in scan_texts(ctx, path)
+                     for i in _text_findings(path, text, policy, rules, offset)):
             if not any(s[1] == item[1] and s[2] == item[2] and s[0] == item[0] for s in hits):
                 add(item, None)
     # unresolved launches are Check 18's; the static scan above covered the files they run

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from verifier.configs import points
@@ -135,11 +136,19 @@ def _function_body(text: str, name: str) -> str | None:
 
 
 def _markers(text: str, patterns: Any, code_only: bool) -> str | None:
+    """The first marker a text holds (read once per text and pattern list: every point of a config
+    runs the same client script)."""
+    return _markers_in(text, tuple(patterns), code_only)
+
+
+@lru_cache(maxsize=512)
+def _markers_in(text: str, patterns: tuple[str, ...], code_only: bool) -> str | None:
+    compiled = [re.compile(p, re.IGNORECASE) for p in patterns]
     for line in _logical_lines(text):
         if code_only and line.lstrip().startswith("#"):
             continue
-        for pattern in patterns:
-            match = re.search(pattern, line, re.IGNORECASE)
+        for pattern in compiled:
+            match = pattern.search(line)
             if match:
                 return match.group(0)
     return None
@@ -217,7 +226,7 @@ def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: 
     chat = _markers(text, policy["chat_markers"], code_only=False)
     client = short_path(script)
     if not chat:
-        found = _library_chat(ctx, script, text, policy)
+        found = ctx.memo(f"c09.library_chat.{script}", lambda: _library_chat(ctx, script, text, policy))
         if found is not None:
             client, chat = f"{short_path(script)} ({found[0]})", found[1]
     if not chat:

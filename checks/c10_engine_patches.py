@@ -32,17 +32,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from verifier import patches as P
 from verifier.configs import affected_keys
-from verifier.configs.yaml11 import parse_yaml11
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.launch import launches
 from verifier.launch_scope import reported_by_check18
 from verifier.layout import short_path
+from verifier.recipes.files import recipe_doc
 from verifier.results import (
     CheckResult,
     CommentEvidence,
@@ -54,7 +54,7 @@ from verifier.results import (
     passed,
     unverifiable,
 )
-from verifier.scope import affected_files, setup_script_path
+from verifier.scope import affected_files, scan_texts, scanned_entries, setup_script_path
 from verifier.yamlio import text_or_none
 
 ID = 10
@@ -123,18 +123,26 @@ def _subject(hit: P.PatchHit) -> str:
     return hit.basename
 
 
-def _scan(ctx: CheckContext, path: str, side: str, policy: Mapping[str, Any]) -> list[P.PatchHit]:
-    text = _read(ctx, side, path)
-    if text is None:
-        return []
-    hits = P.scan_text(path, text, policy, side)
-    if path.endswith((".yaml", ".yml")):
+def _scan(ctx: CheckContext, path: str, policy: Mapping[str, Any]) -> list[P.PatchHit]:
+    """Patch signatures in what the head side runs of one file (a master config: its submitted entries)."""
+    pieces = scan_texts(ctx, path)
+    hits: list[P.PatchHit] = []
+    for text, offset in pieces:
+        found = P.scan_text(path, text, policy, "head")
+        hits += [replace(h, line=h.line + offset) if offset and h.line else h for h in found]
+    if pieces and path.endswith((".yaml", ".yml")):
         try:
-            doc = parse_yaml11(text, path)
+            entries = scanned_entries(ctx, path)
+            if entries is not None:  # a master config's submitted entries, parsed once for every check
+                docs = [({e.key: e.data}, e.doc_lines()) for e in entries]
+            else:
+                doc = recipe_doc(ctx, "head", path)
+                docs = [(doc.data, doc.lines)] if doc is not None else []
         except InputError:
             return hits
         seen = {h.line for h in hits}
-        hits += [h for h in P.setup_script_hits(path, doc.data, doc.lines, policy, side) if h.line not in seen]
+        for data, lines in docs:
+            hits += [h for h in P.setup_script_hits(path, data, lines, policy, "head") if h.line not in seen]
     return hits
 
 
@@ -173,15 +181,18 @@ def check(ctx: CheckContext) -> CheckResult:
     missing = [p for p in scope.required if not ctx.bundle.head.has(p)]
     # a recipe absent from the bundle leaves its launch unresolved, which Check 18 reports; the
     # files that are present are still scanned
+    recipes = set(scope.recipes)
+    missing_recipes = [p for p in missing if p in recipes]
+    # one alternation of the missing recipes' names: a message names one when it holds one of them
+    named = re.compile("|".join(re.escape(short_path(p).rsplit("/", 1)[-1]) for p in missing_recipes))
     unresolved = [e for e in launches(ctx, "head").fatal_errors
-                  if any(p in scope.recipes and (e.file == p or short_path(p).rsplit("/", 1)[-1] in e.message)
-                         for p in missing)]
+                  if e.file in missing_recipes or named.search(e.message)] if missing_recipes else []
     scoped = reported_by_check18(unresolved)
     missing = [p for p in missing if not (p in scope.recipes and scoped)]
     targets = sorted({p for p in scope.files if P.is_scanned(p, policy) and ctx.bundle.head.has(p)})
     hits: list[P.PatchHit] = []
     for path in targets:
-        hits += _scan(ctx, path, "head", policy)
+        hits += _scan(ctx, path, policy)
     # a fetched setup script is used by the fetched recipe that names it: the launches' files
     launch_files = {f for launch in launches(ctx, "head").launches for f in launch.files}
     hits += _upstream_hits(ctx, set(targets) | launch_files)

@@ -60,9 +60,8 @@ from verifier.results import (
 )
 from verifier.rules import addition_finding
 from verifier.runlogs import PointLog, point_logs
-from verifier.scope import affected_files
+from verifier.scope import affected_files, scan_texts
 from verifier.signoff_records import golden_source_statement
-from verifier.yamlio import text_or_none
 
 ID = 11
 NAME = "Golden AL"
@@ -159,10 +158,8 @@ def _hardcoded(ctx: CheckContext, policy: Mapping[str, Any], files: list[str]) -
     rx = _knob_rx(policy)
     out = []
     for path in files:
-        text = text_or_none(ctx.bundle.head.read(path), path)
-        if text is None:
-            continue
-        for number, line in enumerate(text.split("\n"), 1):
+        pieces = scan_texts(ctx, path)
+        for number, line in ((n, ln) for text, offset in pieces for n, ln in enumerate(text.split("\n"), 1 + offset)):
             if line.lstrip().startswith("#"):
                 continue
             for match in rx.finditer(line):

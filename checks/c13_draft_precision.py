@@ -42,7 +42,7 @@ Policy: prohibited_settings (draft_precision: prohibited_env, off_values, draft_
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from verifier.configs import affected_keys, master_entries, points
@@ -81,10 +81,10 @@ from verifier.results import (
 )
 from verifier.rules import rule_document
 from verifier.runlogs import PointLog, point_logs
-from verifier.scope import affected_files
+from verifier.scope import affected_files, scan_texts
 from verifier.sglang import SGLangArgError, UnknownSGLangVersion, effective_kv_dtypes
 from verifier.signoff_records import draft_precision_record, precision_record_item
-from verifier.yamlio import decode_text, text_or_none
+from verifier.yamlio import decode_text
 
 ID = 13
 NAME = "Draft precision"
@@ -449,10 +449,9 @@ def _scan_texts(ctx: CheckContext, state: _State) -> None:
     for path in scope.files:
         if not is_scanned(path, patches_policy):
             continue
-        text = text_or_none(ctx.bundle.head.read(path), path)
-        if text is None:
-            continue
-        for issue in env_text_issues(path, text, policy):
+        issues = [replace(i, line=i.line + offset) if offset and i.line else i
+                  for text, offset in scan_texts(ctx, path) for i in env_text_issues(path, text, policy)]
+        for issue in issues:
             known = any(g.issue.kind == "prohibited-env" and g.issue.name == issue.name and
                         any(p == issue.path for p, _ in g.places) for g in state.groups.values())
             if not known:

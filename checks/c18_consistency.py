@@ -29,7 +29,14 @@ from typing import Any
 
 from verifier.changelog import changelog_report, match_config_keys
 from verifier.ci import measured_run, run_evidence
-from verifier.configs import Point, affected_keys, master_entries, points, submitted_entries
+from verifier.configs import (
+    Point,
+    affected_keys,
+    candidate_entries,
+    master_entries,
+    points,
+    submitted_entries,
+)
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.launch import EXACTLY_ONE, Launch, LaunchSet, launches
@@ -217,10 +224,16 @@ def _fmt(value: float) -> str:
 # 3. images and 4. changelog
 
 
+def _base_images(ctx: CheckContext, wanted: set[str]) -> set[str]:
+    """The base images (normalized) among the base entries that may use one of `wanted`; the other
+    entries are never parsed (every spelling of an image holds each `/`-separated part of it)."""
+    needles = [max(image.split("/"), key=len) for image in wanted]
+    return {str(e.image).replace("#", "/", 1) for e in candidate_entries(ctx, "base", needles) if e.image}
+
+
 def _images(ctx: CheckContext, keys: list[str], texts: str) -> tuple[list[Finding], list[Finding]]:
     head = master_entries(ctx, "head")
-    base = master_entries(ctx, "base")
-    base_images = {str(e.image).replace("#", "/", 1) for e in base.values() if e.image}
+    base_images = _base_images(ctx, {str(head[k].image).replace("#", "/", 1) for k in keys if head[k].image})
     problems: list[Finding] = []
     new: list[str] = []
     for key in keys:

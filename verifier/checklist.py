@@ -157,11 +157,16 @@ def _unfenced(lines: list[str], start: int, end: int) -> tuple[str, int] | None:
     return "\n".join(lines[start:end]), start + 1
 
 
-def similarity(a: list[str], b: list[str]) -> float:
-    """How alike two items are: the better of word-sequence similarity and word containment."""
+def similarity(a: list[str], b: list[str], matcher: SequenceMatcher[str] | None = None) -> float:
+    """How alike two items are: the better of word-sequence similarity and word containment.
+
+    `matcher`, when given, already holds `b` as its second sequence (its index of `b` is reused)."""
     if not a or not b:
         return 0.0
-    seq = SequenceMatcher(None, a, b, autojunk=False).ratio()
+    if matcher is None:
+        matcher = SequenceMatcher(None, a, b, autojunk=False)
+    else:
+        matcher.set_seq1(a)
     sa, sb = set(a), set(b)
     common = len(sa & sb)
     containment = common / len(sa)
@@ -169,7 +174,12 @@ def similarity(a: list[str], b: list[str]) -> float:
     # keeps enough words to be distinctive.
     smaller = min(len(sa), len(sb))
     abbreviated = (common / smaller) * min(1.0, smaller / 10)
-    return max(seq, containment * 0.95, abbreviated * 0.9)
+    other = max(containment * 0.95, abbreviated * 0.9)
+    # ratio() <= quick_ratio() <= real_quick_ratio() (same denominator): when a bound cannot beat
+    # the containment scores, the sequence similarity is not needed to know the maximum.
+    if matcher.real_quick_ratio() <= other or matcher.quick_ratio() <= other:
+        return other
+    return max(matcher.ratio(), other)
 
 
 @dataclass(frozen=True)
@@ -190,7 +200,13 @@ def match_items(template: list[Item], signed: list[Item], threshold: float,
     is the other's best remaining candidate and they reach that lower bar: a reworded item whose
     only possible counterpart is left over, never an item another template item already took.
     """
-    scores = {(ti, si): similarity(t.words, s.words) for ti, t in enumerate(template) for si, s in enumerate(signed)}
+    template_words = [t.words for t in template]
+    scores: dict[tuple[int, int], float] = {}
+    for si, s in enumerate(signed):
+        words = s.words
+        matcher: SequenceMatcher[str] = SequenceMatcher(None, None, words, autojunk=False)
+        for ti, tw in enumerate(template_words):
+            scores[(ti, si)] = similarity(tw, words, matcher)
     pairs = sorted(((score, ti, si) for (ti, si), score in scores.items()), key=lambda x: (-x[0], x[1], x[2]))
     taken_t: dict[int, tuple[int, float]] = {}
     taken_s: set[int] = set()

@@ -22,7 +22,7 @@ from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.model import Run
 from verifier.rules import rule_document
-from verifier.yamlio import decode_text, line_of, load_json, load_yaml, plain
+from verifier.yamlio import decode_text, load_json, load_yaml_lines, plain
 
 _DOCKER_HUB = ("docker.io/", "index.docker.io/", "registry-1.docker.io/")
 
@@ -109,7 +109,8 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _table(node: Any, path: str) -> dict[str, tuple[float, int | None]]:
+def _table(node: Any, path: str, lines: dict[tuple[Any, ...], int],
+           prefix: tuple[Any, ...]) -> dict[str, tuple[float, int | None]]:
     out: dict[str, tuple[float, int | None]] = {}
     if not isinstance(node, dict):
         raise InputError(path, "a thresholds table is not a mapping of task to score")
@@ -117,7 +118,7 @@ def _table(node: Any, path: str) -> dict[str, tuple[float, int | None]]:
         number = _number(plain(value))
         if number is None:
             raise InputError(path, f"threshold of task {task!r} is not a number")
-        out[str(task)] = (number, line_of(node, task))
+        out[str(task)] = (number, lines.get((*prefix, task)))
     return out
 
 
@@ -125,19 +126,19 @@ def parse_thresholds(raw: bytes, path: str, side: str) -> ThresholdsFile:
     """Parse a thresholds file (JSON syntax or YAML; a legacy flat file counts as `default`)."""
     text = decode_text(raw, path)
     try:
-        doc = load_yaml(text, path)
+        doc, lines = load_yaml_lines(text, path)
     except InputError:
-        doc = load_json(text, path)  # JSON that YAML refuses (tabs); lines are then unknown
+        doc, lines = load_json(text, path), {}  # JSON that YAML refuses (tabs); lines are then unknown
     if not isinstance(doc, dict):
         raise InputError(path, "top level is not a mapping")
     if "default" in doc or "models" in doc:
-        default = _table(doc.get("default") or {}, path)
+        default = _table(doc.get("default") or {}, path, lines, ("default",))
         models_node = doc.get("models") or {}
         if not isinstance(models_node, dict):
             raise InputError(path, "models is not a mapping of model prefix to tasks")
-        models = {str(k): _table(v, path) for k, v in models_node.items()}
+        models = {str(k): _table(v, path, lines, ("models", k)) for k, v in models_node.items()}
     else:
-        default, models = _table(doc, path), {}
+        default, models = _table(doc, path, lines, ()), {}
     return ThresholdsFile(side=side, path=path, default=default, models=models)
 
 

@@ -7,6 +7,7 @@ a check cannot change what another check sees.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 from collections.abc import Iterator
 from typing import Annotated, Literal
@@ -243,14 +244,29 @@ class Tree(Frozen):
         """The raw bytes of a file, or None if the tree does not hold it."""
         return self.files.get(path)
 
+    def _sorted_paths(self) -> list[str]:
+        """Every path, sorted; computed once per `files` mapping (a copy with other files recomputes)."""
+        cached = self.__dict__.get("_sorted")
+        if cached is None or cached[0] is not self.files:
+            cached = (self.files, sorted(self.files))
+            self.__dict__["_sorted"] = cached  # a derived index, not a field: the record stays frozen
+        return cached[1]
+
     def paths(self, prefix: str = "") -> Iterator[str]:
         """Paths below a prefix, sorted."""
-        return iter(sorted(p for p in self.files if p.startswith(prefix)))
+        ordered = self._sorted_paths()
+        start = bisect.bisect_left(ordered, prefix)
+        end = start
+        while end < len(ordered) and ordered[end].startswith(prefix):
+            end += 1
+        return iter(ordered[start:end])
 
     @property
     def layout(self) -> Layout:
         """'new' when the tree keeps InferenceX under inferencex-e2e/ (autumn 2026), else 'old'."""
-        return "new" if any(p.startswith(NEW_LAYOUT_PREFIX) for p in self.files) else "old"
+        ordered = self._sorted_paths()
+        at = bisect.bisect_left(ordered, NEW_LAYOUT_PREFIX)
+        return "new" if at < len(ordered) and ordered[at].startswith(NEW_LAYOUT_PREFIX) else "old"
 
 
 class Bundle(Frozen):

@@ -15,6 +15,7 @@ from typing import Any
 
 from verifier import cache
 from verifier.errors import InputError, PolicyError
+from verifier.quickschema import accepts
 from verifier.resources import POLICY_DIR
 
 # Bump when the cached form of the policies changes.
@@ -43,9 +44,11 @@ def validate_policy(topic: str, data: Any, *, source: str, schema_dir: Path = PO
     schema_path = schema_dir / f"{topic}.schema.json"
     if not schema_path.is_file():
         raise PolicyError(f"{source}: no schema {schema_path.name} for policy topic '{topic}'")
-    import jsonschema  # only when validating: a cached policy set needs no schema library
-
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    if accepts(schema, schema, data):
+        return  # certainly valid; jsonschema (slow to import) words a refusal
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:

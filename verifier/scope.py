@@ -1,11 +1,15 @@
 """Which repository files a PR's benchmarks run: changed files plus everything affected configs read.
 
-Checks 8 and 10 scan files for settings and patch signatures. The scope is: every file the PR
+Checks 8, 10, 11 and 13 scan files for settings and patch signatures. The scope is: every file the PR
 adds or modifies, and for every affected config (verifier.configs.affected_keys) the recipes its
 rows name, the lane's shared recipe block, the scripts those run through `/infmax-workspace/...`,
 and setup scripts named by `setup_script` (FORMATS.md §4.1: files in
 `benchmarks/multi_node/srt-slurm-recipes/configs/`). `required` lists the files an affected
 config runs; a bundle that lacks one cannot be judged (BUNDLE.md: the bundle holds them).
+
+`scan_texts(ctx, path)` is what those checks read of a scoped file: its whole head text, except for
+a master config, of which only the submitted entries' text is scanned (the entries the PR affects,
+not the hundred others the file holds), each with its line offset in the file.
 """
 
 from __future__ import annotations
@@ -14,8 +18,14 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from verifier.configs import launch_policy, master_entries, points, submitted_entries
-from verifier.configs.yaml11 import parse_yaml11
+from verifier.configs import (
+    ConfigEntry,
+    launch_policy,
+    master_configs,
+    master_entries,
+    points,
+    submitted_entries,
+)
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.layout import repo_relative
@@ -43,12 +53,16 @@ def _text(ctx: CheckContext, path: str) -> str | None:
     return text_or_none(ctx.bundle.head.read(path), path)
 
 
-def _setup_scripts(path: str, text: str, layout: str) -> dict[str, tuple[str, int | None]]:
+def _setup_scripts(ctx: CheckContext, path: str, layout: str) -> dict[str, tuple[str, int | None]]:
     """setup_script values of a recipe: script repo path -> (recipe path, line)."""
+    from verifier.recipes.files import recipe_doc
+
     out: dict[str, tuple[str, int | None]] = {}
     try:
-        doc = parse_yaml11(text, path)
+        doc = recipe_doc(ctx, "head", path)
     except InputError:
+        return out
+    if doc is None:
         return out
     for p, line in doc.lines.items():
         if p and p[-1] in SETUP_KEYS:
@@ -106,7 +120,7 @@ def compute_scope(ctx: CheckContext) -> Scope:
             if posixpath.splitext(target)[1] in (".sh", ".py", ".bash", ".jinja", ".yaml", ".yml", ".json"):
                 required[target] = None
         if path.endswith((".yaml", ".yml")):
-            for script, origin in _setup_scripts(path, text, layout).items():
+            for script, origin in _setup_scripts(ctx, path, layout).items():
                 setups[script] = origin
     for path in required:
         files[path] = None
@@ -119,3 +133,34 @@ def compute_scope(ctx: CheckContext) -> Scope:
 def affected_files(ctx: CheckContext) -> Scope:
     """The PR's scan scope, memoized per verdict."""
     return ctx.memo("scope.affected_files", lambda: compute_scope(ctx))
+
+
+def scanned_entries(ctx: CheckContext, path: str) -> list[ConfigEntry] | None:
+    """The submitted entries of a head master config that checks scan, or None when `path` is not a
+    master config split into entries (then the whole file is scanned). Raises InputError when the
+    head master configs are unreadable."""
+    if path not in master_configs(ctx, "head").files.values():
+        return None
+    entries = [e for e in submitted_entries(ctx).values() if e.file == path]
+    return None if any(not e.text for e in entries) else entries
+
+
+def scan_texts(ctx: CheckContext, path: str) -> list[tuple[str, int]]:
+    """The head text of one scoped file as (text, lines before it in the file) pieces; [] when the
+    head lacks the file or it is not text. A master config gives the text of each submitted entry
+    it holds (`scanned_entries`); any other file, or a master config the splitter could not cut
+    into entries, is one piece. Memoized per verdict."""
+    return ctx.memo(f"scope.scan_texts.{path}", lambda: _scan_texts(ctx, path))
+
+
+def _scan_texts(ctx: CheckContext, path: str) -> list[tuple[str, int]]:
+    text = _text(ctx, path)
+    if text is None:
+        return []
+    try:
+        entries = scanned_entries(ctx, path)
+    except InputError:
+        entries = None
+    if entries is None:
+        return [(text, 0)]
+    return [(e.text, e.line - 1) for e in entries]

@@ -207,21 +207,28 @@ class ServerLog:
 # --------------------------------------------------------------------------- server_args
 
 
+_SPECIAL = re.compile(r"[\"'()\[\]{},\\]")
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+
 def _split_top_level(text: str, limit: int = MAX_SERVER_ARGS_FIELDS) -> list[str] | None:
-    """Split at commas outside brackets and string literals; None when quotes/brackets are unbalanced."""
+    """Split at commas outside brackets and string literals; None when quotes/brackets are unbalanced.
+
+    Only quote, bracket, comma and backslash characters change the state, so the scan jumps from one
+    to the next; a backslash inside a string literal escapes the character after it."""
     parts: list[str] = []
-    depth = 0
     quote: str | None = None
-    escaped = False
+    escaped_at = -1
     start = 0
-    closers = {")": "(", "]": "[", "}": "{"}
     stack: list[str] = []
-    for i, ch in enumerate(text):
+    for match in _SPECIAL.finditer(text):
+        i = match.start()
+        ch = text[i]
         if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
+            if i == escaped_at:
+                continue
+            if ch == "\\":
+                escaped_at = i + 1
             elif ch == quote:
                 quote = None
             continue
@@ -229,13 +236,11 @@ def _split_top_level(text: str, limit: int = MAX_SERVER_ARGS_FIELDS) -> list[str
             quote = ch
         elif ch in "([{":
             stack.append(ch)
-            depth += 1
         elif ch in ")]}":
-            if not stack or stack[-1] != closers[ch]:
+            if not stack or stack[-1] != _CLOSERS[ch]:
                 return None
             stack.pop()
-            depth -= 1
-        elif ch == "," and depth == 0:
+        elif ch == "," and not stack:
             parts.append(text[start:i])
             start = i + 1
             if len(parts) > limit:
@@ -246,7 +251,23 @@ def _split_top_level(text: str, limit: int = MAX_SERVER_ARGS_FIELDS) -> list[str
     return [p for p in (p.strip() for p in parts) if p]
 
 
+_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
+_FLOAT = re.compile(r"-?[0-9]+\.[0-9]+")
+_PLAIN_STRING = re.compile(r"'[^'\\\n\r]*'|\"[^\"\\\n\r]*\"")
+_CONSTANTS = {"True": True, "False": False, "None": None}
+
+
 def _literal(text: str) -> tuple[bool, Any]:
+    """A Python literal's value (as `ast.literal_eval` reads it), or (False, text) when it is none.
+    The common scalars (`True`, `8`, `0.85`, `'fa3'`) are read directly."""
+    if text in _CONSTANTS:
+        return True, _CONSTANTS[text]
+    if _INT.fullmatch(text):
+        return True, int(text)
+    if _FLOAT.fullmatch(text):
+        return True, float(text)
+    if _PLAIN_STRING.fullmatch(text):
+        return True, text[1:-1]
     try:
         return True, ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

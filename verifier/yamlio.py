@@ -12,17 +12,17 @@ import itertools
 import json
 import math
 import re
+import sys
 from collections.abc import Iterator
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import yaml as _pyyaml
-from ruamel.yaml import YAML
-from ruamel.yaml import resolver as _ruamel_resolver
-from ruamel.yaml.comments import CommentedMap, CommentedSeq
-from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from verifier.errors import InputError
+
+if TYPE_CHECKING:
+    from ruamel.yaml import YAML
 
 MAX_TEXT_BYTES = 8 * 1024 * 1024
 # Expanded node count above which a document is treated as an alias bomb. A real master config
@@ -60,15 +60,14 @@ def text_or_none(data: bytes | None, path: str) -> str | None:
         return None
 
 
+# An alias token: `*` at the start or after a blank or flow indicator, followed by a name character
+# (\w: a letter or digit as str.isalnum() has it, or `_`; or `-`).
+_ALIAS_TOKEN = re.compile(r"(?:\A|(?<=[ \t\n\[{,:\-]))\*(?=[\w-])")
+
+
 def _count_aliases(text: str) -> int:
     # Cheap upper bound: every alias token starts with '*' followed by a name character.
-    count = 0
-    for i, ch in enumerate(text):
-        if ch == "*" and i + 1 < len(text) and (text[i + 1].isalnum() or text[i + 1] in "_-") and (
-            i == 0 or text[i - 1] in " \t\n[{,:-"
-        ):
-            count += 1
-    return count
+    return sum(1 for _ in _ALIAS_TOKEN.finditer(text)) if "*" in text else 0
 
 
 def _flow_depth(text: str) -> int:
@@ -108,24 +107,31 @@ def _expanded_size(node: Any, path: str) -> int:
     return size(node)
 
 
-class _NoRecursionConstructor(RoundTripConstructor):
-    """Refuses an alias to an anchor that is still being built.
+@cache
+def _no_recursion_constructor() -> type:
+    """ruamel's round-trip constructor, refusing an alias to an anchor that is still being built.
 
     ruamel's round-trip constructor silently turns such an alias into None when the anchor is not
     the document root (`a: &l [x, *l]` loads as `{'a': ['x', None]}`), which would change the data
     instead of refusing it. A root-level cycle is built as a real cycle and refused by
-    `_expanded_size`.
+    `_expanded_size`. (ruamel is imported on first use: a verdict reads YAML with libyaml.)
     """
+    from ruamel.yaml.constructor import ConstructorError, RoundTripConstructor
 
-    def construct_object(self, node: Any, deep: bool = False) -> Any:
-        if node not in self.constructed_objects and node in self.recursive_objects:
-            raise ConstructorError(None, None, "recursive YAML alias refused", node.start_mark)
-        return super().construct_object(node, deep=deep)
+    class _NoRecursionConstructor(RoundTripConstructor):  # type: ignore[misc]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            if node not in self.constructed_objects and node in self.recursive_objects:
+                raise ConstructorError(None, None, "recursive YAML alias refused", node.start_mark)
+            return super().construct_object(node, deep=deep)
+
+    return _NoRecursionConstructor
 
 
 def _yaml(pure: bool = False) -> YAML:
+    from ruamel.yaml import YAML
+
     yaml = YAML(typ="rt", pure=pure)
-    yaml.Constructor = _NoRecursionConstructor
+    yaml.Constructor = _no_recursion_constructor()
     yaml.allow_duplicate_keys = False
     return yaml
 
@@ -140,6 +146,8 @@ def load_yaml(text: str, path: str) -> Any:
         raise InputError(path, "too many YAML aliases (alias bomb refused)")
     if _flow_depth(text) > MAX_FLOW_DEPTH:
         raise InputError(path, f"YAML nests deeper than {MAX_FLOW_DEPTH} levels; refused")
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     try:
         data = _yaml().load(text)
     except MarkedYAMLError as exc:
@@ -224,6 +232,10 @@ def load_json(text: str, path: str) -> Any:
 
 def line_of(node: Any, key: Any = None) -> int | None:
     """1-based line of a mapping key (or of the node itself) in a round-trip document."""
+    if "ruamel.yaml.comments" not in sys.modules:
+        return None  # no round-trip document was loaded, so `node` is none
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
     try:
         if key is not None and isinstance(node, CommentedMap):
             return int(node.lc.key(key)[0]) + 1
@@ -269,21 +281,45 @@ def walk(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, .
 # Bundle metadata (pr.yaml, comments.yaml, checks.yaml, run records) and policies need plain data, not
 # line numbers; round-tripping them through ruamel's pure-Python parser was a third of a cold verdict.
 # `load_yaml_data` composes with libyaml and resolves plain scalars with ruamel's own YAML 1.2 implicit
-# rules (read from ruamel at import, so both loaders cannot drift apart): `yes`/`on` stay strings,
-# `017` is 17, `0o17` is 15, `12e4` is a float. tests/core/test_yamlio_fast.py proves it equal to
-# `plain(load_yaml(...))` on every bundle and policy file we ship and on a corpus of edge cases.
+# rules (IMPLICIT_12 below; tests/core/test_yamlio_fast.py checks it against ruamel's own table, so
+# both loaders cannot drift apart, without importing ruamel in every verdict): `yes`/`on` stay
+# strings, `017` is 17, `0o17` is 15, `12e4` is a float. The same test proves `load_yaml_data` equal
+# to `plain(load_yaml(...))` on every bundle and policy file we ship and on a corpus of edge cases.
 
 _TAG = "tag:yaml.org,2002:"
-_IMPLICIT_12 = ("bool", "float", "int", "null", "timestamp", "merge")
+_IMPLICIT_12_TAGS = ("bool", "float", "int", "null", "timestamp", "merge")
+# (tag, regular expression, first characters): ruamel.yaml's YAML 1.2 implicit resolvers, all
+# verbose (re.X) but the merge key's.
+IMPLICIT_12: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (_TAG + "bool", r"^(?:true|True|TRUE|false|False|FALSE)$", tuple("tTfF")),
+    (_TAG + "float", r"""^(?:
+         [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |[-+]?\.[0-9_]+(?:[eE][-+][0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""", tuple("-+0123456789.")),
+    (_TAG + "int", r"""^(?:[-+]?0b[0-1_]+
+        |[-+]?0o?[0-7_]+
+        |[-+]?[0-9_]+
+        |[-+]?0x[0-9a-fA-F_]+)$""", tuple("-+0123456789")),
+    (_TAG + "merge", r"^(?:<<)$", ("<",)),
+    (_TAG + "null", r"""^(?: ~
+        |null|Null|NULL
+        | )$""", ("~", "n", "N", "")),
+    (_TAG + "timestamp", r"""^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]
+        |[0-9][0-9][0-9][0-9] -[0-9][0-9]? -[0-9][0-9]?
+        (?:[Tt]|[ \t]+)[0-9][0-9]?
+        :[0-9][0-9] :[0-9][0-9] (?:\.[0-9]*)?
+        (?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$""", tuple("0123456789")),
+)
 
 
 class _Resolver12(_pyyaml.resolver.BaseResolver):
     """YAML 1.2 implicit typing, as ruamel resolves it."""
 
 
-for _versions, _tag, _regexp, _first in _ruamel_resolver.implicit_resolvers:
-    if (1, 2) in _versions and _tag.removeprefix(_TAG) in _IMPLICIT_12:
-        _Resolver12.add_implicit_resolver(_tag, _regexp, _first)
+for _tag, _pattern, _first in IMPLICIT_12:
+    _Resolver12.add_implicit_resolver(_tag, re.compile(_pattern, 0 if _tag == _TAG + "merge" else re.X), list(_first))
 
 
 class _Constructor12(_pyyaml.constructor.SafeConstructor):
@@ -372,13 +408,44 @@ class _Loader12(_Parser, _Constructor12, _Resolver12):  # type: ignore[misc]
 
 def load_yaml_data(text: str, path: str) -> Any:
     """Parse YAML 1.2 into plain data (no line numbers), refusing what `load_yaml` refuses."""
+    return _load12(text, path, None)
+
+
+def load_yaml_lines(text: str, path: str) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """`load_yaml_data` plus the 1-based line of every mapping key and sequence item, by its path of
+    keys and indexes (what `line_of` gives for a round-trip document, without ruamel)."""
+    lines: dict[tuple[Any, ...], int] = {}
+    return _load12(text, path, lines), lines
+
+
+def _key_lines(loader: Any, node: Any, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> None:
+    if isinstance(node, _pyyaml.MappingNode):
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, _pyyaml.ScalarNode):
+                continue
+            key = loader.construct_object(key_node)
+            if key == "<<" and key_node.tag == _TAG + "merge":
+                continue
+            lines.setdefault((*path, key), key_node.start_mark.line + 1)
+            _key_lines(loader, value_node, (*path, key), lines)
+    elif isinstance(node, _pyyaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            lines.setdefault((*path, index), item.start_mark.line + 1)
+            _key_lines(loader, item, (*path, index), lines)
+
+
+def _load12(text: str, path: str, lines: dict[tuple[Any, ...], int] | None) -> Any:
     if _count_aliases(text) > MAX_ALIASES:
         raise InputError(path, "too many YAML aliases (alias bomb refused)")
     if _flow_depth(text) > MAX_FLOW_DEPTH:
         raise InputError(path, f"YAML nests deeper than {MAX_FLOW_DEPTH} levels; refused")
     loader = _Loader12(text)
     try:
-        data = loader.get_single_data()
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+        if node is not None and lines is not None:
+            _expanded_size(data, path)  # the walk below is as large as the data: refuse bombs first
+            _key_lines(loader, node, (), lines)
     except _pyyaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f" at line {mark.line + 1}" if mark is not None else ""

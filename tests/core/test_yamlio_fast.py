@@ -72,3 +72,31 @@ def test_merge_keys_follow_yaml() -> None:
 def test_unknown_tags_stay_opaque_and_are_never_executed() -> None:
     data = load_yaml_data('a: !!python/object/apply:os.system ["true"]\nb: !foo bar\n', "x")
     assert {type(v).__name__ for v in data.values()} == {"TaggedValue"}
+
+
+def test_the_yaml_1_2_rules_are_ruamels() -> None:
+    """IMPLICIT_12 (data, so that a verdict imports no ruamel) is ruamel's own YAML 1.2 table."""
+    from ruamel.yaml import resolver
+
+    from verifier.yamlio import _IMPLICIT_12_TAGS, _TAG, _Resolver12
+
+    ours: dict[str, tuple[str, int, set[str]]] = {}
+    for first, rules in _Resolver12.yaml_implicit_resolvers.items():
+        for tag, regexp in rules:
+            ours.setdefault(tag, (regexp.pattern, regexp.flags, set()))[2].add(first)
+    theirs = {tag: (regexp.pattern, regexp.flags, set(first)) for versions, tag, regexp, first
+              in resolver.implicit_resolvers if (1, 2) in versions and tag.removeprefix(_TAG) in _IMPLICIT_12_TAGS}
+    assert ours == theirs
+
+
+def test_key_lines_are_the_round_trip_lines() -> None:
+    from verifier.yamlio import line_of, load_yaml_lines
+
+    text = ("# thresholds\ndefault:\n  gsm8k: 0.9\n  gpqa: 0.3\nmodels:\n  dsr1:\n    gsm8k: 0.91\n"
+            "  qwen3.5:\n\n    gsm8k: 0.8  # note\nlist:\n  - a\n  -\n    b: 1\n")
+    data, lines = load_yaml_lines(text, "x")
+    assert data == load_yaml_data(text, "x")
+    doc = load_yaml(text, "x")
+    assert lines[("default", "gpqa")] == line_of(doc["default"], "gpqa") == 4
+    assert lines[("models", "qwen3.5", "gsm8k")] == line_of(doc["models"]["qwen3.5"], "gsm8k") == 10
+    assert lines[("list", 1, "b")] == 14

@@ -329,3 +329,11 @@ def test_legacy_script_stems_follow_the_runner_suffixes() -> None:
     assert legacy_script_stems(_Entry(), "trt", "mtp", conf) == ["dsr1_fp4_b200_trt_mtp"]  # type: ignore[arg-type]
     assert legacy_script_stems(_Entry(), "sglang", "none", conf) == ["dsr1_fp4_b200_sglang", "dsr1_fp4_b200"]  # type: ignore[arg-type]
     assert legacy_script_stems(_Entry(), "atom", "none", conf)[-1] == "dsr1_fp4_b200_atom"  # type: ignore[arg-type]
+
+
+def test_a_stray_closing_parenthesis_is_refused_not_looped_on() -> None:
+    """`$((a * (b + 1)))` leaves a `)` no command starts with: the parser refuses it (it used to loop
+    forever, growing without bound)."""
+    with pytest.raises(ScriptUnresolved) as err:
+        evaluate_script('if [ "$X" -gt 0 ]; then\n  Y=$((Y * (X + 1)))\nfi\npython3 -m sglang.launch_server\n', ENV)
+    assert err.value.message == "unexpected token"

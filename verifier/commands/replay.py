@@ -87,6 +87,13 @@ def _print_flips(records: list[dict[str, Any]]) -> None:
             print(f"    check {f['id']:2d} {f['from']} -> {f['to']}: {f['summary'][:220]}")
 
 
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(args: argparse.Namespace) -> int:
     """Select, replay, summarise. Exit 0 when every PR was judged, 1 when some could not be."""
     from verifier.gitrecord.git import GitRepo
@@ -103,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         from verifier.replay.proposals import load_proposed_policies
 
         load_proposed_policies(args.policies)  # refuse a bad folder before any worker starts
-    start, cpu = time.perf_counter(), time.process_time()
+    start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     with GitRepo(args.repo_dir) as repo:
         prs = merged_prs(repo, rev=args.rev, numbers=args.pr, since=args.since, until=args.until,
                          all_prs=args.all_prs)
@@ -131,8 +138,10 @@ def run(args: argparse.Namespace) -> int:
     errors = [r for r in records if r.get("error")]
     for r in errors:
         print(f"#{r['number']}: {r['error']}", file=sys.stderr)
-    print(f"{len(records)} PRs in {wall:.1f} s wall, {worker_cpu + time.process_time() - cpu:.1f} s CPU "
-          f"(workers {worker_cpu:.1f} s)", file=sys.stderr)
+    # this process (the judging itself with --jobs 1) plus its children (workers, git)
+    total_cpu = time.process_time() - cpu + _children_cpu() - children
+    print(f"{len(records)} PRs in {wall:.1f} s wall, {total_cpu:.1f} s CPU "
+          f"(judging {worker_cpu:.1f} s)", file=sys.stderr)
     if args.out is not None:
         print(json.dumps({"out": str(args.out), "records": len(records)}), file=sys.stderr)
     return 1 if errors else 0

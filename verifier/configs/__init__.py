@@ -2,7 +2,9 @@
 
 Public API:
 * `master_entries(ctx, side)` -> `dict[str, ConfigEntry]` (both vendors; lazily parsed entries with
-  `field_line(*path)`), `master_configs(ctx, side)` (entries + files + errors).
+  `field_line(*path)`), `master_configs(ctx, side)` (entries + files + errors),
+  `candidate_entries(ctx, side, needles)`: the entries whose text may hold a value (the others are
+  never parsed).
 * `runners(ctx, side)` -> `Runners` (`.cluster(runner)` -> `ClusterFacts`).
 * `points(ctx, side, key)` -> `[Point]`; `dram_budget_gb(...)`; `conc_values(row)`.
 * `affected_keys(ctx)` -> `AffectedConfigs` (`.keys`, `.added`, `.changed`, `.removed`, `.reasons`,
@@ -19,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 # Public names and the submodule that defines each. They are imported on first use (PEP 562), so
 # that `verifier.configs.yaml11` -- all the pre-commit hook needs -- does not pull in the domain
-# model (pydantic) through this package's __init__.
+# model through this package's __init__.
 _SUBMODULE = {
     **dict.fromkeys(["AffectedConfigs", "AffectedReason", "ChangelogKeys", "affected_keys", "submitted_entries"],
                     "affected"),
-    **dict.fromkeys(["ConfigEntry", "MasterConfigs", "MasterError", "SearchRow", "master_configs", "master_entries"],
-                    "master"),
+    **dict.fromkeys(["ConfigEntry", "MasterConfigs", "MasterError", "SearchRow", "candidate_entries", "master_configs",
+                     "master_entries", "spelled_out"], "master"),
     **dict.fromkeys(["Point", "RecipeRef", "conc_values", "dram_budget_gb", "launch_policy", "points", "seq_name"],
                     "points"),
     **dict.fromkeys(["ClusterFacts", "Runners", "runners"], "runners"),
@@ -43,8 +45,10 @@ if TYPE_CHECKING:
         MasterConfigs,
         MasterError,
         SearchRow,
+        candidate_entries,
         master_configs,
         master_entries,
+        spelled_out,
     )
     from verifier.configs.points import (
         Point,
@@ -97,6 +101,7 @@ __all__ = [
     "Runners",
     "SearchRow",
     "affected_keys",
+    "candidate_entries",
     "conc_values",
     "dram_budget_gb",
     "launch_policy",
@@ -105,5 +110,6 @@ __all__ = [
     "points",
     "runners",
     "seq_name",
+    "spelled_out",
     "submitted_entries",
 ]

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.configs.master import ConfigEntry, master_configs, master_entries
+from verifier.configs.master import ConfigEntry, candidate_entries, master_configs, master_entries
 from verifier.configs.points import AGENTIC, FIXED, launch_policy, parse_recipe_ref
 from verifier.context import CheckContext
 from verifier.errors import InputError
@@ -352,8 +352,23 @@ def _file_reasons(
     from verifier.recipes import recipe_doc
 
     legacy_conf = policy.get("legacy-script") or {}
+    # Only the entries that may be affected are parsed: those that can name a file running a changed
+    # script (a row names its recipe by a path ending in the file's name), and those whose model
+    # prefix and precision can start a changed script's name (`<model-prefix>_<precision>_<sku>...`:
+    # two consecutive `_`-separated runs of the name).
+    runners_of = {posixpath.basename(path) for path, raw in ctx.bundle.head.files.items()
+                  if b"/infmax-workspace/" in raw and any(
+                      repo_relative(m.group(1), layout) in scripts
+                      for m in _WORKSPACE_PATH.finditer(raw.decode("utf-8", "replace")))}
+    maybe = {e.key for e in candidate_entries(ctx, "head", runners_of)} if runners_of else set()
+    names = [(s[:i], s[i + 1:j]) for p in scripts if p.endswith(".sh")
+             for s in [posixpath.basename(p).removesuffix(".sh")]
+             for i in _underscores(s) for j in _underscores(s) if j > i]
+    maybe |= {e.key for e in candidate_entries(ctx, "head", names)} if names else set()
 
     for entry in head.values():
+        if entry.key not in maybe:
+            continue  # names no file that runs a changed script and matches no changed script's name
         try:
             refs = {path for path, _, _ in _entry_recipes(entry, layout)}
         except InputError:
@@ -374,6 +389,10 @@ def _file_reasons(
                 if path.endswith(".sh") and _legacy_script_of(ctx, entry, path, legacy_conf):
                     result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
+
+
+def _underscores(text: str) -> list[int]:
+    return [i for i, c in enumerate(text) if c == "_"]
 
 
 def _changelog(ctx: CheckContext, result: AffectedConfigs, head: dict[str, ConfigEntry]) -> None:

@@ -15,7 +15,7 @@ keys are unique across both master files and never contain `*`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -67,12 +67,28 @@ class SearchRow:
 class _Chunk:
     """The text of one top-level entry and, once needed, its parsed form (shared across sides)."""
 
-    __slots__ = ("doc", "error", "text")
+    __slots__ = ("_indirect", "doc", "error", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.doc: Doc | None = None
         self.error: InputError | None = None
+        self._indirect: bool | None = None
+
+    @property
+    def indirect(self) -> bool:
+        """True when a value of the entry may not be spelled out in its text: an alias (`*name`, which
+        may point into another entry), a merge key (`<<`) or a double-quoted escape (`\\`) outside a
+        comment line, or no text of its own (a file the splitter could not cut)."""
+        if self._indirect is None:
+            text = self.text
+            self._indirect = not text or (any(m in text for m in _INDIRECT_MARKS) and any(
+                any(m in line for m in _INDIRECT_MARKS) for line in text.split("\n")
+                if not line.lstrip().startswith("#")))
+        return self._indirect
+
+
+_INDIRECT_MARKS = ("*", "<<", "\\")
 
 
 @dataclass(eq=False)
@@ -111,6 +127,10 @@ class ConfigEntry:
         if not path:
             return self.line
         return self._parsed[1].get(tuple(path))
+
+    def doc_lines(self) -> dict[tuple[Any, ...], int]:
+        """The line of every path as a parse of the whole file gives it: `(key,)` and `(key, *path)`."""
+        return {(self.key,): self.line, **{(self.key, *p): ln for p, ln in self._parsed[1].items()}}
 
     def get(self, name: str, default: Any = None) -> Any:
         """A top-level field of the entry."""
@@ -343,3 +363,33 @@ def master_configs(ctx: CheckContext, side: str = "head") -> MasterConfigs:
 def master_entries(ctx: CheckContext, side: str = "head") -> dict[str, ConfigEntry]:
     """Config key -> ConfigEntry over both vendors' master configs of one side."""
     return master_configs(ctx, side).entries
+
+
+def spelled_out(value: str) -> bool:
+    """True when any field whose string form (`str(value)`) is `value` has `value` in its YAML text:
+    not empty, no whitespace (a scalar may be folded there), no quote or bracket (escapes and the
+    string form of a list differ from their text), not a number and not `True`/`False`/`None`
+    (those strings come from values written `0x10`, `yes` or `~`)."""
+    if not value or any(c.isspace() or c in "'\"[]{}" for c in value) or value in ("True", "False", "None"):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return True
+    return False
+
+
+def candidate_entries(ctx: CheckContext, side: str,
+                      needles: Iterable[str | tuple[str, ...]] | None) -> list[ConfigEntry]:
+    """The entries of one side that may hold what the caller looks for, in file order, without parsing
+    the others: each entry whose text contains a needle (a tuple: all of its strings), or whose values
+    may not be spelled out in its text (`_Chunk.indirect`). A needle string must be part of every
+    spelling of the value sought; `needles` None, or a string for which `spelled_out` is False,
+    selects every entry. Raises InputError when the master configs are unreadable."""
+    entries = list(master_entries(ctx, side).values())
+    if needles is None:
+        return entries
+    groups = list(dict.fromkeys((n,) if isinstance(n, str) else tuple(n) for n in needles))
+    if not all(spelled_out(n) for group in groups for n in group):
+        return entries
+    return [e for e in entries if e._chunk.indirect or any(all(n in e.text for n in g) for g in groups)]

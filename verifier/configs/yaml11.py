@@ -25,9 +25,28 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from verifier.errors import InputError
 
 try:  # libyaml is the fast path; the pure loader gives identical results
-    _Loader: type = yaml.CSafeLoader
+    _Base: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
+    _Base = yaml.SafeLoader
+
+_TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}  # (plain scalar, implicit) -> resolved tag
+
+
+class _Loader(_Base):  # type: ignore[misc,valid-type]
+    """The safe loader, resolving each distinct plain scalar's tag once per process.
+
+    A safe loader has no path resolvers, so a scalar's implicit tag depends only on its text and
+    `implicit` flags; a master config repeats the same few hundred scalars tens of thousands of times.
+    """
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not ScalarNode or len(_TAGS) > 100_000 or not isinstance(value, str) or len(value) > 200:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _TAGS.get(key)
+        if tag is None:
+            tag = _TAGS[key] = super().resolve(kind, value, implicit)
+        return tag
 
 MAX_NODES = 2_000_000
 # Key/value pairs handled while resolving `<<` merge keys (each cached merge source counts its

@@ -116,6 +116,11 @@ class RaisingParser(argparse.ArgumentParser):
     def print_help(self, file: Any = None) -> None:  # -h must not write to the verifier's stdout
         return None
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse builds a formatter for every add_argument (to check the metavar); help is never
+        # printed here, so a fixed width spares a terminal-size query per declared option.
+        return self.formatter_class(prog=self.prog, width=100)
+
 
 @dataclass(frozen=True)
 class OptionUse:

@@ -29,10 +29,12 @@ MAX_IMAGE_LEN = 512
 
 @cache
 def sglang_policy() -> Mapping[str, Any]:
-    """policies/sglang.yaml, validated against its schema (loaded once per process)."""
-    from verifier.policy import load_policy_file  # noqa: PLC0415 - jsonschema only when needed
+    """policies/sglang.yaml, validated against its schema (loaded once per process, from the
+    validated policy set the verdict uses, which the content-addressed cache keeps)."""
+    from verifier.policy import load_policies, load_policy_file  # noqa: PLC0415 - loaded only when needed
 
-    return load_policy_file(POLICY_FILE)
+    policies = load_policies(POLICY_FILE.parent)
+    return policies["sglang"] if "sglang" in policies else load_policy_file(POLICY_FILE)
 
 
 @dataclass(frozen=True)
