@@ -5,7 +5,7 @@ documents a verdict reads (bundle metadata, policies) are valid, so `accepts(roo
 answers the common question alone: True only when the value is certainly valid under draft 2020-12
 for the keywords it knows (type, enum, const, properties, required, additionalProperties,
 propertyNames, min/maxProperties, items, minItems, uniqueItems, minLength, maxLength, pattern,
-minimum, maximum, exclusiveMinimum, oneOf between branches a value's type tells apart, local `$ref`). Anything else -- an invalid value,
+minimum, maximum, exclusiveMinimum, oneOf between branches a value's type, enum or required properties tell apart, local `$ref`). Anything else -- an invalid value,
 a keyword it does not know, a value it is not sure about -- returns False, and the caller asks
 `jsonschema`, which also words the error. So a refusal, and its message, never depends on this
 module; only the time an acceptance takes does.
@@ -44,7 +44,8 @@ def _same(a: Any, b: Any) -> bool:
 
 def _refuses(root: dict[str, Any], schema: Any, value: Any, depth: int) -> bool:
     """True when `value` is certainly invalid against `schema` by its JSON type, or by an enum of
-    strings it is not among (a string, object or array equals no other kind of value)."""
+    strings it is not among (a string, object or array equals no other kind of value), or by a
+    required property an object lacks."""
     if not isinstance(schema, dict) or depth > MAX_DEPTH:
         return False
     ref = schema.get("$ref")
@@ -62,7 +63,10 @@ def _refuses(root: dict[str, Any], schema: Any, value: Any, depth: int) -> bool:
     options = schema.get("enum")
     if isinstance(options, list) and isinstance(value, str | dict | list) and all(isinstance(o, str) for o in options):
         return value not in options
-    return False
+    required = schema.get("required")
+    # an object without a property the schema requires (required applies to objects only)
+    return isinstance(value, dict) and isinstance(required, list) and any(
+        isinstance(name, str) and name not in value for name in required)
 
 
 def accepts(root: dict[str, Any], schema: Any, value: Any, depth: int = 0) -> bool:
@@ -116,7 +120,8 @@ def accepts(root: dict[str, Any], schema: Any, value: Any, depth: int = 0) -> bo
             if isinstance(value, dict) and not all(accepts(root, rule, name, depth + 1) for name in value):
                 return False
         elif key == "oneOf":
-            # one branch accepts and every other one certainly refuses (by JSON type or enum)
+            # one branch accepts and every other one certainly refuses (by JSON type, enum or a missing
+            # required property)
             branches = [b for b in rule if not accepts(root, b, value, depth + 1)] if isinstance(rule, list) else None
             if branches is None or len(branches) != len(rule) - 1 or not all(
                     _refuses(root, b, value, depth + 1) for b in branches):
