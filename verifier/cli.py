@@ -26,7 +26,8 @@ from verifier.commands._judge import add_live_arguments, add_output_arguments
 from verifier.errors import UsageError, VerifierError
 
 # Import names of the `full` extra (pyproject.toml): absent in a hook-only install.
-FULL_DEPENDENCIES = frozenset({"ruamel", "jsonschema", "github", "jinja2", "rich", "requests", "urllib3", "markdown_it"})
+FULL_DEPENDENCIES = frozenset({"pydantic", "ruamel", "jsonschema", "github", "jinja2", "rich", "requests", "urllib3",
+                               "markdown_it"})
 
 
 class _Parser(argparse.ArgumentParser):
