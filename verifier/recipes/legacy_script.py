@@ -14,10 +14,6 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from verifier.shell import Options, ShellLimit, ShellSyntaxError, evaluate
-from verifier.shell.launchers import DEFAULT_MODULES
-from verifier.shell.values import Opaque, Unknown, shown
-
 
 class ScriptUnresolved(Exception):
     """The script's server command depends on something a static reading cannot decide."""
@@ -61,6 +57,11 @@ def evaluate_script(text: str, env: Mapping[str, str], modules: Iterable[str] = 
                     functions: Mapping[str, tuple[str, str, str]] | None = None,
                     path: str = "script.sh") -> ScriptLaunch:
     """The one server command a script starts (see the module docstring)."""
+    # the shell reader is imported when a script is evaluated, not by every importer of this module
+    from verifier.shell import Options, ShellLimit, ShellSyntaxError, evaluate
+    from verifier.shell.launchers import DEFAULT_MODULES
+    from verifier.shell.values import Opaque, Unknown, shown
+
     mods = dict(DEFAULT_MODULES)
     for m in modules:
         mods.setdefault(str(m), "")

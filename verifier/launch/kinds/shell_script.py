@@ -35,16 +35,9 @@ from verifier.configs.affected import legacy_script_matches
 from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point, launch_policy
 from verifier.context import CheckContext
-from verifier.launch.harness import ScriptStart, script_starts, shell_checkpoints, shell_memo, shell_options
 from verifier.launch.job import KeyJob
-from verifier.launch.model import Launch
-from verifier.recipes.spec import spec_parameters
-from verifier.recipes.variants import Origin
-from verifier.shell import Evaluation, ServerStart, ShellLimit, ShellSyntaxError, WorldResult, evaluate
-from verifier.shell.values import Opaque, Unknown, shown
 
 NAME = "shell-script"
-CONFIG_FLAGS = ("config", "extra_llm_api_options", "extra-llm-api-options")
 
 
 def claims(job: KeyJob, point: Point) -> bool:
@@ -52,194 +45,12 @@ def claims(job: KeyJob, point: Point) -> bool:
     return point.srt_recipe is None and not point.multinode
 
 
-def _evaluate(job: KeyJob, start: ScriptStart) -> Evaluation:
-    raw = job.tree.read(start.path)
-    text = (raw or b"").decode("utf-8", "replace")
-    key = ("script", job.side, start.path, start.cwd, start.arg0)
-    options = shell_options(job, "server", start.cwd)
-    options.checkpoints = shell_checkpoints(job)
-    options.checkpoint_key = key
-    return shell_memo(job).evaluate(key, start.env,
-                                    lambda: evaluate(text, start.path, start.env, options, arg0=start.arg0))
-
-
-def _where(loc: tuple[str, int]) -> str:
-    return f"{posixpath.basename(loc[0])}:{loc[1]}" if loc[1] else posixpath.basename(loc[0])
-
-
 def resolve(job: KeyJob, point: Point) -> None:
-    """Follow the harness to the benchmark script(s) and evaluate them (see the module docstring)."""
-    harness = script_starts(job, point)
-    if not harness.starts:
-        file, line, message = harness.problems[0] if harness.problems else (point.file, point.line,
-                                                                             "no runner starts a benchmark script")
-        if harness.source == "policy":
-            message += ", so its launch command is not resolvable"
-        job.error(point, file, line, message, "no-recipe")
-        return
-    present = [s for s in harness.starts if job.tree.has(s.path)]
-    for start in harness.starts:
-        if start not in present and present:  # jobs that land on this cluster fail; the others run
-            where = f"{start.runner_file}:{start.loc[1]}" if start.runner_file and start.loc else "the runner"
-            job.error(point, start.runner_file or point.file, start.loc[1] if start.loc else None,
-                      f"on {'/'.join(start.clusters)} the runner ({where}) starts {start.path}, which is not in the "
-                      "tree", "legacy-script", fatal=False)
-    if not present:
-        start = harness.starts[0]
-        where = f" ({start.runner_file}:{start.loc[1]})" if start.runner_file and start.loc else ""
-        job.error(point, point.file, point.line,
-                  f"row names no srt-recipe and the runner starts {start.path}{where}, which is not in the tree, "
-                  "so its launch command is not resolvable", "no-recipe")
-        return
-    groups: dict[Any, list[tuple[WorldResult, ScriptStart, Evaluation]]] = {}
-    conf = job.policy.get("legacy-script") or {}
-    prefixes = tuple(str(p) for p in conf.get("engine-env-prefixes") or ())
-    workflow = str(conf.get("workflow") or "")
-    failures: list[tuple[str, int | None, str]] = []
-    exits: list[tuple[str, int]] = []
-    for start in present:
-        try:
-            ev = _evaluate(job, start)
-        except ShellSyntaxError as exc:
-            failures.append((start.path, exc.line, f"legacy launcher script cannot be parsed: {exc.message}"))
-            continue
-        except ShellLimit as exc:
-            loc = exc.loc or (start.path, 0)
-            failures.append((loc[0] or start.path, loc[1] or None,
-                             f"legacy launcher script cannot be followed statically: {exc.message}"))
-            continue
-        for result in ev.results:
-            if result.server is None:
-                if result.exit_loc is not None:
-                    exits.append(result.exit_loc)
-                continue
-            groups.setdefault(_signature(result.server, prefixes, workflow), []).append((result, start, ev))
-    if failures:
-        file, line, message = failures[0]
-        job.error(point, file, line, message, "legacy-script")
-        return
-    if not groups:
-        start = present[0]
-        if exits:
-            file, line = exits[0]
-            message = (f"legacy launcher script cannot be resolved statically: every way through {start.path} "
-                       f"exits before a server starts (first at {_where((file, line))})")
-            job.error(point, file or start.path, line, message, "legacy-script")
-        else:
-            job.error(point, start.path, None, "legacy launcher script cannot be resolved statically: the script "
-                      "runs no recognised server command", "legacy-script")
-        return
-    several = len(groups) > 1
-    for members in groups.values():
-        _add_launch(job, point, members, several)
+    """Follow the harness to the benchmark script(s) and evaluate them (verifier.launch.shell_launch)."""
+    # the shell reader is imported only when a point needs it (a new-layout srt-slurm PR never does)
+    from verifier.launch.shell_launch import resolve_shell_launch
 
-
-def _signature(server: ServerStart, prefixes: tuple[str, ...], workflow: str) -> tuple[Any, ...]:
-    """What makes two server starts different: the command, the options files it reads and the
-    environment variables engines read (policy `engine-env-prefixes`) that the runner or the script
-    set; the harness's own variables (MODEL, MODEL_PATH, ...) and the workflow's do not split a launch."""
-    env = tuple((n, v) for n, v, loc in server.env
-                if loc[0] and loc[0] != workflow and (not prefixes or n.startswith(prefixes)))
-    return (server.engine, server.module, server.launcher, server.argv, env,
-            tuple(sorted((p, f.lines) for p, f in server.files.items())))
-
-
-def _world_label(members: list[tuple[WorldResult, ScriptStart, Evaluation]]) -> str:
-    clusters = sorted({c for _, start, _ in members for c in start.clusters})
-    shared = None
-    for result, start, _ in members:
-        got = set(result.assumptions) | set(start.assumptions)
-        shared = got if shared is None else shared & got
-    parts = []
-    if clusters:
-        parts.append("runner " + "/".join(clusters))
-    parts += sorted(str(a) for a in shared or ())
-    return "; ".join(parts)
-
-
-def _unknown(server: ServerStart) -> tuple[int, Unknown] | None:
-    for k, value in enumerate(server.argv):
-        if isinstance(value, Unknown):
-            return k, value
-    return None
-
-
-def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, ScriptStart, Evaluation]],
-                several: bool) -> None:
-    result, start, ev = members[0]
-    server = result.server
-    assert server is not None
-    bad = _unknown(server)
-    if bad is not None:
-        k, value = bad
-        line = server.argv_locs[k][1]
-        job.error(point, value.loc[0] or start.path, value.loc[1] or None,
-                  f"legacy launcher script cannot be resolved statically: a server argument written on line {line} "
-                  f"depends on {value.reason} (line {value.loc[1]})", "legacy-script")
-        return
-    expected = job.policy["engines"].get(point.framework or "") or ""
-    if expected and server.engine and server.engine != expected:
-        job.error(point, server.loc[0], server.loc[1],
-                  f"the script starts a {server.engine} server ({' '.join(server.launcher)}) but the row's framework "
-                  f"{point.framework} runs {expected}", "legacy-script")
-        return
-    argv = tuple(shown(v) for v in server.argv)
-    arg_origins: dict[str, Origin] = {}
-    opaque: dict[str, Origin] = {}
-    current: str | None = None
-    for token, value, loc in zip(argv, server.argv, server.argv_locs, strict=True):
-        if token.startswith("-") and len(token) > 1 and isinstance(value, str):
-            current = token.lstrip("-").split("=", 1)[0]
-            arg_origins[current] = Origin(loc[0], loc[1])
-            if "=" in token or not isinstance(value, str):
-                continue
-        if isinstance(value, Opaque):
-            opaque[current or token] = Origin(loc[0], loc[1])
-    args = _args(argv)
-    recipe_args: dict[str, Any] = {}
-    origins: dict[tuple[Any, ...], Origin] = {}
-    files = [start.path, *ev.sourced, *ev.children]
-    if server.engine == "trtllm":
-        for flag in CONFIG_FLAGS:
-            target = args.get(flag)
-            if isinstance(target, str):
-                options, option_origins, repo_file = _llm_api_options(job, server, target, start)
-                if options:
-                    recipe_args = _merge(recipe_args, options)
-                    args = _merge(args, options)
-                    origins.update({("roles", "agg", "args", *p): o for p, o in option_origins.items()})
-                    for name in options:  # the options file wins over the CLI flags, origins too
-                        if (name,) in option_origins:
-                            arg_origins[str(name)] = option_origins[(name,)]
-                if repo_file:
-                    files.append(repo_file)
-    workflow = str((job.policy.get("legacy-script") or {}).get("workflow") or "")
-    env: dict[str, str] = {}
-    env_origins: dict[str, Origin] = {}
-    for name, value, loc in server.env:
-        if not loc[0] or loc[0] == workflow or isinstance(value, Unknown) or name == "PWD":
-            continue
-        env[name] = shown(value)
-        env_origins[name] = Origin(loc[0], loc[1])
-    engine = server.engine or job.policy["engines"].get(point.framework or "") or ""
-    model_path = args.get("model-path") or args.get("model")
-    if model_path is None and argv and not argv[0].startswith("-"):
-        model_path = argv[0]
-    model_text = model_path if isinstance(model_path, str) else point.model
-    served = args.get("served-model-name") or args.get("served_model_name")
-    if not isinstance(served, str):
-        served = posixpath.basename((model_text or "").rstrip("/")) or None
-    bench_env = {n: shown(b[0]) for n, b in start.env.items() if n != "PWD"}
-    job.add(Launch(
-        key=job.entry.key, side=job.side, point=point, role="agg", recipe_path=start.path, selector=None,
-        variant="", variant_name=posixpath.basename(start.path),
-        recipe={"engine": engine, "roles": {"agg": {"args": recipe_args}}} if recipe_args else {},
-        engine=engine, image=point.image, module=server.module, argv=argv, env=env, benchmark_env=bench_env,
-        args=args, spec=spec_parameters("agg", args, engine), synthetic=None, model_path=model_text,
-        served_model_name=served, arg_origins=arg_origins, env_origins=env_origins, origins=origins, kind=NAME,
-        files=tuple(dict.fromkeys(f for f in files if f)), world=_world_label(members) if several else "",
-        opaque=opaque, checkpoints=dict(ev.downloads),
-    ))
+    resolve_shell_launch(job, point)
 
 
 def _args(argv: tuple[str, ...]) -> dict[str, Any]:
@@ -272,68 +83,6 @@ def _number(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def _llm_api_options(job: KeyJob, server: ServerStart, target: str, start: ScriptStart
-                     ) -> tuple[dict[str, Any], dict[tuple[Any, ...], Origin], str | None]:
-    """The YAML options file a TRT-LLM server reads: generated by the script (origins are the script
-    lines that wrote it) or a repository file (its own lines)."""
-    from verifier.configs.yaml11 import iter_leaves, parse_yaml11
-    from verifier.errors import InputError
-
-    gen = server.files.get(target) or server.files.get(posixpath.normpath(target))
-    if gen is not None:
-        if gen.lines is None:
-            return {}, {}, None
-        text = "".join(line + "\n" for line, _ in gen.lines)
-        try:
-            doc = parse_yaml11(text, start.path)
-        except (InputError, ValueError, RecursionError):
-            return {}, {}, None
-        if not isinstance(doc.data, dict):
-            return {}, {}, None
-        origins: dict[tuple[Any, ...], Origin] = {}
-        for path, _value in iter_leaves(doc.data):
-            line = doc.line(*path)
-            if line and 0 < line <= len(gen.lines):
-                loc = gen.lines[line - 1][1]
-                origins[path] = Origin(loc[0], loc[1])
-        for path, line in doc.lines.items():
-            if line and 0 < line <= len(gen.lines):
-                loc = gen.lines[line - 1][1]
-                origins.setdefault(path, Origin(loc[0], loc[1]))
-        return dict(doc.data), origins, None
-    options = shell_options(job, "server", start.cwd)
-    repo: str | None = None
-    if target.startswith("/"):
-        for root in options.roots:
-            if target.startswith(root):
-                repo = posixpath.normpath(target[len(root):])
-                break
-    else:
-        repo = posixpath.normpath(target)
-    if repo is None or repo.startswith(".."):
-        return {}, {}, None
-    raw = job.tree.read(repo)
-    if raw is None:
-        return {}, {}, None
-    try:
-        doc = parse_yaml11(raw.decode("utf-8", "replace"), repo)
-    except (InputError, ValueError, RecursionError):
-        return {}, {}, repo
-    if not isinstance(doc.data, dict):
-        return {}, {}, repo
-    return dict(doc.data), {p: Origin(repo, ln) for p, ln in doc.lines.items() if ln}, repo
 
 
 def legacy_env(point: Point, defaults: Mapping[str, Any]) -> dict[str, str]:
