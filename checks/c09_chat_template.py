@@ -7,7 +7,9 @@ Why: draft acceptance depends on the prompt format; raw completions without the 
 Evidence: per affected spec-decode point, the benchmark command of its bound recipe (the lane's
     shared block or the recipe's own `benchmark.command`), the client script it runs and the
     endpoint that script drives (`/v1/chat/completions`, AIPerf `--endpoint-type chat`); for the
-    fixed-sequence client, the bound `USE_CHAT_TEMPLATE` (true iff the recipe speculates).
+    fixed-sequence client, the bound `USE_CHAT_TEMPLATE` (true iff the recipe speculates). A script
+    launch whose server script drives no client itself is judged by the script of its chain that
+    does (multi-node AMD: `server_<engine>.sh` runs `bench.sh`; policy `client_invocations`).
 N/A when: no affected config runs a speculative-decoding benchmark.
     Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
@@ -104,6 +106,33 @@ def _library_chat(ctx: CheckContext, script: str, text: str, policy: Mapping[str
             marker = _markers(body, policy["chat_markers"], code_only=True) if body else None
             if marker:
                 return f"{short_path(lib)} {name}()", marker
+    return None
+
+
+def _chain_client(ctx: CheckContext, launch: Launch, server_script: str, policy: Mapping[str, Any],
+                  cache: dict[str, str | None]) -> tuple[str, str, str, bool] | None:
+    """(path, text, marker, raw?) of the first script the launch's chain read after the server script
+    that invokes a benchmark client (policy `client_invocations`) and shows a raw-completion or chat
+    marker."""
+    invocations = [re.compile(p, re.IGNORECASE) for p in policy.get("client_invocations") or ()]
+    files = list(launch.files)
+    # what the server script runs is read after it (the scripts before it submitted the job)
+    after = files[files.index(server_script) + 1:] if server_script in files else []
+    for path in after:
+        if not path.endswith((".sh", ".bash")):
+            continue
+        if path not in cache:
+            cache[path] = text_or_none(ctx.bundle.head.read(path), path)
+        text = cache[path]
+        if text is None or not any(rx.search(ln) for ln in text.split("\n")
+                                   if not ln.lstrip().startswith("#") for rx in invocations):
+            continue
+        raw = _markers(text, policy["raw_completion_markers"], code_only=True)
+        if raw:
+            return path, text, raw, True
+        chat = _markers(text, policy["chat_markers"], code_only=False)
+        if chat:
+            return path, text, chat, False
     return None
 
 
@@ -229,6 +258,16 @@ def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: 
         found = ctx.memo(f"c09.library_chat.{script}", lambda: _library_chat(ctx, script, text, policy))
         if found is not None:
             client, chat = f"{short_path(script)} ({found[0]})", found[1]
+    if not chat and launch.recipe_path == script:
+        # a script launch whose server script runs the client from another script of its chain
+        found_client = _chain_client(ctx, launch, script, policy, cache)
+        if found_client is not None:
+            other, other_text, marker, is_raw = found_client
+            if is_raw:
+                line_no = next((i for i, ln in enumerate(other_text.split("\n"), 1) if marker in ln), None)
+                return "fail", finding("raw-completions-client", FileEvidence(path=other, line=line_no),
+                                       key=launch.key, client=short_path(other), marker=marker)
+            script, client, chat = other, short_path(other), marker
     if not chat:
         return "unverifiable", finding("client-endpoint-unknown", FileEvidence(path=script),
                                        MissingEvidence(what=f"the endpoint {short_path(script)} drives"),

@@ -26,6 +26,7 @@ from verifier.configs import (
     points,
     submitted_entries,
 )
+from verifier.configs.points import RecipeRef
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.layout import repo_relative
@@ -91,11 +92,17 @@ def compute_scope(ctx: CheckContext) -> Scope:
     setups: dict[str, tuple[str, int | None]] = {}
     policy = launch_policy(ctx)
     head_entries = master_entries(ctx, "head")
+    fetched_keys: set[str] = set()
+    fetched_paths: set[str] = set()
     for key in keys:
         for point in points(ctx, "head", key):
             for ref in (point.srt_recipe, point.eval_srt_recipe):
-                if ref is not None:
-                    recipes[ref.path] = None
+                if ref is None:
+                    continue
+                recipes[ref.path] = None
+                if fetched_at_run_time(ctx, ref):
+                    fetched_keys.add(key)
+                    fetched_paths.add(ref.path)
             if point.srt_recipe is None and not point.multinode and key in head_entries:
                 # an old-layout per-config script is what the launch runs (the shared library it
                 # sources is scanned when the PR changes it, like every changed benchmark file)
@@ -110,7 +117,18 @@ def compute_scope(ctx: CheckContext) -> Scope:
                 if layout != "old" or ctx.bundle.base.has(path) or ctx.bundle.head.has(path):
                     required[path] = None
     for recipe in list(recipes):
-        required[recipe] = None
+        if recipe not in fetched_paths:
+            required[recipe] = None
+    if fetched_keys:
+        # a recipe the runner fetches from srt-slurm is not an InferenceX file: what the launch
+        # runs of the tree (the runner, recipe folders it copies over the clone) is in its files
+        from verifier.launch import launches
+
+        for launch in launches(ctx, "head").launches:
+            if launch.key in fetched_keys:
+                for path in launch.files:
+                    if ctx.bundle.head.has(path):
+                        required[path] = None
     for path in list(required):
         text = _text(ctx, path)
         if text is None:
@@ -128,6 +146,13 @@ def compute_scope(ctx: CheckContext) -> Scope:
         files[path] = None
     return Scope(files=tuple(files), required=tuple(required), recipes=tuple(recipes), keys=tuple(keys),
                  changed=tuple(changed), setup_scripts=setups)
+
+
+def fetched_at_run_time(ctx: CheckContext, ref: RecipeRef) -> bool:
+    """An old-layout `CONFIG_FILE` recipe whose InferenceX copy is not in the head tree: the runner
+    fetches it from an srt-slurm clone (verifier.launch.kinds.srt_fetched)."""
+    return (ctx.bundle.layout == "old" and ref.source in ("CONFIG_FILE", "EVAL_CONFIG_FILE")
+            and not ctx.bundle.head.has(ref.path))
 
 
 def affected_files(ctx: CheckContext) -> Scope:

@@ -80,3 +80,44 @@ def test_the_new_layout_still_requires_a_recipe() -> None:
     ls = launches(make_ctx(tree_files()), "head", ["tm-fp4-gb300-dynamo-sglang-agentic-disagg"])
     [error] = ls.errors
     assert error.kind == "no-recipe" and error.file == MASTER
+
+
+BENCH = b"""#!/bin/bash
+source "$(dirname "$0")/../../benchmark_lib.sh"
+extra_flags=""
+if [ "$IS_MTP" = "true" ]; then
+    extra_flags="--use-chat-template"
+fi
+run_benchmark_serving \\
+    --model "$MODEL_NAME" \\
+    --backend openai \\
+    $extra_flags
+"""
+
+
+def _spec_decode_amd_tree(bench: bytes) -> dict[str, bytes]:
+    files = amd_tree()
+    files["configs/amd-master.yaml"] = files["configs/amd-master.yaml"].replace(b'spec-decoding: "none"',
+                                                                                b'spec-decoding: "mtp"')
+    server = AMD_SERVER.replace(b"        ${DECODE_FLAGS}", b"""        --speculative-config '{\\"method\\": \\"mtp\\", \\"num_speculative_tokens\\": 1}' ${DECODE_FLAGS}""")
+    files["benchmarks/multi_node/amd_utils/server.sh"] = server.replace(
+        b"wait\n", b'BENCH_CMD="bash $(dirname "${BASH_SOURCE[0]}")/bench.sh"\neval "$BENCH_CMD"\nwait\n')
+    files["benchmarks/multi_node/amd_utils/bench.sh"] = bench
+    return files
+
+
+def test_check_9_judges_the_client_the_server_script_runs() -> None:
+    """AMD chains: server.sh starts the servers and runs bench.sh, which drives the client."""
+    from checks import c09_chat_template
+    from verifier.results import Status
+
+    ctx = CheckContext(make_bundle(_spec_decode_amd_tree(BENCH)), load_policies())
+    assert any(f.endswith("amd_utils/bench.sh") for x in launches(ctx, "head").launches for f in x.files)
+    result = c09_chat_template.check(ctx)
+    assert result.status is Status.PASS, result
+    assert {f.params["client"] for f in result.findings if f.message_id == "chat-client"} == {
+        "benchmarks/multi_node/amd_utils/bench.sh"}
+    raw = BENCH.replace(b"--backend openai", b"--backend vllm")
+    failed = c09_chat_template.check(CheckContext(make_bundle(_spec_decode_amd_tree(raw)), load_policies()))
+    assert failed.status is Status.FAIL
+    assert failed.findings[0].message_id == "raw-completions-client"

@@ -138,3 +138,16 @@ def test_check_10_counts_a_fetched_setup_script_and_not_the_fetched_recipe() -> 
     texts = [f.params.get("text") for f in result.findings]
     assert "setup_script: configs/b200-fixes.sh (NVIDIA/srt-slurm)" in str(texts)
     assert RECIPE not in str(texts)
+
+
+def test_check_10_needs_no_inferencex_copy_of_a_recipe_the_runner_fetches() -> None:
+    """The row's CONFIG_FILE names a path of the srt-slurm clone: the overlay's InferenceX source is
+    what is scanned, and the clone path (absent from the tree by design) is not missing evidence."""
+    from checks import c10_engine_patches
+    from verifier.results import Status
+
+    result = c10_engine_patches.check(_ctx())
+    assert result.status is Status.PASS, result
+    assert "patch-file-missing" not in {f.message_id for f in result.findings}
+    [summary] = [f for f in result.findings if f.message_id == "no-engine-patches"]
+    assert "benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1-b200/renamed.yaml" in summary.params["recipes"]
