@@ -1,13 +1,14 @@
-"""The static shell reader of multi-node launches (verifier/launch/shell): nothing is ever executed."""
+"""The multi-node trace of a script (verifier/shell/trace.py over verifier/shell's parser): nothing is ever executed."""
 
 from __future__ import annotations
 
 import pytest
 
-from verifier.launch.shell import Reader, ShellSyntaxError, parse, plain
-from verifier.launch.shell.filters import apply_filter
-from verifier.launch.shell.pysnippet import SnippetUnreadable, run_snippet
-from verifier.launch.shell.values import blocking, text_of
+from verifier.shell import ShellSyntaxError, parse
+from verifier.shell.filters import apply_filter
+from verifier.shell.pysnippet import SnippetUnreadable, run_snippet
+from verifier.shell.text import blocking, plain, text_of
+from verifier.shell.trace import Reader
 
 YAML = "models.yaml"
 MODELS = "m1:\n  flags: \"--tp 8 --kv-cache-dtype fp8\"\n  env: \"A=1 B=2\"\n"
