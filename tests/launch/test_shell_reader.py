@@ -199,3 +199,26 @@ def test_blocking_segments() -> None:
     assert blocking(r.events[-1].argv[1]) is None  # decided only by the run: a run-time value
     r = _read('eval "$(python3 -c \'import subprocess\')"\nrun "$A"\n')
     assert r.events[-1].taint is not None
+
+
+def test_pattern_replacement_splits_at_the_first_unescaped_slash() -> None:
+    r = _read('X=${M//\\//--}\nY=${I//#//}\nZ=${M/#/pre-}\nW=${M//}\nrun "$X" "$Y" "$Z" "$W"\n',
+              {"M": "org/name", "I": "nvcr.io#nvidia/x"})
+    assert _words(r)[-1] == ["run", "org--name", "nvcr.io/nvidia/x", "pre-org/name", "org/name"]
+
+
+def test_declaration_arguments_are_assignments_not_split() -> None:
+    r = _read('P="${A} ${B}"\nexport Q=$P\nlocal -x R=$P S\nrun "[$Q]" "[$R]"\nbash job.sh\n', {"A": "1", "B": "2"})
+    assert _words(r)[0] == ["run", "[1 2]", "[1 2]"]
+    assert {"Q", "R"} <= set(r.events[-1].env)
+
+
+def test_grouped_conditions_inside_double_brackets_are_read() -> None:
+    r = _read('if [[ "$X" == 1 && ( "$Y" == a || "$Y" == b ) ]]; then run yes; else run no; fi\n'
+              'if [[ "$X" == 2 || ( "$Y" == a ) ]]; then run two; fi\n', {"X": "1", "Y": "b"})
+    assert _words(r) == [["run", "yes"]]
+
+
+def test_command_substitution_lines_count_from_the_line_it_is_on() -> None:
+    r = _read('A=1\nB=$(\n  echo x\n  other-cmd --flag\n)\n')
+    assert [(e.line, e.words()[0]) for e in r.events] == [(4, "other-cmd")]

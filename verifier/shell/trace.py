@@ -1116,10 +1116,12 @@ class Reader:
         if rest.startswith("/"):
             body = rest[2:] if rest.startswith("//") else rest[1:]
             anchor = ""
-            if body.startswith(("#", "%")):
+            if body.startswith(("#", "%")) and not rest.startswith("//"):  # `${X//#/}`: `#` is the pattern
                 anchor, body = body[0], body[1:]
-            pat, _, rep = body.partition("/")
+            pat, rep = _split_replacement(body)
             pattern = plain(self.expand_one(lex_operand(pat, line), st))
+            if not pattern and not anchor:  # an empty pattern replaces nothing
+                return value
             replacement = plain(self.expand_one(lex_operand(rep, line), st))
             rx = _glob_regex(pattern, anchored=False)
             if anchor == "#":
@@ -1351,6 +1353,25 @@ class Reader:
         if op == ">":
             return a > b
         return None
+
+
+def _split_replacement(body: str) -> tuple[str, str]:
+    """`PATTERN/REPLACEMENT` of `${X/PATTERN/REPLACEMENT}` split at the first `/` that is not escaped
+    or quoted (`${MODEL//\\//--}` replaces every `/`)."""
+    i, quote = 0, ""
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "/":
+            return body[:i], body[i + 1:]
+        i += 1
+    return body, ""
 
 
 def _parse(text: str, path: str, first_line: int = 1) -> Body:
