@@ -1,4 +1,7 @@
-"""The static shell reader's interpreter: walks a parsed script with a known environment.
+"""The multi-node trace: walks a script parsed by verifier.shell.parser (the one bash lexer, parser
+and syntax tree of the verifier) with a known environment, following one run and recording every
+command it would start (the single-node worlds evaluator, verifier.shell.evaluator, walks the same
+tree looking for a server start).
 
 Nothing runs. Builtins that only change the shell's state (assignments, `export`, `cd`, `source`,
 `eval`, `set --`, `shift`, `read ... <<<`, functions, `[[ ]]`, `((...))`, `case`, `for`) are followed;
