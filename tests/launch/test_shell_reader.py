@@ -222,3 +222,17 @@ def test_grouped_conditions_inside_double_brackets_are_read() -> None:
 def test_command_substitution_lines_count_from_the_line_it_is_on() -> None:
     r = _read('A=1\nB=$(\n  echo x\n  other-cmd --flag\n)\n')
     assert [(e.line, e.words()[0]) for e in r.events] == [(4, "other-cmd")]
+
+
+def test_patterns_are_the_shared_bash_globs() -> None:
+    r = _read('case "$M" in "o"*) run quoted-prefix;; esac\n'
+              'case "$M" in "*") run literal-star;; *) run any;; esac\n'
+              'S=${M//[[:space:]]/_}\nrun "$S" "${M%/*}" "${M##*/}" "${M#"org"}"\n'
+              '[[ "$M" == *"/"* ]] && run has-slash\n', {"M": "org/na me"})
+    assert _words(r) == [["run", "quoted-prefix"], ["run", "any"], ["run", "org/na_me", "org", "na me", "/na me"],
+                         ["run", "has-slash"]]
+
+
+def test_arithmetic_is_bash_arithmetic() -> None:
+    r = _read('i=0\n((i++))\n(( i += 2 ))\nrun "$i" "$((-7 / 2))" "$((0x10 + 010))" "$((N))"\n', {"N": "i * 2"})
+    assert _words(r) == [["run", "3", "-3", "24", "6"]]

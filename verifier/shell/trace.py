@@ -16,12 +16,12 @@ ends in `exit` is the end of a failed run and is dropped. `while`/`until` bodies
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from verifier.shell import arith
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
     AndOr,
@@ -54,6 +54,7 @@ from verifier.shell.text import (
     split_fields,
     text_of,
 )
+from verifier.shell.values import Pattern, glob_match, replace_pattern, strip_pattern
 
 MAX_STEPS = 300_000
 MAX_CALL_DEPTH = 24
@@ -514,11 +515,11 @@ class Reader:
         text = plain(subject)
         for arm in node.arms:
             for pattern in arm.patterns:
-                pat = self.expand_one(pattern, st)
-                if not is_known(pat):
+                pat = self.pattern(pattern, st)
+                if pat is None:
                     branches = [lambda s, b=a2.body: self.body(b, s) for a2 in node.arms]
                     return self.branch_unknown([*branches, None], st, (st.file, node.line))
-                if _glob_match(text, plain(pat)):
+                if glob_match(text, pat):
                     return self.body(arm.body, st)
         return True
 
@@ -1103,37 +1104,26 @@ class Reader:
         text = plain(value)
         for op in ("##", "#", "%%", "%"):
             if rest.startswith(op):
-                pattern = plain(self.expand_one(lex_operand(rest[len(op):], line), st))
-                rx = _glob_regex(pattern)
+                pattern = self.pattern(lex_operand(rest[len(op):], line), st)
+                if pattern is None:
+                    return unknown
+                kept = strip_pattern(text, pattern, op)
                 if op.startswith("#"):
-                    cuts = [i for i in range(len(text) + 1) if rx.fullmatch(text[:i])]
-                    if not cuts:
-                        return value
-                    cut = max(cuts) if op == "##" else min(cuts)
-                    return slice_text(value, cut)
-                cuts = [i for i in range(len(text) + 1) if rx.fullmatch(text[i:])]
-                if not cuts:
-                    return value
-                cut = min(cuts) if op == "%%" else max(cuts)
-                return slice_text(value, 0, cut)
+                    return slice_text(value, len(text) - len(kept))
+                return slice_text(value, 0, len(kept))
         if rest.startswith("/"):
             body = rest[2:] if rest.startswith("//") else rest[1:]
             anchor = ""
             if body.startswith(("#", "%")) and not rest.startswith("//"):  # `${X//#/}`: `#` is the pattern
                 anchor, body = body[0], body[1:]
             pat, rep = _split_replacement(body)
-            pattern = plain(self.expand_one(lex_operand(pat, line), st))
-            if not pattern and not anchor:  # an empty pattern replaces nothing
-                return value
+            pattern = self.pattern(lex_operand(pat, line), st)
+            if pattern is None:
+                return unknown
             replacement = plain(self.expand_one(lex_operand(rep, line), st))
-            rx = _glob_regex(pattern, anchored=False)
-            if anchor == "#":
-                rx = re.compile("^(?:" + rx.pattern + ")")
-            elif anchor == "%":
-                rx = re.compile("(?:" + rx.pattern + ")$")
-            count = 0 if rest.startswith("//") else 1
+            mode = anchor or ("/" if rest.startswith("//") else "")
             file, ln = origin(value)
-            return text_of(rx.sub(lambda _m: replacement, text, count=count), file, ln)
+            return text_of(replace_pattern(text, pattern, replacement, mode), file, ln)
         if rest.startswith(":"):
             parts = rest[1:].split(":")
             try:
@@ -1189,34 +1179,36 @@ class Reader:
         return text
 
     def arith(self, expr: str, st: State, line: int | None) -> int | None:
-        def repl(m: re.Match[str]) -> str:
-            name = m.group(1)
-            value = self.lookup(name, st, line)
-            text = plain(value).strip()
-            if not is_known(value):
-                raise ValueError(name)
-            if text == "":
-                return "0"
-            if re.fullmatch(r"-?\d+", text):
-                return text
-            raise ValueError(name)
-
+        """The value of a bash arithmetic expression (verifier.shell.arith; None: it reads a value the
+        reader does not know, or bash would fail). Assignments in it (`i++`, `n=2`) are followed."""
         if "$" in expr or "`" in expr:  # expansions first (`${#A[@]}`, `$(cmd)`), then bare names
             expanded = self.expand_one(lex_heredoc(expr, line or 0), st)
             if not is_known(expanded):
                 return None
             expr = plain(expanded)
+
+        def lookup(name: str) -> str:
+            value = self.lookup(name, st, line)
+            if not is_known(value):
+                raise arith.ArithUnknown(name)
+            return plain(value)
+
+        def assign(name: str, value: int) -> None:
+            st.vars[name] = text_of(str(value), st.file, line)
+            st.arrays.pop(name, None)
+            st.unset.discard(name)
+            st.unresolved.pop(name, None)
+
         try:
-            src = re.sub(r"\b([A-Za-z_][A-Za-z0-9_]*)\b", repl, expr)
-            return _eval_int(src)
-        except (ValueError, SyntaxError, ZeroDivisionError, RecursionError):
+            return arith.evaluate(expr, lookup, assign)
+        except (arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
             return None
 
     # ------------------------------------------------------------------ tests
 
     def test_items(self, items: Sequence[Word | str | Text], st: State, double: bool) -> bool | None:
         """`[[ ... ]]` (double) or `[ ... ]` / `test` with three-valued logic (None: undecidable)."""
-        values: list[tuple[str, Text, str | None]] = []  # (kind op|w, text, glob pattern of a [[ ]] word)
+        values: list[tuple[str, Text, Pattern | None]] = []  # (kind op|w, text, glob pattern of a [[ ]] word)
         for item in items:
             if isinstance(item, str):
                 values.append((item, (), None))
@@ -1289,20 +1281,19 @@ class Reader:
         except (IndexError, TypeError):
             return None
 
-    def pattern(self, word: Word, st: State) -> str | None:
-        """The glob pattern a `[[ x == <word> ]]` operand stands for (quoted parts match literally)."""
-        out = ""
+    def pattern(self, word: Word, st: State) -> Pattern | None:
+        """The glob pattern a word stands for (`[[ x == <word> ]]`, a `case` pattern, the operand of
+        `${X#<word>}`): quoted parts match literally (None: it holds a value the reader does not know)."""
+        out: list[tuple[str, bool]] = []
         for part in word.parts:
-            quoted = part.quoted
             if part.kind == "lit":
-                text = part.text
-            else:
-                value = self.expand_one(Word((part,), word.line, word.raw, word.start), st)
-                if not is_known(value):
-                    return None
-                text = plain(value)
-            out += re.sub(r"([*?\[\]\\])", r"\\\1", text) if quoted else text
-        return out
+                out.append((part.text, part.quoted))
+                continue
+            value = self.expand_one(Word((part,), word.line, word.raw, word.start), st)
+            if not is_known(value):
+                return None
+            out.append((plain(value), part.quoted))
+        return tuple(out)
 
     def unknown_operand(self, *texts: Text) -> None:
         for text in texts:
@@ -1331,15 +1322,15 @@ class Reader:
             self.note("runtime")
         return None
 
-    def binary(self, left: Text, op: str, right: Text, pattern: str | None) -> bool | None:
+    def binary(self, left: Text, op: str, right: Text, pattern: Pattern | None) -> bool | None:
         if not is_known(left) or not is_known(right):
             self.unknown_operand(left, right)
             return None
         a, b = plain(left), plain(right)
         if op in ("==", "="):
-            return _glob_match(a, pattern) if pattern is not None else a == b
+            return glob_match(a, pattern) if pattern is not None else a == b
         if op == "!=":
-            return not _glob_match(a, pattern) if pattern is not None else a != b
+            return not glob_match(a, pattern) if pattern is not None else a != b
         if op == "=~":
             try:
                 return re.search(b, a) is not None
@@ -1417,89 +1408,3 @@ def _common_prefix(values: list[Text], tail: Text) -> Text:
     if n == 0:
         return tail
     return concat(slice_text(values[0], 0, n), tail)
-
-
-def _glob_regex(pattern: str, anchored: bool = True) -> re.Pattern[str]:
-    out = ""
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "*":
-            out += ".*"
-        elif ch == "?":
-            out += "."
-        elif ch == "[":
-            j = i + 1
-            if j < len(pattern) and pattern[j] in "!^":
-                j += 1
-            if j < len(pattern) and pattern[j] == "]":
-                j += 1
-            while j < len(pattern) and pattern[j] != "]":
-                if pattern.startswith("[:", j) and ":]" in pattern[j + 2:]:
-                    j = pattern.index(":]", j + 2) + 2
-                    continue
-                j += 1
-            if j >= len(pattern):
-                out += re.escape(ch)
-            else:
-                inner = pattern[i + 1:j]
-                for posix, rx in (("[:space:]", r"\s"), ("[:digit:]", r"\d"), ("[:alpha:]", "A-Za-z"),
-                                  ("[:alnum:]", "A-Za-z0-9"), ("[:upper:]", "A-Z"), ("[:lower:]", "a-z")):
-                    inner = inner.replace(posix, rx)
-                inner = inner.replace("[", "\\[")
-                if inner.startswith("!"):
-                    inner = "^" + inner[1:]
-                out += f"[{inner}]"
-                i = j
-        elif ch == "\\" and i + 1 < len(pattern):
-            out += re.escape(pattern[i + 1])
-            i += 1
-        else:
-            out += re.escape(ch)
-        i += 1
-    return re.compile(out if not anchored else out, re.DOTALL)
-
-
-def _glob_match(text: str, pattern: str) -> bool:
-    return _glob_regex(pattern).fullmatch(text) is not None
-
-
-_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-        ast.FloorDiv: lambda a, b: int(a / b) if b else 1 // 0, ast.Mod: lambda a, b: a % b,
-        ast.Div: lambda a, b: int(a / b) if b else 1 // 0, ast.LShift: lambda a, b: a << b,
-        ast.RShift: lambda a, b: a >> b, ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
-        ast.Pow: lambda a, b: a ** b if b < 64 else 1 // 0}
-
-
-def _eval_int(src: str) -> int:
-    src = src.replace("&&", " and ").replace("||", " or ").replace("/", "//").replace("!=", "<>").replace(
-        "!", " not ").replace("<>", "!=")
-    tree = ast.parse(src.strip() or "0", mode="eval")
-
-    def ev(node: ast.AST) -> int:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return int(_OPS[type(node.op)](ev(node.left), ev(node.right)))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
-            return ev(node.operand)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return int(not ev(node.operand))
-        if isinstance(node, ast.BoolOp):
-            vals = [ev(v) for v in node.values]
-            return int(all(vals)) if isinstance(node.op, ast.And) else int(any(vals))
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            a, b = ev(node.left), ev(node.comparators[0])
-            op = node.ops[0]
-            table = {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b, ast.Eq: a == b, ast.NotEq: a != b}
-            if type(op) in table:
-                return int(table[type(op)])
-        if isinstance(node, ast.IfExp):
-            return ev(node.body) if ev(node.test) else ev(node.orelse)
-        raise ValueError("unsupported arithmetic")
-
-    return ev(tree)
