@@ -332,8 +332,10 @@ def test_legacy_script_stems_follow_the_runner_suffixes() -> None:
 
 
 def test_a_stray_closing_parenthesis_is_refused_not_looped_on() -> None:
-    """`$((a * (b + 1)))` leaves a `)` no command starts with: the parser refuses it (it used to loop
-    forever, growing without bound)."""
+    """A `)` no command starts with is refused (it used to loop forever, growing without bound);
+    parentheses nested in `$(( ))` are bash arithmetic and are read."""
     with pytest.raises(ScriptUnresolved) as err:
-        evaluate_script('if [ "$X" -gt 0 ]; then\n  Y=$((Y * (X + 1)))\nfi\npython3 -m sglang.launch_server\n', ENV)
-    assert err.value.message == "unexpected token"
+        evaluate_script('Y=1\n)\npython3 -m sglang.launch_server\n', ENV)
+    assert err.value.message == "unexpected ')'"
+    found = evaluate_script('if [ "$X" -gt 0 ]; then\n  Y=$((Y * (X + 1)))\nfi\npython3 -m sglang.launch_server\n', ENV)
+    assert found.module == "sglang.launch_server"
