@@ -20,12 +20,14 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import Problem, make_reader, repo_path
 from verifier.shell.text import Text, is_known, plain, slice_text, text_of
-from verifier.shell.trace import Event
+
+if TYPE_CHECKING:
+    from verifier.shell.trace import Event
 
 MAX_DEPTH = 12
 MAX_READINGS = 48

@@ -22,13 +22,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.configs.points import Point
 from verifier.configs.runners import runners
 from verifier.launch.job import KeyJob
 from verifier.shell.text import Text, is_known, plain
-from verifier.shell.trace import Event, Reader, ReadResult, State
+
+if TYPE_CHECKING:
+    from verifier.shell.trace import Event, Reader, ReadResult, State
 
 _GITHUB = re.compile(r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
                      r"([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*?)(?:\.git)?/?$")
@@ -205,6 +207,8 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
         if rel is not None and op in ("-f", "-e", "-s", "-r") and job.has(rel):
             return True
         return None
+
+    from verifier.shell.trace import Reader  # loaded when a multi-node launch is read, not at import
 
     return Reader(load=load, unknown=unknown, file_test=file_test)
 
