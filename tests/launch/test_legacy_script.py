@@ -336,3 +336,10 @@ def test_nested_parentheses_in_arithmetic_evaluate() -> None:
     stray token and looped on it)."""
     script = 'if [ "$X" -gt 0 ]; then\n  Y=$((Y * (X + 1)))\nfi\npython3 -m sglang.launch_server\n'
     assert evaluate_script(script, {**ENV, "X": "1", "Y": "2"}).env["Y"] == "4"
+
+
+def test_a_stray_closing_parenthesis_is_refused_not_looped_on() -> None:
+    """A `)` no command starts with is refused (it used to loop forever, growing without bound)."""
+    with pytest.raises(ScriptUnresolved) as err:
+        evaluate_script('Y=1\n)\npython3 -m sglang.launch_server\n', ENV)
+    assert err.value.message == "unexpected ')'"

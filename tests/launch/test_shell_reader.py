@@ -1,13 +1,14 @@
-"""The static shell reader of multi-node launches (verifier/launch/shell): nothing is ever executed."""
+"""The multi-node trace of a script (verifier/shell/trace.py over verifier/shell's parser): nothing is ever executed."""
 
 from __future__ import annotations
 
 import pytest
 
-from verifier.launch.shell import Reader, ShellSyntaxError, parse, plain
-from verifier.launch.shell.filters import apply_filter
-from verifier.launch.shell.pysnippet import SnippetUnreadable, run_snippet
-from verifier.launch.shell.values import blocking, text_of
+from verifier.shell import ShellSyntaxError, parse
+from verifier.shell.filters import apply_filter
+from verifier.shell.pysnippet import SnippetUnreadable, run_snippet
+from verifier.shell.text import blocking, plain, text_of
+from verifier.shell.trace import Reader
 
 YAML = "models.yaml"
 MODELS = "m1:\n  flags: \"--tp 8 --kv-cache-dtype fp8\"\n  env: \"A=1 B=2\"\n"
@@ -198,3 +199,40 @@ def test_blocking_segments() -> None:
     assert blocking(r.events[-1].argv[1]) is None  # decided only by the run: a run-time value
     r = _read('eval "$(python3 -c \'import subprocess\')"\nrun "$A"\n')
     assert r.events[-1].taint is not None
+
+
+def test_pattern_replacement_splits_at_the_first_unescaped_slash() -> None:
+    r = _read('X=${M//\\//--}\nY=${I//#//}\nZ=${M/#/pre-}\nW=${M//}\nrun "$X" "$Y" "$Z" "$W"\n',
+              {"M": "org/name", "I": "nvcr.io#nvidia/x"})
+    assert _words(r)[-1] == ["run", "org--name", "nvcr.io/nvidia/x", "pre-org/name", "org/name"]
+
+
+def test_declaration_arguments_are_assignments_not_split() -> None:
+    r = _read('P="${A} ${B}"\nexport Q=$P\nlocal -x R=$P S\nrun "[$Q]" "[$R]"\nbash job.sh\n', {"A": "1", "B": "2"})
+    assert _words(r)[0] == ["run", "[1 2]", "[1 2]"]
+    assert {"Q", "R"} <= set(r.events[-1].env)
+
+
+def test_grouped_conditions_inside_double_brackets_are_read() -> None:
+    r = _read('if [[ "$X" == 1 && ( "$Y" == a || "$Y" == b ) ]]; then run yes; else run no; fi\n'
+              'if [[ "$X" == 2 || ( "$Y" == a ) ]]; then run two; fi\n', {"X": "1", "Y": "b"})
+    assert _words(r) == [["run", "yes"]]
+
+
+def test_command_substitution_lines_count_from_the_line_it_is_on() -> None:
+    r = _read('A=1\nB=$(\n  echo x\n  other-cmd --flag\n)\n')
+    assert [(e.line, e.words()[0]) for e in r.events] == [(4, "other-cmd")]
+
+
+def test_patterns_are_the_shared_bash_globs() -> None:
+    r = _read('case "$M" in "o"*) run quoted-prefix;; esac\n'
+              'case "$M" in "*") run literal-star;; *) run any;; esac\n'
+              'S=${M//[[:space:]]/_}\nrun "$S" "${M%/*}" "${M##*/}" "${M#"org"}"\n'
+              '[[ "$M" == *"/"* ]] && run has-slash\n', {"M": "org/na me"})
+    assert _words(r) == [["run", "quoted-prefix"], ["run", "any"], ["run", "org/na_me", "org", "na me", "/na me"],
+                         ["run", "has-slash"]]
+
+
+def test_arithmetic_is_bash_arithmetic() -> None:
+    r = _read('i=0\n((i++))\n(( i += 2 ))\nrun "$i" "$((-7 / 2))" "$((0x10 + 010))" "$((N))"\n', {"N": "i * 2"})
+    assert _words(r) == [["run", "3", "-3", "24", "6"]]

@@ -339,3 +339,14 @@ def test_hostile_scripts_end_in_a_named_error() -> None:
     assert isinstance(value, Unknown) and value.loc[1] == 4
     with pytest.raises(ShellSyntaxError):
         run("x" * 600_000)
+
+
+def test_glob_posix_classes_and_anchored_empty_replacement() -> None:
+    from verifier.shell.values import glob_match, replace_pattern
+
+    assert glob_match("a b", (("a[[:space:]]b", False),))
+    assert glob_match("x7", (("x[[:digit:]]", False),)) and not glob_match("xy", (("x[[:digit:]]", False),))
+    assert glob_match("a[", (("a[[]", False),))
+    assert replace_pattern("abc", (), "pre-", "#") == "pre-abc"
+    assert replace_pattern("abc", (), "-suf", "%") == "abc-suf"
+    assert replace_pattern("abc", (), "X", "/") == "abc"

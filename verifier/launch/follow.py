@@ -5,7 +5,7 @@ A multi-node launch is a chain of scripts: the runner runs a per-config script
 script, whose `srun` starts a container (`docker run -e ... -v ... IMAGE bash -lc '...'` or pyxis
 `--container-image/--container-mounts`), which runs the server script, which starts the servers
 (`vllm serve`, `python3 -m sglang.launch_server`, ...). `follow` walks these commands with the
-shell reader (verifier.launch.shell): each script is read with the environment its caller passes
+shell reader (verifier.shell.trace): each script is read with the environment its caller passes
 (a container sees only its `-e` variables), container paths are mapped back to the repository
 through the mounts and the repository roots (policy `multinode.repo-roots`), and every server
 command found becomes a `ServerStart` with its argv, environment and the chain of files that led
@@ -20,12 +20,14 @@ import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import Problem, make_reader, repo_path
-from verifier.launch.shell import Event, Text, plain
-from verifier.launch.shell.values import is_known, slice_text, text_of
+from verifier.shell.text import Text, is_known, plain, slice_text, text_of
+
+if TYPE_CHECKING:
+    from verifier.shell.trace import Event
 
 MAX_DEPTH = 12
 MAX_READINGS = 48
@@ -330,8 +332,6 @@ def _after_eq(text: Text) -> Text:
     """The value part of a `NAME=value` Text."""
     whole = plain(text)
     cut = whole.find("=") + 1
-    from verifier.launch.shell.values import slice_text
-
     return slice_text(text, cut)
 
 

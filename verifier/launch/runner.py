@@ -4,7 +4,7 @@ The multi-node workflow (`.github/workflows/benchmark-multinode-tmpl.yml`) runs
 `bash ./runners/launch_${RUNNER_NAME%%_*}.sh` on a machine of the row's runner label, with the
 point in its environment (policy `multinode.workflow.env`) and the prefill and decode
 `additional-settings` exported. `runner_reading(job, point)` reads that script with
-verifier.launch.shell (never executed) and returns every command it would run; `fetch_plan` turns
+verifier.shell.trace (never executed) and returns every command it would run; `fetch_plan` turns
 those commands into what an srt-slurm launch fetches: the repository it clones, the ref it checks
 out, the InferenceX folders it copies over the clone (`cp -rT "$GITHUB_WORKSPACE/..." recipes/...`),
 and the `srtctl apply -f "$CONFIG_FILE"` that starts it.
@@ -22,14 +22,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.configs.points import Point
 from verifier.configs.runners import runners
 from verifier.launch.job import KeyJob
-from verifier.launch.shell import Event, Reader, ReadResult, Text, plain
-from verifier.launch.shell.run import State
-from verifier.launch.shell.values import is_known
+from verifier.shell.text import Text, is_known, plain
+
+if TYPE_CHECKING:
+    from verifier.shell.trace import Event, Reader, ReadResult, State
 
 _GITHUB = re.compile(r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
                      r"([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*?)(?:\.git)?/?$")
@@ -206,6 +207,8 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
         if rel is not None and op in ("-f", "-e", "-s", "-r") and job.has(rel):
             return True
         return None
+
+    from verifier.shell.trace import Reader  # loaded when a multi-node launch is read, not at import
 
     return Reader(load=load, unknown=unknown, file_test=file_test)
 

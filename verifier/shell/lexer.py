@@ -53,6 +53,7 @@ class Word:
     parts: tuple[Part, ...]
     line: int
     raw: str
+    start: int = field(default=0, compare=False)  # offset of the word in the text it was read from
 
     def literal(self) -> str | None:
         """The word's text when it has no expansions (quotes removed)."""
@@ -240,11 +241,11 @@ def _ansi_c(body: str) -> str:
 
 
 class _Lexer:
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, first_line: int = 1) -> None:
         self.text = text
         self.n = len(text)
         self.i = 0
-        self.line = 1
+        self.line = first_line
         self.toks: list[Tok] = []
         self.pending: list[tuple[Tok, str, bool]] = []  # heredocs announced on this line
         self.cmd_start = True
@@ -413,7 +414,7 @@ class _Lexer:
                 merged[-1] = Part("lit", merged[-1].text + part.text, part.quoted)
             else:
                 merged.append(part)
-        return Word(tuple(merged), line, text[start:i])
+        return Word(tuple(merged), line, text[start:i], start)
 
     def read_heredocs(self) -> None:
         """After a newline: read the bodies of the heredocs announced on the line just ended."""
@@ -585,11 +586,12 @@ class _Lexer:
             self.cmd_start = False
 
 
-def tokenize(text: str) -> list[Tok]:
-    """Split a script into tokens (see the module docstring)."""
+def tokenize(text: str, first_line: int = 1) -> list[Tok]:
+    """Split a script into tokens (see the module docstring); lines count from `first_line` (the
+    line a command substitution's text starts on in its file)."""
     if len(text) > MAX_SCRIPT_CHARS:
         raise ShellSyntaxError(f"script larger than {MAX_SCRIPT_CHARS} characters", None)
-    return _Lexer(text).run()
+    return _Lexer(text, first_line).run()
 
 
 def lex_operand(text: str, line: int) -> Word:

@@ -39,7 +39,7 @@ _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 _FUNC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:.-]*")
 DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _RESERVED_END = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}", "in"})
-_CACHE: OrderedDict[tuple[str, str], Script] = OrderedDict()
+_CACHE: OrderedDict[tuple[str, str, int], Script] = OrderedDict()
 _CACHE_SIZE = 256
 
 
@@ -410,7 +410,8 @@ def _assignment(word: Word) -> Assign | None:
         return None
     rest = head.text[m.end():]
     value_parts = ((Part("lit", rest, False),) if rest else ()) + word.parts[1:]
-    value = Word(value_parts, word.line, word.raw[m.end():] if word.raw.startswith(head.text[:m.end()]) else word.raw)
+    value = Word(value_parts, word.line, word.raw[m.end():] if word.raw.startswith(head.text[:m.end()]) else word.raw,
+                 word.start + m.end())
     index = None
     if m.group(2):
         text = m.group(2)[1:-1]
@@ -418,14 +419,15 @@ def _assignment(word: Word) -> Assign | None:
     return Assign(m.group(1), index, bool(m.group(3)), value, None, word.line)
 
 
-def parse(text: str, src: str = "") -> Script:
-    """Parse a script (memoized by content); raises `ShellSyntaxError` with the line."""
-    key = (src, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest())
+def parse(text: str, src: str = "", first_line: int = 1) -> Script:
+    """Parse a script (memoized by content); raises `ShellSyntaxError` with the line. `first_line`:
+    the line the text starts on (a command substitution or `eval` text inside a file)."""
+    key = (src, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest(), first_line)
     cached = _CACHE.get(key)
     if cached is not None:
         _CACHE.move_to_end(key)
         return cached
-    parser = _Parser(tokenize(text), src)
+    parser = _Parser(tokenize(text, first_line), src)
     body = parser.parse_list()
     if parser.i < len(parser.toks):
         t = parser.toks[parser.i]

@@ -79,6 +79,10 @@ def pattern_text(pattern: Pattern) -> str:
     return "".join(text for text, _ in pattern)
 
 
+_POSIX_CLASSES = {"[:space:]": r"\s", "[:digit:]": "0-9", "[:alpha:]": "A-Za-z", "[:alnum:]": "A-Za-z0-9",
+                  "[:upper:]": "A-Z", "[:lower:]": "a-z", "[:xdigit:]": "0-9A-Fa-f", "[:blank:]": r" \t"}
+
+
 @lru_cache(maxsize=4096)
 def glob_regex(pattern: Pattern, anchored: bool = True) -> re.Pattern[str]:
     """A compiled regex for a bash glob pattern (`*`, `?`, `[...]`, `[!...]`; quoted parts literal)."""
@@ -101,6 +105,9 @@ def glob_regex(pattern: Pattern, anchored: bool = True) -> re.Pattern[str]:
                 if j < len(text) and text[j] == "]":
                     j += 1
                 while j < len(text) and text[j] != "]":
+                    if text.startswith("[:", j) and ":]" in text[j + 2:]:  # a POSIX class: [[:space:]]
+                        j = text.index(":]", j + 2) + 2
+                        continue
                     j += 1
                 if j >= len(text):
                     out.append(re.escape(c))
@@ -108,7 +115,10 @@ def glob_regex(pattern: Pattern, anchored: bool = True) -> re.Pattern[str]:
                     body = text[i + 1:j]
                     if body[:1] in ("!", "^"):
                         body = "^" + body[1:]
-                    out.append("[" + body.replace("\\", "\\\\") + "]")
+                    body = body.replace("\\", "\\\\")
+                    for posix, rx in _POSIX_CLASSES.items():
+                        body = body.replace(posix, rx)
+                    out.append("[" + body.replace("[", "\\[") + "]")
                     i = j
             elif c == "\\" and i + 1 < len(text):
                 out.append(re.escape(text[i + 1]))
@@ -143,8 +153,9 @@ def strip_pattern(value: str, pattern: Pattern, op: str) -> str:
 
 
 def replace_pattern(value: str, pattern: Pattern, repl: str, mode: str) -> str:
-    """`${X/p/r}` (mode ''), `${X//p/r}` ('/'), `${X/#p/r}` ('#'), `${X/%p/r}` ('%'): longest match."""
-    if not pattern_text(pattern):
+    """`${X/p/r}` (mode ''), `${X//p/r}` ('/'), `${X/#p/r}` ('#'), `${X/%p/r}` ('%'): longest match.
+    An empty pattern replaces nothing, except anchored (`${X/#/pre}` prefixes, `${X/%/suf}` suffixes)."""
+    if not pattern_text(pattern) and mode not in ("#", "%"):
         return value
     rx = glob_regex(pattern)
     n = len(value)

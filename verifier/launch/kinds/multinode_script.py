@@ -25,10 +25,9 @@ from verifier.launch.follow import Followed, ServerStart, follow
 from verifier.launch.job import KeyJob
 from verifier.launch.model import Launch
 from verifier.launch.runner import Problem, launcher_env, runner_probe, runner_reading, runner_scripts
-from verifier.launch.shell import plain
-from verifier.launch.shell.values import blocking, origin
 from verifier.recipes.spec import spec_parameters
 from verifier.recipes.variants import Origin
+from verifier.shell.text import blocking, origin, plain
 
 NAME = "multinode-script"
 ROLES = ("prefill", "decode", "agg")

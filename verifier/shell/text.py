@@ -1,4 +1,4 @@
-"""Values of the static shell reader: text that remembers where every piece was written.
+"""Values of the multi-node trace (verifier.shell.trace): text that remembers where every piece was written.
 
 A `Text` is a tuple of `Seg`s. A segment is a piece of text, the file and line that wrote it, and
 whether its content is known (`known=False`: a run-time value such as a command substitution or an

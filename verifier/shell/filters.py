@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from verifier.launch.shell.values import Seg, Text, concat, plain, slice_text, text_of
+from verifier.shell.text import Seg, Text, concat, plain, slice_text, text_of
 
 _POSIX = {"[:space:]": r"\s", "[:digit:]": r"\d", "[:alpha:]": "A-Za-z", "[:alnum:]": "A-Za-z0-9",
           "[:upper:]": "A-Z", "[:lower:]": "a-z", "[:blank:]": r" \t"}

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from verifier.launch.shell.values import Text, concat, plain, text_of
+from verifier.shell.text import Text, concat, plain, slice_text, text_of
 
 MAX_STEPS = 50_000
 MAX_LOOP = 2_000
@@ -516,8 +516,6 @@ def _origin(value: Any) -> tuple[str, int | None] | None:
 
 
 def _slice(text: Text, start: int, end: int) -> Text:
-    from verifier.launch.shell.values import slice_text
-
     return slice_text(text, start, end)
 
 

@@ -1,4 +1,7 @@
-"""The static shell reader's interpreter: walks a parsed script with a known environment.
+"""The multi-node trace: walks a script parsed by verifier.shell.parser (the one bash lexer, parser
+and syntax tree of the verifier) with a known environment, following one run and recording every
+command it would start (the single-node worlds evaluator, verifier.shell.evaluator, walks the same
+tree looking for a server start).
 
 Nothing runs. Builtins that only change the shell's state (assignments, `export`, `cd`, `source`,
 `eval`, `set --`, `shift`, `read ... <<<`, functions, `[[ ]]`, `((...))`, `case`, `for`) are followed;
@@ -13,33 +16,32 @@ ends in `exit` is the end of a failed run and is dropped. `while`/`until` bodies
 
 from __future__ import annotations
 
-import ast
 import posixpath
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from verifier.launch.shell.parse import (
+from verifier.shell import arith
+from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
+from verifier.shell.nodes import (
     AndOr,
     Arith,
+    ArithFor,
+    Assign,
+    Body,
     Case,
+    Command,
     For,
     FuncDef,
     Group,
     If,
-    Node,
     Pipeline,
-    ShellSyntaxError,
     Simple,
     Test,
-    Tok,
     While,
-    Word,
-    heredoc_word,
-    operand_word,
-    parse,
 )
-from verifier.launch.shell.values import (
+from verifier.shell.parser import DECLARERS, parse
+from verifier.shell.text import (
     Seg,
     Text,
     blocking,
@@ -52,11 +54,12 @@ from verifier.launch.shell.values import (
     split_fields,
     text_of,
 )
+from verifier.shell.values import Pattern, glob_match, replace_pattern, strip_pattern
 
 MAX_STEPS = 300_000
 MAX_CALL_DEPTH = 24
 MAX_LOOP = 256
-_DECLARERS = {"export", "declare", "local", "readonly", "typeset"}
+_DECLARERS = DECLARERS
 _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
           "printf", "mkdir", "rm", "alias", "unalias", "pushd", "popd", "sync"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -112,7 +115,7 @@ class State:
     arrays: dict[str, list[Text]] = field(default_factory=dict)
     exported: set[str] = field(default_factory=set)
     unset: set[str] = field(default_factory=set)  # names known to be unset (shadowing unknown env)
-    funcs: dict[str, tuple[Node, str]] = field(default_factory=dict)  # name -> (body, file it is defined in)
+    funcs: dict[str, tuple[Command, str]] = field(default_factory=dict)  # name -> (body, file it is defined in)
     positional: list[Text] = field(default_factory=list)
     cwd: Text = ()
     file: str = ""
@@ -198,8 +201,7 @@ class Reader:
             st.cwd = text_of(cwd, "<env>", None) if cwd else ()
         stopped = None
         try:
-            body = parse(text, path)
-            self.body(body, st)
+            self.body(_parse(text, path), st)
         except Stop as stop:
             stopped = (stop.file, stop.line)
         except _Return:
@@ -234,7 +236,7 @@ class Reader:
         self.origin_at = where
         stopped = None
         try:
-            self.body(parse(source, file), st)
+            self.body(_parse(source, file), st)
         except Stop as stop:
             stopped = (stop.file, stop.line)
         except _Return:
@@ -254,7 +256,7 @@ class Reader:
         if self.steps > self.max_steps:
             raise _Budget()
 
-    def body(self, items: list[AndOr], st: State) -> bool | None:
+    def body(self, items: Body, st: State) -> bool | None:
         status: bool | None = True
         for item in items:
             status = self.andor(item, st)
@@ -263,8 +265,8 @@ class Reader:
     def andor(self, item: AndOr, st: State) -> bool | None:
         self.tick()
         self.cond_why = None
-        status = self.pipeline(item.pipes[0], st)
-        for op, pipe in zip(item.ops, item.pipes[1:], strict=True):
+        status = self.pipeline(item.parts[0], st)
+        for op, pipe in zip(item.ops, item.parts[1:], strict=True):
             if status is None:
                 if self.cond_why is None:
                     self.cond_why = "runtime"
@@ -288,7 +290,7 @@ class Reader:
 
     def text_pipeline(self, pipe: Pipeline, st: State) -> bool | None:
         """`echo "$X" | grep/sed/tr/...` on known text, evaluated (None: not a pure text pipeline)."""
-        from verifier.launch.shell.filters import apply_filter
+        from verifier.shell.filters import apply_filter
 
         first = pipe.cmds[0]
         if not isinstance(first, Simple) or not first.words or first.assigns:
@@ -301,7 +303,7 @@ class Reader:
         text = concat(self.echo(plain(argv[0]), argv[1:]), text_of("\n", st.file, first.line))
         status: bool | None = True
         for cmd in pipe.cmds[1:]:
-            if not isinstance(cmd, Simple) or not cmd.words or cmd.assigns or cmd.redirs:
+            if not isinstance(cmd, Simple) or not cmd.words or cmd.assigns or cmd.redirects:
                 return None
             words: list[Text] = []
             for word in cmd.words:
@@ -316,14 +318,14 @@ class Reader:
             self.capture[-1].append(text)
         return status
 
-    def command(self, node: Node, st: State) -> bool | None:
+    def command(self, node: Command, st: State) -> bool | None:
         self.tick()
         if isinstance(node, Simple):
             return self.simple(node, st)
         if isinstance(node, If):
             return self.if_(node, st)
         if isinstance(node, Test):
-            return self.test_items(node.items, st, double=True)
+            return self.test_items(node.words, st, double=True)
         if isinstance(node, Group):
             if node.subshell:
                 sub = st.copy()
@@ -335,7 +337,7 @@ class Reader:
             return True
         if isinstance(node, For):
             return self.for_(node, st)
-        if isinstance(node, While):
+        if isinstance(node, (While, ArithFor)):
             return None
         if isinstance(node, Case):
             return self.case(node, st)
@@ -345,7 +347,7 @@ class Reader:
         return None
 
     def if_(self, node: If, st: State) -> bool | None:
-        pending: list[tuple[tuple[str, int], list[AndOr], list[AndOr]]] = []
+        pending: list[tuple[tuple[str, int], Body, Body]] = []
         reasons: list[str] = []
         for cond, body in node.clauses:
             self.cond_why = None
@@ -358,12 +360,12 @@ class Reader:
             if status:
                 if not pending:
                     return self.body(body, st)
-                pending.append(((st.file, node.line), [], body))
+                pending.append(((st.file, node.line), (), body))
                 break
         else:
             if not pending:
                 return self.body(node.orelse, st) if node.orelse is not None else True
-            pending.append(((st.file, node.line), [], node.orelse or []))
+            pending.append(((st.file, node.line), (), node.orelse or ()))
         branches = [lambda s, b=body: self.body(b, s) for _, _, body in pending]
         guard = pending[0][0]
         self.cond_why = "undecided" if "undecided" in reasons else "runtime"
@@ -484,10 +486,10 @@ class Reader:
 
     def for_(self, node: For, st: State) -> bool | None:
         fields: list[Text] = []
-        if node.items is None:
+        if node.words is None:
             fields = list(st.positional)
         else:
-            for word in node.items:
+            for word in node.words:
                 fields.extend(self.expand(word, st))
         if len(fields) > MAX_LOOP or any(not is_known(f) for f in fields):
             self.cond_why = None
@@ -498,46 +500,44 @@ class Reader:
     def loop_body(self, node: For, st: State, fields: list[Text]) -> bool | None:
         status: bool | None = True
         for value in fields:
-            st.vars[node.var] = value
-            st.unset.discard(node.var)
+            st.vars[node.name] = value
+            st.unset.discard(node.name)
             status = self.body(node.body, st)
         return status
 
     def case(self, node: Case, st: State) -> bool | None:
-        subject = self.expand_one(node.subject, st)
+        subject = self.expand_one(node.word, st)
         if not is_known(subject):
             self.cond_why = None
             self.unknown_operand(subject)
-            branches = [lambda s, b=body: self.body(b, s) for _, body in node.arms]
+            branches = [lambda s, b=arm.body: self.body(b, s) for arm in node.arms]
             return self.branch_unknown([*branches, None], st, (st.file, node.line))
         text = plain(subject)
-        for patterns, body in node.arms:
-            for pattern in patterns:
-                pat = self.expand_one(pattern, st)
-                if not is_known(pat):
-                    branches = [lambda s, b=b2: self.body(b, s) for _, b2 in node.arms]
+        for arm in node.arms:
+            for pattern in arm.patterns:
+                pat = self.pattern(pattern, st)
+                if pat is None:
+                    branches = [lambda s, b=a2.body: self.body(b, s) for a2 in node.arms]
                     return self.branch_unknown([*branches, None], st, (st.file, node.line))
-                if _glob_match(text, plain(pat)):
-                    return self.body(body, st)
+                if glob_match(text, pat):
+                    return self.body(arm.body, st)
         return True
 
     # ------------------------------------------------------------------ simple commands
 
     def simple(self, node: Simple, st: State) -> bool | None:
         if not node.words:
-            for tok in node.assigns:
-                self.assign(tok, st, export=False)
-            self.redirect_side_effects(node, st)
+            for assign in node.assigns:
+                self.assign(assign, st, export=False)
             return True
         argv: list[Text] = []
         for word in node.words:
             argv.extend(self.expand(word, st))
+        declaring = node.words[0].unquoted_literal in _DECLARERS  # its assignments are its arguments
         prefix: dict[str, Text] = {}
-        for tok in node.assigns:
-            if tok.kind == "word" and tok.word is not None:
-                name, value = self.assignment_value(tok.word, st)
-                if name:
-                    prefix[name] = value
+        for assign in node.assigns:
+            if not declaring and assign.value is not None and assign.index is None:
+                prefix[assign.name] = self.expand_one(assign.value, st)
         if not argv:
             return True
         name = plain(argv[0]) if is_known(argv[0]) else None
@@ -631,12 +631,9 @@ class Reader:
             self.external_in_capture = True
         return None
 
-    def redirect_side_effects(self, node: Simple, st: State) -> None:
-        _ = node, st
-
     def redirected(self, node: Simple) -> bool:
         """True when the command's standard output goes elsewhere than the caller (a file, stderr)."""
-        for r in node.redirs:
+        for r in node.redirects:
             if r.op in ("&>", "&>>"):
                 return True
             if r.op in (">", ">>", ">|", ">&") and r.fd in ("", "1"):
@@ -644,50 +641,47 @@ class Reader:
         return False
 
     def stdin(self, node: Simple, st: State) -> str | None:
-        for r in node.redirs:
-            if r.op in ("<<", "<<-"):
-                if not r.expand:
-                    return r.body
-                return plain(self.expand_one(heredoc_word(r.body, node.line), st))
+        for r in node.redirects:
+            if r.op in ("<<", "<<-") and r.heredoc is not None:
+                if r.heredoc.quoted:
+                    return r.heredoc.body
+                return plain(self.expand_one(lex_heredoc(r.heredoc.body, node.line), st))
             if r.op == "<<<" and r.target is not None:
                 return plain(self.expand_one(r.target, st))
         return None
 
-    def assign(self, tok: Tok, st: State, export: bool) -> None:
-        if tok.kind == "arr":
+    def assign(self, node: Assign, st: State, export: bool) -> None:
+        """`NAME=value`, `NAME+=value`, `NAME[i]=value`, `NAME=(...)`, `NAME+=(...)`."""
+        if node.array is not None:
             items: list[Text] = []
-            for word in tok.items:
+            for word in node.array:
                 items.extend(self.expand(word, st))
-            if tok.index is not None:
+            if node.index is not None:
                 return
-            if tok.append:
-                st.arrays.setdefault(tok.name, []).extend(items)
+            if node.append:
+                st.arrays.setdefault(node.name, []).extend(items)
             else:
-                st.arrays[tok.name] = items
-            st.vars.pop(tok.name, None)
-            st.unset.discard(tok.name)
+                st.arrays[node.name] = items
+            st.vars.pop(node.name, None)
+            st.unset.discard(node.name)
             if export:
-                st.exported.add(tok.name)
+                st.exported.add(node.name)
             return
-        assert tok.word is not None
-        name, value = self.assignment_value(tok.word, st)
-        if not name:
-            return
-        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\[([^\]]*)\]$", name)
-        if m:  # A[i]=v
-            arr = st.arrays.setdefault(m.group(1), [])
-            index = self.arith(m.group(2), st, tok.line)
+        name = node.name
+        value = self.expand_one(node.value, st) if node.value is not None else ()
+        if node.index is not None:  # A[i]=v
+            arr = st.arrays.setdefault(name, [])
+            index = self.arith(node.index.raw, st, node.line)
             if index is not None and 0 <= index <= len(arr) + 64:
                 while len(arr) <= index:
                     arr.append(())
                 arr[index] = value
             return
-        plus = tok.word.parts[0][1].split("=", 1)[0].endswith("+")
-        if plus:
+        if node.append:
             if name in st.arrays:
                 st.arrays[name].append(value)
                 return
-            value = concat(self.lookup(name, st, tok.line), value)
+            value = concat(self.lookup(name, st, node.line), value)
         st.vars[name] = value
         st.arrays.pop(name, None)
         st.unset.discard(name)
@@ -695,20 +689,21 @@ class Reader:
         if export:
             st.exported.add(name)
 
-    def assignment_value(self, word: Word, st: State) -> tuple[str, Text]:
-        first = word.parts[0][1]
-        head, _, rest = first.partition("=")
-        name = head.removesuffix("+")
-        # the value starts after `NAME=`: in evaluated text it has the origin of its own characters
-        tail = Word([("lit", rest, False), *word.parts[1:]] if rest else list(word.parts[1:]), word.line,
-                    word.raw, word.start + len(head) + 1)
-        return name, self.expand_one(tail, st, split=False)
-
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
-        export = name == "export"
-        for tok in node.assigns:
-            if tok.kind == "arr":
-                self.assign(tok, st, export)
+        export = name == "export" or any(plain(a).startswith("-") and "x" in plain(a) for a in args)
+        for assign in node.assigns:
+            if assign.array is not None:
+                self.assign(assign, st, export)
+            elif assign.index is None and assign.value is not None:
+                value = self.expand_one(assign.value, st)
+                var = assign.name
+                if var in st.arrays and name != "export":
+                    st.arrays.pop(var, None)
+                st.vars[var] = value
+                st.unset.discard(var)
+                st.unresolved.pop(var, None)
+                if export:
+                    st.exported.add(var)
         for arg in args:
             text = plain(arg)
             if text.startswith("-"):
@@ -753,8 +748,7 @@ class Reader:
             self.depth -= 1
             raise _Budget()
         try:
-            body = parse(text, path)
-            return self.body(body, st)
+            return self.body(_parse(text, path), st)
         except ShellSyntaxError as exc:
             self.problems.append((path, exc.line, f"cannot be read statically: {exc.message}"))
             return None
@@ -777,7 +771,7 @@ class Reader:
             return None
         source, owners = self.shell_text(code)
         try:
-            body = parse(source, st.file)
+            body = _parse(source, st.file)
         except ShellSyntaxError as exc:
             self.problems.append((st.file, node.line, f"evaluates text that cannot be read statically: {exc.message}"))
             return None
@@ -839,7 +833,7 @@ class Reader:
 
     def snippet(self, args: list[Text], node: Simple, st: State, stdin: str | None) -> Text | None:
         """The output of an inline `python3 -c CODE` / `python3 - <<PY` data snippet (None: not followed)."""
-        from verifier.launch.shell.pysnippet import SnippetUnreadable, run_snippet
+        from verifier.shell.pysnippet import SnippetUnreadable, run_snippet
 
         words = [plain(a) for a in args]
         code: str | None = None
@@ -933,14 +927,15 @@ class Reader:
         file, line = self.word_origin(word, st)
         fields: list[list[Text]] = [[]]
         any_quoted = False
-        for kind, payload, quoted in word.parts:
+        for part in word.parts:
+            kind, payload, quoted = part.kind, part.text, part.quoted
             any_quoted = any_quoted or quoted
             if kind == "lit":
                 fields[-1].append(text_of(payload, file, line))
                 continue
-            if kind == "var":
+            if kind == "param":
                 value = self.param(payload, st, line, quoted)
-            elif kind == "cmd":
+            elif kind in ("cmd", "proc"):  # a process substitution is read as the command it runs
                 value = self.command_substitution(payload, st, line)
             else:
                 number = self.arith(payload, st, line)
@@ -1087,7 +1082,7 @@ class Reader:
                        bad.why if bad else "runtime"),)
         for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
             if rest.startswith(op):
-                operand = self.expand_one(operand_word(rest[len(op):], line), st)
+                operand = self.expand_one(lex_operand(rest[len(op):], line), st)
                 colon = op.startswith(":")
                 if present is None or (colon and not is_known(value) and present is not False):
                     if op.lstrip(":") in ("-", "=") and is_known(value) and value:
@@ -1109,35 +1104,26 @@ class Reader:
         text = plain(value)
         for op in ("##", "#", "%%", "%"):
             if rest.startswith(op):
-                pattern = plain(self.expand_one(operand_word(rest[len(op):], line), st))
-                rx = _glob_regex(pattern)
+                pattern = self.pattern(lex_operand(rest[len(op):], line), st)
+                if pattern is None:
+                    return unknown
+                kept = strip_pattern(text, pattern, op)
                 if op.startswith("#"):
-                    cuts = [i for i in range(len(text) + 1) if rx.fullmatch(text[:i])]
-                    if not cuts:
-                        return value
-                    cut = max(cuts) if op == "##" else min(cuts)
-                    return slice_text(value, cut)
-                cuts = [i for i in range(len(text) + 1) if rx.fullmatch(text[i:])]
-                if not cuts:
-                    return value
-                cut = min(cuts) if op == "%%" else max(cuts)
-                return slice_text(value, 0, cut)
+                    return slice_text(value, len(text) - len(kept))
+                return slice_text(value, 0, len(kept))
         if rest.startswith("/"):
             body = rest[2:] if rest.startswith("//") else rest[1:]
             anchor = ""
-            if body.startswith(("#", "%")):
+            if body.startswith(("#", "%")) and not rest.startswith("//"):  # `${X//#/}`: `#` is the pattern
                 anchor, body = body[0], body[1:]
-            pat, _, rep = body.partition("/")
-            pattern = plain(self.expand_one(operand_word(pat, line), st))
-            replacement = plain(self.expand_one(operand_word(rep, line), st))
-            rx = _glob_regex(pattern, anchored=False)
-            if anchor == "#":
-                rx = re.compile("^(?:" + rx.pattern + ")")
-            elif anchor == "%":
-                rx = re.compile("(?:" + rx.pattern + ")$")
-            count = 0 if rest.startswith("//") else 1
+            pat, rep = _split_replacement(body)
+            pattern = self.pattern(lex_operand(pat, line), st)
+            if pattern is None:
+                return unknown
+            replacement = plain(self.expand_one(lex_operand(rep, line), st))
+            mode = anchor or ("/" if rest.startswith("//") else "")
             file, ln = origin(value)
-            return text_of(rx.sub(lambda _m: replacement, text, count=count), file, ln)
+            return text_of(replace_pattern(text, pattern, replacement, mode), file, ln)
         if rest.startswith(":"):
             parts = rest[1:].split(":")
             try:
@@ -1157,7 +1143,7 @@ class Reader:
     def command_substitution(self, code: str, st: State, line: int) -> Text:
         unknown = (Seg(f"$({code.strip()[:200]})", st.file, line, False, "runtime"),)
         try:
-            body = parse(code, st.file, max(1, line))
+            body = _parse(code, st.file, max(1, line))
         except ShellSyntaxError:
             return unknown
         sub = st.copy()
@@ -1193,40 +1179,42 @@ class Reader:
         return text
 
     def arith(self, expr: str, st: State, line: int | None) -> int | None:
-        def repl(m: re.Match[str]) -> str:
-            name = m.group(1)
-            value = self.lookup(name, st, line)
-            text = plain(value).strip()
-            if not is_known(value):
-                raise ValueError(name)
-            if text == "":
-                return "0"
-            if re.fullmatch(r"-?\d+", text):
-                return text
-            raise ValueError(name)
-
+        """The value of a bash arithmetic expression (verifier.shell.arith; None: it reads a value the
+        reader does not know, or bash would fail). Assignments in it (`i++`, `n=2`) are followed."""
         if "$" in expr or "`" in expr:  # expansions first (`${#A[@]}`, `$(cmd)`), then bare names
-            expanded = self.expand_one(heredoc_word(expr, line or 0), st)
+            expanded = self.expand_one(lex_heredoc(expr, line or 0), st)
             if not is_known(expanded):
                 return None
             expr = plain(expanded)
+
+        def lookup(name: str) -> str:
+            value = self.lookup(name, st, line)
+            if not is_known(value):
+                raise arith.ArithUnknown(name)
+            return plain(value)
+
+        def assign(name: str, value: int) -> None:
+            st.vars[name] = text_of(str(value), st.file, line)
+            st.arrays.pop(name, None)
+            st.unset.discard(name)
+            st.unresolved.pop(name, None)
+
         try:
-            src = re.sub(r"\b([A-Za-z_][A-Za-z0-9_]*)\b", repl, expr)
-            return _eval_int(src)
-        except (ValueError, SyntaxError, ZeroDivisionError, RecursionError):
+            return arith.evaluate(expr, lookup, assign)
+        except (arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
             return None
 
     # ------------------------------------------------------------------ tests
 
     def test_items(self, items: Sequence[Word | str | Text], st: State, double: bool) -> bool | None:
         """`[[ ... ]]` (double) or `[ ... ]` / `test` with three-valued logic (None: undecidable)."""
-        values: list[tuple[str, Text, str | None]] = []  # (kind op|w, text, glob pattern of a [[ ]] word)
+        values: list[tuple[str, Text, Pattern | None]] = []  # (kind op|w, text, glob pattern of a [[ ]] word)
         for item in items:
             if isinstance(item, str):
                 values.append((item, (), None))
             elif isinstance(item, Word):
-                raw = item.literal()
-                if raw in ("!", "(", ")", "-a", "-o") and not item.quoted:
+                raw = item.unquoted_literal
+                if raw in ("!", "(", ")", "-a", "-o") or double and raw in ("&&", "||", "<", ">"):
                     values.append((raw, (), None))
                     continue
                 values.append(("w", self.expand_one(item, st), self.pattern(item, st) if double else None))
@@ -1293,19 +1281,19 @@ class Reader:
         except (IndexError, TypeError):
             return None
 
-    def pattern(self, word: Word, st: State) -> str | None:
-        """The glob pattern a `[[ x == <word> ]]` operand stands for (quoted parts match literally)."""
-        out = ""
-        for kind, payload, quoted in word.parts:
-            if kind == "lit":
-                text = payload
-            else:
-                value = self.expand_one(Word([(kind, payload, quoted)], word.line, word.raw, word.start), st)
-                if not is_known(value):
-                    return None
-                text = plain(value)
-            out += re.sub(r"([*?\[\]\\])", r"\\\1", text) if quoted else text
-        return out
+    def pattern(self, word: Word, st: State) -> Pattern | None:
+        """The glob pattern a word stands for (`[[ x == <word> ]]`, a `case` pattern, the operand of
+        `${X#<word>}`): quoted parts match literally (None: it holds a value the reader does not know)."""
+        out: list[tuple[str, bool]] = []
+        for part in word.parts:
+            if part.kind == "lit":
+                out.append((part.text, part.quoted))
+                continue
+            value = self.expand_one(Word((part,), word.line, word.raw, word.start), st)
+            if not is_known(value):
+                return None
+            out.append((plain(value), part.quoted))
+        return tuple(out)
 
     def unknown_operand(self, *texts: Text) -> None:
         for text in texts:
@@ -1334,15 +1322,15 @@ class Reader:
             self.note("runtime")
         return None
 
-    def binary(self, left: Text, op: str, right: Text, pattern: str | None) -> bool | None:
+    def binary(self, left: Text, op: str, right: Text, pattern: Pattern | None) -> bool | None:
         if not is_known(left) or not is_known(right):
             self.unknown_operand(left, right)
             return None
         a, b = plain(left), plain(right)
         if op in ("==", "="):
-            return _glob_match(a, pattern) if pattern is not None else a == b
+            return glob_match(a, pattern) if pattern is not None else a == b
         if op == "!=":
-            return not _glob_match(a, pattern) if pattern is not None else a != b
+            return not glob_match(a, pattern) if pattern is not None else a != b
         if op == "=~":
             try:
                 return re.search(b, a) is not None
@@ -1359,6 +1347,33 @@ class Reader:
         if op == ">":
             return a > b
         return None
+
+
+def _split_replacement(body: str) -> tuple[str, str]:
+    """`PATTERN/REPLACEMENT` of `${X/PATTERN/REPLACEMENT}` split at the first `/` that is not escaped
+    or quoted (`${MODEL//\\//--}` replaces every `/`)."""
+    i, quote = 0, ""
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "/":
+            return body[:i], body[i + 1:]
+        i += 1
+    return body, ""
+
+
+def _parse(text: str, path: str, first_line: int = 1) -> Body:
+    """The statements of a script (verifier.shell.parser); too deep a nesting is a syntax error."""
+    try:
+        return parse(text, path, first_line).body
+    except RecursionError:
+        raise ShellSyntaxError("the script nests too deeply to read", None) from None
 
 
 _STARTERS = {"bash", "sh", "sbatch", "srun", "docker", "podman", "sudo", "exec", "nohup", "env", "timeout", "python",
@@ -1393,89 +1408,3 @@ def _common_prefix(values: list[Text], tail: Text) -> Text:
     if n == 0:
         return tail
     return concat(slice_text(values[0], 0, n), tail)
-
-
-def _glob_regex(pattern: str, anchored: bool = True) -> re.Pattern[str]:
-    out = ""
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "*":
-            out += ".*"
-        elif ch == "?":
-            out += "."
-        elif ch == "[":
-            j = i + 1
-            if j < len(pattern) and pattern[j] in "!^":
-                j += 1
-            if j < len(pattern) and pattern[j] == "]":
-                j += 1
-            while j < len(pattern) and pattern[j] != "]":
-                if pattern.startswith("[:", j) and ":]" in pattern[j + 2:]:
-                    j = pattern.index(":]", j + 2) + 2
-                    continue
-                j += 1
-            if j >= len(pattern):
-                out += re.escape(ch)
-            else:
-                inner = pattern[i + 1:j]
-                for posix, rx in (("[:space:]", r"\s"), ("[:digit:]", r"\d"), ("[:alpha:]", "A-Za-z"),
-                                  ("[:alnum:]", "A-Za-z0-9"), ("[:upper:]", "A-Z"), ("[:lower:]", "a-z")):
-                    inner = inner.replace(posix, rx)
-                inner = inner.replace("[", "\\[")
-                if inner.startswith("!"):
-                    inner = "^" + inner[1:]
-                out += f"[{inner}]"
-                i = j
-        elif ch == "\\" and i + 1 < len(pattern):
-            out += re.escape(pattern[i + 1])
-            i += 1
-        else:
-            out += re.escape(ch)
-        i += 1
-    return re.compile(out if not anchored else out, re.DOTALL)
-
-
-def _glob_match(text: str, pattern: str) -> bool:
-    return _glob_regex(pattern).fullmatch(text) is not None
-
-
-_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-        ast.FloorDiv: lambda a, b: int(a / b) if b else 1 // 0, ast.Mod: lambda a, b: a % b,
-        ast.Div: lambda a, b: int(a / b) if b else 1 // 0, ast.LShift: lambda a, b: a << b,
-        ast.RShift: lambda a, b: a >> b, ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b,
-        ast.Pow: lambda a, b: a ** b if b < 64 else 1 // 0}
-
-
-def _eval_int(src: str) -> int:
-    src = src.replace("&&", " and ").replace("||", " or ").replace("/", "//").replace("!=", "<>").replace(
-        "!", " not ").replace("<>", "!=")
-    tree = ast.parse(src.strip() or "0", mode="eval")
-
-    def ev(node: ast.AST) -> int:
-        if isinstance(node, ast.Expression):
-            return ev(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-            return node.value
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPS:
-            return int(_OPS[type(node.op)](ev(node.left), ev(node.right)))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -ev(node.operand)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.UAdd):
-            return ev(node.operand)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return int(not ev(node.operand))
-        if isinstance(node, ast.BoolOp):
-            vals = [ev(v) for v in node.values]
-            return int(all(vals)) if isinstance(node.op, ast.And) else int(any(vals))
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            a, b = ev(node.left), ev(node.comparators[0])
-            op = node.ops[0]
-            table = {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b, ast.Eq: a == b, ast.NotEq: a != b}
-            if type(op) in table:
-                return int(table[type(op)])
-        if isinstance(node, ast.IfExp):
-            return ev(node.body) if ev(node.test) else ev(node.orelse)
-        raise ValueError("unsupported arithmetic")
-
-    return ev(tree)
