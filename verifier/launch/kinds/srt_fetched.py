@@ -17,16 +17,18 @@ This kind claims such a row when the InferenceX copy the other kinds read
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifier.configs.points import Point, RecipeRef
 from verifier.configs.yaml11 import Doc, parse_yaml11
 from verifier.errors import InputError
 from verifier.launch.job import KeyJob
 from verifier.launch.kinds.srt_complete import materialize_complete
-from verifier.launch.runner import FetchPlan, fetch_plan
 from verifier.recipes.complete import is_complete
 from verifier.yamlio import decode_text
+
+if TYPE_CHECKING:  # the runner reader is imported when a recipe is fetched, not by every verdict
+    from verifier.launch.runner import FetchPlan
 
 NAME = "srt-fetched"
 
@@ -106,6 +108,8 @@ def resolve(job: KeyJob, point: Point) -> None:
     """Follow the runner to the clone, read the recipe it runs, resolve it as a complete srtctl recipe."""
     ref = point.srt_recipe
     assert ref is not None
+    from verifier.launch.runner import fetch_plan
+
     plan, problem = fetch_plan(job, point)
     if problem is not None or plan is None:
         assert problem is not None

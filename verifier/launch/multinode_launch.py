@@ -1,0 +1,156 @@
+"""Resolution of multi-node script launches (verifier.launch.kinds.multinode_script documents the rule).
+
+Kept apart from the kind so that the shell reader and the chain follower are imported only when a
+point is started by a script chain.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+
+from verifier.configs.points import Point
+from verifier.launch.follow import Followed, ServerStart, follow
+from verifier.launch.job import KeyJob
+from verifier.launch.kinds.multinode_script import NAME, ROLES
+from verifier.launch.model import Launch
+from verifier.launch.runner import Problem, launcher_env, runner_reading, runner_scripts
+from verifier.recipes.spec import spec_parameters
+from verifier.recipes.variants import Origin
+from verifier.shell.text import blocking, origin, plain
+
+
+def _followed(job: KeyJob, point: Point) -> tuple[Followed | None, Problem | None, str]:
+    scripts, problem = runner_scripts(job, point)
+    if problem is not None:
+        return None, problem, ""
+    env = launcher_env(job, point)
+    script = scripts[0]
+    key = f"launch.follow.{job.side}.{script}.{hash(tuple(sorted(env.items())))}"
+
+    def compute() -> tuple[Followed | None, Problem | None, str]:
+        reading = runner_reading(job, point, script, env)
+        if reading.result is None or reading.problems:
+            first = reading.problems[0] if reading.problems else Problem(script, None, "cannot be read")
+            return None, first, script
+        out = follow(job, reading.result.events, (script,))
+        out.files.insert(0, script)
+        return out, None, script
+
+    return job.ctx.memo(key, compute)
+
+
+def _args(argv: list[str]) -> dict[str, Any]:
+    """argv as {flag: value} (True for a bare flag, a list for several values; the last spelling wins)."""
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if not token.startswith("-") or token in ("-", "--") or (len(token) > 1 and token[1].isdigit()):
+            i += 1
+            continue
+        name, eq, inline = token.lstrip("-").partition("=")
+        if eq:
+            out[name] = inline
+            i += 1
+            continue
+        values = []
+        j = i + 1
+        while j < len(argv) and not (argv[j].startswith("-") and len(argv[j]) > 1 and not argv[j][1].isdigit()):
+            values.append(argv[j])
+            j += 1
+        out[name] = True if not values else values[0] if len(values) == 1 else values
+        i = j
+    return out
+
+
+def _launch(job: KeyJob, point: Point, server: ServerStart, files: tuple[str, ...]) -> Launch:
+    rest = list(server.argv[server.program:])
+    argv = tuple(plain(t) for t in rest)
+    arg_origins: dict[str, Origin] = {}
+    for token, text in zip(argv, rest, strict=True):
+        if token.startswith("-") and len(token) > 1:
+            file, line = origin(text)
+            arg_origins[token.lstrip("-").split("=", 1)[0]] = Origin(file or server.event.file,
+                                                                    line or server.event.line)
+    env = {name: plain(value) for name, value in server.env.items()}
+    env_origins = {}
+    for name, value in server.env.items():
+        file, line = origin(value)
+        if file and file != "<env>":
+            env_origins[name] = Origin(file, line)
+    args = _args(list(argv))
+    model = argv[0] if server.model_positional and argv and not argv[0].startswith("-") else \
+        args.get("model-path") or args.get("model")
+    model_text = model if isinstance(model, str) else point.model
+    served = args.get("served-model-name")
+    if not isinstance(served, str):
+        served = posixpath.basename((model_text or "").rstrip("/")) or None
+    engine = server.engine
+    return Launch(
+        key=job.entry.key, side=job.side, point=point, role=server.role, recipe_path=server.event.file,
+        selector=None, variant="", variant_name=posixpath.basename(server.event.file), recipe={}, engine=engine,
+        image=point.image, module=server.module, argv=argv, env=env, benchmark_env={}, args=args,
+        spec=spec_parameters(server.role, args, engine), synthetic=None, model_path=model_text,
+        served_model_name=served, arg_origins=arg_origins, env_origins=env_origins, kind=NAME, files=files,
+    )
+
+
+def _blocking(server: ServerStart) -> tuple[str, int | None, str] | None:
+    """The construct that keeps a server's command from being known (None: it is known)."""
+    if server.event.taint is not None:
+        file, line, what = server.event.taint
+        return file, line, f"the server command runs after a line that {what}, which is not read statically"
+    words = [plain(t) for t in server.argv]
+    for i, text in enumerate(server.argv):
+        bad = blocking(text)
+        if bad is None:
+            # a value the run's own facts choose (a model directory found on the cluster) is a run-time
+            # value where it names the model; anywhere else it could be a setting: not guessed
+            bad = next((s for s in text if not s.known and s.why == "branch"), None)
+            if bad is not None and (i == server.program and server.model_positional or
+                                    i > 0 and words[i - 1] in ("--model", "--model-path")):
+                bad = None
+        if bad is not None:
+            reason = "is set under a condition only the run decides" if bad.why == "branch" else \
+                "depends on a condition that cannot be decided statically" if bad.why == "undecided" else \
+                "is not read statically"
+            return bad.file, bad.line, f"server argument `{plain(text)[:120]}` {reason}"
+    return None
+
+
+def resolve_multinode_launch(job: KeyJob, point: Point) -> None:
+    """Follow the launch chain to its servers and add one launch per role."""
+    if job.ctx.bundle.layout != "old":  # the new layout launches every multi-node row through srt-slurm
+        job.error(point, point.file, point.line, "multinode row names no srt-recipe, which the inferencex-e2e "
+                                                 "launcher requires", "no-recipe")
+        return
+    followed, problem, script = _followed(job, point)
+    if problem is not None or followed is None:
+        assert problem is not None
+        job.error(point, problem.file, problem.line,
+                  f"multi-node launch cannot be followed: {problem.file} {problem.message}", "runner")
+        return
+    files = tuple(dict.fromkeys(f for f in followed.files if job.has(f)))
+    by_role: dict[str, ServerStart] = {}
+    for server in followed.servers:
+        by_role.setdefault(server.role, server)
+    if not by_role:
+        if followed.problems:
+            first = followed.problems[0]
+            job.error(point, first.file, first.line, f"multi-node launch cannot be followed: {first.message}",
+                      "runner")
+        else:
+            chain = " -> ".join(followed.files[:6]) or script
+            job.error(point, script, None, f"the launch chain ({chain}) starts no server command the verifier "
+                                           "knows (policy multinode.servers)", "runner")
+        return
+    for role in ROLES:
+        server = by_role.get(role)
+        if server is None:
+            continue
+        bad = _blocking(server)
+        if bad is not None:
+            job.error(point, bad[0], bad[1], f"multi-node {role} server cannot be resolved: {bad[2]}", "runner")
+            continue
+        job.add(_launch(job, point, server, files))
