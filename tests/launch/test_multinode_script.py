@@ -121,3 +121,25 @@ def test_check_9_judges_the_client_the_server_script_runs() -> None:
     failed = c09_chat_template.check(CheckContext(make_bundle(_spec_decode_amd_tree(raw)), load_policies()))
     assert failed.status is Status.FAIL
     assert failed.findings[0].message_id == "raw-completions-client"
+
+
+def test_an_option_array_set_only_at_run_time_does_not_hide_the_job_script() -> None:
+    """`sbatch ... "${EXCLUDE_OPT[@]}" --job-name X job.slurm` with the array set under a condition the
+    reader cannot decide: the job script is still the first word after the options."""
+    files = amd_tree()
+    files["benchmarks/multi_node/amd_utils/submit.sh"] = files["benchmarks/multi_node/amd_utils/submit.sh"].replace(
+        b"EXCLUDE_OPT=()\n", b'EXCLUDE_OPT=()\nif [[ -n "$(cat /etc/excludes)" ]]; then\n'
+                           b'    EXCLUDE_OPT=(--exclude "$(cat /etc/excludes)")\nfi\n')
+    ls = _launches(files)
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    assert {x.role for x in ls.launches} == {"prefill", "decode"}
+
+
+def test_a_chain_that_exits_before_any_server_names_the_exit() -> None:
+    files = amd_tree()
+    script = "benchmarks/multi_node/kimik2.5_fp4_mi355x_vllm-disagg.sh"
+    files[script] = files[script].replace(b'cd "$GITHUB_WORKSPACE', b'if [ "$ISL" = "1024" ]; then\n    exit 1\nfi\n'
+                                                                  b'cd "$GITHUB_WORKSPACE')
+    [error, *_] = _launches(files).fatal_errors
+    assert (error.file, error.line) == (script, 5)
+    assert "exits at kimik2.5_fp4_mi355x_vllm-disagg.sh:5 before it starts a server" in error.message

@@ -70,6 +70,9 @@ class Followed:
     files: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     readings: int = 0
+    exits: list[tuple[str, int]] = field(default_factory=list)  # where a followed script stops (`exit`)
+    # commands whose program is known only at run time: where the chain may go on unseen
+    opaque: list[tuple[str, int | None, str]] = field(default_factory=list)
 
 
 def _server_kind(words: list[str], servers: list[Mapping[str, Any]]) -> tuple[Mapping[str, Any], int] | None:
@@ -142,6 +145,8 @@ class _Walker:
             break
         if not words:
             return
+        if not is_known(argv[0]):
+            self.out.opaque.append((event.file, event.line, words[0][:120]))
         found = _server_kind(words, self.policy["servers"])
         if found is not None:
             spec, program = found
@@ -314,6 +319,8 @@ class _Walker:
         workdir = plain(cwd) if is_known(cwd) else ""
         result = reader.run(rel, data.decode("utf-8", "replace"), env, args, cwd=workdir, zero=zero)
         self.out.files.append(rel)
+        if result.stopped is not None:
+            self.out.exits.append(result.stopped)
         self.absorb(reader, result, rel)
         self.visit(result.events, (*chain, rel), mounts, image, depth + 1)
 
@@ -340,6 +347,10 @@ def _skip_options(args: list[Text], valued: set[str]) -> list[Text]:
     while i < len(args):
         w = plain(args[i])
         if not w.startswith("-"):
+            # a run-time word between options (`"${EXCLUDE_OPT[@]}"`, an array of options) is one of them
+            if not is_known(args[i]) and i + 1 < len(args) and plain(args[i + 1]).startswith("-"):
+                i += 1
+                continue
             break
         i += 2 if (w in valued and "=" not in w) else 1
     return args[i:]
