@@ -68,6 +68,20 @@ def decode_value(value: Any) -> Any:
     return value
 
 
+def record_kwargs(record: dict[str, Any], type_: Callable[[str], Any] | None,
+                  decode: Callable[[Any], Any] = decode_value) -> dict[str, Any]:
+    """The add_argument keyword arguments a spec record holds (nargs, const, default, type, choices,
+    required), values decoded with `decode`; `type_` is the engine's resolution of the record's type."""
+    return {
+        "nargs": record.get("nargs"),
+        "const": decode(record.get("const")),
+        "default": decode(record.get("default")),
+        "type": type_,
+        "choices": decode(record.get("choices")),
+        "required": bool(record.get("required", False)),
+    }
+
+
 def add_argparse_action(parser: RaisingParser, name: str, opts: list[str], dest: str,
                         kwargs: dict[str, Any], label: str) -> bool:
     """Re-add a record whose action is argparse's own (`name`, e.g. `argparse._StoreAction`) with the

@@ -21,14 +21,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from verifier.argspec.rebuild import (
-    CommittedSpec,
-    add_argparse_action,
-    committed_versions,
-    decode_value,
-    read_committed_spec,
-    spec_file,
-)
+from verifier.argspec import rebuild
 from verifier.resources import POLICY_DIR
 from verifier.sglang.parsing import ArgSpecError, RaisingParser, UnknownSGLangVersion
 
@@ -268,7 +261,7 @@ _CUSTOM_ACTIONS: dict[str, type[argparse.Action]] = {
 
 
 @dataclass
-class ArgSpec(CommittedSpec):
+class ArgSpec(rebuild.CommittedSpec):
     """One committed SGLang arg spec: its version, raw data, and helpers to rebuild the parser."""
 
     unknown_types: set[str] = field(default_factory=set)
@@ -290,20 +283,13 @@ class ArgSpec(CommittedSpec):
         name = record["action"]
         opts = list(record["option_strings"])
         dest = record["dest"]
-        kwargs: dict[str, Any] = {
-            "nargs": record.get("nargs"),
-            "const": decode_value(record.get("const")),
-            "default": decode_value(record.get("default")),
-            "type": _resolve_type(record.get("type"), type_info, self.unknown_types),
-            "choices": decode_value(record.get("choices")),
-            "required": bool(record.get("required", False)),
-        }
-        if add_argparse_action(parser, name, opts, dest, kwargs, f"SGLang {self.version}"):
+        kwargs = rebuild.record_kwargs(record, _resolve_type(record.get("type"), type_info, self.unknown_types))
+        if rebuild.add_argparse_action(parser, name, opts, dest, kwargs, f"SGLang {self.version}"):
             return
         short = name.rsplit(".", 1)[-1]
         if short in _CUSTOM_ACTIONS and name.startswith("sglang."):
             cls = _CUSTOM_ACTIONS[short]
-            extras = {k: decode_value(record[k]) for k in ("new_flag", "const_value", "error_message") if k in record}
+            extras = {k: rebuild.decode_value(record[k]) for k in ("new_flag", "const_value", "error_message") if k in record}
             parser.add_argument(*opts, dest=dest, action=cls, **kwargs, **extras)  # nargs=None is meaningful
             return
         raise ArgSpecError(f"SGLang {self.version}: arg spec uses action {name} ({opts}), which the rebuild does not know")
@@ -311,18 +297,18 @@ class ArgSpec(CommittedSpec):
 
 def spec_path(version: str, directory: Path = ARGSPEC_DIR) -> Path:
     """Where the committed spec of a version lives."""
-    return spec_file("sglang", version, directory)
+    return rebuild.spec_file("sglang", version, directory)
 
 
 def available_versions(directory: Path = ARGSPEC_DIR) -> list[str]:
     """Versions with a committed spec."""
-    return committed_versions("sglang", directory)
+    return rebuild.committed_versions("sglang", directory)
 
 
 @cache
 def load_argspec(version: str, directory: Path = ARGSPEC_DIR) -> ArgSpec:
     """The committed spec of one SGLang version (UnknownSGLangVersion if none is committed)."""
-    path, data = read_committed_spec("sglang", "SGLang", version, directory, UnknownSGLangVersion)
+    path, data = rebuild.read_committed_spec("sglang", "SGLang", version, directory, UnknownSGLangVersion)
     return ArgSpec(version=version, data=data, path=path)
 
 

@@ -32,14 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from verifier.argspec.rebuild import (
-    CommittedSpec,
-    add_argparse_action,
-    committed_versions,
-    decode_value,
-    read_committed_spec,
-    spec_file,
-)
+from verifier.argspec import rebuild
 from verifier.resources import POLICY_DIR
 from verifier.sglang.parsing import ArgSpecError, RaisingParser, SGLangArgError, UnknownSGLangVersion
 
@@ -240,11 +233,11 @@ def _decode(value: Any) -> Any:
         return [_decode(v) for v in value]
     if isinstance(value, dict) and not any(k.startswith("$") for k in value):
         return {k: _decode(v) for k, v in value.items()}
-    return decode_value(value)
+    return rebuild.decode_value(value)
 
 
 @dataclass
-class VllmArgSpec(CommittedSpec):
+class VllmArgSpec(rebuild.CommittedSpec):
     """One committed vLLM arg spec."""
 
     unmodelled: set[str] = field(default_factory=set)
@@ -269,19 +262,12 @@ class VllmArgSpec(CommittedSpec):
         name = record["action"]
         opts = list(record["option_strings"])
         dest = record["dest"]
-        kwargs: dict[str, Any] = {
-            "nargs": record.get("nargs"),
-            "const": _decode(record.get("const")),
-            "default": _decode(record.get("default")),
-            "type": make_type(record.get("type"), dest, self.unmodelled),
-            "choices": _decode(record.get("choices")),
-            "required": bool(record.get("required", False)),
-        }
+        kwargs = rebuild.record_kwargs(record, make_type(record.get("type"), dest, self.unmodelled), _decode)
         if not opts:  # a positional (model_tag)
             parser.add_argument(dest, **{k: v for k, v in kwargs.items() if k != "required" and v is not None
                                          or k == "default"})
             return
-        if add_argparse_action(parser, name, opts, dest, kwargs, f"vLLM {self.version}"):
+        if rebuild.add_argparse_action(parser, name, opts, dest, kwargs, f"vLLM {self.version}"):
             return
         if name.endswith(".LoRAParserAction"):
             parser.add_argument(*opts, dest=dest, action=LoRAParserAction, nargs=kwargs["nargs"],
@@ -394,12 +380,12 @@ def _merge(original: dict[str, Any], update: dict[str, Any]) -> None:
 
 def spec_path(version: str, directory: Path = ARGSPEC_DIR) -> Path:
     """Where the committed spec of a version lives."""
-    return spec_file("vllm", version, directory)
+    return rebuild.spec_file("vllm", version, directory)
 
 
 def available_versions(directory: Path = ARGSPEC_DIR) -> list[str]:
     """Versions with a committed spec, oldest first."""
-    return committed_versions("vllm", directory, key=version_key)
+    return rebuild.committed_versions("vllm", directory, key=version_key)
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -410,7 +396,7 @@ def version_key(version: str) -> tuple[int, ...]:
 @cache
 def load_argspec(version: str, directory: Path = ARGSPEC_DIR) -> VllmArgSpec:
     """The committed spec of one vLLM version (UnknownVllmVersion if none is committed)."""
-    path, data = read_committed_spec("vllm", "vLLM", version, directory, UnknownVllmVersion, key=version_key)
+    path, data = rebuild.read_committed_spec("vllm", "vLLM", version, directory, UnknownVllmVersion, key=version_key)
     return VllmArgSpec(version=version, data=data, path=path)
 
 
