@@ -155,6 +155,11 @@ class StructuredConfig:
         return str(value) if value is not None else None
 
 
+def text_key(key: str, *fallbacks: str, doc: str) -> Any:
+    """A read-only StructuredConfig property: `key` (else the first fallback present) as text, or None."""
+    return property(lambda self: self.text(key, *fallbacks), doc=doc)
+
+
 ConfigT = TypeVar("ConfigT", bound=StructuredConfig)
 
 

@@ -40,6 +40,7 @@ from verifier.engines.common import (
     loose_int,
     option_dests,
     read_config,
+    text_key,
     to_int,
 )
 
@@ -60,20 +61,14 @@ def serve_flags() -> dict[str, str]:
 class TrtSpecConfig(StructuredConfig):
     """TRT-LLM `speculative_config`."""
 
-    @property
-    def decoding_type(self) -> str | None:
-        """`decoding_type` (Eagle3, MTP, ...)."""
-        return self.text("decoding_type")
+    decoding_type = text_key("decoding_type", doc="`decoding_type` (Eagle3, MTP, ...).")
+    speculative_model = text_key("speculative_model", "speculative_model_dir",
+                                 doc="`speculative_model` (or `speculative_model_dir`).")
 
     @property
     def max_draft_len(self) -> int | None:
         """`max_draft_len` (the draft length; `num_nextn_predict_layers` for MTP)."""
         return loose_int(self.get("max_draft_len", "num_nextn_predict_layers"))
-
-    @property
-    def speculative_model(self) -> str | None:
-        """`speculative_model` (or `speculative_model_dir`)."""
-        return self.text("speculative_model", "speculative_model_dir")
 
 
 def trt_speculative_config(args: Mapping[str, Any]) -> TrtSpecConfig | None:

@@ -38,6 +38,7 @@ from verifier.engines.common import (
     loose_int,
     normalize_args,
     read_config,
+    text_key,
     to_float,
     to_int,
 )
@@ -60,15 +61,11 @@ LOGGED_AL = "speculative-config synthetic_acceptance_length"
 class VllmSpecConfig(StructuredConfig):
     """vLLM `--speculative-config`."""
 
-    @property
-    def method(self) -> str | None:
-        """`method` (eagle, eagle3, mtp, deepseek_mtp, draft_model, dspark, ...)."""
-        return self.text("method")
-
-    @property
-    def model(self) -> str | None:
-        """The draft model (`model`)."""
-        return self.text("model")
+    method = text_key("method", doc="`method` (eagle, eagle3, mtp, deepseek_mtp, draft_model, dspark, ...).")
+    model = text_key("model", doc="The draft model (`model`).")
+    rejection_sample_method = text_key("rejection_sample_method",
+                                       doc="`synthetic` when an AL is simulated, `block` on evals.")
+    draft_sample_method = text_key("draft_sample_method", doc="`probabilistic` / greedy, when given.")
 
     @property
     def num_speculative_tokens(self) -> int | None:
@@ -76,19 +73,9 @@ class VllmSpecConfig(StructuredConfig):
         return loose_int(self.get("num_speculative_tokens"))
 
     @property
-    def rejection_sample_method(self) -> str | None:
-        """`rejection_sample_method` (`synthetic` when an AL is simulated, `block` on evals)."""
-        return self.text("rejection_sample_method")
-
-    @property
     def synthetic_acceptance_length(self) -> float | None:
         """`synthetic_acceptance_length` (the AL itself)."""
         return to_float(self.get("synthetic_acceptance_length"))
-
-    @property
-    def draft_sample_method(self) -> str | None:
-        """`draft_sample_method` (`probabilistic` / greedy), when given."""
-        return self.text("draft_sample_method")
 
     @property
     def precision_overrides(self) -> dict[str, Any]:
