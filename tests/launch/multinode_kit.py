@@ -180,19 +180,22 @@ dynamo:
   install: false
 """
 
-SGL_RECIPE = b"""name: renamed
-model:
-  path: dsr1
-  container: dynamo-sglang
-  precision: fp4
-resources:
+# srtctl's resources block of a one-prefill, one-decode recipe on one B200 node each.
+B200_1P1D_RESOURCES = """resources:
   gpu_type: b200
   gpus_per_node: 8
   prefill_nodes: 1
   prefill_workers: 1
   decode_nodes: 1
   decode_workers: 1
-backend:
+"""
+
+SGL_RECIPE = ("""name: renamed
+model:
+  path: dsr1
+  container: dynamo-sglang
+  precision: fp4
+""" + B200_1P1D_RESOURCES + """backend:
   type: sglang
   sglang_config:
     prefill:
@@ -206,7 +209,7 @@ benchmark:
   isl: 1024
   osl: 1024
   concurrencies: "32"
-"""
+""").encode()
 
 SETUP_SCRIPT = b"#!/bin/bash\npip install --no-deps some-fix==1.0\n"
 

@@ -7,7 +7,7 @@ container run, nothing is bound into it, and its classic `backend:` block names 
 from __future__ import annotations
 
 from tests.launch.helpers import LAUNCH, PREFIX, make_ctx
-from tests.launch.multinode_kit import disagg_row
+from tests.launch.multinode_kit import B200_1P1D_RESOURCES, disagg_row
 from verifier.launch import launches
 from verifier.recipes.complete import is_complete, to_roles
 from verifier.recipes.variants import Origin
@@ -25,14 +25,7 @@ model:
   path: dsr1-fp8
   container: lmsysorg/sglang:v0.5.9-cu130-own
   precision: fp8
-resources:
-  gpu_type: b200
-  gpus_per_node: 8
-  prefill_nodes: 1
-  prefill_workers: 1
-  decode_nodes: 1
-  decode_workers: 1
-backend:
+""" + B200_1P1D_RESOURCES + """backend:
   type: sglang
   prefill_environment:
     SGLANG_ENABLE_JIT_DEEPGEMM: "1"
