@@ -21,6 +21,7 @@ JPEG decoder that the parser never uses).
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -37,7 +38,7 @@ try:
     from verifier.argspec import dumpcore
 except ImportError:  # run as a file by sglang's own Python (a container), where the verifier is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "argspec"))
-    import dumpcore  # type: ignore[no-redef]
+    dumpcore = importlib.import_module("dumpcore")
 
 SPEC_FORMAT = 1
 ACTION_EXTRAS = ("new_flag", "const_value", "error_message")

@@ -28,6 +28,7 @@ when vllm's own Python runs it.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import re
@@ -39,7 +40,7 @@ try:
     from verifier.argspec import dumpcore
 except ImportError:  # run as a file by vllm's own Python (a throwaway venv), where the verifier is not installed
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "argspec"))
-    import dumpcore  # type: ignore[no-redef]
+    dumpcore = importlib.import_module("dumpcore")
 
 SPEC_FORMAT = 1
 json_safe = dumpcore.json_safe
