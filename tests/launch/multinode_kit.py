@@ -36,89 +36,44 @@ SGL_KEY = "dsr1-fp4-b200-dynamo-sglang"
 FORK_KEY = "dsr1-fp4-b200-dynamo-vllm"
 RECIPE = "recipes/trtllm/b200-fp4/1k1k/ctx1_gen2.yaml"
 
-NVIDIA_MASTER = f"""{TRT_KEY}:
-  image: nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1
-  model: deepseek-r1-fp4
-  model-prefix: dsr1
-  runner: b200-multinode
-  precision: fp4
-  framework: dynamo-trt
-  multinode: true
-  disagg: true
-  scenarios:
-    fixed-seq-len:
-    - isl: 1024
-      osl: 1024
-      search-space:
-      - spec-decoding: "mtp"
-        conc-list: [64]
-        prefill:
-          num-worker: 1
-          tp: 4
-          ep: 4
-          dp-attn: true
-          additional-settings:
-          - "CONFIG_FILE={RECIPE}"
-        decode:
-          num-worker: 2
-          tp: 8
-          ep: 8
-          dp-attn: true
-{SGL_KEY}:
-  image: lmsysorg/sglang:v0.5.9-cu130
-  model: deepseek-ai/DeepSeek-R1-0528
-  model-prefix: dsr1
-  runner: b200-multinode
-  precision: fp4
-  framework: dynamo-sglang
-  multinode: true
-  disagg: true
-  scenarios:
-    fixed-seq-len:
-    - isl: 1024
-      osl: 1024
-      search-space:
-      - conc-list: [32]
-        prefill:
-          num-worker: 1
-          tp: 8
-          ep: 1
-          dp-attn: false
-          additional-settings:
-          - "CONFIG_FILE=recipes/sglang/dsr1/renamed.yaml"
-        decode:
-          num-worker: 1
-          tp: 8
-          ep: 1
-          dp-attn: false
-{FORK_KEY}:
-  image: vllm/vllm-openai:v0.20.0
-  model: deepseek-ai/DeepSeek-R1-0528
-  model-prefix: dsr1
-  runner: b200-multinode
-  precision: fp4
-  framework: dynamo-vllm
-  multinode: true
-  disagg: true
-  scenarios:
-    fixed-seq-len:
-    - isl: 1024
-      osl: 1024
-      search-space:
-      - conc-list: [16]
-        prefill:
-          num-worker: 1
-          tp: 8
-          ep: 1
-          dp-attn: false
-          additional-settings:
-          - "CONFIG_FILE=recipes/vllm/dsr1/disagg.yaml"
-        decode:
-          num-worker: 1
-          tp: 8
-          ep: 1
-          dp-attn: false
-"""
+
+def disagg_row(key: str, *, image: str, model: str, runner: str, precision: str, framework: str,
+               conc: str, prefill: tuple[int, int, int, bool], decode: tuple[int, int, int, bool],
+               prefill_settings: tuple[str, ...] = (), decode_settings: tuple[str, ...] = (),
+               spec: str | None = None, prefix: str = "dsr1") -> str:
+    """One multi-node disaggregated master-config entry (1k/1k, one search-space point) as YAML text.
+
+    `prefill` / `decode` are (num-worker, tp, ep, dp-attn); `*_settings` their additional-settings
+    lines (`CONFIG_FILE=...`); `spec` the point's `spec-decoding`, `conc` its conc-list (`64`, `8, 16`)."""
+
+    def role(name: str, shape: tuple[int, int, int, bool], settings: tuple[str, ...]) -> str:
+        workers, tp, ep, dp_attn = shape
+        text = (f"        {name}:\n          num-worker: {workers}\n          tp: {tp}\n          ep: {ep}\n"
+                f"          dp-attn: {'true' if dp_attn else 'false'}\n")
+        if settings:
+            text += "          additional-settings:\n" + "".join(f'          - "{s}"\n' for s in settings)
+        return text
+
+    point = f'      - spec-decoding: "{spec}"\n        conc-list: [{conc}]\n' if spec else f"      - conc-list: [{conc}]\n"
+    return (f"{key}:\n  image: {image}\n  model: {model}\n  model-prefix: {prefix}\n  runner: {runner}\n"
+            f"  precision: {precision}\n  framework: {framework}\n  multinode: true\n  disagg: true\n"
+            "  scenarios:\n    fixed-seq-len:\n    - isl: 1024\n      osl: 1024\n      search-space:\n"
+            + point + role("prefill", prefill, prefill_settings) + role("decode", decode, decode_settings))
+
+
+NVIDIA_MASTER = (
+    disagg_row(TRT_KEY, image="nvcr.io/nvidia/ai-dynamo/tensorrtllm-runtime:0.8.1", model="deepseek-r1-fp4",
+               runner="b200-multinode", precision="fp4", framework="dynamo-trt", spec="mtp", conc="64",
+               prefill=(1, 4, 4, True), prefill_settings=(f"CONFIG_FILE={RECIPE}",), decode=(2, 8, 8, True))
+    + disagg_row(SGL_KEY, image="lmsysorg/sglang:v0.5.9-cu130", model="deepseek-ai/DeepSeek-R1-0528",
+                 runner="b200-multinode", precision="fp4", framework="dynamo-sglang", conc="32",
+                 prefill=(1, 8, 1, False), prefill_settings=("CONFIG_FILE=recipes/sglang/dsr1/renamed.yaml",),
+                 decode=(1, 8, 1, False))
+    + disagg_row(FORK_KEY, image="vllm/vllm-openai:v0.20.0", model="deepseek-ai/DeepSeek-R1-0528",
+                 runner="b200-multinode", precision="fp4", framework="dynamo-vllm", conc="16",
+                 prefill=(1, 8, 1, False), prefill_settings=("CONFIG_FILE=recipes/vllm/dsr1/disagg.yaml",),
+                 decode=(1, 8, 1, False))
+)
 
 # The runner's shape (runners/launch_b200-dgxc.sh, 2026-07): model settings per prefix, then the
 # srt-slurm clone chosen by FRAMEWORK / MODEL_PREFIX, an overlay of InferenceX recipes, srtctl apply.
@@ -225,19 +180,22 @@ dynamo:
   install: false
 """
 
-SGL_RECIPE = b"""name: renamed
-model:
-  path: dsr1
-  container: dynamo-sglang
-  precision: fp4
-resources:
+# srtctl's resources block of a one-prefill, one-decode recipe on one B200 node each.
+B200_1P1D_RESOURCES = """resources:
   gpu_type: b200
   gpus_per_node: 8
   prefill_nodes: 1
   prefill_workers: 1
   decode_nodes: 1
   decode_workers: 1
-backend:
+"""
+
+SGL_RECIPE = ("""name: renamed
+model:
+  path: dsr1
+  container: dynamo-sglang
+  precision: fp4
+""" + B200_1P1D_RESOURCES + """backend:
   type: sglang
   sglang_config:
     prefill:
@@ -251,7 +209,7 @@ benchmark:
   isl: 1024
   osl: 1024
   concurrencies: "32"
-"""
+""").encode()
 
 SETUP_SCRIPT = b"#!/bin/bash\npip install --no-deps some-fix==1.0\n"
 
@@ -268,37 +226,11 @@ def srt_tree() -> dict[str, bytes]:
 
 
 AMD_KEY = "kimik2.5-fp4-mi355x-vllm-disagg"
-AMD_MASTER = f"""{AMD_KEY}:
-  image: vllm/vllm-openai-rocm:v0.24.0
-  model: amd/Kimi-K2.5-MXFP4
-  model-prefix: kimik2.5
-  runner: mi355x-disagg
-  precision: fp4
-  framework: vllm-disagg
-  multinode: true
-  disagg: true
-  scenarios:
-    fixed-seq-len:
-    - isl: 1024
-      osl: 1024
-      search-space:
-      - spec-decoding: "none"
-        conc-list: [8, 16]
-        prefill:
-          num-worker: 1
-          tp: 8
-          ep: 1
-          dp-attn: false
-          additional-settings:
-          - "PREFILL_NODES=1"
-        decode:
-          num-worker: 1
-          tp: 8
-          ep: 8
-          dp-attn: false
-          additional-settings:
-          - "DECODE_NODES=1"
-"""
+AMD_MASTER = disagg_row(
+    AMD_KEY, image="vllm/vllm-openai-rocm:v0.24.0", model="amd/Kimi-K2.5-MXFP4", prefix="kimik2.5",
+    runner="mi355x-disagg", precision="fp4", framework="vllm-disagg", spec="none", conc="8, 16",
+    prefill=(1, 8, 1, False), prefill_settings=("PREFILL_NODES=1",),
+    decode=(1, 8, 8, False), decode_settings=("DECODE_NODES=1",))
 
 AMD_RUNNER = b"""#!/usr/bin/env bash
 if [[ "$IS_MULTINODE" == "true" ]]; then

@@ -7,6 +7,7 @@ container run, nothing is bound into it, and its classic `backend:` block names 
 from __future__ import annotations
 
 from tests.launch.helpers import LAUNCH, PREFIX, make_ctx
+from tests.launch.multinode_kit import B200_1P1D_RESOURCES, disagg_row
 from verifier.launch import launches
 from verifier.recipes.complete import is_complete, to_roles
 from verifier.recipes.variants import Origin
@@ -14,48 +15,17 @@ from verifier.recipes.variants import Origin
 KEY = "dsr1-fp8-b200-dynamo-sglang"
 RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/disagg-1p1d.yaml"
 
-MASTER = f"""{KEY}:
-  image: lmsysorg/sglang:v0.5.9-cu130
-  model: deepseek-ai/DeepSeek-R1-0528
-  model-prefix: dsr1
-  runner: b200-test
-  precision: fp8
-  framework: dynamo-sglang
-  multinode: true
-  disagg: true
-  scenarios:
-    fixed-seq-len:
-    - isl: 1024
-      osl: 1024
-      search-space:
-      - conc-list: [64]
-        prefill:
-          num-worker: 1
-          tp: 8
-          ep: 1
-          dp-attn: false
-          additional-settings:
-          - "CONFIG_FILE=recipes/sglang/dsr1/disagg-1p1d.yaml"
-        decode:
-          num-worker: 1
-          tp: 8
-          ep: 1
-          dp-attn: false
-"""
+MASTER = disagg_row(
+    KEY, image="lmsysorg/sglang:v0.5.9-cu130", model="deepseek-ai/DeepSeek-R1-0528", runner="b200-test",
+    precision="fp8", framework="dynamo-sglang", conc="64", prefill=(1, 8, 1, False),
+    prefill_settings=("CONFIG_FILE=recipes/sglang/dsr1/disagg-1p1d.yaml",), decode=(1, 8, 1, False))
 
 RECIPE_TEXT = """name: disagg-1p1d
 model:
   path: dsr1-fp8
   container: lmsysorg/sglang:v0.5.9-cu130-own
   precision: fp8
-resources:
-  gpu_type: b200
-  gpus_per_node: 8
-  prefill_nodes: 1
-  prefill_workers: 1
-  decode_nodes: 1
-  decode_workers: 1
-backend:
+""" + B200_1P1D_RESOURCES + """backend:
   type: sglang
   prefill_environment:
     SGLANG_ENABLE_JIT_DEEPGEMM: "1"

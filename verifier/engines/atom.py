@@ -14,7 +14,6 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from verifier.engines.base import (
@@ -25,9 +24,19 @@ from verifier.engines.base import (
     Setting,
     SpecParams,
     arg_setting,
+    present,
 )
-from verifier.engines.common import arg_value, loose_int, normalize_args, parse_structured, to_int
-from verifier.resources import POLICY_DIR
+from verifier.engines.common import (
+    StructuredConfig,
+    arg_value,
+    engine_policy,
+    loose_int,
+    normalize_args,
+    option_dests,
+    parse_structured,
+    read_config,
+    to_int,
+)
 
 # Module names under a draft layer whose coverage decides "excluded" (attention, dense MLP,
 # experts, router, NextN projections). Patterns are matched against `<prefix>.<suffix>`.
@@ -46,37 +55,31 @@ DRAFT_MODULE_SAMPLES = (
 )
 
 
-@cache
 def atom_policy() -> Mapping[str, Any]:
     """policies/atom.yaml (validated)."""
-    from verifier.policy import load_policy_file  # noqa: PLC0415
-
-    return load_policy_file(POLICY_DIR / "atom.yaml")
+    return engine_policy("atom")
 
 
 @dataclass(frozen=True)
-class OnlineQuantConfig:
+class OnlineQuantConfig(StructuredConfig):
     """ATOM `--online_quant_config`: global target format, per-layer overrides, exclusions."""
-
-    raw: Mapping[str, Any] | None
-    error: str | None = None
 
     @property
     def global_quant(self) -> str | None:
         """`global_quant_config` (ptpc_fp8, mxfp4, per_block_fp8, ...) or None."""
-        value = (self.raw or {}).get("global_quant_config")
+        value = self.get("global_quant_config")
         return str(value) if value else None
 
     @property
     def layer_quant(self) -> dict[str, str]:
         """`layer_quant_config`: glob pattern -> format."""
-        value = (self.raw or {}).get("layer_quant_config")
+        value = self.get("layer_quant_config")
         return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
 
     @property
     def exclude(self) -> tuple[str, ...]:
         """`exclude_layer` patterns (kept at source precision; evaluated before overrides)."""
-        value = (self.raw or {}).get("exclude_layer")
+        value = self.get("exclude_layer")
         if isinstance(value, str):
             return (value,)
         return tuple(str(v) for v in value) if isinstance(value, list) else ()
@@ -106,14 +109,14 @@ def pattern_matches(pattern: str, module: str) -> bool:
 
 def read_online_quant_config(value: Any) -> OnlineQuantConfig:
     """Parse an `--online_quant_config` value (also accepts vLLM-plugin `additional-config` wrapping)."""
-    data, error = parse_structured(value)
-    if error is not None:
-        return OnlineQuantConfig(None, error)
+    return read_config(value, "online_quant_config", OnlineQuantConfig, unwrap=_unwrap_plugin)
+
+
+def _unwrap_plugin(data: Any) -> Any:
+    """The `online_quant_config` inside a vLLM-plugin `additional-config` object, else the data itself."""
     if isinstance(data, Mapping) and isinstance(data.get("online_quant_config"), Mapping):
-        data = data["online_quant_config"]
-    if not isinstance(data, Mapping):
-        return OnlineQuantConfig(None, f"online_quant_config is a {type(data).__name__}, not an object")
-    return OnlineQuantConfig(dict(data))
+        return data["online_quant_config"]
+    return data
 
 
 @dataclass(frozen=True)
@@ -198,8 +201,7 @@ class Atom(Engine):
 
     def synthetic(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """`--spec-decode-acceptance-length`."""
-        found = arg_setting(launch, "spec-decode-acceptance-length")
-        return (found,) if found is not None else ()
+        return present(arg_setting(launch, "spec-decode-acceptance-length"))
 
     def synthetic_injection(self, role: str, args: Mapping[str, Any], al: float,
                             al_text: str) -> list[tuple[tuple[Any, ...], Any]]:
@@ -208,13 +210,12 @@ class Atom(Engine):
 
     def chat_template(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """`--chat-template` and `--default-chat-template-kwargs` (e.g. `{"enable_thinking": false}`)."""
-        return tuple(s for s in (arg_setting(launch, "chat-template"),
-                                 arg_setting(launch, "default-chat-template-kwargs")) if s is not None)
+        return present(arg_setting(launch, "chat-template"), arg_setting(launch, "default-chat-template-kwargs"))
 
 
 def serve_options() -> dict[str, str]:
     """Every ATOM server option spelling the policy records -> its dest."""
-    return {name: str(opt["dest"]) for opt in atom_policy()["serve_options"] for name in opt["names"]}
+    return option_dests(atom_policy())
 
 
 ENGINE = Atom()

@@ -148,6 +148,11 @@ def env_setting(launch: LaunchLike, name: str) -> Setting | None:
     return Setting(name, launch.env[name], "env", path, line)
 
 
+def present(*settings: Setting | None) -> tuple[Setting, ...]:
+    """The settings a launch writes, in order (the `None`s of unwritten ones left out)."""
+    return tuple(s for s in settings if s is not None)
+
+
 def config_key(launch: LaunchLike, block_names: Sequence[str], key: str) -> Setting | None:
     """`block.key` of a JSON/mapping-valued arg (`speculative-config.kv_cache_dtype`), as a Setting."""
     written, raw = arg_value(launch.args, *block_names)

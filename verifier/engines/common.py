@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, TypeVar
 
 MAX_VALUE_CHARS = 256 * 1024
 
@@ -129,3 +131,61 @@ def normalize_args(args: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:
     if isinstance(args, Mapping):
         return {norm_flag(str(k)): v for k, v in args.items()}
     return flag_values(args)
+
+
+@dataclass(frozen=True)
+class StructuredConfig:
+    """A JSON-object-valued engine setting (a speculative or quantization config): the object read,
+    or None with the reason it could not be read."""
+
+    raw: Mapping[str, Any] | None
+    error: str | None = None
+
+    def get(self, key: str, *fallbacks: str) -> Any:
+        """The value of `key` (else of the first fallback key present); None when absent."""
+        raw = self.raw or {}
+        for name in (key, *fallbacks):
+            if name in raw:
+                return raw[name]
+        return None
+
+    def text(self, key: str, *fallbacks: str) -> str | None:
+        """`get` as text (None stays None)."""
+        value = self.get(key, *fallbacks)
+        return str(value) if value is not None else None
+
+
+def text_key(key: str, *fallbacks: str, doc: str) -> Any:
+    """A read-only StructuredConfig property: `key` (else the first fallback present) as text, or None."""
+    return property(lambda self: self.text(key, *fallbacks), doc=doc)
+
+
+ConfigT = TypeVar("ConfigT", bound=StructuredConfig)
+
+
+def read_config(value: Any, label: str, make: type[ConfigT],
+                unwrap: Callable[[Any], Any] | None = None) -> ConfigT:
+    """`make(object)` from a JSON-ish value (`parse_structured`), else `make(None, reason)` naming
+    `label` when it is not an object; `unwrap` may first pick the object out of a wrapper."""
+    data, error = parse_structured(value)
+    if error is not None:
+        return make(None, error)
+    if unwrap is not None:
+        data = unwrap(data)
+    if not isinstance(data, Mapping):
+        return make(None, f"{label} is a {type(data).__name__}, not an object")
+    return make(dict(data))
+
+
+@cache
+def engine_policy(name: str) -> Mapping[str, Any]:
+    """policies/<name>.yaml, validated against its schema (loaded once per process)."""
+    from verifier.policy import load_policy_file  # noqa: PLC0415 - jsonschema only when needed
+    from verifier.resources import POLICY_DIR  # noqa: PLC0415
+
+    return load_policy_file(POLICY_DIR / f"{name}.yaml")
+
+
+def option_dests(policy: Mapping[str, Any]) -> dict[str, str]:
+    """Every server option spelling a policy's `serve_options` records -> its dest."""
+    return {name: str(opt["dest"]) for opt in policy["serve_options"] for name in opt["names"]}

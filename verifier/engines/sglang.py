@@ -28,6 +28,7 @@ from verifier.engines.base import (
     SpecParams,
     arg_setting,
     env_setting,
+    present,
 )
 from verifier.engines.common import arg_value, to_int
 
@@ -97,7 +98,7 @@ class SGLang(Engine):
 
     def synthetic(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """The SGLANG_SIMULATE_ACC_* variables of the worker environment."""
-        return tuple(s for s in (env_setting(launch, n) for n in SIMULATE_ENV) if s is not None)
+        return present(*(env_setting(launch, n) for n in SIMULATE_ENV))
 
     def synthetic_injection(self, role: str, args: Mapping[str, Any], al: float,
                             al_text: str) -> list[tuple[tuple[Any, ...], Any]]:
@@ -109,8 +110,7 @@ class SGLang(Engine):
 
     def chat_template(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """`--chat-template` / `--completion-template`."""
-        return tuple(s for s in (arg_setting(launch, "chat-template"), arg_setting(launch, "completion-template"))
-                     if s is not None)
+        return present(arg_setting(launch, "chat-template"), arg_setting(launch, "completion-template"))
 
     def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] | None = None,
                 runtime: bool = True) -> Any:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from verifier.engines.base import (
@@ -29,53 +28,47 @@ from verifier.engines.base import (
     Setting,
     SpecParams,
     arg_setting,
+    config_key,
     env_setting,
-    origin_of,
+    present,
 )
-from verifier.engines.common import arg_value, json_object, loose_int, parse_structured, to_int
-from verifier.resources import POLICY_DIR
+from verifier.engines.common import (
+    StructuredConfig,
+    arg_value,
+    engine_policy,
+    json_object,
+    loose_int,
+    option_dests,
+    read_config,
+    text_key,
+    to_int,
+)
 
 TLLM_FORCE_ACCEPTED = "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS"
 
 
-@cache
 def trtllm_policy() -> Mapping[str, Any]:
     """policies/trtllm.yaml (validated)."""
-    from verifier.policy import load_policy_file  # noqa: PLC0415
-
-    return load_policy_file(POLICY_DIR / "trtllm.yaml")
+    return engine_policy("trtllm")
 
 
 def serve_flags() -> dict[str, str]:
     """Every `trtllm-serve` option spelling -> its parameter name (`--tp_size` -> tensor_parallel_size)."""
-    return {name: str(opt["dest"]) for opt in trtllm_policy()["serve_options"] for name in opt["names"]}
+    return option_dests(trtllm_policy())
 
 
 @dataclass(frozen=True)
-class TrtSpecConfig:
+class TrtSpecConfig(StructuredConfig):
     """TRT-LLM `speculative_config`."""
 
-    raw: Mapping[str, Any] | None
-    error: str | None = None
-
-    @property
-    def decoding_type(self) -> str | None:
-        """`decoding_type` (Eagle3, MTP, ...)."""
-        value = (self.raw or {}).get("decoding_type")
-        return str(value) if value is not None else None
+    decoding_type = text_key("decoding_type", doc="`decoding_type` (Eagle3, MTP, ...).")
+    speculative_model = text_key("speculative_model", "speculative_model_dir",
+                                 doc="`speculative_model` (or `speculative_model_dir`).")
 
     @property
     def max_draft_len(self) -> int | None:
         """`max_draft_len` (the draft length; `num_nextn_predict_layers` for MTP)."""
-        raw = self.raw or {}
-        return loose_int(raw.get("max_draft_len", raw.get("num_nextn_predict_layers")))
-
-    @property
-    def speculative_model(self) -> str | None:
-        """`speculative_model` (or `speculative_model_dir`)."""
-        raw = self.raw or {}
-        value = raw.get("speculative_model", raw.get("speculative_model_dir"))
-        return str(value) if value is not None else None
+        return loose_int(self.get("max_draft_len", "num_nextn_predict_layers"))
 
 
 def trt_speculative_config(args: Mapping[str, Any]) -> TrtSpecConfig | None:
@@ -83,12 +76,7 @@ def trt_speculative_config(args: Mapping[str, Any]) -> TrtSpecConfig | None:
     value = args.get("speculative_config", args.get("speculative-config"))
     if value is None:
         return None
-    data, error = parse_structured(value)
-    if error is not None:
-        return TrtSpecConfig(None, error)
-    if not isinstance(data, Mapping):
-        return TrtSpecConfig(None, f"speculative_config is a {type(data).__name__}, not an object")
-    return TrtSpecConfig(dict(data))
+    return read_config(value, "speculative_config", TrtSpecConfig)
 
 
 def trt_forced_acceptance(env: Mapping[str, Any]) -> tuple[int | None, float | None, str | None]:
@@ -125,26 +113,17 @@ class TrtLlm(Engine):
                           None if cfg.get("speculative_model") is None else str(cfg["speculative_model"]),
                           None, name)
 
-    def _block_key(self, launch: LaunchLike, block: str, key: str) -> Setting | None:
-        written, raw = arg_value(launch.args, block)
-        cfg = json_object(raw)
-        if written is None or cfg is None or cfg.get(key) is None:
-            return None
-        path, line = origin_of(launch, written)
-        return Setting(f"{written}.{key}", cfg[key], "config", path, line)
-
     def kv_cache(self, launch: LaunchLike) -> KvCacheSettings:
         """`kv_cache_config.dtype`: one setting for target and draft."""
-        return KvCacheSettings(self._block_key(launch, "kv_cache_config", "dtype"), None, draft_shares_target=True)
+        return KvCacheSettings(config_key(launch, ("kv_cache_config",), "dtype"), None, draft_shares_target=True)
 
     def quantization(self, launch: LaunchLike) -> QuantSettings:
         """`quant_config.quant_algo` (the draft has no setting of its own)."""
-        return QuantSettings(self._block_key(launch, "quant_config", "quant_algo"))
+        return QuantSettings(config_key(launch, ("quant_config",), "quant_algo"))
 
     def synthetic(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS."""
-        found = env_setting(launch, TLLM_FORCE_ACCEPTED)
-        return (found,) if found is not None else ()
+        return present(env_setting(launch, TLLM_FORCE_ACCEPTED))
 
     def synthetic_injection(self, role: str, args: Mapping[str, Any], al: float,
                             al_text: str) -> list[tuple[tuple[Any, ...], Any]]:
@@ -155,8 +134,7 @@ class TrtLlm(Engine):
 
     def chat_template(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """`chat_template` (flag or LLM-API key)."""
-        found = arg_setting(launch, "chat_template")
-        return (found,) if found is not None else ()
+        return present(arg_setting(launch, "chat_template"))
 
 
 ENGINE = TrtLlm()

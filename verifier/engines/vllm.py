@@ -29,13 +29,16 @@ from verifier.engines.base import (
     arg_setting,
     config_key,
     origin_of,
+    present,
 )
 from verifier.engines.common import (
+    StructuredConfig,
     arg_value,
     json_object,
     loose_int,
     normalize_args,
-    parse_structured,
+    read_config,
+    text_key,
     to_float,
     to_int,
 )
@@ -55,63 +58,34 @@ LOGGED_AL = "speculative-config synthetic_acceptance_length"
 
 
 @dataclass(frozen=True)
-class VllmSpecConfig:
+class VllmSpecConfig(StructuredConfig):
     """vLLM `--speculative-config`."""
 
-    raw: Mapping[str, Any] | None
-    error: str | None = None
-
-    def _get(self, key: str) -> Any:
-        return (self.raw or {}).get(key)
-
-    @property
-    def method(self) -> str | None:
-        """`method` (eagle, eagle3, mtp, deepseek_mtp, draft_model, dspark, ...)."""
-        value = self._get("method")
-        return str(value) if value is not None else None
-
-    @property
-    def model(self) -> str | None:
-        """The draft model (`model`)."""
-        value = self._get("model")
-        return str(value) if value is not None else None
+    method = text_key("method", doc="`method` (eagle, eagle3, mtp, deepseek_mtp, draft_model, dspark, ...).")
+    model = text_key("model", doc="The draft model (`model`).")
+    rejection_sample_method = text_key("rejection_sample_method",
+                                       doc="`synthetic` when an AL is simulated, `block` on evals.")
+    draft_sample_method = text_key("draft_sample_method", doc="`probabilistic` / greedy, when given.")
 
     @property
     def num_speculative_tokens(self) -> int | None:
         """`num_speculative_tokens` (the draft length)."""
-        return loose_int(self._get("num_speculative_tokens"))
-
-    @property
-    def rejection_sample_method(self) -> str | None:
-        """`rejection_sample_method` (`synthetic` when an AL is simulated, `block` on evals)."""
-        value = self._get("rejection_sample_method")
-        return str(value) if value is not None else None
+        return loose_int(self.get("num_speculative_tokens"))
 
     @property
     def synthetic_acceptance_length(self) -> float | None:
         """`synthetic_acceptance_length` (the AL itself)."""
-        return to_float(self._get("synthetic_acceptance_length"))
-
-    @property
-    def draft_sample_method(self) -> str | None:
-        """`draft_sample_method` (`probabilistic` / greedy), when given."""
-        value = self._get("draft_sample_method")
-        return str(value) if value is not None else None
+        return to_float(self.get("synthetic_acceptance_length"))
 
     @property
     def precision_overrides(self) -> dict[str, Any]:
         """Draft-precision keys that are set (quantization, dtype, KV dtype, ...)."""
-        return {k: self._get(k) for k in VLLM_DRAFT_PRECISION_KEYS if self._get(k) is not None}
+        return {k: self.get(k) for k in VLLM_DRAFT_PRECISION_KEYS if self.get(k) is not None}
 
 
 def read_vllm_speculative_config(value: Any) -> VllmSpecConfig:
     """Parse a `--speculative-config` value (JSON text, Python-literal text, or a mapping)."""
-    data, error = parse_structured(value)
-    if error is not None:
-        return VllmSpecConfig(None, error)
-    if not isinstance(data, Mapping):
-        return VllmSpecConfig(None, f"speculative-config is a {type(data).__name__}, not an object")
-    return VllmSpecConfig(dict(data))
+    return read_config(value, "speculative-config", VllmSpecConfig)
 
 
 def vllm_speculative_config(args: Mapping[str, Any] | Sequence[str]) -> VllmSpecConfig | None:
@@ -152,8 +126,8 @@ class Vllm(Engine):
 
     def quantization(self, launch: LaunchLike) -> QuantSettings:
         """`--quantization` (`-q`) and the speculative config's draft-precision keys."""
-        draft = tuple(s for s in (config_key(launch, SPEC_CONFIG, k) for k in VLLM_DRAFT_PRECISION_KEYS
-                                  if "kv_cache" not in k) if s is not None)
+        draft = present(*(config_key(launch, SPEC_CONFIG, k) for k in VLLM_DRAFT_PRECISION_KEYS
+                          if "kv_cache" not in k))
         return QuantSettings(arg_setting(launch, "quantization", "q"), draft)
 
     def overrides(self, launch: LaunchLike, names: set[str]) -> tuple[Setting, ...]:
@@ -170,7 +144,7 @@ class Vllm(Engine):
 
     def synthetic(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """The speculative config's synthetic-acceptance keys."""
-        return tuple(s for s in (config_key(launch, SPEC_CONFIG, k) for k in SYNTHETIC_KEYS) if s is not None)
+        return present(*(config_key(launch, SPEC_CONFIG, k) for k in SYNTHETIC_KEYS))
 
     def synthetic_injection(self, role: str, args: Mapping[str, Any], al: float,
                             al_text: str) -> list[tuple[tuple[Any, ...], Any]]:
@@ -192,8 +166,7 @@ class Vllm(Engine):
 
     def chat_template(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """`--chat-template` / `--chat-template-content-format`."""
-        return tuple(s for s in (arg_setting(launch, "chat-template"),
-                                 arg_setting(launch, "chat-template-content-format")) if s is not None)
+        return present(arg_setting(launch, "chat-template"), arg_setting(launch, "chat-template-content-format"))
 
     def draft_issues(self, launch: LaunchLike, origin: Any, policy: Mapping[str, Any],
                      draft_quant_method: str | None = None) -> list[Any]:

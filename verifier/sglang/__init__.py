@@ -71,6 +71,7 @@ __all__ = [
     "UnknownSGLangVersion",
     "available_versions",
     "canonical_dtype",
+    "check_argv",
     "checkpoint_kv_quant",
     "dtype_rank",
     "effective_kv_dtypes",
@@ -153,15 +154,17 @@ class ResolvedArgs:
         return self.error is None
 
 
-def _check_argv(argv: Iterable[str]) -> tuple[str, ...]:
+def check_argv(argv: Iterable[str], error: type[SGLangArgError] = SGLangArgError) -> tuple[str, ...]:
+    """The command line as a tuple of strings, bounded (MAX_ARGV tokens of MAX_TOKEN characters);
+    `error` (SGLangArgError or an engine's subclass) names what is out of bounds."""
     tokens = tuple(argv)
     if len(tokens) > MAX_ARGV:
-        raise SGLangArgError(f"command line has {len(tokens)} tokens, over the {MAX_ARGV} limit")
+        raise error(f"command line has {len(tokens)} tokens, over the {MAX_ARGV} limit")
     for token in tokens:
         if not isinstance(token, str):
-            raise SGLangArgError(f"command-line token is not a string: {token!r}")
+            raise error(f"command-line token is not a string: {token!r}")
         if len(token) > MAX_TOKEN:
-            raise SGLangArgError(f"a command-line token is {len(token)} characters, over the {MAX_TOKEN} limit")
+            raise error(f"a command-line token is {len(token)} characters, over the {MAX_TOKEN} limit")
     return tokens
 
 
@@ -188,7 +191,7 @@ def resolve_sglang(
     Raises UnknownSGLangVersion, SGLangArgError (unless raise_errors=False: then `.error`).
     """
     wanted = pick_version(image=image, version=version, framework=framework, policy=policy)
-    launcher, server_argv = split_launcher(_check_argv(argv))
+    launcher, server_argv = split_launcher(check_argv(argv))
     held: list[tuple[str, str]] = []
     if runtime:
         from verifier.engines.versioned import split_runtime  # noqa: PLC0415

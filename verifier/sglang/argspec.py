@@ -21,35 +21,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from verifier.argspec import rebuild
 from verifier.resources import POLICY_DIR
 from verifier.sglang.parsing import ArgSpecError, RaisingParser, UnknownSGLangVersion
 
 ARGSPEC_DIR = POLICY_DIR / "sglang-argspec"
-MAX_SPEC_BYTES = 4 * 1024 * 1024
-
-
-# --------------------------------------------------------------------------- value decoding
-
-
-def decode_value(value: Any) -> Any:
-    """Invert `dump._json_safe`: `$tuple`, `$set`, `$float`, `$dict`, `$suppress` markers."""
-    if isinstance(value, list):
-        return [decode_value(v) for v in value]
-    if isinstance(value, dict):
-        if "$tuple" in value:
-            return tuple(decode_value(v) for v in value["$tuple"])
-        if "$set" in value:
-            return {decode_value(v) for v in value["$set"]}
-        if "$float" in value:
-            return float(value["$float"])
-        if "$dict" in value:
-            return {k: decode_value(v) for k, v in value["$dict"].items()}
-        if "$suppress" in value:
-            return argparse.SUPPRESS
-        if "$repr" in value:
-            raise ArgSpecError(f"spec holds a value that is not data: {value['$repr']}")
-        return {k: decode_value(v) for k, v in value.items()}
-    return value
 
 
 # --------------------------------------------------------------------------- SGLang's custom types
@@ -279,60 +255,16 @@ _CUSTOM_ACTIONS: dict[str, type[argparse.Action]] = {
     for cls in (LoRAPathAction, DeprecatedAction, DeprecatedStoreTrueAction, DeprecatedStoreConstAction,
                 DeprecatedAliasStoreAction)
 }
-_STDLIB_ACTIONS: dict[str, Any] = {
-    "argparse._StoreAction": "store",
-    "argparse._StoreTrueAction": "store_true",
-    "argparse._StoreFalseAction": "store_false",
-    "argparse._StoreConstAction": "store_const",
-    "argparse._AppendAction": "append",
-    "argparse._AppendConstAction": "append_const",
-    "argparse._CountAction": "count",
-    "argparse._ExtendAction": "extend",
-    "argparse.BooleanOptionalAction": argparse.BooleanOptionalAction,
-}
-# argparse's own actions refuse keyword arguments they do not take.
-_ACCEPTS = {
-    "store": {"nargs", "const", "default", "type", "choices", "required"},
-    "store_true": {"default", "required"},
-    "store_false": {"default", "required"},
-    "store_const": {"const", "default", "required"},
-    "append": {"nargs", "const", "default", "type", "choices", "required"},
-    "append_const": {"const", "default", "required"},
-    "count": {"default", "required"},
-    "extend": {"nargs", "const", "default", "type", "choices", "required"},
-}
 
 
 # --------------------------------------------------------------------------- the spec
 
 
 @dataclass
-class ArgSpec:
-    """One committed arg spec: its version, raw data, and helpers to rebuild the parser."""
+class ArgSpec(rebuild.CommittedSpec):
+    """One committed SGLang arg spec: its version, raw data, and helpers to rebuild the parser."""
 
-    version: str
-    data: dict[str, Any]
-    path: Path | None = None
     unknown_types: set[str] = field(default_factory=set)
-
-    @property
-    def actions(self) -> list[dict[str, Any]]:
-        """The action records (help action excluded)."""
-        return list(self.data["actions"])
-
-    def action_for(self, option_or_dest: str) -> dict[str, Any] | None:
-        """The record declaring an option string (`--tp-size`) or, failing that, a dest."""
-        for record in self.data["actions"]:
-            if option_or_dest in record["option_strings"]:
-                return record
-        for record in self.data["actions"]:
-            if record["dest"] == option_or_dest:
-                return record
-        return None
-
-    def option_strings(self) -> set[str]:
-        """Every declared option string."""
-        return {s for record in self.data["actions"] for s in record["option_strings"]}
 
     def build_parser(self) -> RaisingParser:
         """A fresh stdlib parser equivalent to SGLang's `add_cli_args` for this version."""
@@ -351,72 +283,32 @@ class ArgSpec:
         name = record["action"]
         opts = list(record["option_strings"])
         dest = record["dest"]
-        kwargs: dict[str, Any] = {
-            "nargs": record.get("nargs"),
-            "const": decode_value(record.get("const")),
-            "default": decode_value(record.get("default")),
-            "type": _resolve_type(record.get("type"), type_info, self.unknown_types),
-            "choices": decode_value(record.get("choices")),
-            "required": bool(record.get("required", False)),
-        }
-        short = name.rsplit(".", 1)[-1]
-        if name in _STDLIB_ACTIONS:
-            action = _STDLIB_ACTIONS[name]
-            if action is argparse.BooleanOptionalAction:
-                positive = [s for s in opts if not (s.startswith("--no-") and "--" + s[5:] in opts)]
-                made = parser.add_argument(*positive, dest=dest, action=action, default=kwargs["default"],
-                                           required=kwargs["required"])
-                if list(made.option_strings) != opts:
-                    raise ArgSpecError(f"{self.version}: cannot rebuild BooleanOptionalAction {opts}")
-                return
-            allowed = _ACCEPTS[action]
-            extra = {k: v for k, v in kwargs.items() if k in allowed}
-            if action in ("store", "append", "extend") and extra.get("nargs") == 0:
-                raise ArgSpecError(f"{self.version}: {opts}: nargs=0 store action")
-            parser.add_argument(*opts, dest=dest, action=action, **_drop_none(extra, keep={"default"}))
+        kwargs = rebuild.record_kwargs(record, _resolve_type(record.get("type"), type_info, self.unknown_types))
+        if rebuild.add_argparse_action(parser, name, opts, dest, kwargs, f"SGLang {self.version}"):
             return
+        short = name.rsplit(".", 1)[-1]
         if short in _CUSTOM_ACTIONS and name.startswith("sglang."):
             cls = _CUSTOM_ACTIONS[short]
-            extras = {k: decode_value(record[k]) for k in ("new_flag", "const_value", "error_message") if k in record}
+            extras = {k: rebuild.decode_value(record[k]) for k in ("new_flag", "const_value", "error_message") if k in record}
             parser.add_argument(*opts, dest=dest, action=cls, **kwargs, **extras)  # nargs=None is meaningful
             return
         raise ArgSpecError(f"SGLang {self.version}: arg spec uses action {name} ({opts}), which the rebuild does not know")
 
 
-def _drop_none(kwargs: dict[str, Any], keep: set[str]) -> dict[str, Any]:
-    return {k: v for k, v in kwargs.items() if v is not None or k in keep}
-
-
 def spec_path(version: str, directory: Path = ARGSPEC_DIR) -> Path:
     """Where the committed spec of a version lives."""
-    return directory / f"sglang-{version}.argspec.json"
+    return rebuild.spec_file("sglang", version, directory)
 
 
 def available_versions(directory: Path = ARGSPEC_DIR) -> list[str]:
     """Versions with a committed spec."""
-    return sorted(p.name[len("sglang-"):-len(".argspec.json")] for p in directory.glob("sglang-*.argspec.json"))
+    return rebuild.committed_versions("sglang", directory)
 
 
 @cache
 def load_argspec(version: str, directory: Path = ARGSPEC_DIR) -> ArgSpec:
     """The committed spec of one SGLang version (UnknownSGLangVersion if none is committed)."""
-    path = spec_path(version, directory)
-    if not path.is_file():
-        have = ", ".join(available_versions(directory)) or "none"
-        raise UnknownSGLangVersion(
-            f"no SGLang arg spec is committed for version {version} (have: {have})", version=version
-        )
-    raw = path.read_bytes()
-    if len(raw) > MAX_SPEC_BYTES:
-        raise ArgSpecError(f"{path.name}: {len(raw)} bytes, over the {MAX_SPEC_BYTES}-byte limit")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArgSpecError(f"{path.name}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("actions"), list):
-        raise ArgSpecError(f"{path.name}: no 'actions' list")
-    if data.get("sglang_version") != version:
-        raise ArgSpecError(f"{path.name}: records sglang_version {data.get('sglang_version')!r}, not {version}")
+    path, data = rebuild.read_committed_spec("sglang", "SGLang", version, directory, UnknownSGLangVersion)
     return ArgSpec(version=version, data=data, path=path)
 
 
@@ -424,5 +316,3 @@ def load_argspec(version: str, directory: Path = ARGSPEC_DIR) -> ArgSpec:
 def argspec_parser(version: str) -> RaisingParser:
     """The rebuilt parser of a version (built once per process; argparse parsers are reusable)."""
     return load_argspec(version).build_parser()
-
-

@@ -5,8 +5,9 @@ pull IPython and aiohttp), builds a fresh `argparse.ArgumentParser(prog="sglang 
 `ServerArgs.add_cli_args` populate it, and records every action losslessly enough for
 `verifier.sglang.argspec` to rebuild an equivalent parser with the standard library alone.
 
-This file is deliberately self-contained (standard library plus the sglang under inspection): the
-`--image` form copies it into a container and runs it there with the image's own Python.
+This file needs only the standard library, the sglang under inspection and its sibling
+`verifier/argspec/dumpcore.py` (what the vLLM dumper shares): the `--image` form mounts both into a
+container and runs them there with the image's own Python.
 
 CLI (wired as `verify-pr sglang-spec dump`):
 
@@ -20,6 +21,7 @@ JPEG decoder that the parser never uses).
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -32,11 +34,16 @@ import types
 from pathlib import Path
 from typing import Any
 
+try:
+    from verifier.argspec import dumpcore
+except ImportError:  # run as a file by sglang's own Python (a container), where the verifier is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "argspec"))
+    dumpcore = importlib.import_module("dumpcore")
+
 SPEC_FORMAT = 1
 ACTION_EXTRAS = ("new_flag", "const_value", "error_message")
-
-# The option that argparse adds itself; it is not part of SGLang's spec.
-_HELP_ACTION = "argparse._HelpAction"
+json_safe = dumpcore.json_safe
+spec_json = dumpcore.spec_json
 
 
 class _DummyMeta(type):
@@ -104,14 +111,7 @@ def _bare_sglang() -> None:
 
 def installed_version() -> str | None:
     """The installed sglang's version string, read without importing sglang (None if absent)."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
-        return None
-    try:
-        return version("sglang")
-    except PackageNotFoundError:
-        return None
+    return dumpcore.installed_version("sglang")
 
 
 def build_real_parser(parser_class: type[argparse.ArgumentParser] = argparse.ArgumentParser) -> Any:
@@ -124,47 +124,12 @@ def build_real_parser(parser_class: type[argparse.ArgumentParser] = argparse.Arg
     return parser
 
 
-def _qualname(obj: Any) -> str | None:
-    if obj is None:
-        return None
-    if obj in (str, int, float, bool):
-        return obj.__name__
-    module = getattr(obj, "__module__", None)
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
-    if name is None:
-        return f"{type(obj).__module__}.{type(obj).__qualname__}"
-    return f"{module}.{name}" if module and module != "builtins" else name
-
-
-def _json_safe(value: Any) -> Any:
-    """A JSON encoding of a default/const/choice value that `argspec.decode_value` inverts."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return {"$float": repr(value)}
-        return value
-    if isinstance(value, list):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, tuple):
-        return {"$tuple": [_json_safe(v) for v in value]}
-    if isinstance(value, set | frozenset):
-        return {"$set": sorted((_json_safe(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))}
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        if any(k.startswith("$") for k in value):
-            return {"$dict": {k: _json_safe(v) for k, v in value.items()}}
-        return {k: _json_safe(v) for k, v in value.items()}
-    if value is argparse.SUPPRESS:
-        return {"$suppress": True}
-    return {"$repr": repr(value), "$type": _qualname(type(value))}
-
-
 def _choices(choices: Any) -> Any:
     if choices is None:
         return None
     if isinstance(choices, set | frozenset):
-        return sorted((_json_safe(c) for c in choices), key=lambda v: json.dumps(v, sort_keys=True))
-    return [_json_safe(c) for c in choices]
+        return sorted((json_safe(c) for c in choices), key=lambda v: json.dumps(v, sort_keys=True))
+    return [json_safe(c) for c in choices]
 
 
 def _rejects(func: Any, raw: str) -> bool:
@@ -206,25 +171,12 @@ def spec_of_parser(parser: argparse.ArgumentParser, version: str | None) -> dict
     """The JSON-safe spec of an argparse parser (help action excluded)."""
     actions: list[dict[str, Any]] = []
     type_info: dict[str, Any] = {}
-    for action in parser._actions:
-        action_name = _qualname(type(action))
-        if action_name == _HELP_ACTION:
-            continue
-        type_name = _qualname(action.type)
-        record: dict[str, Any] = {
-            "option_strings": list(action.option_strings),
-            "dest": action.dest,
-            "action": action_name,
-            "nargs": action.nargs if action.nargs is None or isinstance(action.nargs, int | str) else None,
-            "const": _json_safe(action.const),
-            "default": _json_safe(action.default),
-            "type": type_name,
-            "choices": _choices(action.choices),
-            "required": bool(action.required),
-        }
+    for action, action_name in dumpcore.spec_actions(parser):
+        type_name = dumpcore.qualname(action.type)
+        record = dumpcore.action_record(action, action_name, type_name, _choices(action.choices))
         for extra in ACTION_EXTRAS:
             if hasattr(action, extra):
-                record[extra] = _json_safe(getattr(action, extra))
+                record[extra] = json_safe(getattr(action, extra))
         info = _type_info(type_name, action.type)
         if info and type_name:
             type_info[type_name] = info
@@ -235,7 +187,7 @@ def spec_of_parser(parser: argparse.ArgumentParser, version: str | None) -> dict
         "prog": parser.prog,
         "allow_abbrev": parser.allow_abbrev,
         "prefix_chars": parser.prefix_chars,
-        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "python": dumpcore.python_version(),
         "type_info": dict(sorted(type_info.items())),
         "actions": actions,
     }
@@ -254,11 +206,6 @@ def dump_spec() -> dict[str, Any]:
     return spec_of_parser(parser, version)
 
 
-def spec_json(spec: dict[str, Any]) -> str:
-    """Canonical text of a spec (stable key order, one trailing newline)."""
-    return json.dumps(spec, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-
-
 def _docker_dump(image: str, stubs: list[str]) -> str:
     docker = shutil.which("docker")
     if docker is None:
@@ -267,9 +214,11 @@ def _docker_dump(image: str, stubs: list[str]) -> str:
     if probe.returncode != 0:
         raise RuntimeError(f"--image needs a running docker engine: `docker info` failed: {probe.stderr.strip()[:300]}")
     here = Path(__file__).resolve()
+    core = Path(dumpcore.__file__).resolve()
     cmd = [
         docker, "run", "--rm", "--network", "none", "--entrypoint", "python3",
-        "-v", f"{here}:/tmp/infx_sglang_dump.py:ro", image, "/tmp/infx_sglang_dump.py",
+        "-v", f"{here}:/tmp/infx_dump/sglang_dump.py:ro", "-v", f"{core}:/tmp/infx_dump/dumpcore.py:ro",
+        image, "/tmp/infx_dump/sglang_dump.py",
     ]
     for stub in stubs:
         cmd += ["--stub", stub]
@@ -295,13 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             install_stubs(args.stub)
             text = spec_json(dump_spec())
     except Exception as exc:  # a CLI: one line on stderr, status 2
-        print(f"sglang-spec dump: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+        return dumpcore.cli_error("sglang-spec dump", exc)
+    dumpcore.emit(text, args.out)
     return 0
 
 

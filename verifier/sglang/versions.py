@@ -95,14 +95,15 @@ def _hub(ref: ImageRef) -> ImageRef:
     return ImageRef(raw=ref.raw, repository=repo, tag=ref.tag, digest=ref.digest)
 
 
-def version_for_image(image: str, policy: Mapping[str, Any] | None = None) -> str:
-    """The SGLang version an image runs, by policies/sglang.yaml; UnknownSGLangVersion otherwise."""
-    pol = _policy(policy)
-    ref = _hub(parse_image(image))
-    images = pol.get("images", {})
+def version_by_image_rules(ref: ImageRef, images: Mapping[str, Any], *, ignore_digest: bool = False) -> str | None:
+    """The version an engine policy's `images` rules give a (Docker Hub-normalised) reference, or None.
+
+    `exact` entries match the whole reference (also without its digest when `ignore_digest`);
+    `tags` rules match a regular expression on the tag of a listed repository and return the
+    rule's `version` or the captured `version` group."""
     for entry in images.get("exact", ()):
-        want = _hub(parse_image(entry["image"]))
-        if want.normalized == ref.normalized:
+        want = _hub(parse_image(entry["image"])).normalized
+        if want == ref.normalized or (ignore_digest and want == ref.without_digest):
             return str(entry["version"])
     for rule in images.get("tags", ()):
         if ref.repository not in rule["repositories"] or ref.tag is None:
@@ -110,6 +111,16 @@ def version_for_image(image: str, policy: Mapping[str, Any] | None = None) -> st
         m = re.fullmatch(rule["tag"], ref.tag)
         if m:
             return str(rule.get("version") or m.group("version"))
+    return None
+
+
+def version_for_image(image: str, policy: Mapping[str, Any] | None = None) -> str:
+    """The SGLang version an image runs, by policies/sglang.yaml; UnknownSGLangVersion otherwise."""
+    pol = _policy(policy)
+    ref = _hub(parse_image(image))
+    found = version_by_image_rules(ref, pol.get("images", {}))
+    if found is not None:
+        return found
     raise UnknownSGLangVersion(
         f"unknown SGLang version for image {ref.normalized} (no rule in policies/sglang.yaml)", image=image
     )

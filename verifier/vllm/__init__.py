@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any, Literal
 
-from verifier.sglang import MAX_ARGV, MAX_TOKEN, ResolvedArgs
+from verifier.sglang import ResolvedArgs, check_argv
 from verifier.sglang.parsing import _ParserExit, parse_with
 from verifier.vllm.argspec import (
     UnknownVllmVersion,
@@ -72,18 +72,6 @@ def _serve_model_first(args: list[str]) -> list[str]:
     return args
 
 
-def _check_argv(argv: Sequence[str]) -> tuple[str, ...]:
-    tokens = tuple(argv)
-    if len(tokens) > MAX_ARGV:
-        raise VllmArgError(f"command line has {len(tokens)} tokens, over the {MAX_ARGV} limit")
-    for token in tokens:
-        if not isinstance(token, str):
-            raise VllmArgError(f"command-line token is not a string: {token!r}")
-        if len(token) > MAX_TOKEN:
-            raise VllmArgError(f"a command-line token is {len(token)} characters, over the {MAX_TOKEN} limit")
-    return tokens
-
-
 @cache
 def _real_parser(version: str) -> Any:
     from verifier.vllm.dump import build_real_parser, installed_version  # noqa: PLC0415 - torch on request
@@ -115,7 +103,7 @@ def resolve_vllm(
     raise_errors=False: then `.error`).
     """
     wanted = version or version_for_image(image or "", policy)
-    launcher, server_argv, serve = split_launcher(_check_argv(argv))
+    launcher, server_argv, serve = split_launcher(check_argv(argv, VllmArgError))
     args = list(server_argv)
     if serve:
         args = _serve_model_first(args)

@@ -32,12 +32,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from verifier.argspec import rebuild
 from verifier.resources import POLICY_DIR
-from verifier.sglang.argspec import decode_value
 from verifier.sglang.parsing import ArgSpecError, RaisingParser, SGLangArgError, UnknownSGLangVersion
 
 ARGSPEC_DIR = POLICY_DIR / "vllm-argspec"
-MAX_SPEC_BYTES = 4 * 1024 * 1024
 MAX_DOTTED_DEPTH = 64
 
 
@@ -215,28 +214,6 @@ class LoRAParserAction(argparse.Action):
         setattr(namespace, self.dest, out)
 
 
-_STDLIB: dict[str, Any] = {
-    "argparse._StoreAction": "store",
-    "argparse._StoreTrueAction": "store_true",
-    "argparse._StoreFalseAction": "store_false",
-    "argparse._StoreConstAction": "store_const",
-    "argparse._AppendAction": "append",
-    "argparse._AppendConstAction": "append_const",
-    "argparse._CountAction": "count",
-    "argparse._ExtendAction": "extend",
-}
-_ACCEPTS = {
-    "store": {"nargs", "const", "default", "type", "choices", "required"},
-    "store_true": {"default", "required"},
-    "store_false": {"default", "required"},
-    "store_const": {"const", "default", "required"},
-    "append": {"nargs", "const", "default", "type", "choices", "required"},
-    "append_const": {"const", "default", "required"},
-    "count": {"default", "required"},
-    "extend": {"nargs", "const", "default", "type", "choices", "required"},
-}
-
-
 class _Opaque:
     """A default the spec records only by its repr (not data): never compared, never used."""
 
@@ -256,32 +233,19 @@ def _decode(value: Any) -> Any:
         return [_decode(v) for v in value]
     if isinstance(value, dict) and not any(k.startswith("$") for k in value):
         return {k: _decode(v) for k, v in value.items()}
-    return decode_value(value)
+    return rebuild.decode_value(value)
 
 
 @dataclass
-class VllmArgSpec:
+class VllmArgSpec(rebuild.CommittedSpec):
     """One committed vLLM arg spec."""
 
-    version: str
-    data: dict[str, Any]
-    path: Path | None = None
     unmodelled: set[str] = field(default_factory=set)
 
     @property
     def features(self) -> dict[str, Any]:
         """How parse_args rewrites a command line (probed from the real parser)."""
         return dict(self.data.get("features") or {})
-
-    def action_for(self, option_or_dest: str) -> dict[str, Any] | None:
-        """The record declaring an option string or, failing that, a dest."""
-        for record in self.data["actions"]:
-            if option_or_dest in record["option_strings"]:
-                return record
-        for record in self.data["actions"]:
-            if record["dest"] == option_or_dest:
-                return record
-        return None
 
     def defaults(self) -> dict[str, Any]:
         """dest -> the spec's default (as recorded)."""
@@ -298,29 +262,12 @@ class VllmArgSpec:
         name = record["action"]
         opts = list(record["option_strings"])
         dest = record["dest"]
-        kwargs: dict[str, Any] = {
-            "nargs": record.get("nargs"),
-            "const": _decode(record.get("const")),
-            "default": _decode(record.get("default")),
-            "type": make_type(record.get("type"), dest, self.unmodelled),
-            "choices": _decode(record.get("choices")),
-            "required": bool(record.get("required", False)),
-        }
+        kwargs = rebuild.record_kwargs(record, make_type(record.get("type"), dest, self.unmodelled), _decode)
         if not opts:  # a positional (model_tag)
             parser.add_argument(dest, **{k: v for k, v in kwargs.items() if k != "required" and v is not None
                                          or k == "default"})
             return
-        if name == "argparse.BooleanOptionalAction":
-            positive = [s for s in opts if not (s.startswith("--no-") and "--" + s[5:] in opts)]
-            made = parser.add_argument(*positive, dest=dest, action=argparse.BooleanOptionalAction,
-                                       default=kwargs["default"], required=kwargs["required"])
-            if list(made.option_strings) != opts:
-                raise ArgSpecError(f"vLLM {self.version}: cannot rebuild BooleanOptionalAction {opts}")
-            return
-        if name in _STDLIB:
-            action = _STDLIB[name]
-            extra = {k: v for k, v in kwargs.items() if k in _ACCEPTS[action] and (v is not None or k == "default")}
-            parser.add_argument(*opts, dest=dest, action=action, **extra)
+        if rebuild.add_argparse_action(parser, name, opts, dest, kwargs, f"vLLM {self.version}"):
             return
         if name.endswith(".LoRAParserAction"):
             parser.add_argument(*opts, dest=dest, action=LoRAParserAction, nargs=kwargs["nargs"],
@@ -433,13 +380,12 @@ def _merge(original: dict[str, Any], update: dict[str, Any]) -> None:
 
 def spec_path(version: str, directory: Path = ARGSPEC_DIR) -> Path:
     """Where the committed spec of a version lives."""
-    return directory / f"vllm-{version}.argspec.json"
+    return rebuild.spec_file("vllm", version, directory)
 
 
 def available_versions(directory: Path = ARGSPEC_DIR) -> list[str]:
     """Versions with a committed spec, oldest first."""
-    names = [p.name[len("vllm-"):-len(".argspec.json")] for p in directory.glob("vllm-*.argspec.json")]
-    return sorted(names, key=version_key)
+    return rebuild.committed_versions("vllm", directory, key=version_key)
 
 
 def version_key(version: str) -> tuple[int, ...]:
@@ -450,22 +396,7 @@ def version_key(version: str) -> tuple[int, ...]:
 @cache
 def load_argspec(version: str, directory: Path = ARGSPEC_DIR) -> VllmArgSpec:
     """The committed spec of one vLLM version (UnknownVllmVersion if none is committed)."""
-    path = spec_path(version, directory)
-    if not path.is_file():
-        have = ", ".join(available_versions(directory)) or "none"
-        raise UnknownVllmVersion(f"no vLLM arg spec is committed for version {version} (have: {have})",
-                                 version=version)
-    raw = path.read_bytes()
-    if len(raw) > MAX_SPEC_BYTES:
-        raise ArgSpecError(f"{path.name}: {len(raw)} bytes, over the {MAX_SPEC_BYTES}-byte limit")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ArgSpecError(f"{path.name}: not valid JSON ({exc})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("actions"), list):
-        raise ArgSpecError(f"{path.name}: no 'actions' list")
-    if data.get("vllm_version") != version:
-        raise ArgSpecError(f"{path.name}: records vllm_version {data.get('vllm_version')!r}, not {version}")
+    path, data = rebuild.read_committed_spec("vllm", "vLLM", version, directory, UnknownVllmVersion, key=version_key)
     return VllmArgSpec(version=version, data=data, path=path)
 
 

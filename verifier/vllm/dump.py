@@ -18,7 +18,9 @@ vLLM decides a default device at import time and has no device on a CPU-only mac
 parser itself does not depend on it, so the dump sets a stand-in CUDA platform (device type
 `cuda`, the generic platform hooks) before the parser is built. Nothing here starts an engine.
 
-This file is self-contained (standard library plus the vllm under inspection).
+This file needs only the standard library, the vllm under inspection and
+`verifier/argspec/dumpcore.py` (what the SGLang dumper shares), which it imports as a sibling file
+when vllm's own Python runs it.
 
     dump [--out FILE] [--record CORPUS.json --record-out FILE]
 """
@@ -26,8 +28,7 @@ This file is self-contained (standard library plus the vllm under inspection).
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import enum
+import importlib
 import json
 import os
 import re
@@ -35,21 +36,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
+try:
+    from verifier.argspec import dumpcore
+except ImportError:  # run as a file by vllm's own Python (a throwaway venv), where the verifier is not installed
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "argspec"))
+    dumpcore = importlib.import_module("dumpcore")
+
 SPEC_FORMAT = 1
-_HELP_ACTION = "argparse._HelpAction"
+json_safe = dumpcore.json_safe
+spec_json = dumpcore.spec_json
 PROBE_KEY = "infx_probe"
 
 
 def installed_version() -> str | None:
     """The installed vllm's version, read from package metadata (no import); None if absent."""
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
-        return None
-    try:
-        return version("vllm")
-    except PackageNotFoundError:
-        return None
+    return dumpcore.installed_version("vllm")
 
 
 def _stand_in_platform() -> None:
@@ -93,14 +94,6 @@ class RealParseError(Exception):
     """The real parser refused a command line (argparse's message)."""
 
 
-def _qualname(obj: Any) -> str:
-    if obj in (str, int, float, bool):
-        return obj.__name__
-    module = getattr(obj, "__module__", None)
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__qualname__
-    return f"{module}.{name}" if module and module != "builtins" else str(name)
-
-
 def _closure(func: Any, name: str) -> Any:
     code = getattr(func, "__code__", None)
     cells = getattr(func, "__closure__", None) or ()
@@ -129,7 +122,7 @@ def type_descriptor(func: Any) -> Any:
         defaults = getattr(func, "__defaults__", None) or ()
         cls = defaults[0] if defaults else _closure(func, "dataclass_cls")
         names = set(getattr(getattr(func, "__code__", None), "co_names", ()))
-        return {"dataclass": _qualname(cls) if cls is not None else None,
+        return {"dataclass": dumpcore.qualname(cls) if cls is not None else None,
                 "human_readable": "_expand_json_human_readable_numbers" in names}
     if qual.endswith("<lambda>"):
         code = func.__code__
@@ -137,34 +130,7 @@ def type_descriptor(func: Any) -> Any:
     short = qual.rsplit(".", 1)[-1]
     if short in ("union_dict_and_str", "human_readable_int", "human_readable_int_or_auto"):
         return short
-    return {"unknown": _qualname(func)}
-
-
-def json_safe(value: Any) -> Any:
-    """JSON encoding of a default/const/choice/parsed value (`$tuple`, `$float`, `$repr` markers)."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            return {"$float": repr(value)}
-        return value
-    if isinstance(value, enum.Enum):
-        return json_safe(value.value)
-    if isinstance(value, list):
-        return [json_safe(v) for v in value]
-    if isinstance(value, tuple):
-        return {"$tuple": [json_safe(v) for v in value]}
-    if isinstance(value, set | frozenset):
-        return {"$set": sorted((json_safe(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))}
-    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        if any(k.startswith("$") for k in value):
-            return {"$dict": {k: json_safe(v) for k, v in value.items()}}
-        return {k: json_safe(v) for k, v in value.items()}
-    if value is argparse.SUPPRESS:
-        return {"$suppress": True}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {"$dataclass": _qualname(type(value))}
-    return {"$repr": repr(value)[:200], "$type": _qualname(type(value))}
+    return {"unknown": dumpcore.qualname(func)}
 
 
 def _deprecated_actions() -> set[int]:
@@ -211,28 +177,17 @@ def spec_of_parser(parser: Any, version: str | None) -> dict[str, Any]:
     """The JSON-safe spec of the real parser (help action excluded)."""
     deprecated = _deprecated_actions()
     actions = []
-    for action in parser._actions:  # noqa: SLF001
-        name = _qualname(type(action))
-        if name == _HELP_ACTION:
-            continue
-        actions.append({
-            "option_strings": list(action.option_strings),
-            "dest": action.dest,
-            "action": name,
-            "nargs": action.nargs if action.nargs is None or isinstance(action.nargs, int | str) else None,
-            "const": json_safe(action.const),
-            "default": json_safe(action.default),
-            "type": type_descriptor(action.type),
-            "choices": None if action.choices is None else [json_safe(c) for c in action.choices],
-            "required": bool(action.required),
-            "deprecated": id(action) in deprecated or bool(getattr(action, "deprecated", False)),
-        })
+    for action, name in dumpcore.spec_actions(parser):
+        choices = None if action.choices is None else [json_safe(c) for c in action.choices]
+        record = dumpcore.action_record(action, name, type_descriptor(action.type), choices)
+        record["deprecated"] = id(action) in deprecated or bool(getattr(action, "deprecated", False))
+        actions.append(record)
     return {
         "format": SPEC_FORMAT,
         "vllm_version": version,
         "prog": "vllm serve",
         "allow_abbrev": parser.allow_abbrev,
-        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "python": dumpcore.python_version(),
         "features": features(parser),
         "actions": actions,
     }
@@ -242,11 +197,6 @@ def dump_spec() -> dict[str, Any]:
     """Dump the installed vllm's serve parser (imports vllm and torch)."""
     parser = build_real_parser()
     return spec_of_parser(parser, installed_version())
-
-
-def spec_json(spec: dict[str, Any]) -> str:
-    """Canonical text of a spec (stable key order, one trailing newline)."""
-    return json.dumps(spec, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _stable(message: str) -> str:
@@ -301,19 +251,10 @@ def main(argv: list[str] | None = None) -> int:
             corpus = json.loads(Path(args.record).read_text(encoding="utf-8"))
             recorded = spec_json(record_outcomes(corpus))
     except Exception as exc:  # a CLI: one line on stderr, status 2
-        print(f"vllm-spec dump: {' '.join(str(exc).split())[:500]}", file=sys.stderr)
-        return 2
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+        return dumpcore.cli_error("vllm-spec dump", exc, limit=500)
+    dumpcore.emit(text, args.out)
     if recorded is not None:
-        if args.record_out:
-            Path(args.record_out).write_text(recorded, encoding="utf-8")
-            print(f"wrote {args.record_out}", file=sys.stderr)
-        else:
-            sys.stdout.write(recorded)
+        dumpcore.emit(recorded, args.record_out)
     return 0
 
 

@@ -14,14 +14,13 @@ only when all of them agree.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
 from verifier.resources import POLICY_DIR
 from verifier.sglang.parsing import UnknownSGLangVersion
-from verifier.sglang.versions import _hub, parse_image
+from verifier.sglang.versions import _hub, parse_image, version_by_image_rules
 from verifier.vllm.argspec import UnknownVllmVersion, available_versions
 
 POLICY_FILE = POLICY_DIR / "vllm.yaml"
@@ -42,16 +41,9 @@ def version_for_image(image: str, policy: Mapping[str, Any] | None = None) -> st
         ref = _hub(parse_image(image))
     except UnknownSGLangVersion as exc:
         raise UnknownVllmVersion(str(exc).replace("SGLang", "vLLM"), image=image) from None
-    images = pol.get("images", {})
-    for entry in images.get("exact", ()):
-        if _hub(parse_image(entry["image"])).normalized in (ref.normalized, ref.without_digest):
-            return str(entry["version"])
-    for rule in images.get("tags", ()):
-        if ref.repository not in rule["repositories"] or ref.tag is None:
-            continue
-        m = re.fullmatch(rule["tag"], ref.tag)
-        if m:
-            return str(rule.get("version") or m.group("version"))
+    found = version_by_image_rules(ref, pol.get("images", {}), ignore_digest=True)
+    if found is not None:
+        return found
     raise UnknownVllmVersion(f"unknown vLLM version for image {ref.normalized} (no rule in policies/vllm.yaml)",
                              image=image)
 
