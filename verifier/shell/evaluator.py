@@ -553,10 +553,15 @@ class Evaluator:
         suffix = _suffix_identifiers(body)
         store, key = self.options.checkpoints, self.options.checkpoint_key
         start, worlds = self._restore(0, worlds)
+        keeping = store is not None and key is not None
+        if keeping:
+            store.begin(key, body)  # type: ignore[union-attr]
         for i in range(start, len(body)):
             item = body[i]
             before = (len(self.reads), len(self.weak_reads), self.read_all)
-            snapshot = [w.copy() for w in worlds] if store is not None and key is not None else None
+            # the worlds before a statement are kept only where a checkpoint may be stored (an
+            # optimisation only: a checkpoint not stored makes a later evaluation resume earlier)
+            snapshot = [w.copy() for w in worlds] if keeping and i > 0 and store.wanted(key, body, i) else None
             state = self._state() if snapshot is not None else None
             nxt: list[World] = []
             for w in worlds:
@@ -571,9 +576,13 @@ class Evaluator:
             if len(nxt) > 1:
                 self.drop_dead(nxt, suffix[i + 1])
             worlds = self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
-            if snapshot is not None and state is not None and (
-                    len(self.reads), len(self.weak_reads), self.read_all) != before and i > 0:
-                store.add(key, i, state, snapshot, self.initial)  # type: ignore[union-attr]
+            if keeping and i > 0 and (len(self.reads), len(self.weak_reads), self.read_all) != before:
+                if snapshot is not None and state is not None:
+                    store.add(key, i, state, snapshot, self.initial)  # type: ignore[union-attr]
+                else:
+                    store.want(key, body, i)  # type: ignore[union-attr]
+        if keeping:
+            store.finished(key, body)  # type: ignore[union-attr]
         return worlds
 
     def drop_dead(self, worlds: list[World], later: frozenset[str]) -> None:
@@ -591,8 +600,13 @@ class Evaluator:
             if w.flow is not None:
                 continue
             for table in (w.vars, w.arrays, w.assocs):
-                for name in [n for n in table if n not in live and n not in w.exported and n not in self.initial]:
-                    del table[name]
+                if not table:
+                    continue
+                dead = table.keys() - live  # set difference in C; most names are live
+                if dead:
+                    for name in dead:
+                        if name not in w.exported and name not in self.initial:
+                            del table[name]
 
     def _done(self, w: World, body: Body, i: int) -> bool:
         """True when nothing from statement i on can start another server (or, for a runner, once

@@ -18,6 +18,7 @@ from verifier.shell.world import World
 
 Binding = tuple[Val, Loc]
 MAX_ENTRIES = 256
+WARMUP = 2  # evaluations of a script that keep the worlds before every statement
 
 
 def _rebind(env_items: tuple[tuple[str, Val, Loc], ...], old: Mapping[str, Binding],
@@ -123,9 +124,46 @@ class Checkpoints:
     def __init__(self) -> None:
         self._store: dict[Any, list[tuple[int, Any, Any, dict[str, Any], list[World], dict[str, Binding]]]] = {}
         self.resumed = 0
+        # per script key: (its statements, evaluations seen, statement indices where it read more
+        # of its environment); see `wanted`
+        self._where: dict[Any, tuple[Any, int, set[int]]] = {}
+
+    def wanted(self, key: Any, body: Any, index: int) -> bool:
+        """Whether the evaluator should keep the worlds before statement `index` of `body` (the
+        main script's statements) in case the statement reads more of the environment.
+
+        The first evaluations of a script keep them everywhere; later ones only before the
+        statements where an evaluation read more of its environment (`want` adds one found
+        later). Copying every world before every statement costs more than the rest of a resumed
+        evaluation; a checkpoint not kept only makes a later evaluation resume earlier."""
+        where = self._where.get(key)
+        if where is None or where[0] is not body:
+            return True
+        return where[1] < WARMUP or index in where[2]
+
+    def want(self, key: Any, body: Any, index: int) -> None:
+        """Statement `index` read more of the environment without its worlds kept: keep them next time."""
+        where = self._where.get(key)
+        if where is not None and where[0] is body:
+            where[2].add(index)
+
+    def begin(self, key: Any, body: Any) -> None:
+        """An evaluation of `body` (the main script's statements) under `key` starts."""
+        where = self._where.get(key)
+        if where is None or where[0] is not body:
+            self._where[key] = (body, 0, set())
+
+    def finished(self, key: Any, body: Any) -> None:
+        """An evaluation of `body` under `key` ran to its end."""
+        where = self._where.get(key)
+        if where is not None and where[0] is body:
+            self._where[key] = (body, where[1] + 1, where[2])
 
     def add(self, key: Any, index: int, state: dict[str, Any], worlds: list[World], env: Mapping[str, Binding]) -> None:
         """Remember the worlds before statement `index` (state: what the evaluation had read then)."""
+        where = self._where.get(key)
+        if where is not None:
+            where[2].add(index)
         entries = self._store.setdefault(key, [])
         # a file written from variables nobody has read back yet is still in the worlds: those count here
         names = set(state["reads"]).union(*state["sinks"].values()) if state["sinks"] else set(state["reads"])
@@ -141,15 +179,18 @@ class Checkpoints:
     def find(self, key: Any, env: Mapping[str, Binding]) -> tuple[int, dict[str, Any], list[World]] | None:
         """The deepest remembered point this environment can resume from."""
         best = None
-        for entry in self._store.get(key, ()):
+        entries = self._store.get(key, ())
+        # deepest first; among equal depths the earliest remembered (a stable sort keeps that order)
+        for entry in sorted(entries, key=lambda e: -e[0]) if len(entries) > 1 else entries:
             index, reads, weak, state, _worlds, _env0 = entry
-            if state["read_all"] or (best is not None and index <= best[0]):
+            if state["read_all"]:
                 continue
             if any((env[n][0] if n in env else None) != v for n, v in reads):
                 continue
             if any(_filled(env.get(n)) != v for n, v in weak):
                 continue
             best = entry
+            break
         if best is None:
             return None
         index, _reads, _weak, state, worlds, env0 = best
