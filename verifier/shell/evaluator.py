@@ -118,6 +118,10 @@ class Options:
     # first statements read (verifier.shell.memo.Checkpoints)
     checkpoints: Any = None
     checkpoint_key: Any = None
+    # every outside fact the evaluation asked `reader` / `file_test` for, with the answer, appended
+    # by a caller that shares evaluations between the trees of a bundle (verifier.shell.memo.Shared);
+    # None when nobody keeps them (or when a checkpoint resumed from did not keep them)
+    accesses: list[tuple[Any, ...]] | None = None
 
 
 def _loc(node: Any) -> Loc:
@@ -539,13 +543,20 @@ class Evaluator:
         self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
         self.downloads = dict(state["downloads"])
         self.sink_reads = {k: set(v) for k, v in state["sinks"].items()}
+        if self.options.accesses is not None:
+            kept = state.get("accesses")
+            if kept is None:
+                self.options.accesses = None  # the prefix's outside facts are not known
+            else:
+                self.options.accesses[:] = kept
         return index, restored
 
     def _state(self) -> dict[str, Any]:
         return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
                 "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
-                "sinks": {k: frozenset(v) for k, v in self.sink_reads.items()}}
+                "sinks": {k: frozenset(v) for k, v in self.sink_reads.items()},
+                "accesses": None if self.options.accesses is None else tuple(self.options.accesses)}
 
     def run_top(self, body: Body, worlds: list[World]) -> list[World]:
         """The main script's statements; a world that has found what it looks for and cannot find

@@ -81,11 +81,7 @@ class Memo:
                 continue
             result, env0 = found
             self.hits += 1
-            if env0 is env:
-                return result
-            return Evaluation([_rebind_result(r, env0, env) for r in result.results], result.reads, result.read_all,
-                              result.sourced, result.unread, result.children, result.weak_reads,
-                              result.downloads)
+            return rebind_evaluation(result, env0, env)
         self.misses += 1
         result = compute()
         shape = (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all)
@@ -94,6 +90,50 @@ class Memo:
             table.pop(next(iter(table)))
         table[self._valuation(shape, env)] = (result, dict(env))
         return result
+
+
+def rebind_evaluation(result: Evaluation, env0: Mapping[str, Binding], env: Mapping[str, Binding]) -> Evaluation:
+    """An evaluation from `env0` as seen from `env`, which agrees on everything it read
+    (pass-through variables of started commands come from `env`)."""
+    if env0 is env:
+        return result
+    return Evaluation([_rebind_result(r, env0, env) for r in result.results], result.reads, result.read_all,
+                      result.sourced, result.unread, result.children, result.weak_reads, result.downloads)
+
+
+class Shared:
+    """Evaluations shared between the two trees of a bundle (base and head).
+
+    Most scripts are the same text in both trees. An evaluation depends only on the script text,
+    the starting environment and the outside facts it asked for (`Options.accesses`: the text of
+    every file it read, the answer of every file test); another tree whose script text is the
+    same, whose environment agrees on everything the evaluation read (as in `Memo`) and which
+    answers every one of those questions the same way yields the same outcomes."""
+
+    def __init__(self) -> None:
+        # key -> [(tree, shape, valuation, evaluation, first env, accesses)]
+        self._index: dict[Any, list[tuple[str, tuple[Any, ...], Any, Evaluation, dict[str, Binding],
+                                          tuple[tuple[Any, ...], ...]]]] = {}
+        self.hits = 0
+
+    def find(self, key: Any, tree: str, env: Mapping[str, Binding],
+             same_answers: Callable[[tuple[tuple[Any, ...], ...]], bool]) -> Evaluation | None:
+        """An evaluation another tree made that holds for this tree and environment, or None."""
+        for have_tree, shape, valuation, result, env0, accesses in self._index.get(key, ()):
+            if have_tree == tree or Memo._valuation(shape, env) != valuation or not same_answers(accesses):
+                continue
+            self.hits += 1
+            return rebind_evaluation(result, env0, env)
+        return None
+
+    def add(self, key: Any, tree: str, env: Mapping[str, Binding], result: Evaluation,
+            accesses: tuple[tuple[Any, ...], ...]) -> None:
+        """Remember an evaluation this tree made (with the outside facts it asked for)."""
+        entries = self._index.setdefault(key, [])
+        shape = (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all)
+        entries.append((tree, shape, Memo._valuation(shape, env), result, dict(env), accesses))
+        if len(entries) > MAX_ENTRIES:
+            del entries[0]
 
 
 def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding]) -> World:
