@@ -120,6 +120,7 @@ def _result(w: World, mode: str) -> WorldResult:
 
 _PARSED: dict[tuple[str, str], Script | ShellSyntaxError] = {}
 _PARSED_MAX = 128
+_PARSED_TEXT_MAX = 1 << 20
 
 
 def _parsed(text: str, path: str) -> Script:
@@ -138,9 +139,10 @@ def _parsed(text: str, path: str) -> Script:
             got = ShellSyntaxError("the script nests too deeply to read", None)
         except ShellSyntaxError as exc:
             got = exc
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.pop(next(iter(_PARSED)))
-        _PARSED[key] = got
+        if len(text) <= _PARSED_TEXT_MAX:  # a huge (hostile) text is not kept
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.pop(next(iter(_PARSED)))
+            _PARSED[key] = got
     if isinstance(got, ShellSyntaxError):
         raise ShellSyntaxError(got.message, got.line)
     return got
