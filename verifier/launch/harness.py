@@ -17,6 +17,7 @@ runners use (`legacy_script_path`) and the environment the workflow sets (`legac
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from verifier.configs.points import Point
 from verifier.launch.job import KeyJob
 from verifier.launch.workflow import Workflow, try_read_workflow
 from verifier.shell import Assumption, Evaluation, Options, ShellLimit, ShellSyntaxError, evaluate
-from verifier.shell.memo import Checkpoints, Memo
+from verifier.shell.memo import Checkpoints, Memo, Shared
 from verifier.shell.values import Loc, Opaque, Val, shown
 
 Binding = tuple[Val, Loc]
@@ -211,12 +212,71 @@ def _policy_env(job: KeyJob, point: Point, machine: str) -> dict[str, Binding]:
     return env
 
 
-def _evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env: Mapping[str, Binding], options: Options,
-              arg0: str) -> Evaluation:
+def shell_shared(job: KeyJob) -> Shared:
+    """The evaluations shared between the bundle's two trees (verifier.shell.memo.Shared)."""
+    return job.ctx.memo("shell.shared", Shared)
+
+
+def _digest(text: str | None) -> bytes | None:
+    return None if text is None else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _same_answers(job: KeyJob, options: Options, accesses: tuple[tuple[Any, ...], ...]) -> bool:
+    """Whether this side's tree answers every outside question of an evaluation as recorded."""
+    known: dict[tuple[Any, ...], Any] = job.ctx.memo(f"shell.answers.{job.side}", dict)
+    for access in accesses:
+        question, answer = access[:-1], access[-1]
+        if question not in known:
+            if question[0] == "read":
+                known[question] = _digest(options.reader(question[1]))
+            else:
+                known[question] = options.file_test(question[1], question[2])
+        if known[question] != answer:
+            return False
+    return True
+
+
+def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env: Mapping[str, Binding],
+                    options: Options, arg0: str) -> Evaluation:
+    """Evaluate a script of this side (`key` = (kind, side, ...)): reused from this side's memo,
+    else from the other tree when it holds there too (`Shared`), else computed (resuming from a
+    checkpoint when one fits) and remembered for both."""
     memo = shell_memo(job)
     options.checkpoints = shell_checkpoints(job)
     options.checkpoint_key = key
-    return memo.evaluate(key, env, lambda: evaluate(text, path, env, options, arg0=arg0))
+    shared = shell_shared(job)
+    shared_key = (key[0], *key[2:], options.mode, _digest(text))
+
+    def compute() -> Evaluation:
+        found = shared.find(shared_key, job.side, env, lambda accesses: _same_answers(job, options, accesses))
+        if found is not None:
+            return found
+        reader, file_test = options.reader, options.file_test
+
+        def logged_reader(repo: str) -> str | None:
+            got = reader(repo)
+            if options.accesses is not None:
+                options.accesses.append(("read", repo, _digest(got)))
+            return got
+
+        def logged_test(op: str, repo: str) -> bool | None:
+            got = file_test(op, repo)
+            if options.accesses is not None:
+                options.accesses.append(("test", op, repo, got))
+            return got
+
+        options.reader, options.file_test, options.accesses = logged_reader, logged_test, []
+        result = evaluate(text, path, env, options, arg0=arg0)
+        if options.accesses is not None:
+            shared.add(shared_key, job.side, env, result, tuple(options.accesses))
+        return result
+
+    return memo.evaluate(key, env, compute)
+
+
+def _evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env: Mapping[str, Binding], options: Options,
+              arg0: str) -> Evaluation:
+    return shared_evaluate(job, key, text, path, env, options, arg0)
 
 
 def script_starts(job: KeyJob, point: Point) -> Harness:

@@ -11,13 +11,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from verifier.configs.points import Point
-from verifier.launch.harness import ScriptStart, script_starts, shell_checkpoints, shell_memo, shell_options
+from verifier.launch.harness import ScriptStart, script_starts, shared_evaluate, shell_options
 from verifier.launch.job import KeyJob
 from verifier.launch.kinds.shell_script import NAME, _args
 from verifier.launch.model import Launch
 from verifier.recipes.spec import spec_parameters
 from verifier.recipes.variants import Origin
-from verifier.shell import Evaluation, ServerStart, ShellLimit, ShellSyntaxError, WorldResult, evaluate
+from verifier.shell import Evaluation, ServerStart, ShellLimit, ShellSyntaxError, WorldResult
 from verifier.shell.values import Opaque, Unknown, shown
 
 CONFIG_FLAGS = ("config", "extra_llm_api_options", "extra-llm-api-options")
@@ -27,11 +27,8 @@ def _evaluate(job: KeyJob, start: ScriptStart) -> Evaluation:
     raw = job.tree.read(start.path)
     text = (raw or b"").decode("utf-8", "replace")
     key = ("script", job.side, start.path, start.cwd, start.arg0)
-    options = shell_options(job, "server", start.cwd)
-    options.checkpoints = shell_checkpoints(job)
-    options.checkpoint_key = key
-    return shell_memo(job).evaluate(key, start.env,
-                                    lambda: evaluate(text, start.path, start.env, options, arg0=start.arg0))
+    return shared_evaluate(job, key, text, start.path, start.env, shell_options(job, "server", start.cwd),
+                           start.arg0)
 
 
 def _where(loc: tuple[str, int]) -> str:

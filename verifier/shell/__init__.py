@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from verifier.shell.evaluator import Evaluator, Options, ShellLimit
 from verifier.shell.lexer import ShellSyntaxError
+from verifier.shell.nodes import Script
 from verifier.shell.parser import parse
 from verifier.shell.values import Loc, Opaque, Unknown, Val, shown
 from verifier.shell.world import Assumption, Binding, Found, GenFile, World
@@ -117,15 +118,42 @@ def _result(w: World, mode: str) -> WorldResult:
     return WorldResult(w.assume, server, child, exit_loc)
 
 
+_PARSED: dict[tuple[str, str], Script | ShellSyntaxError] = {}
+_PARSED_MAX = 128
+_PARSED_TEXT_MAX = 1 << 20
+
+
+def _parsed(text: str, path: str) -> Script:
+    """The syntax tree of a main script, parsed once per (text, path).
+
+    Points of a config evaluate the same script many times; sharing one tree makes every
+    evaluation of it see the same nodes, as a single evaluation does (checkpoint resumes included),
+    and lets the evaluator's per-tree caches (liveness, "can still launch") hit across evaluations.
+    Trees are immutable (frozen dataclasses)."""
+    key = (text, path)
+    got = _PARSED.get(key)
+    if got is None:
+        try:
+            got = parse(text, path)
+        except RecursionError:
+            got = ShellSyntaxError("the script nests too deeply to read", None)
+        except ShellSyntaxError as exc:
+            got = exc
+        if len(text) <= _PARSED_TEXT_MAX:  # a huge (hostile) text is not kept
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.pop(next(iter(_PARSED)))
+            _PARSED[key] = got
+    if isinstance(got, ShellSyntaxError):
+        raise ShellSyntaxError(got.message, got.line)
+    return got
+
+
 def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Options | None = None,
              arg0: str | None = None, args: tuple[str, ...] = ()) -> Evaluation:
     """Evaluate a script statically (see the module docstring). Raises `ShellSyntaxError` when the
     script is outside the bash subset and `ShellLimit` when it is too large or branchy to follow."""
     options = options or Options()
-    try:
-        script = parse(text, path)
-    except RecursionError as exc:
-        raise ShellSyntaxError("the script nests too deeply to read", None) from exc
+    script = _parsed(text, path)
     start: dict[str, Binding] = {name: (value, ("", 0)) if isinstance(value, str) else value
                                  for name, value in env.items()}
     ev = Evaluator(options)

@@ -118,6 +118,10 @@ class Options:
     # first statements read (verifier.shell.memo.Checkpoints)
     checkpoints: Any = None
     checkpoint_key: Any = None
+    # every outside fact the evaluation asked `reader` / `file_test` for, with the answer, appended
+    # by a caller that shares evaluations between the trees of a bundle (verifier.shell.memo.Shared);
+    # None when nobody keeps them (or when a checkpoint resumed from did not keep them)
+    accesses: list[tuple[Any, ...]] | None = None
 
 
 def _loc(node: Any) -> Loc:
@@ -539,13 +543,20 @@ class Evaluator:
         self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
         self.downloads = dict(state["downloads"])
         self.sink_reads = {k: set(v) for k, v in state["sinks"].items()}
+        if self.options.accesses is not None:
+            kept = state.get("accesses")
+            if kept is None:
+                self.options.accesses = None  # the prefix's outside facts are not known
+            else:
+                self.options.accesses[:] = kept
         return index, restored
 
     def _state(self) -> dict[str, Any]:
         return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
                 "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
-                "sinks": {k: frozenset(v) for k, v in self.sink_reads.items()}}
+                "sinks": {k: frozenset(v) for k, v in self.sink_reads.items()},
+                "accesses": None if self.options.accesses is None else tuple(self.options.accesses)}
 
     def run_top(self, body: Body, worlds: list[World]) -> list[World]:
         """The main script's statements; a world that has found what it looks for and cannot find
@@ -553,10 +564,15 @@ class Evaluator:
         suffix = _suffix_identifiers(body)
         store, key = self.options.checkpoints, self.options.checkpoint_key
         start, worlds = self._restore(0, worlds)
+        keeping = store is not None and key is not None
+        if keeping:
+            store.begin(key, body)  # type: ignore[union-attr]
         for i in range(start, len(body)):
             item = body[i]
             before = (len(self.reads), len(self.weak_reads), self.read_all)
-            snapshot = [w.copy() for w in worlds] if store is not None and key is not None else None
+            # the worlds before a statement are kept only where a checkpoint may be stored (an
+            # optimisation only: a checkpoint not stored makes a later evaluation resume earlier)
+            snapshot = [w.copy() for w in worlds] if keeping and i > 0 and store.wanted(key, body, i) else None
             state = self._state() if snapshot is not None else None
             nxt: list[World] = []
             for w in worlds:
@@ -571,9 +587,13 @@ class Evaluator:
             if len(nxt) > 1:
                 self.drop_dead(nxt, suffix[i + 1])
             worlds = self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
-            if snapshot is not None and state is not None and (
-                    len(self.reads), len(self.weak_reads), self.read_all) != before and i > 0:
-                store.add(key, i, state, snapshot, self.initial)  # type: ignore[union-attr]
+            if keeping and i > 0 and (len(self.reads), len(self.weak_reads), self.read_all) != before:
+                if snapshot is not None and state is not None:
+                    store.add(key, i, state, snapshot, self.initial)  # type: ignore[union-attr]
+                else:
+                    store.want(key, body, i)  # type: ignore[union-attr]
+        if keeping:
+            store.finished(key, body)  # type: ignore[union-attr]
         return worlds
 
     def drop_dead(self, worlds: list[World], later: frozenset[str]) -> None:
@@ -591,8 +611,13 @@ class Evaluator:
             if w.flow is not None:
                 continue
             for table in (w.vars, w.arrays, w.assocs):
-                for name in [n for n in table if n not in live and n not in w.exported and n not in self.initial]:
-                    del table[name]
+                if not table:
+                    continue
+                dead = table.keys() - live  # set difference in C; most names are live
+                if dead:
+                    for name in dead:
+                        if name not in w.exported and name not in self.initial:
+                            del table[name]
 
     def _done(self, w: World, body: Body, i: int) -> bool:
         """True when nothing from statement i on can start another server (or, for a runner, once

@@ -18,6 +18,7 @@ from verifier.shell.world import World
 
 Binding = tuple[Val, Loc]
 MAX_ENTRIES = 256
+WARMUP = 2  # evaluations of a script that keep the worlds before every statement
 
 
 def _rebind(env_items: tuple[tuple[str, Val, Loc], ...], old: Mapping[str, Binding],
@@ -80,11 +81,7 @@ class Memo:
                 continue
             result, env0 = found
             self.hits += 1
-            if env0 is env:
-                return result
-            return Evaluation([_rebind_result(r, env0, env) for r in result.results], result.reads, result.read_all,
-                              result.sourced, result.unread, result.children, result.weak_reads,
-                              result.downloads)
+            return rebind_evaluation(result, env0, env)
         self.misses += 1
         result = compute()
         shape = (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all)
@@ -93,6 +90,50 @@ class Memo:
             table.pop(next(iter(table)))
         table[self._valuation(shape, env)] = (result, dict(env))
         return result
+
+
+def rebind_evaluation(result: Evaluation, env0: Mapping[str, Binding], env: Mapping[str, Binding]) -> Evaluation:
+    """An evaluation from `env0` as seen from `env`, which agrees on everything it read
+    (pass-through variables of started commands come from `env`)."""
+    if env0 is env:
+        return result
+    return Evaluation([_rebind_result(r, env0, env) for r in result.results], result.reads, result.read_all,
+                      result.sourced, result.unread, result.children, result.weak_reads, result.downloads)
+
+
+class Shared:
+    """Evaluations shared between the two trees of a bundle (base and head).
+
+    Most scripts are the same text in both trees. An evaluation depends only on the script text,
+    the starting environment and the outside facts it asked for (`Options.accesses`: the text of
+    every file it read, the answer of every file test); another tree whose script text is the
+    same, whose environment agrees on everything the evaluation read (as in `Memo`) and which
+    answers every one of those questions the same way yields the same outcomes."""
+
+    def __init__(self) -> None:
+        # key -> [(tree, shape, valuation, evaluation, first env, accesses)]
+        self._index: dict[Any, list[tuple[str, tuple[Any, ...], Any, Evaluation, dict[str, Binding],
+                                          tuple[tuple[Any, ...], ...]]]] = {}
+        self.hits = 0
+
+    def find(self, key: Any, tree: str, env: Mapping[str, Binding],
+             same_answers: Callable[[tuple[tuple[Any, ...], ...]], bool]) -> Evaluation | None:
+        """An evaluation another tree made that holds for this tree and environment, or None."""
+        for have_tree, shape, valuation, result, env0, accesses in self._index.get(key, ()):
+            if have_tree == tree or Memo._valuation(shape, env) != valuation or not same_answers(accesses):
+                continue
+            self.hits += 1
+            return rebind_evaluation(result, env0, env)
+        return None
+
+    def add(self, key: Any, tree: str, env: Mapping[str, Binding], result: Evaluation,
+            accesses: tuple[tuple[Any, ...], ...]) -> None:
+        """Remember an evaluation this tree made (with the outside facts it asked for)."""
+        entries = self._index.setdefault(key, [])
+        shape = (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all)
+        entries.append((tree, shape, Memo._valuation(shape, env), result, dict(env), accesses))
+        if len(entries) > MAX_ENTRIES:
+            del entries[0]
 
 
 def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding]) -> World:
@@ -123,9 +164,46 @@ class Checkpoints:
     def __init__(self) -> None:
         self._store: dict[Any, list[tuple[int, Any, Any, dict[str, Any], list[World], dict[str, Binding]]]] = {}
         self.resumed = 0
+        # per script key: (its statements, evaluations seen, statement indices where it read more
+        # of its environment); see `wanted`
+        self._where: dict[Any, tuple[Any, int, set[int]]] = {}
+
+    def wanted(self, key: Any, body: Any, index: int) -> bool:
+        """Whether the evaluator should keep the worlds before statement `index` of `body` (the
+        main script's statements) in case the statement reads more of the environment.
+
+        The first evaluations of a script keep them everywhere; later ones only before the
+        statements where an evaluation read more of its environment (`want` adds one found
+        later). Copying every world before every statement costs more than the rest of a resumed
+        evaluation; a checkpoint not kept only makes a later evaluation resume earlier."""
+        where = self._where.get(key)
+        if where is None or where[0] is not body:
+            return True
+        return where[1] < WARMUP or index in where[2]
+
+    def want(self, key: Any, body: Any, index: int) -> None:
+        """Statement `index` read more of the environment without its worlds kept: keep them next time."""
+        where = self._where.get(key)
+        if where is not None and where[0] is body:
+            where[2].add(index)
+
+    def begin(self, key: Any, body: Any) -> None:
+        """An evaluation of `body` (the main script's statements) under `key` starts."""
+        where = self._where.get(key)
+        if where is None or where[0] is not body:
+            self._where[key] = (body, 0, set())
+
+    def finished(self, key: Any, body: Any) -> None:
+        """An evaluation of `body` under `key` ran to its end."""
+        where = self._where.get(key)
+        if where is not None and where[0] is body:
+            self._where[key] = (body, where[1] + 1, where[2])
 
     def add(self, key: Any, index: int, state: dict[str, Any], worlds: list[World], env: Mapping[str, Binding]) -> None:
         """Remember the worlds before statement `index` (state: what the evaluation had read then)."""
+        where = self._where.get(key)
+        if where is not None:
+            where[2].add(index)
         entries = self._store.setdefault(key, [])
         # a file written from variables nobody has read back yet is still in the worlds: those count here
         names = set(state["reads"]).union(*state["sinks"].values()) if state["sinks"] else set(state["reads"])
@@ -141,15 +219,18 @@ class Checkpoints:
     def find(self, key: Any, env: Mapping[str, Binding]) -> tuple[int, dict[str, Any], list[World]] | None:
         """The deepest remembered point this environment can resume from."""
         best = None
-        for entry in self._store.get(key, ()):
+        entries = self._store.get(key, ())
+        # deepest first; among equal depths the earliest remembered (a stable sort keeps that order)
+        for entry in sorted(entries, key=lambda e: -e[0]) if len(entries) > 1 else entries:
             index, reads, weak, state, _worlds, _env0 = entry
-            if state["read_all"] or (best is not None and index <= best[0]):
+            if state["read_all"]:
                 continue
             if any((env[n][0] if n in env else None) != v for n, v in reads):
                 continue
             if any(_filled(env.get(n)) != v for n, v in weak):
                 continue
             best = entry
+            break
         if best is None:
             return None
         index, _reads, _weak, state, worlds, env0 = best
