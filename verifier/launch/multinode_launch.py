@@ -7,9 +7,9 @@ point is started by a script chain.
 from __future__ import annotations
 
 import posixpath
-from typing import Any
 
 from verifier.configs.points import Point
+from verifier.launch.argv import flag_map
 from verifier.launch.follow import Followed, ServerStart, follow
 from verifier.launch.job import KeyJob
 from verifier.launch.kinds.multinode_script import NAME, ROLES
@@ -40,30 +40,6 @@ def _followed(job: KeyJob, point: Point) -> tuple[Followed | None, Problem | Non
     return job.ctx.memo(key, compute)
 
 
-def _args(argv: list[str]) -> dict[str, Any]:
-    """argv as {flag: value} (True for a bare flag, a list for several values; the last spelling wins)."""
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        if not token.startswith("-") or token in ("-", "--") or (len(token) > 1 and token[1].isdigit()):
-            i += 1
-            continue
-        name, eq, inline = token.lstrip("-").partition("=")
-        if eq:
-            out[name] = inline
-            i += 1
-            continue
-        values = []
-        j = i + 1
-        while j < len(argv) and not (argv[j].startswith("-") and len(argv[j]) > 1 and not argv[j][1].isdigit()):
-            values.append(argv[j])
-            j += 1
-        out[name] = True if not values else values[0] if len(values) == 1 else values
-        i = j
-    return out
-
-
 def _launch(job: KeyJob, point: Point, server: ServerStart, files: tuple[str, ...]) -> Launch:
     rest = list(server.argv[server.program:])
     argv = tuple(plain(t) for t in rest)
@@ -79,7 +55,7 @@ def _launch(job: KeyJob, point: Point, server: ServerStart, files: tuple[str, ..
         file, line = origin(value)
         if file and file != "<env>":
             env_origins[name] = Origin(file, line)
-    args = _args(list(argv))
+    args = flag_map(list(argv))
     model = argv[0] if server.model_positional and argv and not argv[0].startswith("-") else \
         args.get("model-path") or args.get("model")
     model_text = model if isinstance(model, str) else point.model

@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from verifier.configs.points import Point
+from verifier.launch.argv import flag_map
 from verifier.launch.harness import ScriptStart, script_starts, shared_evaluate, shell_options
 from verifier.launch.job import KeyJob
-from verifier.launch.kinds.shell_script import NAME, _args
+from verifier.launch.kinds.shell_script import NAME
 from verifier.launch.model import Launch
 from verifier.recipes.spec import spec_parameters
 from verifier.recipes.variants import Origin
@@ -163,7 +164,7 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
                 continue
         if isinstance(value, Opaque):
             opaque[current or token] = Origin(loc[0], loc[1])
-    args = _args(argv)
+    args = flag_map(argv)
     recipe_args: dict[str, Any] = {}
     origins: dict[tuple[Any, ...], Origin] = {}
     files = [start.path, *ev.sourced, *ev.children]

@@ -48,9 +48,9 @@ class ScriptLaunch:
 
     def args(self) -> dict[str, object]:
         """argv as `{flag: value}` (`True` for a bare flag, a list for several values)."""
-        from verifier.launch.kinds.shell_script import _args
+        from verifier.launch.argv import flag_map
 
-        return _args(self.argv)
+        return flag_map(self.argv)
 
 
 def evaluate_script(text: str, env: Mapping[str, str], modules: Iterable[str] = (),

@@ -53,38 +53,6 @@ def resolve(job: KeyJob, point: Point) -> None:
     resolve_shell_launch(job, point)
 
 
-def _args(argv: tuple[str, ...]) -> dict[str, Any]:
-    """argv as `{flag: value}` (`True` for a bare flag, a list for several values; dashes kept as written)."""
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(argv):
-        token = argv[i]
-        if not token.startswith("-") or token == "-" or len(token) < 2:
-            i += 1
-            continue
-        name, eq, inline = token.lstrip("-").partition("=")
-        if eq:
-            out[name] = inline
-            i += 1
-            continue
-        values = []
-        j = i + 1
-        while j < len(argv) and not (argv[j].startswith("-") and len(argv[j]) > 1 and not _number(argv[j])):
-            values.append(argv[j])
-            j += 1
-        out[name] = True if not values else values[0] if len(values) == 1 else values
-        i = j
-    return out
-
-
-def _number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
-
-
 def legacy_env(point: Point, defaults: Mapping[str, Any]) -> dict[str, str]:
     """The launcher environment an old-layout script sees for a point (policy `legacy-script`), used
     when the tree lacks the workflow and runner scripts that set it."""
