@@ -81,6 +81,35 @@ FLOOR_CODE = (
 )
 
 
+SPLIT_CODE = (
+    "import sys, time\n"
+    "marks = [('interpreter', time.process_time())]\n"
+    "import pydantic, pydantic.main\n"
+    "marks.append(('pydantic import', time.process_time()))\n"
+    "import verifier.model, verifier.results\n"
+    "marks.append(('model classes', time.process_time()))\n"
+    "from checks import ALL_CHECKS\n"
+    "from verifier.bundle import read_bundle\n"
+    "from verifier.policy import load_policies\n"
+    "from verifier.render.json import render_json\n"
+    "from verifier.runner import run_checks\n"
+    "import verifier.cli\n"
+    "marks.append(('other imports', time.process_time()))\n"
+    "bundle = read_bundle(sys.argv[1]); marks.append(('read', time.process_time()))\n"
+    "policies = load_policies(); marks.append(('policies', time.process_time()))\n"
+    "report = run_checks(bundle, policies, ALL_CHECKS); marks.append(('checks', time.process_time()))\n"
+    "render_json(report); marks.append(('render', time.process_time()))\n"
+    "print(', '.join(f'{n} {(t - (marks[i - 1][1] if i else 0)) * 1000:.0f} ms' for i, (n, t) in enumerate(marks)))\n"
+)
+
+
+def cold_split(bundle: Path) -> str:
+    """CPU of a fresh process, layer by layer (the import layers the verdict's first call pays)."""
+    done = subprocess.run([PYTHON, "-c", SPLIT_CODE, str(bundle)], cwd=PROJECT, capture_output=True, text=True,
+                          check=False)
+    return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+
+
 def floor_process(files: list[Path]) -> list[str]:
     """A fresh interpreter that C-parses the files."""
     return [PYTHON, "-c", FLOOR_CODE, *map(str, files)]
@@ -207,6 +236,7 @@ def report(bundle: Path, repeats: int, count_instructions: bool) -> None:
           "interpreter)")
     print(f"  cold verify-pr     : {cold:6.3f} s wall, {ccpu:6.3f} s CPU   = {cold / full:4.2f}x wall, "
           f"{ccpu / fcpu:4.2f}x CPU of floor-full; peak RSS {rss / 1024:.0f} MiB")
+    print(f"    cold split (CPU) : {cold_split(bundle)}")
     if count_instructions:
         ci, fi = instructions(cold_process(bundle)), instructions(floor_process(masters))
         if ci is not None and fi is not None:
