@@ -7,7 +7,9 @@ bundle of each --tree-pr, built by benchmarks/tree_bundle.py) it prints, in one 
 loaded machine slows every column alike), wall and CPU seconds of:
   floor-full   a fresh Python process that reads and C-parses (PyYAML CSafeLoader) every master config
                of both trees in full
-  cold         a fresh `verify-pr --bundle DIR --format json` process (and its peak RSS)
+  cold         a fresh `verify-pr --bundle DIR --format json` process (and its peak RSS), and a fresh
+               process's CPU layer by layer (interpreter, pydantic, model classes, other imports, read,
+               policies, checks, render)
   floor-need   in this process: reading exactly the files a verdict reads (recorded from a verdict) and
                C-parsing the YAML and JSON among them
   warm         read + policies + checks + render in a warm process, by layer, and every check's time
