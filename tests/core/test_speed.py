@@ -102,3 +102,17 @@ def test_the_tree_reader_keeps_the_order_of_a_sorted_walk(tmp_path: Path) -> Non
     walked = [p.relative_to(bundle / "tree" / "head").as_posix()
               for p in sorted((bundle / "tree" / "head").rglob("*")) if p.is_file()]
     assert files == [p for p in walked if p.startswith("zz/")] == ["zz/A", "zz/a/b", "zz/a/c/d", "zz/a-b", "zz/a.b"]
+
+
+def test_explain_reads_the_rule_without_importing_a_check_or_the_models() -> None:
+    from checks import ALL_CHECKS
+    from verifier.commands.explain import check_docstring
+
+    assert [check_docstring(m.ID) for m in ALL_CHECKS] == [m.__doc__ for m in ALL_CHECKS]
+    assert check_docstring(19) is None
+    code = ("import io, sys, contextlib\nfrom verifier.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['explain', '13'])\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'checks')\n"
+            "             or m in ('verifier.model', 'verifier.context')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
