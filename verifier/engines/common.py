@@ -98,7 +98,8 @@ def norm_flag(name: str) -> str:
     return name.lstrip("-").replace("_", "-").lower()
 
 
-def _is_number(text: str) -> bool:
+def is_number(text: str) -> bool:
+    """`-1`, `-0.5`, `1e3`: a value on a command line, not a flag."""
     try:
         float(text)
     except ValueError:
@@ -113,11 +114,11 @@ def flag_values(argv: Sequence[str]) -> dict[str, Any]:
     i = 0
     while i < len(tokens):
         token = tokens[i]
-        if token.startswith("-") and len(token) > 1 and not _is_number(token):
+        if token.startswith("-") and len(token) > 1 and not is_number(token):
             name, sep, value = token.partition("=")
             if sep:
                 out[norm_flag(name)] = value
-            elif i + 1 < len(tokens) and (not tokens[i + 1].startswith("-") or _is_number(tokens[i + 1])):
+            elif i + 1 < len(tokens) and (not tokens[i + 1].startswith("-") or is_number(tokens[i + 1])):
                 out[norm_flag(name)] = tokens[i + 1]
                 i += 1
             else:

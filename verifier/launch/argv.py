@@ -5,14 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-
-def is_number(text: str) -> bool:
-    """`-1`, `-0.5`, `1e3`: a value, not a flag."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
+from verifier.engines.common import is_number
 
 
 def _is_flag(token: str) -> bool:
