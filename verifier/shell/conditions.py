@@ -63,6 +63,9 @@ class _Item:
 
 
 class _Double:
+    # `[[ ]]` joins conditions with `||` / `&&`; `test` (the subclass) with `-o` / `-a`
+    OR, AND = "||", "&&"
+
     def __init__(self, ev: Evaluator, items: list[_Item], w: World, loc: Loc) -> None:
         self.ev = ev
         self.items = items
@@ -75,14 +78,14 @@ class _Double:
 
     def expr(self) -> bool | None:
         left = self.conj()
-        while self.peek_op() == "||":
+        while self.peek_op() == self.OR:
             self.i += 1
             left = _or(left, self.conj())
         return left
 
     def conj(self) -> bool | None:
         left = self.neg()
-        while self.peek_op() == "&&":
+        while self.peek_op() == self.AND:
             self.i += 1
             left = _and(left, self.neg())
         return left
@@ -219,6 +222,8 @@ def eval_single(ev: Evaluator, args: list[Val], w: World, loc: Loc) -> bool | No
 
 
 class _Single(_Double):
+    OR, AND = "-o", "-a"
+
     def run(self) -> bool | None:
         n = len(self.items)
         if n == 0:
@@ -236,20 +241,6 @@ class _Single(_Double):
             return binary(self.ev, self.items[0].value, self.items[1].op, self.items[2], self.w, self.loc,
                           double=False)
         return self.expr()
-
-    def expr(self) -> bool | None:
-        left = self.conj()
-        while self.peek_op() == "-o":
-            self.i += 1
-            left = _or(left, self.conj())
-        return left
-
-    def conj(self) -> bool | None:
-        left = self.neg()
-        while self.peek_op() == "-a":
-            self.i += 1
-            left = _and(left, self.neg())
-        return left
 
     def primary(self) -> bool | None:
         if self.i >= len(self.items):

@@ -61,6 +61,7 @@ from verifier.shell.nodes import (
     Simple,
     Test,
     While,
+    iter_nodes,
 )
 from verifier.shell.parser import parse
 from verifier.shell.values import (
@@ -175,42 +176,18 @@ def assigned_texts(script: Script) -> dict[str, list[str]]:
         return cached
     out: dict[str, list[str]] = {}
 
-    def visit(node: Any) -> None:
-        if isinstance(node, (tuple, list)):
-            for n in node:
-                visit(n)
-        elif isinstance(node, AndOr):
-            visit(node.parts)
-        elif isinstance(node, Pipeline):
-            visit(node.cmds)
-        elif isinstance(node, Simple):
-            for a in node.assigns:
-                if a.append or a.index is not None:  # `+=` / `A[i]=` keep the command's head
-                    out.setdefault(a.name, [])
-                    continue
-                texts = out.setdefault(a.name, [])
-                if a.array is not None:
-                    texts.append(" ".join(w.raw for w in a.array))
-                elif a.value is not None:
-                    texts.append(a.value.raw)
-        elif isinstance(node, If):
-            for c, b in node.clauses:
-                visit(c)
-                visit(b)
-            if node.orelse is not None:
-                visit(node.orelse)
-        elif isinstance(node, While):
-            visit(node.cond)
-            visit(node.body)
-        elif isinstance(node, (For, ArithFor, Group)):
-            visit(node.body)
-        elif isinstance(node, Case):
-            for arm in node.arms:
-                visit(arm.body)
-        elif isinstance(node, FuncDef):
-            visit(node.body)
-
-    visit(script.body)
+    for node in iter_nodes(script.body):
+        if not isinstance(node, Simple):
+            continue
+        for a in node.assigns:
+            if a.append or a.index is not None:  # `+=` / `A[i]=` keep the command's head
+                out.setdefault(a.name, [])
+                continue
+            texts = out.setdefault(a.name, [])
+            if a.array is not None:
+                texts.append(" ".join(w.raw for w in a.array))
+            elif a.value is not None:
+                texts.append(a.value.raw)
     if len(_ASSIGNED) > 512:
         _ASSIGNED.clear()
     _ASSIGNED[id(script)] = out
@@ -224,15 +201,14 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _FUNC_IDENTS: dict[int, frozenset[str]] = {}
 
 
-def _raw_texts(node: Any, out: list[str]) -> None:
-    if isinstance(node, (tuple, list)):
-        for n in node:
-            _raw_texts(n, out)
-    elif isinstance(node, AndOr):
-        _raw_texts(node.parts, out)
-    elif isinstance(node, Pipeline):
-        _raw_texts(node.cmds, out)
-    elif isinstance(node, Simple):
+def _raw_texts(root: Any, out: list[str]) -> None:
+    for node in iter_nodes(root):
+        _own_texts(node, out)
+
+
+def _own_texts(node: Any, out: list[str]) -> None:
+    """The texts a node holds itself (words, assignments, patterns, expressions, redirections)."""
+    if isinstance(node, Simple):
         out.extend(w.raw for w in node.words)
         for a in node.assigns:
             out.append(a.name)
@@ -240,41 +216,20 @@ def _raw_texts(node: Any, out: list[str]) -> None:
                 out.append(a.value.raw)
             if a.array is not None:
                 out.extend(w.raw for w in a.array)
-        for r in node.redirects:
-            if r.target is not None:
-                out.append(r.target.raw)
-            if r.heredoc is not None:
-                out.append(r.heredoc.body)
-    elif isinstance(node, If):
-        for c, b in node.clauses:
-            _raw_texts(c, out)
-            _raw_texts(b, out)
-        if node.orelse is not None:
-            _raw_texts(node.orelse, out)
-    elif isinstance(node, While):
-        _raw_texts(node.cond, out)
-        _raw_texts(node.body, out)
     elif isinstance(node, For):
         out.extend(w.raw for w in node.words or ())
         out.append("@")
-        _raw_texts(node.body, out)
     elif isinstance(node, ArithFor):
         out.extend((node.init, node.cond, node.step))
-        _raw_texts(node.body, out)
-    elif isinstance(node, Group):
-        _raw_texts(node.body, out)
     elif isinstance(node, Case):
         out.append(node.word.raw)
         for arm in node.arms:
             out.extend(w.raw for w in arm.patterns)
-            _raw_texts(arm.body, out)
     elif isinstance(node, Arith):
         out.append(node.expr)
     elif isinstance(node, Test):
         out.extend(w.raw for w in node.words)
-    elif isinstance(node, FuncDef):
-        _raw_texts(node.body, out)
-    if isinstance(node, (If, While, For, ArithFor, Group, Case, Arith, Test)):
+    if isinstance(node, (Simple, If, While, For, ArithFor, Group, Case, Arith, Test)):
         for r in node.redirects:
             if r.target is not None:
                 out.append(r.target.raw)
@@ -294,35 +249,7 @@ def function_identifiers(script: Script) -> frozenset[str]:
     cached = _FUNC_IDENTS.get(id(script))
     if cached is not None:
         return cached
-    funcs: list[FuncDef] = []
-
-    def collect(node: Any) -> None:
-        if isinstance(node, (tuple, list)):
-            for n in node:
-                collect(n)
-        elif isinstance(node, AndOr):
-            collect(node.parts)
-        elif isinstance(node, Pipeline):
-            collect(node.cmds)
-        elif isinstance(node, FuncDef):
-            funcs.append(node)
-            collect(node.body)
-        elif isinstance(node, If):
-            for c, b in node.clauses:
-                collect(c)
-                collect(b)
-            if node.orelse is not None:
-                collect(node.orelse)
-        elif isinstance(node, (While,)):
-            collect(node.cond)
-            collect(node.body)
-        elif isinstance(node, (For, ArithFor, Group)):
-            collect(node.body)
-        elif isinstance(node, Case):
-            for arm in node.arms:
-                collect(arm.body)
-
-    collect(script.body)
+    funcs = [node for node in iter_nodes(script.body) if isinstance(node, FuncDef)]
     result = identifiers(tuple(funcs))
     if len(_FUNC_IDENTS) > 512:
         _FUNC_IDENTS.clear()

@@ -94,6 +94,19 @@ class Tok:
     heredoc: Heredoc | None = field(default=None, repr=False)
 
 
+
+def skip_expansion(text: str, i: int) -> int:
+    """The index after the `$((...))`, `$(...)` or `${...}` starting at text[i] (a `$((` that is not
+    arithmetic, `$( (cmd) )`, is a command substitution)."""
+    if text.startswith("$((", i):
+        try:
+            return match_arith(text, i + 3)
+        except ShellSyntaxError:
+            return match_close(text, i + 2, "(", ")")
+    if text[i + 1] == "(":
+        return match_close(text, i + 2, "(", ")")
+    return match_close(text, i + 2, "{", "}")
+
 def match_close(text: str, i: int, open_: str, close: str) -> int:
     """Index just past the `close` that balances an already-consumed `open_` (quotes, comments,
     nested `$(`/`${`/backquotes and `case` patterns respected as far as these scripts need)."""
@@ -123,15 +136,7 @@ def match_close(text: str, i: int, open_: str, close: str) -> int:
             i = n if j < 0 else j
             continue
         if c == "$" and i + 1 < n and text[i + 1] in "({":
-            if text.startswith("$((", i):
-                try:
-                    i = match_arith(text, i + 3)
-                except ShellSyntaxError:
-                    i = match_close(text, i + 2, "(", ")")
-            elif text[i + 1] == "(":
-                i = match_close(text, i + 2, "(", ")")
-            else:
-                i = match_close(text, i + 2, "{", "}")
+            i = skip_expansion(text, i)
             at_word_start = False
             continue
         if text.startswith(close, i) and (close != ")" or not _case_pattern_close(text, i)):
@@ -197,15 +202,7 @@ def _skip_dquote(text: str, i: int) -> int:
         if c == '"':
             return i + 1
         if c == "$" and i + 1 < n and text[i + 1] in "({":
-            if text.startswith("$((", i):
-                try:
-                    i = match_arith(text, i + 3)
-                except ShellSyntaxError:
-                    i = match_close(text, i + 2, "(", ")")
-            elif text[i + 1] == "(":
-                i = match_close(text, i + 2, "(", ")")
-            else:
-                i = match_close(text, i + 2, "{", "}")
+            i = skip_expansion(text, i)
             continue
         if c == "`":
             j = text.find("`", i + 1)

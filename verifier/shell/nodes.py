@@ -6,7 +6,9 @@ so everything the evaluator derives can name the file and line that wrote it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from verifier.shell.lexer import Heredoc, Word
 
@@ -187,3 +189,31 @@ class Script:
 
     body: Body
     src: str
+
+
+def iter_nodes(node: Any) -> Iterator[Any]:
+    """Every node below `node` (a node, or a tuple/list of them), parents before children, in source
+    order; function bodies included (a function can run at any later time)."""
+    if isinstance(node, (tuple, list)):
+        for item in node:
+            yield from iter_nodes(item)
+        return
+    yield node
+    if isinstance(node, AndOr):
+        yield from iter_nodes(node.parts)
+    elif isinstance(node, Pipeline):
+        yield from iter_nodes(node.cmds)
+    elif isinstance(node, If):
+        for cond, body in node.clauses:
+            yield from iter_nodes(cond)
+            yield from iter_nodes(body)
+        if node.orelse is not None:
+            yield from iter_nodes(node.orelse)
+    elif isinstance(node, While):
+        yield from iter_nodes(node.cond)
+        yield from iter_nodes(node.body)
+    elif isinstance(node, (For, ArithFor, Group, FuncDef)):
+        yield from iter_nodes(node.body)
+    elif isinstance(node, Case):
+        for arm in node.arms:
+            yield from iter_nodes(arm.body)

@@ -199,6 +199,10 @@ class Reader:
         st.source_text = st.zero
         if not st.cwd:
             st.cwd = text_of(cwd, "<env>", None) if cwd else ()
+        return self._walk(text, path, st, "cannot be read statically", "is too long to follow statically")
+
+    def _walk(self, text: str, path: str, st: State, unreadable: str, too_long: str) -> ReadResult:
+        """Walk a script's statements; a syntax error or the budget becomes a problem of `path`."""
         stopped = None
         try:
             self.body(_parse(text, path), st)
@@ -207,9 +211,9 @@ class Reader:
         except _Return:
             pass
         except ShellSyntaxError as exc:
-            self.problems.append((path, exc.line, f"cannot be read statically: {exc.message}"))
+            self.problems.append((path, exc.line, f"{unreadable}: {exc.message}"))
         except _Budget:
-            self.problems.append((path, None, "is too long to follow statically"))
+            self.problems.append((path, None, too_long))
         return ReadResult(st, self.events, stopped, self.problems)
 
     def run_inline(self, code: Text, env: Mapping[str, Text | str] | None = None, args: Sequence[Text | str] = (),
@@ -234,20 +238,11 @@ class Reader:
             return None
 
         self.origin_at = where
-        stopped = None
         try:
-            self.body(_parse(source, file), st)
-        except Stop as stop:
-            stopped = (stop.file, stop.line)
-        except _Return:
-            pass
-        except ShellSyntaxError as exc:
-            self.problems.append((file, exc.line, f"runs inline text that cannot be read statically: {exc.message}"))
-        except _Budget:
-            self.problems.append((file, None, "runs inline text too long to follow statically"))
+            return self._walk(source, file, st, "runs inline text that cannot be read statically",
+                              "runs inline text too long to follow statically")
         finally:
             self.origin_at = None
-        return ReadResult(st, self.events, stopped, self.problems)
 
     # ------------------------------------------------------------------ statements
 
