@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 12
 MAX_READINGS = 48
-_WRAPPERS = {"exec", "nohup", "time", "command", "builtin", "stdbuf", "setsid", "unbuffer"}
+_WRAPPERS = {"exec", "nohup", "time", "command", "builtin", "stdbuf", "setsid", "unbuffer", "numactl"}
 # srun / sbatch options that take a separate value
 _SLURM_VALUED = {"-N", "-n", "-w", "-p", "-A", "-J", "-o", "-e", "-t", "-c", "-G", "-x", "-D", "--nodes", "--ntasks",
                  "--nodelist", "--partition", "--account", "--job-name", "--output", "--error", "--time",
@@ -136,11 +136,6 @@ class _Walker:
                 while words and words[0].startswith("-"):
                     argv, words = argv[1:], words[1:]
                 argv, words = argv[1:], words[1:]
-                continue
-            if w == "numactl":
-                argv, words = argv[1:], words[1:]
-                while words and words[0].startswith("-"):
-                    argv, words = argv[1:], words[1:]
                 continue
             break
         if not words:
