@@ -275,9 +275,6 @@ def check(ctx: CheckContext) -> CheckResult:
                             missing=short_path(first), files=[short_path(p) for p in missing[:MAX_LISTED]])
     if covered:
         return passed(*covered[:MAX_LISTED], *notes, *setup_notes, *scoped)
-    # a recipe fetched at run time is not an InferenceX file: the tree files its launch read are listed
-    listed = [p for p in scope.recipes if ctx.bundle.head.has(p)] or \
-        [p for p in scope.required if p.endswith((".yaml", ".yml")) and p in targets]
     return passed(finding("no-engine-patches", files=len(targets), launch=scope.launch_line or "",
-                          recipes=[short_path(p) for p in listed[:MAX_LISTED]]), *setup_notes, *notes,
+                          recipes=[short_path(p) for p in scope.recipes[:MAX_LISTED]]), *setup_notes, *notes,
                   *scoped)

@@ -93,16 +93,15 @@ def compute_scope(ctx: CheckContext) -> Scope:
     policy = launch_policy(ctx)
     head_entries = master_entries(ctx, "head")
     fetched_keys: set[str] = set()
-    fetched_paths: set[str] = set()
     for key in keys:
         for point in points(ctx, "head", key):
             for ref in (point.srt_recipe, point.eval_srt_recipe):
                 if ref is None:
                     continue
-                recipes[ref.path] = None
                 if fetched_at_run_time(ctx, ref):
                     fetched_keys.add(key)
-                    fetched_paths.add(ref.path)
+                else:
+                    recipes[ref.path] = None
             if point.srt_recipe is None and not point.multinode and key in head_entries:
                 # an old-layout per-config script is what the launch runs (the shared library it
                 # sources is scanned when the PR changes it, like every changed benchmark file)
@@ -117,11 +116,10 @@ def compute_scope(ctx: CheckContext) -> Scope:
                 if layout != "old" or ctx.bundle.base.has(path) or ctx.bundle.head.has(path):
                     required[path] = None
     for recipe in list(recipes):
-        if recipe not in fetched_paths:
-            required[recipe] = None
+        required[recipe] = None
     if fetched_keys:
         # a recipe the runner fetches from srt-slurm is not an InferenceX file: what the launch
-        # runs of the tree (the runner, recipe folders it copies over the clone) is in its files
+        # runs of the tree (the runner, the recipe folder it copies over the clone) is in its files
         from verifier.launch import launches
 
         for launch in launches(ctx, "head").launches:
@@ -129,6 +127,8 @@ def compute_scope(ctx: CheckContext) -> Scope:
                 for path in launch.files:
                     if ctx.bundle.head.has(path):
                         required[path] = None
+                        if path.endswith((".yaml", ".yml")):
+                            recipes[path] = None
     for path in list(required):
         text = _text(ctx, path)
         if text is None:
