@@ -114,7 +114,7 @@ def _chain_client(ctx: CheckContext, launch: Launch, server_script: str, policy:
     """(path, text, marker, raw?) of the first script the launch's chain read after the server script
     that invokes a benchmark client (policy `client_invocations`) and shows a raw-completion or chat
     marker."""
-    invocations = [re.compile(p, re.IGNORECASE) for p in policy.get("client_invocations") or ()]
+    invocations = policy.get("client_invocations") or ()
     files = list(launch.files)
     # what the server script runs is read after it (the scripts before it submitted the job)
     after = files[files.index(server_script) + 1:] if server_script in files else []
@@ -124,8 +124,7 @@ def _chain_client(ctx: CheckContext, launch: Launch, server_script: str, policy:
         if path not in cache:
             cache[path] = text_or_none(ctx.bundle.head.read(path), path)
         text = cache[path]
-        if text is None or not any(rx.search(ln) for ln in text.split("\n")
-                                   if not ln.lstrip().startswith("#") for rx in invocations):
+        if text is None or not _markers(text, invocations, code_only=True):
             continue
         raw = _markers(text, policy["raw_completion_markers"], code_only=True)
         if raw:
