@@ -26,7 +26,6 @@ from verifier.configs import (
     points,
     submitted_entries,
 )
-from verifier.configs.points import RecipeRef
 from verifier.context import CheckContext
 from verifier.errors import InputError
 from verifier.layout import repo_relative
@@ -82,6 +81,7 @@ def setup_script_path(value: str, layout: str) -> str:
 def compute_scope(ctx: CheckContext) -> Scope:
     """The scope (see module docstring); raises InputError when the master configs are unreadable."""
     from verifier.launch import legacy_script_path
+    from verifier.launch.kinds.srt_fetched import fetched_at_run_time
 
     layout = ctx.bundle.layout
     keys = list(submitted_entries(ctx))
@@ -98,7 +98,7 @@ def compute_scope(ctx: CheckContext) -> Scope:
             for ref in (point.srt_recipe, point.eval_srt_recipe):
                 if ref is None:
                     continue
-                if fetched_at_run_time(ctx, ref):
+                if fetched_at_run_time(ref, layout, ctx.bundle.head):
                     fetched_keys.add(key)
                 else:
                     recipes[ref.path] = None
@@ -146,13 +146,6 @@ def compute_scope(ctx: CheckContext) -> Scope:
         files[path] = None
     return Scope(files=tuple(files), required=tuple(required), recipes=tuple(recipes), keys=tuple(keys),
                  changed=tuple(changed), setup_scripts=setups)
-
-
-def fetched_at_run_time(ctx: CheckContext, ref: RecipeRef) -> bool:
-    """An old-layout `CONFIG_FILE` recipe whose InferenceX copy is not in the head tree: the runner
-    fetches it from an srt-slurm clone (verifier.launch.kinds.srt_fetched)."""
-    return (ctx.bundle.layout == "old" and ref.source in ("CONFIG_FILE", "EVAL_CONFIG_FILE")
-            and not ctx.bundle.head.has(ref.path))
 
 
 def affected_files(ctx: CheckContext) -> Scope:

@@ -45,12 +45,16 @@ def fetched_name(plan: FetchPlan, path: str) -> str:
     return f"{plan.repo}@{plan.ref}:{path}"
 
 
+def fetched_at_run_time(ref: RecipeRef | None, layout: str, tree: Any) -> bool:
+    """An old-layout `CONFIG_FILE` recipe whose InferenceX copy is not in the tree: the runner
+    fetches it from an srt-slurm clone."""
+    return (ref is not None and ref.source in ("CONFIG_FILE", "EVAL_CONFIG_FILE") and layout == "old"
+            and not tree.has(ref.path))
+
+
 def claims(job: KeyJob, point: Point) -> bool:
     """An old-layout CONFIG_FILE row whose InferenceX recipe copy is not in the tree."""
-    ref = point.srt_recipe
-    if ref is None or ref.source not in ("CONFIG_FILE", "EVAL_CONFIG_FILE") or job.ctx.bundle.layout != "old":
-        return False
-    return not job.tree.has(ref.path)
+    return fetched_at_run_time(point.srt_recipe, job.ctx.bundle.layout, job.tree)
 
 
 def _doc(job: KeyJob, point: Point, plan: FetchPlan, path: str) -> tuple[Doc | None, str]:
