@@ -112,6 +112,7 @@ def resolve_multinode_launch(job: KeyJob, point: Point) -> None:
     for server in followed.servers:
         by_role.setdefault(server.role, server)
     if not by_role:
+        chain = " -> ".join(followed.files[:6]) or script
         if followed.problems:
             first = followed.problems[0]
             job.error(point, first.file, first.line, f"multi-node launch cannot be followed: {first.message}",
@@ -119,18 +120,15 @@ def resolve_multinode_launch(job: KeyJob, point: Point) -> None:
         elif followed.exits:
             # the chain stops before a server starts: the exit is the construct to name
             file, line = followed.exits[-1]
-            chain = " -> ".join(followed.files[:6]) or script
             job.error(point, file, line, f"the launch chain ({chain}) exits at {posixpath.basename(file)}:{line} "
                                          "before it starts a server", "runner")
         elif followed.opaque:
             # a command whose program only the run decides: the chain may go on there, unseen
             file, line, word = followed.opaque[-1]
-            chain = " -> ".join(followed.files[:6]) or script
             job.error(point, file, line, f"the launch chain ({chain}) starts no server it can see: the command at "
                                          f"{posixpath.basename(file)}:{line} (`{word}`) is known only at run time",
                       "runner")
         else:
-            chain = " -> ".join(followed.files[:6]) or script
             job.error(point, script, None, f"the launch chain ({chain}) starts no server command the verifier "
                                            "knows (policy multinode.servers)", "runner")
         return
