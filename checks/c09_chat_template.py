@@ -22,11 +22,11 @@ Policy: chat_template (chat_clients, use_chat_template_env, fixed_sequence_clien
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from verifier import shellwords
 from verifier.configs import points
 from verifier.context import CheckContext
 from verifier.launch import Launch, LaunchError, launches
@@ -62,7 +62,7 @@ def _command(launch: Launch) -> str | None:
 
 def _script(command: str, layout: str) -> str | None:
     try:
-        words = shlex.split(command)
+        words = shellwords.split(command)
     except ValueError:
         words = command.split()
     for word in reversed(words):

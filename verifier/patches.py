@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from verifier import shellwords
 from verifier.layout import short_path
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
@@ -69,7 +69,7 @@ def _pip_is_harness(line: str, policy: Mapping[str, Any]) -> bool:
     if match is None:
         return False
     try:
-        words = shlex.split(match.group(1).split("&&")[0].split(";")[0], comments=True)
+        words = shellwords.split(match.group(1).split("&&")[0].split(";")[0], comments=True)
     except ValueError:
         words = match.group(1).split()
     packages = []

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import ast
 import re
-import shlex
 from dataclasses import dataclass, field
 from typing import Any
+
+from verifier import shellwords
 
 MAX_LOG_BYTES = 32 * 1024 * 1024
 MAX_LINE = 256 * 1024
@@ -207,45 +208,38 @@ class ServerLog:
 # --------------------------------------------------------------------------- server_args
 
 
-_SPECIAL = re.compile(r"[\"'()\[\]{},\\]")
+# A string literal (a backslash escapes the character after it), a lone quote (one never closed),
+# a bracket or a comma: the only pieces that change the state of the split below.
+_TOP_LEVEL_PIECE = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|['"]|[()\[\]{},]""", re.S)
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
 
 
 def _split_top_level(text: str, limit: int = MAX_SERVER_ARGS_FIELDS) -> list[str] | None:
     """Split at commas outside brackets and string literals; None when quotes/brackets are unbalanced.
 
-    Only quote, bracket, comma and backslash characters change the state, so the scan jumps from one
-    to the next; a backslash inside a string literal escapes the character after it."""
+    Only string literals, brackets and commas change the state, so the scan jumps from one to the
+    next, a whole string literal at a time."""
     parts: list[str] = []
-    quote: str | None = None
-    escaped_at = -1
     start = 0
     stack: list[str] = []
-    for match in _SPECIAL.finditer(text):
-        i = match.start()
-        ch = text[i]
-        if quote:
-            if i == escaped_at:
-                continue
-            if ch == "\\":
-                escaped_at = i + 1
-            elif ch == quote:
-                quote = None
+    for match in _TOP_LEVEL_PIECE.finditer(text):
+        piece = match.group()
+        if len(piece) > 1:  # a string literal
             continue
-        if ch in ("'", '"'):
-            quote = ch
-        elif ch in "([{":
-            stack.append(ch)
-        elif ch in ")]}":
-            if not stack or stack[-1] != _CLOSERS[ch]:
+        if piece in "'\"":  # a quote that no later quote closes
+            return None
+        if piece in "([{":
+            stack.append(piece)
+        elif piece in ")]}":
+            if not stack or stack[-1] != _CLOSERS[piece]:
                 return None
             stack.pop()
-        elif ch == "," and not stack:
-            parts.append(text[start:i])
-            start = i + 1
+        elif not stack:  # a comma at the top level
+            parts.append(text[start:match.start()])
+            start = match.end()
             if len(parts) > limit:
                 return None
-    if quote or stack:
+    if stack:
         return None
     parts.append(text[start:])
     return [p for p in (p.strip() for p in parts) if p]
@@ -368,7 +362,7 @@ def parse_server_log(text: str | bytes) -> ServerLog:
                 worker.command_text = line.strip()
                 worker.command_line = number
                 try:
-                    worker.command = tuple(shlex.split(line, posix=True))
+                    worker.command = tuple(shellwords.split(line))
                 except ValueError as exc:
                     worker.command_error = str(exc)
                 block = None

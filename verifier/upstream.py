@@ -3,7 +3,7 @@
 Check 3 needs three facts: which upstream pull requests and published pages the sign-off links (only
 allowlisted repositories and hosts count, policies/upstream.yaml), whether each linked pull request
 is merged (github.yaml upstream_prs), and which launch commands the linked pages publish. Pages are
-untrusted text: they are tokenized with `shlex` (never executed), capped in size, and a command that
+untrusted text: they are tokenized with shlex's grammar (`verifier.shellwords`, never executed), capped in size, and a command that
 does not tokenize is recorded as a parse error instead of being guessed.
 """
 
@@ -13,12 +13,12 @@ import fnmatch
 import functools
 import html
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from verifier import shellwords
 from verifier.errors import InputError
 from verifier.model import Bundle
 from verifier.textscan import paired_spans
@@ -290,7 +290,7 @@ def parse_page(text: str, launchers: Mapping[str, Sequence[str]]) -> PageParse:
                 errors.append((lineno, "command longer than the size limit"))
                 continue
             try:
-                tokens = shlex.split(logical, comments=True, posix=True)
+                tokens = shellwords.split(logical, comments=True)
             except ValueError as exc:
                 errors.append((lineno, str(exc)))
                 continue

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from tests.kit import CASES, clone_bundle, edit_yaml
+from tests.kit import CASES, FIXTURES, PROJECT, clone_bundle, edit_yaml
 from verifier.cli import main
 
 
@@ -71,3 +74,13 @@ def test_table_is_default(capsys: pytest.CaptureFixture[str]) -> None:
     main(["--bundle", str(CASES / "pr4524"), "--only", "0"])
     out = capsys.readouterr().out
     assert "CODEOWNER" in out and "Verdict:" in out
+
+
+def test_console_script_runs_main_and_exits_with_its_status() -> None:
+    """`verify-pr` (the console script) is `verifier.cli:console`: main() with the one-shot GC, same exit status."""
+    scripts = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["verify-pr"] == "verifier.cli:console"
+    done = subprocess.run([sys.executable, "-m", "verifier.cli", "--bundle", str(FIXTURES / "pr4524"),
+                           "--format", "json"], capture_output=True, text=True, check=False, cwd=PROJECT)
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["verdict"] == "REJECTED"

@@ -118,14 +118,25 @@ class SGLang(Engine):
         UnknownSGLangVersion). With `needed`, run-time values are taken out, and an unknown image is
         read with every committed spec, kept only when they agree on `needed` (engines.versioned).
         `runtime=False`: a `$...` token is a literal value (the command is not run by a shell)."""
-        from verifier.sglang import resolve_sglang  # noqa: PLC0415
-
-        if needed is None:
-            return resolve_sglang(argv, image=image)
-        outcome = _reading(tuple(argv), image, tuple(needed), runtime)
+        outcome = _pinned_reading(tuple(argv), image) if needed is None else \
+            _reading(tuple(argv), image, tuple(needed), runtime)
         if isinstance(outcome, Exception):
-            raise outcome
+            raise outcome.with_traceback(None)  # the cached error, without the tracebacks of earlier raises
         return outcome
+
+
+@lru_cache(maxsize=512)
+def _pinned_reading(argv: tuple[str, ...], image: str | None) -> Any:
+    """resolve(..., needed=None) once per distinct command line and image (the result, or the
+    error): several checks read the same launch, and the reading is a function of these two and
+    the committed specs alone."""
+    from verifier.sglang import resolve_sglang  # noqa: PLC0415
+    from verifier.sglang.parsing import SGLangError  # noqa: PLC0415
+
+    try:
+        return resolve_sglang(argv, image=image)
+    except SGLangError as exc:
+        return exc
 
 
 @lru_cache(maxsize=512)
