@@ -128,3 +128,14 @@ def test_accept_len_lines_and_generation_worker() -> None:
     assert [(a.line, a.value) for a in log.accept_lens] == [(5, 2.37), (6, 2.31)]
     assert log.generation_worker is not None and log.generation_worker.name == "decode_0"
     assert log.worker is not None and log.worker.name == "prefill_0"
+
+
+def test_field_readings_are_shared_only_when_immutable() -> None:
+    """Repeated `name=value` fields are read once; a list value is never shared between two logs."""
+    line = "server_args=ServerArgs(tp_size=4, cuda_graph_bs=[1, 2], attention_backend='fa3', model=<M at 0x1>)"
+    first = parse_server_args(line)
+    assert first is not None
+    first[1]["cuda_graph_bs"].append(99)
+    second = parse_server_args(line)
+    assert second == ("ServerArgs", {"tp_size": 4, "cuda_graph_bs": [1, 2], "attention_backend": "fa3"},
+                      {"model": "<M at 0x1>"})

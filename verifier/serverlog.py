@@ -302,16 +302,43 @@ def parse_server_args(message: str) -> tuple[str, dict[str, Any], dict[str, str]
     values = {}
     unparsed = {}
     for item in _split_top_level(m.group(2)) or []:
-        name, sep, value_text = item.partition("=")
-        name = name.strip()
-        if not sep or not _IDENT.match(name):
+        read = _FIELD_READINGS.get(item)
+        if read is None:
+            read = _read_field(item)
+        if read is _NOT_A_FIELD:
             continue
-        ok, val = _literal(value_text.strip())
+        name, ok, val = read
         if ok:
             values[name] = val
         else:
-            unparsed[name] = value_text.strip()
+            unparsed[name] = val
     return (m.group(1), values, unparsed) if values or unparsed else None
+
+
+# The logs of one sweep print the same few hundred `name=value` fields over and over (a few hundred
+# distinct among thousands): each field's reading is kept by its text, unless its value is a
+# container a caller could change.
+_FIELD_READINGS: dict[str, tuple[str, bool, Any]] = {}
+_MAX_FIELD_READINGS = 20_000
+_NOT_A_FIELD = ("", False, None)
+_SHAREABLE = (str, int, float, bool, type(None))
+
+
+def _read_field(item: str) -> tuple[str, bool, Any]:
+    """(name, True, value) of a `name=literal` field, (name, False, value text) when the value is
+    no literal, `_NOT_A_FIELD` when the item is no `name=...`."""
+    name, sep, value_text = item.partition("=")
+    name = name.strip()
+    if not sep or not _IDENT.match(name):
+        read = _NOT_A_FIELD
+    else:
+        ok, val = _literal(value_text.strip())
+        read = (name, ok, val if ok else value_text.strip())
+    if isinstance(read[2], _SHAREABLE):
+        if len(_FIELD_READINGS) >= _MAX_FIELD_READINGS:
+            _FIELD_READINGS.clear()
+        _FIELD_READINGS[item] = read
+    return read
 
 
 def _fields(message: str) -> dict[str, str]:
