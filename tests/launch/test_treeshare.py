@@ -62,3 +62,31 @@ def test_runner_probes_are_reused_across_trees_only_when_they_hold() -> None:
     changed[runner] = changed[runner].replace(b"git checkout sa-submission-q2-2026", b"git checkout v9.9.9")
     head, base, alone, share = _both(srt_tree(), changed, [TRT_KEY, SGL_KEY])
     assert share.hits == 0 and base == alone
+
+
+def _walker(files: dict[str, bytes], ctx: CheckContext | None = None):  # type: ignore[no-untyped-def]
+    from verifier.configs import master_entries
+    from verifier.launch.follow import _Walker
+    from verifier.launch.job import KeyJob
+
+    ctx = ctx or CheckContext(make_bundle(files), load_policies())
+    return _Walker(KeyJob(ctx, "head", master_entries(ctx, "head")[AMD_KEY])), ctx
+
+
+def test_a_chain_script_read_with_equal_inputs_is_reused_and_with_another_value_is_not() -> None:
+    from verifier.shell.text import text_of
+
+    script = 'source /workspace/benchmarks/missing.sh\nvllm serve /models/m --max-num-seqs "$CONC"\n'
+    walker, ctx = _walker(amd_tree())
+    env = {"CONC": text_of("8", "x.sh", 3), "UNREAD": text_of("a", "x.sh", 4)}
+    first = walker.read("s.sh", script, env, [], "/ws", "s.sh", {})
+    assert first.events[-1].words()[-1] == "8"
+    assert walker.read("s.sh", script, dict(env), [], "/ws", "s.sh", {}) is first  # equal inputs: reused
+    other = walker.read("s.sh", script, {**env, "CONC": text_of("16", "x.sh", 3)}, [], "/ws", "s.sh", {})
+    assert other is not first and other.events[-1].words()[-1] == "16"  # a value it reads differs
+    moved = walker.read("s.sh", script, {**env, "CONC": text_of("8", "y.sh", 3)}, [], "/ws", "s.sh", {})
+    assert moved is not first  # the same characters written elsewhere: another origin, read again
+    # a reuse by another key's job asks the tree again: the missing library is that job's need too
+    again, _ctx = _walker(amd_tree(), ctx)
+    assert again.read("s.sh", script, dict(env), [], "/ws", "s.sh", {}) is first
+    assert any(n.path.endswith("missing.sh") for n in again.job.result.needs)
