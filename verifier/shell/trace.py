@@ -924,6 +924,11 @@ class Reader:
     def expand(self, word: Word, st: State, split: bool = True) -> list[Text]:
         """Bash word expansion into fields (parameter, command and arithmetic expansion; splitting)."""
         file, line = self.word_origin(word, st)
+        if all(part.kind == "lit" for part in word.parts):  # no expansion: one field (or none)
+            text = "".join(part.text for part in word.parts)
+            if text:
+                return [(Seg(text, file, line, True),)]
+            return [()] if any(part.quoted for part in word.parts) else []
         fields: list[list[Text]] = [[]]
         any_quoted = False
         for part in word.parts:
