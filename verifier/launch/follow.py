@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 12
 MAX_READINGS = 48
+MAX_CACHED_READINGS = 256  # script readings kept per tree for equal inputs (`_Walker.read`)
 _WRAPPERS = {"exec", "nohup", "time", "command", "builtin", "stdbuf", "setsid", "unbuffer", "numactl"}
 # srun / sbatch options that take a separate value
 _SLURM_VALUED = {"-N", "-n", "-w", "-p", "-A", "-J", "-o", "-e", "-t", "-c", "-G", "-x", "-D", "--nodes", "--ntasks",
@@ -60,6 +62,18 @@ class ServerStart:
     chain: tuple[str, ...]  # the scripts that led to it, outermost first
     image: Text | None = None  # the container image when started inside one
     program: int = 1  # how many argv words name the program (`vllm serve`: 2, `python3 -m x`: 3)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What one script reading of a chain leaves: its commands, where it stops, its problems, the
+    files it read and the tree questions it asked (`KeyJob.logging_accesses`)."""
+
+    events: list[Event]
+    stopped: tuple[str, int] | None
+    problems: tuple[tuple[str, int | None, str], ...]
+    files: tuple[str, ...]
+    accesses: tuple[tuple[tuple[str, str], Any], ...]
 
 
 @dataclass
@@ -309,15 +323,38 @@ class _Walker:
         if data is None:
             self.out.problems.append(Problem(event.file, event.line, f"runs {rel}, which is not in the tree"))
             return
-        reader = make_reader(self.job, mounts)
         zero = plain(path)
         workdir = plain(cwd) if is_known(cwd) else ""
-        result = reader.run(rel, data.decode("utf-8", "replace"), env, args, cwd=workdir, zero=zero)
+        reading = self.read(rel, data.decode("utf-8", "replace"), env, args, workdir, zero, mounts)
         self.out.files.append(rel)
-        if result.stopped is not None:
-            self.out.exits.append(result.stopped)
-        self.absorb(reader, result, rel)
-        self.visit(result.events, (*chain, rel), mounts, image, depth + 1)
+        if reading.stopped is not None:
+            self.out.exits.append(reading.stopped)
+        self.out.files.extend(reading.files)
+        for file, line, message in reading.problems:
+            if "cannot be read statically" in message or "too long" in message:
+                self.out.problems.append(Problem(file, line, message))
+        self.visit(reading.events, (*chain, rel), mounts, image, depth + 1)
+
+    def read(self, rel: str, text: str, env: dict[str, Text], args: list[Text], workdir: str, zero: str,
+             mounts: Mapping[str, str]) -> _Reading:
+        """One script read with exactly these inputs: reused when this tree read the same text with
+        equal inputs before (every tree question it asked is asked again: the needs and the access
+        logs of the other tree see them)."""
+        key = (rel, text, tuple(env.items()), tuple(args), workdir, zero, tuple(mounts.items()))
+        cache: OrderedDict[Any, _Reading] = self.job.ctx.memo(f"launch.follow.readings.{self.job.side}", OrderedDict)
+        found = cache.get(key)
+        if found is not None and self.job.same_answers(found.accesses):
+            cache.move_to_end(key)
+            return found
+        with self.job.logging_accesses() as log:
+            reader = make_reader(self.job, mounts)
+            result = reader.run(rel, text, env, args, cwd=workdir, zero=zero)
+        reading = _Reading(result.events, result.stopped, tuple(result.problems), tuple(reader.files),
+                           tuple(log.items()))
+        cache[key] = reading
+        if len(cache) > MAX_CACHED_READINGS:
+            cache.popitem(last=False)
+        return reading
 
     def absorb(self, reader: Any, result: Any, name: str) -> None:
         self.out.files.extend(reader.files)

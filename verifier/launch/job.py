@@ -7,7 +7,9 @@ facts, and de-duplicates recipe-level problems that every point of a recipe woul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from verifier.configs.master import ConfigEntry
@@ -18,6 +20,11 @@ from verifier.launch.model import Launch, LaunchError, LaunchSet, Need
 from verifier.model import UpstreamHit
 
 RECORDING = "launch.recording"  # memo key of the recorder's source (verifier.fetched.Recorder)
+
+
+def content_digest(data: bytes | None) -> bytes | None:
+    """A file's content as a 16-byte BLAKE2b digest (None: no such file)."""
+    return None if data is None else hashlib.blake2b(data, digest_size=16).digest()
 
 
 class KeyJob:
@@ -34,6 +41,8 @@ class KeyJob:
         if table.error is not None:  # cluster env and staged model paths of the launch are unknown
             self.error(None, table.file, None, f"unreadable, so cluster facts are unknown: {table.error}", "input")
         self._seen_problems: set[tuple[str, int | None, str]] = set()
+        # open access logs (`logging_accesses`): every tree question asked while one is open
+        self._logs: list[dict[tuple[str, str], Any]] = []
 
     @property
     def tree(self) -> Any:
@@ -52,11 +61,38 @@ class KeyJob:
             data = self.recording.tree(self.side, path)
         if data is None:
             self.result.needs.add(Need("tree", self.side, path))
+        if self._logs:
+            answer = content_digest(data)
+            for log in self._logs:
+                log.setdefault(("read", path), answer)
         return data
 
     def has(self, path: str) -> bool:
         """True when this side's tree holds the file (while recording: the repository does)."""
-        return self.tree.has(path) or (self.recording is not None and self.recording.tree(self.side, path) is not None)
+        found = self.tree.has(path) or (self.recording is not None and self.recording.tree(self.side, path) is not None)
+        for log in self._logs:
+            log.setdefault(("has", path), found)
+        return found
+
+    @contextmanager
+    def logging_accesses(self) -> Iterator[dict[tuple[str, str], Any]]:
+        """Log every question asked of this side's tree (`read`: the content's digest, `has`) while open:
+        {(kind, path): answer}, in the order first asked (verifier.launch.treeshare)."""
+        log: dict[tuple[str, str], Any] = {}
+        self._logs.append(log)
+        try:
+            yield log
+        finally:
+            self._logs.remove(log)
+
+    def same_answers(self, accesses: tuple[tuple[tuple[str, str], Any], ...]) -> bool:
+        """Whether this side's tree answers every logged question as recorded (asking it again, so a
+        missing file is recorded as a need here too)."""
+        for (kind, path), answer in accesses:
+            got = content_digest(self.read(path)) if kind == "read" else self.has(path)
+            if got != answer:
+                return False
+        return True
 
     def upstream(self, repo: str, ref: str, path: str, used_by: str, kind: str = "file") -> UpstreamHit:
         """A file another repository serves at a ref, as the bundle recorded it (fetched while recording;

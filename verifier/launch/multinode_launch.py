@@ -14,7 +14,8 @@ from verifier.launch.follow import Followed, ServerStart, follow
 from verifier.launch.job import KeyJob
 from verifier.launch.kinds.multinode_script import NAME, ROLES
 from verifier.launch.model import Launch
-from verifier.launch.runner import Problem, launcher_env, runner_reading, runner_scripts
+from verifier.launch.runner import Problem, launcher_env, read_runner, runner_scripts
+from verifier.launch.treeshare import shared_reading
 from verifier.recipes.spec import spec_parameters
 from verifier.recipes.variants import Origin
 from verifier.shell.text import blocking, origin, plain
@@ -29,7 +30,7 @@ def _followed(job: KeyJob, point: Point) -> tuple[Followed | None, Problem | Non
     key = f"launch.follow.{job.side}.{script}.{hash(tuple(sorted(env.items())))}"
 
     def compute() -> tuple[Followed | None, Problem | None, str]:
-        reading = runner_reading(job, point, script, env)
+        reading = read_runner(job, script, env)
         if reading.result is None or reading.problems:
             first = reading.problems[0] if reading.problems else Problem(script, None, "cannot be read")
             return None, first, script
@@ -37,7 +38,8 @@ def _followed(job: KeyJob, point: Point) -> tuple[Followed | None, Problem | Non
         out.files.insert(0, script)
         return out, None, script
 
-    return job.ctx.memo(key, compute)
+    # the same chain with the same environment on the other tree: reused when that tree answers alike
+    return job.ctx.memo(key, lambda: shared_reading(job, ("follow", script, tuple(sorted(env.items()))), compute))
 
 
 def _launch(job: KeyJob, point: Point, server: ServerStart, files: tuple[str, ...]) -> Launch:

@@ -216,17 +216,18 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
 def runner_reading(job: KeyJob, point: Point, script: str, env: Mapping[str, str]) -> RunnerReading:
     """One runner script read with a point's environment (memoized by script and environment)."""
     key = f"launch.runner.{job.side}.{script}.{hash(tuple(sorted(env.items())))}"
+    return job.ctx.memo(key, lambda: read_runner(job, script, env))
 
-    def compute() -> RunnerReading:
-        data = job.read(script)
-        if data is None:
-            return RunnerReading(script, None, [Problem(script, None, "runner script is not in the tree")])
-        workspace = str(_policy(job)["workflow"]["workspace"])
-        result = make_reader(job).run(script, data.decode("utf-8", "replace"), env, cwd=workspace)
-        problems = [Problem(f, ln, m) for f, ln, m in result.problems if "cannot be read" in m or "too long" in m]
-        return RunnerReading(script, result, problems)
 
-    return job.ctx.memo(key, compute)
+def read_runner(job: KeyJob, script: str, env: Mapping[str, str]) -> RunnerReading:
+    """One runner script read with an environment (not memoized: every tree question goes through `job`)."""
+    data = job.read(script)
+    if data is None:
+        return RunnerReading(script, None, [Problem(script, None, "runner script is not in the tree")])
+    workspace = str(_policy(job)["workflow"]["workspace"])
+    result = make_reader(job).run(script, data.decode("utf-8", "replace"), env, cwd=workspace)
+    problems = [Problem(f, ln, m) for f, ln, m in result.problems if "cannot be read" in m or "too long" in m]
+    return RunnerReading(script, result, problems)
 
 
 @dataclass(frozen=True)
@@ -243,18 +244,34 @@ def runner_probe(job: KeyJob, script: str, env: Mapping[str, str]) -> Probe:
 
     A runner read for one point is reused for every point whose environment agrees on each variable
     that reading expanded or tested (the reading is a function of those alone), so a key with many
-    points reads its runner once or twice.
+    points reads its runner once or twice; a reading made on the other tree of the bundle is reused
+    when the other tree answers every question it asked the same way (verifier.launch.treeshare).
     """
+    from verifier.launch.treeshare import tree_share
+
     cache: list[tuple[dict[str, str | None], Probe]] = job.ctx.memo(f"launch.runner.probes.{job.side}.{script}",
                                                                      list)
     for deps, probe in cache:
         if all(env.get(name) == value for name, value in deps.items()):
             return probe
+    share = tree_share(job)
+    found, shared = share.find(job, ("runner-probe", script),
+                               lambda have: all(env.get(name) == value for name, value in have.items()))
+    if found:
+        cache.append(shared)
+        return shared[1]  # type: ignore[no-any-return]
+    with job.logging_accesses() as log:
+        deps, probe = _probe(job, script, env)
+    cache.append((deps, probe))
+    share.add(job, ("runner-probe", script), tuple(log.items()), (deps, probe), extra=deps)
+    return probe
+
+
+def _probe(job: KeyJob, script: str, env: Mapping[str, str]) -> tuple[dict[str, str | None], Probe]:
+    """A runner read for an environment: (the values of the variables it used, its `Probe`)."""
     data = job.read(script)
     if data is None:
-        probe = Probe(False, None, Problem(script, None, "runner script is not in the tree"))
-        cache.append(({}, probe))
-        return probe
+        return {}, Probe(False, None, Problem(script, None, "runner script is not in the tree"))
     workspace = str(_policy(job)["workflow"]["workspace"])
     reader = make_reader(job)
     reader.stop_at = lambda words: words[:2] == ["srtctl", "apply"]  # what follows it is the run's results
@@ -266,8 +283,7 @@ def runner_probe(job: KeyJob, script: str, env: Mapping[str, str]) -> Probe:
     else:
         plan, problem = _plan(job, script, result)
         probe = Probe(starts, plan, problem)
-    cache.append(({name: env.get(name) for name in reader.reads}, probe))
-    return probe
+    return {name: env.get(name) for name in reader.reads}, probe
 
 
 def _clone_args(words: list[str]) -> tuple[str | None, str | None, str | None]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from verifier.shell.text import Text, concat, plain, slice_text, text_of
@@ -519,13 +520,21 @@ def _slice(text: Text, start: int, end: int) -> Text:
     return slice_text(text, start, end)
 
 
+@lru_cache(maxsize=128)
+def _parsed(code: str) -> ast.Module | None:
+    """A snippet's syntax tree (None: not Python), parsed once per text (the reader never changes it)."""
+    try:
+        return ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
 def run_snippet(code: str, load_yaml: YamlLoader, env: Mapping[str, str], file: str,
                 line: int | None) -> Text:
     """The text a data snippet prints (raises SnippetUnreadable when it cannot be read statically)."""
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError):
-        raise SnippetUnreadable("not Python") from None
+    tree = _parsed(code)
+    if tree is None:
+        raise SnippetUnreadable("not Python")
     interp = _Interp(load_yaml, env, file, line)
     try:
         interp.block(tree.body, {})

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from verifier.shell import arith
@@ -443,7 +443,13 @@ class Reader:
     def merge(self, st: State, states: list[State], guard: tuple[str, int], why: str = "undecided") -> None:
         first = states[0]
         names = set().union(*(s.vars.keys() for s in states)) | set(st.vars)
+        before = st.vars
         for name in names:
+            kept = before.get(name)
+            if kept is not None and all(s.vars.get(name) is kept for s in states):
+                continue  # no branch touched it: it stays as it was
+            # a branch set it: what it holds now depends on the value it had (equal or common prefix)
+            self.reads.add(name)
             values = [s.vars.get(name) for s in states]
             if all(v == values[0] for v in values):
                 if values[0] is None:
@@ -720,9 +726,11 @@ class Reader:
             elif _NAME.match(text):
                 if export:
                     st.exported.add(text)
-                elif name in ("local", "declare", "typeset") and text not in st.vars and text not in st.arrays:
-                    st.vars[text] = ()
-                    st.unset.discard(text)
+                elif name in ("local", "declare", "typeset"):
+                    self.reads.add(text)  # whether it is set decides what it holds
+                    if text not in st.vars and text not in st.arrays:
+                        st.vars[text] = ()
+                        st.unset.discard(text)
         return True
 
     def source(self, args: list[Text], node: Simple, st: State) -> bool | None:
@@ -841,20 +849,16 @@ class Reader:
         load = self.load
 
         def load_yaml(path: str) -> tuple[object, dict[tuple[object, ...], int], str] | None:
-            from verifier.configs.yaml11 import parse_yaml11
-
             found = load(text_of(path, st.file, node.line), st)
             if found is None:
                 return None
             rel, text = found
             self.files.append(rel)
-            try:
-                doc = parse_yaml11(text, rel)
-            except Exception:  # an unreadable YAML file: the snippet is not followed
-                return None
-            return doc.data, dict(doc.lines), rel
+            parsed = _yaml_doc(rel, text)
+            return None if parsed is None else (parsed[0], dict(parsed[1]), rel)
 
-        env = {k: plain(v) for k, v in st.vars.items() if k in st.exported and is_known(v)}
+        env = _Observed({k: plain(v) for k, v in st.vars.items() if k in st.exported and is_known(v)},
+                        self.reads, st.exported)
         try:
             return run_snippet(code, load_yaml, env, st.file, node.line)
         except SnippetUnreadable as exc:
@@ -920,6 +924,11 @@ class Reader:
     def expand(self, word: Word, st: State, split: bool = True) -> list[Text]:
         """Bash word expansion into fields (parameter, command and arithmetic expansion; splitting)."""
         file, line = self.word_origin(word, st)
+        if all(part.kind == "lit" for part in word.parts):  # no expansion: one field (or none)
+            text = "".join(part.text for part in word.parts)
+            if text:
+                return [(Seg(text, file, line, True),)]
+            return [()] if any(part.quoted for part in word.parts) else []
         fields: list[list[Text]] = [[]]
         any_quoted = False
         for part in word.parts:
@@ -1034,6 +1043,8 @@ class Reader:
         elif name in "?$!-":
             return (Seg(f"${name}", st.file, line, False, "runtime"),)
         elif index is not None:
+            if name != "BASH_SOURCE":
+                self.reads.add(name)  # `${X[@]}` / `${X[0]}` of a scalar is its value
             if name == "BASH_SOURCE":
                 value, present = text_of(st.source_text or st.file, st.file, line), True
             elif index in ("@", "*"):
@@ -1361,6 +1372,54 @@ def _split_replacement(body: str) -> tuple[str, str]:
             return body[:i], body[i + 1:]
         i += 1
     return body, ""
+
+
+class _Observed(Mapping[str, str]):
+    """The environment a python3 snippet sees (`os.environ`): every variable it looks up is recorded
+    as read, and listing it (`items()`) reads every exported variable."""
+
+    def __init__(self, env: dict[str, str], reads: set[str], exported: set[str]) -> None:
+        self._env, self._reads, self._exported = env, reads, exported
+
+    def __getitem__(self, key: str) -> str:
+        self._reads.add(key)
+        return self._env[key]
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self._reads.add(key)
+        return key in self._env
+
+    def __iter__(self) -> Iterator[str]:
+        self._reads.update(self._exported)
+        return iter(self._env)
+
+    def __len__(self) -> int:
+        self._reads.update(self._exported)
+        return len(self._env)
+
+
+_YAML_DOCS: dict[tuple[str, str], tuple[object, dict[tuple[object, ...], int]] | None] = {}
+_YAML_DOCS_SIZE = 64
+
+
+def _yaml_doc(path: str, text: str) -> tuple[object, dict[tuple[object, ...], int]] | None:
+    """(data, lines) of a YAML file a snippet loads (None: unreadable), parsed once per path and text
+    (the snippet reader copies the data it is given, so the parsed document is never changed)."""
+    key = (path, text)
+    if key in _YAML_DOCS:
+        return _YAML_DOCS[key]
+    from verifier.configs.yaml11 import parse_yaml11
+
+    try:
+        doc = parse_yaml11(text, path)
+        parsed: tuple[object, dict[tuple[object, ...], int]] | None = (doc.data, dict(doc.lines))
+    except Exception:  # an unreadable YAML file: the snippet is not followed
+        parsed = None
+    if len(_YAML_DOCS) >= _YAML_DOCS_SIZE:
+        del _YAML_DOCS[next(iter(_YAML_DOCS))]
+    _YAML_DOCS[key] = parsed
+    return parsed
 
 
 def _parse(text: str, path: str, first_line: int = 1) -> Body:
