@@ -135,6 +135,10 @@ def glob_match(value: str, pattern: Pattern) -> bool:
     return glob_regex(pattern).match(value) is not None
 
 
+# The glob regexes hold no `^`, `$` or lookaround, so matching `value` between `pos` and `endpos`
+# is matching the slice `value[pos:endpos]`, without copying it (`\Z` matches at `endpos`).
+
+
 def strip_pattern(value: str, pattern: Pattern, op: str) -> str:
     """`${X#p}`, `${X##p}`, `${X%p}`, `${X%%p}`."""
     rx = glob_regex(pattern)
@@ -142,51 +146,61 @@ def strip_pattern(value: str, pattern: Pattern, op: str) -> str:
     if op in ("#", "##"):
         ends = range(0, n + 1) if op == "#" else range(n, -1, -1)
         for end in ends:
-            if rx.match(value[:end]):
+            if rx.match(value, 0, end):
                 return value[end:]
         return value
     starts = range(n, -1, -1) if op == "%" else range(0, n + 1)
     for start in starts:
-        if rx.match(value[start:]):
+        if rx.match(value, start):
             return value[:start]
     return value
 
 
 def replace_pattern(value: str, pattern: Pattern, repl: str, mode: str) -> str:
     """`${X/p/r}` (mode ''), `${X//p/r}` ('/'), `${X/#p/r}` ('#'), `${X/%p/r}` ('%'): longest match.
-    An empty pattern replaces nothing, except anchored (`${X/#/pre}` prefixes, `${X/%/suf}` suffixes)."""
+    An empty pattern replaces nothing, except anchored (`${X/#/pre}` prefixes, `${X/%/suf}` suffixes).
+
+    Unanchored modes replace, from left to right, the longest non-empty match starting at each
+    position. The unanchored regex finds the next position where any match starts (a position it
+    skips starts none), and only there are the ends tried, longest first."""
     if not pattern_text(pattern) and mode not in ("#", "%"):
         return value
     rx = glob_regex(pattern)
     n = len(value)
     if mode == "#":
         for end in range(n, -1, -1):
-            if rx.match(value[:end]):
+            if rx.match(value, 0, end):
                 return repl + value[end:]
         return value
     if mode == "%":
         for start in range(0, n + 1):
-            if rx.match(value[start:]):
+            if rx.match(value, start):
                 return value[:start] + repl
         return value
+    starts = glob_regex(pattern, anchored=False)
+    # without an unquoted `*` every match is as long as the pattern's characters: the one found is it
+    one_length = all(literal or "*" not in text for text, literal in pattern)
     out: list[str] = []
     i = 0
-    replaced = False
-    while i <= n:
-        match_end = -1
-        if not (replaced and mode != "/"):
-            for end in range(n, i, -1):
-                if rx.match(value[i:end]):
-                    match_end = end
-                    break
-        if match_end > i:
-            out.append(repl)
-            i = match_end
-            replaced = True
+    while i < n:
+        found = starts.search(value, i)
+        if found is None:
+            break
+        j = found.start()
+        if one_length:
+            match_end = found.end() if found.end() > j else -1
+        else:
+            match_end = next((end for end in range(n, j, -1) if rx.match(value, j, end)), -1)
+        if match_end < 0:  # only an empty match starts at j: keep its character
+            out.append(value[i:j + 1])
+            i = j + 1
             continue
-        if i < n:
-            out.append(value[i])
-        i += 1
+        out.append(value[i:j])
+        out.append(repl)
+        i = match_end
+        if mode != "/":
+            break
+    out.append(value[i:])
     return "".join(out)
 
 
