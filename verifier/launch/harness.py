@@ -17,14 +17,13 @@ runners use (`legacy_script_path`) and the environment the workflow sets (`legac
 
 from __future__ import annotations
 
-import hashlib
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.configs.points import Point
-from verifier.launch.job import KeyJob
+from verifier.launch.job import KeyJob, content_digest
 from verifier.launch.workflow import Workflow, try_read_workflow
 from verifier.shell import Assumption, Evaluation, Options, ShellLimit, ShellSyntaxError, evaluate
 from verifier.shell.memo import Checkpoints, Memo, Shared
@@ -218,7 +217,7 @@ def shell_shared(job: KeyJob) -> Shared:
 
 
 def _digest(text: str | None) -> bytes | None:
-    return None if text is None else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    return None if text is None else content_digest(text.encode("utf-8", "surrogatepass"))
 
 
 def _same_answers(job: KeyJob, options: Options, accesses: tuple[tuple[Any, ...], ...]) -> bool:

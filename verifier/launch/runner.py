@@ -3,7 +3,7 @@
 The multi-node workflow (`.github/workflows/benchmark-multinode-tmpl.yml`) runs
 `bash ./runners/launch_${RUNNER_NAME%%_*}.sh` on a machine of the row's runner label, with the
 point in its environment (policy `multinode.workflow.env`) and the prefill and decode
-`additional-settings` exported. `runner_reading(job, point)` reads that script with
+`additional-settings` exported. `read_runner(job, script, env)` reads that script with
 verifier.shell.trace (never executed) and returns every command it would run; `fetch_plan` turns
 those commands into what an srt-slurm launch fetches: the repository it clones, the ref it checks
 out, the InferenceX folders it copies over the clone (`cp -rT "$GITHUB_WORKSPACE/..." recipes/...`),
@@ -211,12 +211,6 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
     from verifier.shell.trace import Reader  # loaded when a multi-node launch is read, not at import
 
     return Reader(load=load, unknown=unknown, file_test=file_test)
-
-
-def runner_reading(job: KeyJob, point: Point, script: str, env: Mapping[str, str]) -> RunnerReading:
-    """One runner script read with a point's environment (memoized by script and environment)."""
-    key = f"launch.runner.{job.side}.{script}.{hash(tuple(sorted(env.items())))}"
-    return job.ctx.memo(key, lambda: read_runner(job, script, env))
 
 
 def read_runner(job: KeyJob, script: str, env: Mapping[str, str]) -> RunnerReading:
