@@ -20,6 +20,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from verifier.shell import arith
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
@@ -1399,27 +1400,17 @@ class _Observed(Mapping[str, str]):
         return len(self._env)
 
 
-_YAML_DOCS: dict[tuple[str, str], tuple[object, dict[tuple[object, ...], int]] | None] = {}
-_YAML_DOCS_SIZE = 64
-
-
+@lru_cache(maxsize=64)
 def _yaml_doc(path: str, text: str) -> tuple[object, dict[tuple[object, ...], int]] | None:
     """(data, lines) of a YAML file a snippet loads (None: unreadable), parsed once per path and text
     (the snippet reader copies the data it is given, so the parsed document is never changed)."""
-    key = (path, text)
-    if key in _YAML_DOCS:
-        return _YAML_DOCS[key]
     from verifier.configs.yaml11 import parse_yaml11
 
     try:
         doc = parse_yaml11(text, path)
-        parsed: tuple[object, dict[tuple[object, ...], int]] | None = (doc.data, dict(doc.lines))
     except Exception:  # an unreadable YAML file: the snippet is not followed
-        parsed = None
-    if len(_YAML_DOCS) >= _YAML_DOCS_SIZE:
-        del _YAML_DOCS[next(iter(_YAML_DOCS))]
-    _YAML_DOCS[key] = parsed
-    return parsed
+        return None
+    return doc.data, dict(doc.lines)
 
 
 def _parse(text: str, path: str, first_line: int = 1) -> Body:
