@@ -1,4 +1,4 @@
-"""Build hook: ship policies/ and templates/ as package data (verifier/_data), see verifier/resources.py."""
+"""Build hook: ship policies/ and templates/ as package data (verifier/_data), see verifier/core/resources.py."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ class BuildWithData(build_py):
     def run(self) -> None:
         super().run()
         if getattr(self, "editable_mode", False):
-            return  # an editable install reads the source tree (verifier/resources.py)
+            return  # an editable install reads the source tree (verifier/core/resources.py)
         root = Path(__file__).resolve().parent
         target = Path(self.build_lib) / "verifier" / "_data"
         for tree in DATA_TREES:

@@ -4,7 +4,7 @@
 #   bash .ci/install-vllm.sh .venv-vllm [VERSION]
 #
 # Used by the equivalence tests (tests/engines/test_vllm_equivalence.py): they run
-# verifier/vllm/dump.py with this venv's Python, which dumps the real parser's spec (it must equal
+# verifier/engines/vllm/dump.py with this venv's Python, which dumps the real parser's spec (it must equal
 # the committed policies/vllm-argspec/vllm-<VERSION>.argspec.json) and parses the corpus with it
 # (every outcome must equal the spec parser's). The verifier itself never imports vllm, and vllm
 # is not one of its dependencies: it lives in this separate venv.
@@ -13,7 +13,7 @@
 # the GPU parts: the script installs CPU torch (the pinned wheel torch==2.13.0+cpu when pip can find
 # it, else PyTorch's CPU index), the ~30 small packages `vllm.entrypoints.openai.cli_args` imports,
 # and vllm itself with --no-deps. On a CPU-only machine vLLM detects no platform; the dumper sets a
-# stand-in CUDA platform before it builds the parser (see verifier/vllm/dump.py). ~1-2 min, ~1.5 GB.
+# stand-in CUDA platform before it builds the parser (see verifier/engines/vllm/dump.py). ~1-2 min, ~1.5 GB.
 #
 # When it cannot install (offline), it writes the reason to $VENV/infx-vllm-unavailable.txt (the
 # tests skip with it) and exits 0 -- except under CI=true, where it exits 1.

@@ -31,23 +31,22 @@ def _run(args: list[str]) -> float:
 def cold(bundle: Path, repeats: int = 3) -> float:
     """A whole `verify-pr --bundle` process, interpreter start included."""
     return statistics.median(
-        _run([PYTHON, "-m", "verifier.cli", "--bundle", str(bundle), "--format", "json"]) for _ in range(repeats)
+        _run([PYTHON, "-m", "verifier.app.cli", "--bundle", str(bundle), "--format", "json"]) for _ in range(repeats)
     )
 
 
 def warm(bundle: Path, repeats: int = 5) -> tuple[float, float]:
     """In-process: read + judge + render, after one warm-up run (imports and policies loaded)."""
-    from checks import ALL_CHECKS
-    from verifier.bundle import read_bundle
-    from verifier.policy import load_policies
+    from checks import ALL_CHECKS, judge
+    from verifier.core.bundle import read_bundle
+    from verifier.core.policy import load_policies
     from verifier.render.json import render_json
-    from verifier.runner import run_checks
 
     def once() -> tuple[float, float]:
         t0 = time.perf_counter()
         b = read_bundle(bundle)
         t1 = time.perf_counter()
-        render_json(run_checks(b, load_policies(), ALL_CHECKS))
+        render_json(judge(b, load_policies(), ALL_CHECKS))
         return t1 - t0, time.perf_counter() - t1
 
     once()
@@ -57,14 +56,14 @@ def warm(bundle: Path, repeats: int = 5) -> tuple[float, float]:
 
 def hook_time(files: list[Path]) -> float:
     """The pre-commit hook on a typical commit (a recipe and the master config)."""
-    return statistics.median(_run([PYTHON, "-m", "verifier.cli", "precommit", *map(str, files)]) for _ in range(3))
+    return statistics.median(_run([PYTHON, "-m", "verifier.app.cli", "precommit", *map(str, files)]) for _ in range(3))
 
 
 def parser_cost() -> None:
     """Cost of the real SGLang parser (import + add_cli_args) against the arg-spec rebuild."""
     code = (
         "import time;t=time.perf_counter();"
-        "from verifier.sglang import resolve_sglang;"
+        "from verifier.engines.sglang import resolve_sglang;"
         "r=resolve_sglang(['--model-path','m'],version='0.5.23',mode='{mode}');"
         "print(time.perf_counter()-t)"
     )

@@ -34,11 +34,11 @@ def _ms(fn: Callable[[], object], runs: int = 30) -> float:
 def main() -> None:
     """Print the figures."""
     from verifier.engines import engine_for
-    from verifier.engines.sglang import DRAFT_PRECISION_DESTS
-    from verifier.sglang import argspec_parser, available_versions, resolve_sglang
-    from verifier.vllm import available_versions as vllm_versions
-    from verifier.vllm import resolve_vllm
-    from verifier.vllm.argspec import argspec_parser as vllm_parser
+    from verifier.engines.sglang import argspec_parser, available_versions, resolve_sglang
+    from verifier.engines.sglang.answers import DRAFT_PRECISION_DESTS
+    from verifier.engines.vllm import available_versions as vllm_versions
+    from verifier.engines.vllm import resolve_vllm
+    from verifier.engines.vllm.argspec import argspec_parser as vllm_parser
 
     start = time.perf_counter()
     argspec_parser("0.5.23")

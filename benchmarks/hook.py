@@ -34,7 +34,7 @@ def main(argv: list[str]) -> int:
         start = time.perf_counter()
         subprocess.run([exe, "precommit", *map(str, recipes)], stdout=subprocess.DEVNULL, check=False)
         samples.append(time.perf_counter() - start)
-    code = ("import sys\nfrom verifier.cli import main\n"
+    code = ("import sys\nfrom verifier.app.cli import main\n"
             f"main(['precommit', *{[str(p) for p in recipes]!r}])\n"
             f"print(sorted(set({HEAVY!r}) & {{m.split('.')[0] for m in sys.modules}}), len(sys.modules))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

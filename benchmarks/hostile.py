@@ -26,8 +26,8 @@ SIZE = 64 * 1024
 
 
 def _reuse() -> tuple[int, Callable[[], Any]]:
-    from verifier import ci
-    from verifier.model import Comment
+    from verifier.core.model import Comment
+    from verifier.facts import ci
 
     body = "\n" * (SIZE // 2) + " " * (SIZE // 2) + "x"
     comment = Comment(id=1, author="a", author_association="NONE", body=body,
@@ -36,36 +36,32 @@ def _reuse() -> tuple[int, Callable[[], Any]]:
 
 
 def _claims() -> tuple[int, Callable[[], Any]]:
-    from verifier import claims
-
+    from verifier.documents import claims
     body = "<details " * (SIZE // 18) + "\n" + "<!-- " * (SIZE // 10) + "\n"
     return len(body), lambda: list(claims._sentences(body))
 
 
 def _claims_rerun() -> tuple[int, Callable[[], Any]]:
-    from verifier import claims
-
+    from verifier.documents import claims
     body = "The full curve" + " " * SIZE + "x."
     return len(body), lambda: list(claims._sentences(body)) and claims._RERUN.search(body)
 
 
 def _page() -> tuple[int, Callable[[], Any]]:
-    from verifier import upstream
-
+    from verifier.documents import upstream
     page = "<pre>" * (SIZE // 10) + "\n<pre>" + "<" * (SIZE // 2) + "</pre>\n"
     return len(page), lambda: upstream._code_blocks(page)
 
 
 def _detail_heading() -> tuple[int, Callable[[], Any]]:
-    from verifier import upstream
-
+    from verifier.documents import upstream
     body = " " * SIZE + "x"
     return len(body), lambda: upstream.detail_section(body)
 
 
 def _merge_bomb() -> tuple[int, Callable[[], Any]]:
-    from verifier.configs.yaml11 import parse_yaml11
-    from verifier.errors import InputError
+    from verifier.core.errors import InputError
+    from verifier.core.yaml11 import parse_yaml11
 
     lines = ["l0: &l0 {k0: 0, k1: 1, k2: 2, k3: 3}"]
     lines += [f"l{i}: &l{i} {{<<: [*l{i - 1}, *l{i - 1}], x: {i}}}" for i in range(1, 40)]
@@ -78,7 +74,7 @@ def _merge_bomb() -> tuple[int, Callable[[], Any]]:
 
 
 def _evidence() -> tuple[int, Callable[[], Any]]:
-    from verifier.results import CheckResult, FileEvidence, Status, finding
+    from verifier.core.results import CheckResult, FileEvidence, Status, finding
 
     findings = tuple(finding("x", FileEvidence(path=f"configs/entry-{i}.yaml", line=i)) for i in range(20_000))
     result = CheckResult(status=Status.FAIL, findings=findings)

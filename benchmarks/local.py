@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
     lines = original.decode("utf-8").splitlines(keepends=True)
     path.write_text("".join([*lines[:after], text + "\n", *lines[after:]]), encoding="utf-8")
     try:
-        command = [sys.executable, "-m", "verifier.cli", "local", "--repo-dir", str(clone)]
+        command = [sys.executable, "-m", "verifier.app.cli", "local", "--repo-dir", str(clone)]
         for attempt in range(3):
             cpu, start = _children_cpu(), time.perf_counter()
             proc = subprocess.run(command, cwd=PROJECT, capture_output=True, text=True, check=False)

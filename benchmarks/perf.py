@@ -85,22 +85,22 @@ FLOOR_CODE = (
 
 SPLIT_CODE = (
     "import gc, sys, time\n"
-    "gc.set_threshold(50_000, *gc.get_threshold()[1:])  # as verifier.cli.console does\n"
+    "gc.set_threshold(50_000, *gc.get_threshold()[1:])  # as verifier.app.cli.console does\n"
     "marks = [('interpreter', time.process_time())]\n"
     "import pydantic, pydantic.main\n"
     "marks.append(('pydantic import', time.process_time()))\n"
-    "import verifier.model, verifier.results\n"
+    "import verifier.core.model, verifier.core.results\n"
     "marks.append(('model classes', time.process_time()))\n"
     "from checks import ALL_CHECKS\n"
-    "from verifier.bundle import read_bundle\n"
-    "from verifier.policy import load_policies\n"
+    "from verifier.core.bundle import read_bundle\n"
+    "from verifier.core.policy import load_policies\n"
     "from verifier.render.json import render_json\n"
-    "from verifier.runner import run_checks\n"
-    "import verifier.cli\n"
+    "from verifier.core.runner import judge\n"
+    "import verifier.app.cli\n"
     "marks.append(('other imports', time.process_time()))\n"
     "bundle = read_bundle(sys.argv[1]); marks.append(('read', time.process_time()))\n"
     "policies = load_policies(); marks.append(('policies', time.process_time()))\n"
-    "report = run_checks(bundle, policies, ALL_CHECKS); marks.append(('checks', time.process_time()))\n"
+    "report = judge(bundle, policies, ALL_CHECKS); marks.append(('checks', time.process_time()))\n"
     "render_json(report); marks.append(('render', time.process_time()))\n"
     "print(', '.join(f'{n} {(t - (marks[i - 1][1] if i else 0)) * 1000:.0f} ms' for i, (n, t) in enumerate(marks)))\n"
 )
@@ -120,17 +120,16 @@ def floor_process(files: list[Path]) -> list[str]:
 
 def cold_process(bundle: Path) -> list[str]:
     """A whole `verify-pr --bundle` process."""
-    return [PYTHON, "-m", "verifier.cli", "--bundle", str(bundle), "--format", "json"]
+    return [PYTHON, "-m", "verifier.app.cli", "--bundle", str(bundle), "--format", "json"]
 
 
 def files_read(bundle: Path) -> list[Path]:
     """Every file of the bundle one verdict reads: its metadata and run records, and the tree files
     the checks open (recorded by wrapping the trees' read), in the order first read."""
-    from checks import ALL_CHECKS
-    from verifier.bundle import read_bundle
-    from verifier.model import Tree
-    from verifier.policy import load_policies
-    from verifier.runner import run_checks
+    from checks import ALL_CHECKS, judge
+    from verifier.core.bundle import read_bundle
+    from verifier.core.model import Tree
+    from verifier.core.policy import load_policies
 
     seen: dict[Path, None] = {}
     b = read_bundle(bundle)
@@ -144,7 +143,7 @@ def files_read(bundle: Path) -> list[Path]:
 
     Tree.read = read  # type: ignore[method-assign]
     try:
-        run_checks(b, load_policies(), ALL_CHECKS)
+        judge(b, load_policies(), ALL_CHECKS)
     finally:
         Tree.read = original  # type: ignore[method-assign]
     meta = [p for p in sorted(bundle.glob("*.yaml")) if p.name != "expected.yaml"]
@@ -183,11 +182,10 @@ def _median(fn: Callable[[], object], repeats: int) -> tuple[float, float]:
 
 def warm_layers(bundle: Path, repeats: int) -> tuple[dict[str, float], dict[str, float], dict[int, float]]:
     """Median warm wall seconds per layer, CPU seconds per layer, and wall seconds per check."""
-    from checks import ALL_CHECKS
-    from verifier.bundle import read_bundle
-    from verifier.policy import load_policies
+    from checks import ALL_CHECKS, judge
+    from verifier.core.bundle import read_bundle
+    from verifier.core.policy import load_policies
     from verifier.render.json import render_json
-    from verifier.runner import run_checks
 
     names = ("read", "policies", "checks", "render")
     walls: dict[str, list[float]] = {k: [] for k in names}
@@ -199,7 +197,7 @@ def warm_layers(bundle: Path, repeats: int) -> tuple[dict[str, float], dict[str,
         marks.append((time.perf_counter(), time.process_time()))
         policies = load_policies()
         marks.append((time.perf_counter(), time.process_time()))
-        report = run_checks(b, policies, ALL_CHECKS)
+        report = judge(b, policies, ALL_CHECKS)
         marks.append((time.perf_counter(), time.process_time()))
         render_json(report)
         marks.append((time.perf_counter(), time.process_time()))
@@ -285,10 +283,10 @@ def synthetic_pr(source: Path, entries: int, out: Path) -> Path:
 
 def growth(source: Path, sizes: Iterable[int], repeats: int) -> None:
     """Warm verdict and cold process as the PR touches more master entries."""
-    from verifier.bundle import read_bundle
-    from verifier.configs import affected_keys
-    from verifier.context import CheckContext
-    from verifier.policy import load_policies
+    from verifier.core.bundle import read_bundle
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
+    from verifier.launch.affected import affected_keys
 
     print(f"growth with the PR's size (synthetic, from {source.name}):")
     with tempfile.TemporaryDirectory() as tmp:

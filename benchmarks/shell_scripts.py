@@ -22,7 +22,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from verifier.gitrecord.git import GitRepo  # noqa: E402
+from verifier.record.git.repo import GitRepo  # noqa: E402
 from verifier.shell import Options, ShellLimit, ShellSyntaxError, evaluate  # noqa: E402
 from verifier.shell.values import Unknown  # noqa: E402
 

@@ -56,7 +56,7 @@ def build(repo: Path, pr: int, out: Path) -> Path:
     head = merge_commit(repo, pr)
     if out.exists():
         shutil.rmtree(out)
-    subprocess.run([PYTHON, "-m", "verifier.cli", "record-git", "--repo-dir", str(repo), "--base", f"{head}^",
+    subprocess.run([PYTHON, "-m", "verifier.app.cli", "record-git", "--repo-dir", str(repo), "--base", f"{head}^",
                     "--head", head, "--pr", str(pr), "--state", "merged", "--signer", "replay-signer",
                     "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
     for side, sha in (("base", f"{head}^"), ("head", head)):

@@ -1,8 +1,16 @@
-"""The check registry: an explicit, ordered tuple of check modules, ids 0 to 18."""
+"""The checks, ids 0 to 18: an explicit, ordered tuple of modules, and `judge` to run them.
+
+Each module `cNN_<slug>.py` is one rule: its docstring states the rule, `ID` is its row, and
+`check(ctx)` enforces it. Everything else about a check is its row in the registry,
+policies/checks.yaml: its name, whether it blocks or advises, and the ids of the rules it enforces
+(policies/rules.yaml says which checklist item states each).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
 from checks import (
     c00_codeowner,
@@ -25,6 +33,9 @@ from checks import (
     c17_metrics_publication,
     c18_consistency,
 )
+from verifier.core.model import Bundle
+from verifier.core.runner import Report, run_checks
+from verifier.documents.in_force import check_gate
 
 ALL_CHECKS: tuple[ModuleType, ...] = (
     c00_codeowner,
@@ -54,3 +65,10 @@ def select(only: set[int] | None = None, skip: set[int] | None = None) -> tuple[
     return tuple(
         m for m in ALL_CHECKS if (only is None or m.ID in only) and (skip is None or m.ID not in skip)
     )
+
+
+def judge(
+    bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], selected: Sequence[ModuleType] = ALL_CHECKS,
+) -> Report:
+    """Judge a bundle with the selected checks, each gated by whether its rules are in force."""
+    return run_checks(bundle, policies, selected, gate=check_gate)

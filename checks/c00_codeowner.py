@@ -26,11 +26,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.changed_files import MAX_LISTED, reconcile
-from verifier.codeowners import Rule, owning_rule, parse_codeowners
-from verifier.context import CheckContext
-from verifier.logins import same_login
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.logins import same_login
+from verifier.core.results import (
     CheckResult,
     CommentEvidence,
     FileEvidence,
@@ -42,11 +40,12 @@ from verifier.results import (
     passed,
     unverifiable,
 )
-from verifier.rules import change_finding, rule_document
-from verifier.yamlio import decode_text
+from verifier.core.yamlio import decode_text
+from verifier.documents.codeowners import Rule, owning_rule, parse_codeowners
+from verifier.documents.rules import change_finding, rule_document
+from verifier.facts.changed_files import MAX_LISTED, reconcile
 
 ID = 0
-NAME = "CODEOWNER"
 
 
 def _is_bot(ctx: CheckContext) -> bool:

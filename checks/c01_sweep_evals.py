@@ -23,9 +23,8 @@ Policy: ci (eval_lanes, benchmark_lanes, aggregator_jobs, success_conclusions, n
 
 from __future__ import annotations
 
-from verifier import ci, producers
-from verifier.context import CheckContext
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.results import (
     CheckResult,
     CommentEvidence,
     FileEvidence,
@@ -37,9 +36,9 @@ from verifier.results import (
     passed,
     unverifiable,
 )
+from verifier.facts import ci, producers
 
 ID = 1
-NAME = "In-PR sweep + evals"
 MAX_RUNS_LISTED = 6
 
 

@@ -10,7 +10,7 @@ Evidence: the eval artifacts (`eval_results_*`, `eval_*`) of the run Check 1 acc
     head thresholds.yaml); its image must equal the master-config image of its config key (`#`
     read as `/`); an integration error, no effective samples or no score fails it; every executed
     eval job of the run must have a record. A FAIL names config, task, score and threshold. The bars
-    are a rule document (verifier.rules): a PR that edits thresholds.yaml cannot lower its own bar,
+    are a rule document (verifier.documents.rules): a PR that edits thresholds.yaml cannot lower its own bar,
     and the row names the edit; a file the base lacks is applied as the PR's named addition.
 N/A when: never.
 Unverifiable when: Check 1 found no passing in-PR run; the run, its eval artifact (expired or
@@ -21,10 +21,9 @@ Policy: evals (fallback_threshold, artifact_patterns, record_files, lm_eval_file
 
 from __future__ import annotations
 
-from verifier import ci, evals
-from verifier.context import CheckContext
-from verifier.errors import InputError
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.results import (
     CheckResult,
     FileEvidence,
     Finding,
@@ -34,10 +33,10 @@ from verifier.results import (
     passed,
     unverifiable,
 )
-from verifier.rules import rule_changes, rule_document
+from verifier.documents.rules import rule_changes, rule_document
+from verifier.facts import ci, evals
 
 ID = 2
-NAME = "Eval accuracy"
 MAX_LISTED = 8
 
 

@@ -19,7 +19,7 @@ Evidence: links in the sign-off's detail section (allowlisted repositories and h
     evidence records for them (github.yaml pages). When no SGLang parser is known for the image,
     recipe and page are both read flag by flag.
 N/A when: no vLLM/SGLang production serving config (policy `upstream.frameworks`) is affected.
-    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a linked PR has no recorded facts, a linked page is not stored (or only PRs are
     linked and no published page with commands is recorded), the affected
@@ -34,12 +34,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.configs import affected_keys, submitted_entries
-from verifier.context import CheckContext
-from verifier.engines import engine_or_generic
-from verifier.errors import InputError
-from verifier.launch import Launch, launches
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.results import (
     CheckResult,
     CommentEvidence,
     FileEvidence,
@@ -51,7 +48,7 @@ from verifier.results import (
     passed,
     unverifiable,
 )
-from verifier.upstream import (
+from verifier.documents.upstream import (
     Link,
     PageCommand,
     classify_dest,
@@ -59,13 +56,15 @@ from verifier.upstream import (
     classify_url,
     detail_section,
     extract_links,
-    flag_namespace,
     page_text,
     parse_page,
 )
+from verifier.engines import engine_or_generic
+from verifier.engines.common import flag_namespace
+from verifier.launch import Launch, launches
+from verifier.launch.affected import affected_keys, submitted_entries
 
 ID = 3
-NAME = "Upstream recipe"
 MAX_REPORTED = 6
 MAX_LISTED = 8
 
@@ -115,16 +114,16 @@ def _resolve(ctx: CheckContext, engine: str, argv: Sequence[str], image: str | N
         if not found.reads_upstream_with_parser:
             namespace, given, _ = flag_namespace(argv)
             return _Resolved(namespace, frozenset(given), flags={d: "--" + d.replace("_", "-") for d in given})
-        from verifier.sglang import SGLangError, UnknownSGLangVersion
+        from verifier.engines.argspec.parsing import EngineArgsError, UnknownEngineVersion
 
         try:
             resolved = found.resolve(argv, image)
-        except UnknownSGLangVersion:
+        except UnknownEngineVersion:
             # No parser is known for this image: recipe and page are both read flag by flag, the same way.
             namespace, given, _ = flag_namespace(argv)
             return _Resolved(namespace, frozenset(given), flags={d: "--" + d.replace("_", "-") for d in given},
                              parser="flags")
-        except SGLangError as exc:
+        except EngineArgsError as exc:
             return _Resolved({}, frozenset(), f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}")
         flags = {use.dest: use.option_string for use in resolved.uses}
         return _Resolved(resolved.namespace, resolved.given, flags=flags)

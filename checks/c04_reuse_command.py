@@ -21,9 +21,8 @@ Policy: ci (reuse.authorized_roles, reuse.source_event, reuse.source_status,
 
 from __future__ import annotations
 
-from verifier import ci
-from verifier.context import CheckContext
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.results import (
     CheckResult,
     CommentEvidence,
     Finding,
@@ -33,9 +32,9 @@ from verifier.results import (
     passed,
     warned,
 )
+from verifier.facts import ci
 
 ID = 4
-NAME = "Reuse command"
 MAX_IGNORED_LISTED = 3
 _PROBLEM_KINDS = ("event", "status", "workflow", "commit", "artifact", "conclusion")
 

@@ -24,7 +24,18 @@ from __future__ import annotations
 
 import re
 
-from verifier.checklist import (
+from verifier.core.context import CheckContext
+from verifier.core.results import (
+    CheckResult,
+    CommentEvidence,
+    FileEvidence,
+    failed,
+    finding,
+    passed,
+    unverifiable,
+)
+from verifier.core.yamlio import decode_text
+from verifier.documents.checklist import (
     TRIGGER,
     ChecklistTooLarge,
     checkboxes,
@@ -34,21 +45,9 @@ from verifier.checklist import (
     normalize,
     template_block,
 )
-from verifier.context import CheckContext
-from verifier.results import (
-    CheckResult,
-    CommentEvidence,
-    FileEvidence,
-    failed,
-    finding,
-    passed,
-    unverifiable,
-)
-from verifier.rules import rule_changes, rule_document
-from verifier.yamlio import decode_text
+from verifier.documents.rules import rule_changes, rule_document
 
 ID = 5
-NAME = "Checklist template"
 
 
 def _quote(text: str, words: int) -> str:

@@ -19,7 +19,7 @@ An affected entry whose image the PR neither chooses (adds the entry, changes it
 N/A when: no master-config entry is added, changed or affected by the PR, or the base's checklist
     template states none of the three rules. Each rule (upstream images, images built from the
     default branch, engine order) is judged only while the base template has its item
-    (verifier.in_force); a rule not in force is skipped, named in the row.
+    (verifier.documents.in_force); a rule not in force is skipped, named in the row.
 Unverifiable when: a master config cannot be read, an affected entry has no image or framework,
     or a model-enablement image's model has no Date added in MODELS.md.
 Policy: images (established_skus, engines, open_source_frameworks, vendor_frameworks,
@@ -34,12 +34,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.configs import ConfigEntry, affected_keys, candidate_entries, master_entries, submitted_entries
-from verifier.context import CheckContext
-from verifier.errors import InputError
-from verifier.in_force import part_skipped
-from verifier.models_md import models_doc
-from verifier.results import (
+from verifier.configs import ConfigEntry, candidate_entries, master_entries
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.results import (
     CheckResult,
     FileEvidence,
     Finding,
@@ -50,12 +48,14 @@ from verifier.results import (
     passed,
     unverifiable,
 )
-from verifier.rules import addition_finding
-from verifier.sglang.parsing import UnknownSGLangVersion
-from verifier.sglang.versions import ImageRef, parse_image
+from verifier.documents.in_force import part_skipped
+from verifier.documents.models_md import models_doc
+from verifier.documents.rules import addition_finding
+from verifier.engines.argspec.parsing import UnknownEngineVersion
+from verifier.engines.images import ImageRef, parse_image
+from verifier.launch.affected import affected_keys, submitted_entries
 
 ID = 6
-NAME = "Upstream image/order/provenance"
 # The check's rules (policies/rules.yaml): each is judged only while the base template states it.
 RULE_IMAGES = "c06.upstream-images"
 RULE_DEFAULT_BRANCH = "c06.default-branch-images"
@@ -187,7 +187,7 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
            skipped: dict[str, Finding]) -> tuple[str, list[Finding]]:
     """('pass'|'fail'|'unverifiable', findings) for one affected entry.
 
-    `skipped`: the rules of this check not in force for the PR (verifier.in_force), with their note;
+    `skipped`: the rules of this check not in force for the PR (verifier.documents.in_force), with their note;
     a rule that is skipped is not judged here, and its note is returned as a finding."""
     established = {s.lower() for s in policy["established_skus"]}
     sku = _sku(entry)
@@ -200,7 +200,7 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
                                         missing=f"{key}.{what}")]
     try:
         ref = parse_image(image)
-    except UnknownSGLangVersion:
+    except UnknownEngineVersion:
         return "fail", [finding("image-unparsable", _image_evidence(entry), key=key, image=image)]
     ev = _image_evidence(entry)
     engine = policy["open_source_frameworks"].get(framework)

@@ -17,7 +17,7 @@ N/A when: the PR adds or changes no config or recipe (no affected master-config 
     submitted and is named in the row), or
     MODELS.md is absent from the trusted base tree: the rule's governing document did not exist yet,
     so the rule was not in force for this PR (the row names the document).
-    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: the affected model prefix is not in the model support matrix, the affected
     master entry cannot be read, or a point under an arm rule declares speculation and its resolved
@@ -41,12 +41,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from verifier.configs import affected_keys, points, submitted_entries
-from verifier.context import CheckContext
-from verifier.launch import launches
-from verifier.launch_scope import is_scoping_note, reported_by_check18
-from verifier.models_md import SCENARIO_NAMES, ArmDeprecation, Deprecation, ModelRow, ModelsDoc, models_doc
-from verifier.results import (
+from verifier.configs import points
+from verifier.core.context import CheckContext
+from verifier.core.results import (
     CheckResult,
     FileEvidence,
     Finding,
@@ -56,10 +53,20 @@ from verifier.results import (
     not_applicable,
     passed,
 )
-from verifier.rules import addition_finding, rule_changes, rule_document
+from verifier.documents.models_md import (
+    SCENARIO_NAMES,
+    ArmDeprecation,
+    Deprecation,
+    ModelRow,
+    ModelsDoc,
+    models_doc,
+)
+from verifier.documents.rules import addition_finding, rule_changes, rule_document
+from verifier.launch import launches
+from verifier.launch.affected import affected_keys, submitted_entries
+from verifier.launch.reported import is_scoping_note, reported_by_check18
 
 ID = 7
-NAME = "Deprecated models"
 MAX_NAMED = 8
 
 

@@ -18,7 +18,7 @@ Evidence: the file and line of every model-config override (`--json-model-overri
 N/A when: the PR affects no config and changes no benchmark, recipe or config file, or the base's
     checklist template states none of the check's rules. Each rule (architecture overrides, integer
     all-reduce, metrics publication: the Dynamo TRT-LLM metrics item) is judged only while the base
-    template has its item (verifier.in_force); a rule not in force is skipped, named in the row.
+    template has its item (verifier.documents.in_force); a rule not in force is skipped, named in the row.
 Unverifiable when: an affected launch cannot be resolved, or an integer all-reduce setting (or a
     SGLang ROCm launch) belongs to a model whose Date added MODELS.md does not give, reviewed on or
     after the cutoff (before it, every model was necessarily added before the cutoff).
@@ -35,16 +35,10 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-from verifier.context import CheckContext
-from verifier.engines import engine_or_generic
-from verifier.errors import InputError
-from verifier.in_force import part_skipped
-from verifier.launch import Launch, launches
-from verifier.launch_scope import reported_by_check18
-from verifier.layout import short_path
-from verifier.models_md import models_doc
-from verifier.patches import heredoc_around, is_scanned
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.layout import short_path
+from verifier.core.results import (
     CheckResult,
     FileEvidence,
     Finding,
@@ -54,10 +48,15 @@ from verifier.results import (
     not_applicable,
     passed,
 )
-from verifier.scope import affected_files, scan_texts
+from verifier.documents.in_force import part_skipped
+from verifier.documents.models_md import models_doc
+from verifier.documents.patches import heredoc_around, is_scanned
+from verifier.engines import engine_or_generic
+from verifier.launch import Launch, launches
+from verifier.launch.reported import reported_by_check18
+from verifier.launch.scope import affected_files, scan_texts
 
 ID = 8
-NAME = "Architecture hacks"
 # The check's rules (policies/rules.yaml): each is judged only while the base template states it.
 RULE_ARCH = "c08.architecture"
 RULE_ALLREDUCE = "c08.integer-allreduce"

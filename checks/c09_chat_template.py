@@ -11,7 +11,7 @@ Evidence: per affected spec-decode point, the benchmark command of its bound rec
     launch whose server script drives no client itself is judged by the script of its chain that
     does (multi-node AMD: `server_<engine>.sh` runs `bench.sh`; policy `client_invocations`).
 N/A when: no affected config runs a speculative-decoding benchmark.
-    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a spec-decode point cannot be resolved, its client script is missing from the
     bundle, or the script shows neither a chat nor a raw-completion endpoint.
@@ -26,14 +26,11 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from verifier import shellwords
 from verifier.configs import points
-from verifier.context import CheckContext
-from verifier.launch import Launch, LaunchError, launches
-from verifier.launch_scope import reported_by_check18
-from verifier.layout import repo_relative, short_path
-from verifier.recipes.legacy_script import sourced_libraries
-from verifier.results import (
+from verifier.core import shellwords
+from verifier.core.context import CheckContext
+from verifier.core.layout import repo_relative, short_path
+from verifier.core.results import (
     CheckResult,
     FileEvidence,
     Finding,
@@ -43,10 +40,12 @@ from verifier.results import (
     not_applicable,
     passed,
 )
-from verifier.yamlio import text_or_none
+from verifier.core.yamlio import text_or_none
+from verifier.launch import Launch, LaunchError, launches
+from verifier.launch.recipes.legacy_script import sourced_libraries
+from verifier.launch.reported import reported_by_check18
 
 ID = 9
-NAME = "Chat template"
 
 
 def _command(launch: Launch) -> str | None:

@@ -18,11 +18,11 @@ Evidence: every patch signature with its file and line (changed files of the PR,
 N/A when: never (a PR that touches no benchmark file PASSes with nothing to scan). A PR whose
     appended changelog entries select no config re-runs nothing: a patch already on the base branch
     (in the file, or in the file it was moved from) is not judged (named in the row).
-    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a script or shared block an affected config runs is missing from the bundle, or
     the affected configs cannot be resolved. A missing recipe leaves its launch unresolved, which
-    Check 18 reports (verifier.launch_scope); this row scans what is present and lists it.
+    Check 18 reports (verifier.launch.reported); this row scans what is present and lists it.
 Policy: patches (scan_paths, skip_paths, patch_file_suffixes, signatures, engine_locators,
     write_markers, engine_path_markers, setup_keys, harness_packages, waiver_requirements,
     waiver_not_in_force)
@@ -35,15 +35,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from verifier import patches as P
-from verifier.configs import affected_keys
-from verifier.context import CheckContext
-from verifier.errors import InputError
-from verifier.launch import launches
-from verifier.launch_scope import reported_by_check18
-from verifier.layout import short_path
-from verifier.recipes.files import recipe_doc
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.layout import short_path
+from verifier.core.results import (
     CheckResult,
     CommentEvidence,
     FileEvidence,
@@ -54,11 +49,15 @@ from verifier.results import (
     passed,
     unverifiable,
 )
-from verifier.scope import affected_files, scan_texts, scanned_entries, setup_script_path
-from verifier.yamlio import text_or_none
+from verifier.core.yamlio import text_or_none
+from verifier.documents import patches as P
+from verifier.launch import launches
+from verifier.launch.affected import affected_keys
+from verifier.launch.recipes.files import recipe_doc
+from verifier.launch.reported import reported_by_check18
+from verifier.launch.scope import affected_files, scan_texts, scanned_entries, setup_script_path
 
 ID = 10
-NAME = "Engine patches"
 MAX_LISTED = 6
 
 

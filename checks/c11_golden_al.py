@@ -24,7 +24,7 @@ Evidence: per affected agentic spec-decode point, the spec parameters (method, d
     signoff_records.golden_source); then it passes, naming the statement.
 N/A when: no affected config runs an agentic spec-decode point and no non-agentic config sets
     synthetic-acceptance knobs.
-    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: an agentic spec-decode point cannot be resolved from its recipe (other than a
     missing golden cell, which FAILs).
@@ -39,15 +39,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from verifier.configs import points
-from verifier.context import CheckContext
-from verifier.engines import engine_or_generic
-from verifier.errors import InputError
-from verifier.launch import Launch, LaunchError, launches
-from verifier.launch_scope import reported_by_check18
-from verifier.layout import short_path
-from verifier.patches import is_scanned
-from verifier.recipes.golden import GoldenRule, format_al, golden_al, golden_rule
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.layout import short_path
+from verifier.core.results import (
     CheckResult,
     CommentEvidence,
     FileEvidence,
@@ -58,13 +53,18 @@ from verifier.results import (
     not_applicable,
     passed,
 )
-from verifier.rules import addition_finding
-from verifier.runlogs import PointLog, point_logs
-from verifier.scope import affected_files, scan_texts
-from verifier.signoff_records import golden_source_statement
+from verifier.documents.patches import is_scanned
+from verifier.documents.rules import addition_finding
+from verifier.documents.signoff_records import golden_source_statement
+from verifier.engines import engine_or_generic
+from verifier.engines.common import format_al
+from verifier.facts.runlogs import PointLog, point_logs
+from verifier.launch import Launch, LaunchError, launches
+from verifier.launch.recipes.golden import GoldenRule, golden_al, golden_rule
+from verifier.launch.reported import reported_by_check18
+from verifier.launch.scope import affected_files, scan_texts
 
 ID = 11
-NAME = "Golden AL"
 GOLDEN_MISSING = "missing golden AL"
 # Args that set the draft length (SGLang DSpark block size / num steps, vLLM and ATOM speculative config).
 LENGTH_ARGS = ("speculative-dspark-block-size", "speculative-num-steps", "num-speculative-tokens",

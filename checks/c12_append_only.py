@@ -15,7 +15,7 @@ Evidence: the appended perf-changelog entries; for the selected config keys the 
     image of every new point, the untouched unselected configs and scenarios, and every changed
     file (a file that can affect an existing point FAILs, named).
 N/A when: no appended changelog entry sets `append-only: true`.
-    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a master config, recipe or launch of a base point cannot be resolved.
 Policy: append_only (neutral_paths, identity_excludes), launch (via verifier.configs / launch)
@@ -23,10 +23,9 @@ Policy: append_only (neutral_paths, identity_excludes), launch (via verifier.con
 
 from __future__ import annotations
 
-from verifier.append_only import AppendOnlyFacts, Violation, append_only_facts
-from verifier.context import CheckContext
-from verifier.errors import InputError
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.results import (
     CheckResult,
     FileEvidence,
     Finding,
@@ -37,9 +36,9 @@ from verifier.results import (
     passed,
     unverifiable,
 )
+from verifier.facts.append_only import AppendOnlyFacts, Violation, append_only_facts
 
 ID = 12
-NAME = "Append-only"
 MAX_LISTED = 8
 ORDER = (
     "append-only-mixed", "append-only-flag-conflict", "existing-point-launch-changed",

@@ -27,7 +27,7 @@ Evidence: for every affected spec-decode launch, resolved with the pinned image'
     labelled draft precision stating both) FAILs naming the template item; a base template that
     predates the item does not require it.
 N/A when: no affected config runs a speculative-decoding benchmark.
-    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: the checkpoint metadata of the target or draft is missing, a launch cannot be
     resolved from its recipe, the image's SGLang version is unknown, SGLang would reject the
@@ -45,9 +45,29 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from verifier.configs import affected_keys, master_entries, points
-from verifier.context import CheckContext
-from verifier.draft_precision import (
+from verifier.configs import master_entries, points
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.layout import short_path
+from verifier.core.results import (
+    CheckResult,
+    CommentEvidence,
+    FileEvidence,
+    Finding,
+    MissingEvidence,
+    RunEvidence,
+    failed,
+    finding,
+    not_applicable,
+    passed,
+)
+from verifier.core.yamlio import decode_text
+from verifier.documents.patches import is_scanned
+from verifier.documents.rules import rule_document
+from verifier.documents.signoff_records import draft_precision_record, precision_record_item
+from verifier.engines import engine_or_generic
+from verifier.engines.argspec.parsing import EngineArgError, UnknownEngineVersion
+from verifier.engines.draft_precision import (
     Checkpoint,
     DraftIssue,
     draft_repo_path,
@@ -60,34 +80,15 @@ from verifier.draft_precision import (
     short_dtype,
     substituted_draft,
 )
-from verifier.engines import engine_or_generic
+from verifier.engines.sglang import effective_kv_dtypes
 from verifier.engines.versioned import VersionDependent, shell_launched
-from verifier.errors import InputError
+from verifier.facts.runlogs import PointLog, point_logs
 from verifier.launch import Launch, LaunchError, launches
-from verifier.launch_scope import reported_by_check18
-from verifier.layout import short_path
-from verifier.patches import is_scanned
-from verifier.results import (
-    CheckResult,
-    CommentEvidence,
-    FileEvidence,
-    Finding,
-    MissingEvidence,
-    RunEvidence,
-    failed,
-    finding,
-    not_applicable,
-    passed,
-)
-from verifier.rules import rule_document
-from verifier.runlogs import PointLog, point_logs
-from verifier.scope import affected_files, scan_texts
-from verifier.sglang import SGLangArgError, UnknownSGLangVersion, effective_kv_dtypes
-from verifier.signoff_records import draft_precision_record, precision_record_item
-from verifier.yamlio import decode_text
+from verifier.launch.affected import affected_keys
+from verifier.launch.reported import reported_by_check18
+from verifier.launch.scope import affected_files, scan_texts
 
 ID = 13
-NAME = "Draft precision"
 MAX_FILES = 6
 LOG_POOLS = "server.log KV pools"
 # Raw args that name a non-SGLang draft checkpoint (else it sits in the speculative config).
@@ -193,7 +194,7 @@ def _target_source(kv: Any) -> str:
 
 
 def _por(ctx: CheckContext) -> dict[str, tuple[tuple[str, ...], int]]:
-    """MODELS.md PoR draft repositories per model-prefix: the base's (a rule document, verifier.rules),
+    """MODELS.md PoR draft repositories per model-prefix: the base's (a rule document, verifier.documents.rules),
     plus the head's only for a model the base does not list (a new model added by the PR)."""
     def compute() -> dict[str, tuple[tuple[str, ...], int]]:
         doc = rule_document(ctx, "models_md")
@@ -252,10 +253,10 @@ def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], 
         entry = state.version_dependent.setdefault((launch.key, launch.image or ""), (exc.versions, exc.dests, {}))
         entry[2][launch.exp_name] = None
         return
-    except UnknownSGLangVersion:
+    except UnknownEngineVersion:
         state.unknown_images.setdefault((launch.key, launch.image or ""), {})[launch.exp_name] = None
         return
-    except SGLangArgError as exc:
+    except EngineArgError as exc:
         state.rejected.setdefault((launch.key, launch.recipe_path, str(exc)[:200]), []).append(launch.variant or "base")
         return
     late = [dest for dest in needed if dest in resolved.runtime]

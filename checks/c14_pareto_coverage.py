@@ -14,7 +14,7 @@ Evidence: the bmk_* `result.json` files of the run Check 1 accepted (else of the
     admin bypass is checked against github.yaml permissions (admin AND role_name admin); the row
     stays WARN either way.
 N/A when: never (a PR that triggers a sweep affects at least one curve).
-    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: there is neither a passing in-PR run nor a pinned run; the run is not in the bundle; it has no
     bmk_* artifact, or one is expired or unreadable (advisory: WARN).
@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import re
 
-from verifier import ci, pareto
-from verifier.context import CheckContext
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.results import (
     CheckResult,
     CommentEvidence,
     Finding,
@@ -38,9 +37,10 @@ from verifier.results import (
     unverifiable,
     warned,
 )
+from verifier.documents import pareto
+from verifier.facts import ci
 
 ID = 14
-NAME = "Pareto coverage"
 MAX_LISTED = 6
 
 

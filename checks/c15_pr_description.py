@@ -11,21 +11,17 @@ Evidence: the PR body (English part; the collapsed translation and the AI disclo
     the PR's changed files; the appended changelog entries; the recorded runs.
 N/A when: the body makes no concrete technical claim.
 Unverifiable when: the affected configs or their launches cannot be resolved.
-Policy: none (claim shapes are fixed in verifier.claims); severity from checks
+Policy: none (claim shapes are fixed in verifier.documents.claims); severity from checks
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from verifier.changelog import changelog_report
-from verifier.claims import ConfigFacts, Judged, PointFacts, evaluate, extract_claims
-from verifier.configs import submitted_entries
-from verifier.context import CheckContext
-from verifier.engines import engine_or_generic
-from verifier.errors import InputError
-from verifier.launch import Launch, launches
-from verifier.results import (
+from verifier.configs.changelog import changelog_report
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.results import (
     CheckResult,
     FileEvidence,
     UrlEvidence,
@@ -35,9 +31,12 @@ from verifier.results import (
     unverifiable,
     warned,
 )
+from verifier.documents.claims import ConfigFacts, Judged, PointFacts, evaluate, extract_claims
+from verifier.engines import engine_or_generic
+from verifier.launch import Launch, launches
+from verifier.launch.affected import submitted_entries
 
 ID = 15
-NAME = "PR description"
 _ARG_OF_CLAIM = {"host-cache-per-rank": "hicache-size", "schedule-policy": "schedule-policy"}
 
 

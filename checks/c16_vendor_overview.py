@@ -21,11 +21,10 @@ import fnmatch
 from collections.abc import Mapping
 from typing import Any
 
-from verifier.configs import affected_keys, master_entries, submitted_entries
-from verifier.context import CheckContext
-from verifier.errors import InputError
-from verifier.overview import Overview, read_overview
-from verifier.results import (
+from verifier.configs import master_entries
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.results import (
     CheckResult,
     FileEvidence,
     Finding,
@@ -35,9 +34,10 @@ from verifier.results import (
     passed,
     unverifiable,
 )
+from verifier.documents.overview import Overview, read_overview
+from verifier.launch.affected import affected_keys, submitted_entries
 
 ID = 16
-NAME = "Vendor overview"
 
 
 def _column(framework: str | None, policy: Mapping[str, Any]) -> str | None:
@@ -52,7 +52,8 @@ def _named(result: CheckResult, name: str) -> CheckResult:
 
 
 def _na_name(ctx: CheckContext, removed: list[str], policy: Mapping[str, Any]) -> str:
-    """The row name when nothing is submitted: the vendor of removed keys or of a changed master file."""
+    """The row name when nothing is submitted: the vendor of removed keys or of a changed master file
+    ("" when neither names one: the registry row's name stands)."""
     vendors: list[str] = []
     try:
         base = master_entries(ctx, "base")
@@ -64,7 +65,7 @@ def _na_name(ctx: CheckContext, removed: list[str], policy: Mapping[str, Any]) -
         if ctx.bundle.path(logical) in changed:
             vendors.append(vendor)
     titles = [str(policy["vendors"][v]["title"]) for v in dict.fromkeys(vendors) if v in policy["vendors"]]
-    return " and ".join(titles) + " overview" if titles else NAME
+    return " and ".join(titles) + " overview" if titles else ""
 
 
 def check(ctx: CheckContext) -> CheckResult:

@@ -10,10 +10,10 @@ Evidence: the effective (merged and bound) recipe of every launch of the affecte
     (`verifier.launch`: role args, engine config, extra_args, environment), by file and line; the
     version in the sign-off's detail section.
 N/A when: no affected config key uses a framework in policy `metrics.frameworks` (dynamo-trt).
-    Also N/A when the base's checklist template has no item stating the rule (verifier.in_force:
+    Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: an affected dynamo-trt key generates no launch at all. A point whose launch cannot
-    be resolved is reported by Check 18 (verifier.launch_scope) and listed here; the others are judged,
+    be resolved is reported by Check 18 (verifier.launch.reported) and listed here; the others are judged,
     and with none left the row is N/A.
 Policy: metrics
 """
@@ -24,13 +24,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from verifier.configs import submitted_entries
-from verifier.context import CheckContext
-from verifier.engines import engine_or_generic
-from verifier.errors import InputError
-from verifier.launch import Launch, launches
-from verifier.launch_scope import reported_by_check18
-from verifier.results import (
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.results import (
     CheckResult,
     CommentEvidence,
     FileEvidence,
@@ -41,10 +37,13 @@ from verifier.results import (
     passed,
     unverifiable,
 )
-from verifier.upstream import detail_section
+from verifier.documents.upstream import detail_section
+from verifier.engines import engine_or_generic
+from verifier.launch import Launch, launches
+from verifier.launch.affected import submitted_entries
+from verifier.launch.reported import reported_by_check18
 
 ID = 17
-NAME = "Metrics publication"
 
 
 def _norm(name: str) -> str:

@@ -11,8 +11,8 @@ Rule: The recipes, images and sweep of the affected configs are consistent: ever
 Why: a point that binds no (or two) variants, a cache larger than the allocation, an unnamed image
     or a silently dropped frontier point makes the published curve differ from what was reviewed.
 Evidence: head and base launches (`verifier.launch`), points and their DRAM budgets
-    (`verifier.configs`), the changelog report (`verifier.changelog`), bmk_* result.json files of the
-    pinned run (`verifier.ci.sweep_run`) and of the baseline run, Pareto frontiers (`verifier.pareto`).
+    (`verifier.configs`), the changelog report (`verifier.configs.changelog`), bmk_* result.json files of the
+    pinned run (`verifier.facts.ci.sweep_run`) and of the baseline run, Pareto frontiers (`verifier.documents.pareto`).
 N/A when: no config key is affected and perf-changelog.yaml is unchanged.
 Unverifiable when: launches cannot be resolved, a DRAM budget cannot be computed, the pinned or a
     baseline run (or its bmk_* results) is missing for a key that existed before the PR.
@@ -27,22 +27,12 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from verifier.changelog import changelog_report, match_config_keys
-from verifier.ci import measured_run, run_evidence
-from verifier.configs import (
-    Point,
-    affected_keys,
-    candidate_entries,
-    master_entries,
-    points,
-    submitted_entries,
-)
-from verifier.context import CheckContext
-from verifier.errors import InputError
-from verifier.launch import EXACTLY_ONE, Launch, LaunchSet, launches
-from verifier.model import Run
-from verifier.pareto import MeasuredPoint, measured_curves
-from verifier.results import (
+from verifier.configs import Point, candidate_entries, master_entries, points
+from verifier.configs.changelog import changelog_report, match_config_keys
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.model import Run
+from verifier.core.results import (
     CheckResult,
     FileEvidence,
     Finding,
@@ -53,9 +43,12 @@ from verifier.results import (
     passed,
     unverifiable,
 )
+from verifier.documents.pareto import MeasuredPoint, measured_curves
+from verifier.facts.ci import measured_run, run_evidence
+from verifier.launch import EXACTLY_ONE, Launch, LaunchSet, launches
+from verifier.launch.affected import affected_keys, submitted_entries
 
 ID = 18
-NAME = "Recipe/image/sweep consistency"
 GB = 1_000_000_000
 
 

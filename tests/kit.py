@@ -57,12 +57,11 @@ def replace_text(path: Path, old: str, new: str, count: int = -1) -> None:
 
 def judge(bundle_dir: Path, only: set[int] | None = None) -> Any:
     """Read and judge a bundle; returns the runner's Report."""
-    from checks import select
-    from verifier.bundle import read_bundle
-    from verifier.policy import load_policies
-    from verifier.runner import run_checks
+    from checks import judge, select
+    from verifier.core.bundle import read_bundle
+    from verifier.core.policy import load_policies
 
-    return run_checks(read_bundle(bundle_dir), load_policies(), select(only=only))
+    return judge(read_bundle(bundle_dir), load_policies(), select(only=only))
 
 
 def row(report: Any, check_id: int) -> Any:
@@ -85,7 +84,7 @@ def list_tree_changes(bundle_dir: Path) -> list[str]:
     mutated PR lists it too. pr.yaml is edited as text (only when something is added), so its
     formatting is kept. Returns the paths added.
     """
-    from verifier.bundle import read_bundle
+    from verifier.core.bundle import read_bundle
 
     bundle = read_bundle(bundle_dir)
     listed = {f.path for f in bundle.pr.files} | {f.previous_path for f in bundle.pr.files if f.previous_path}

@@ -1,4 +1,4 @@
-"""The bundle reader (verifier/bundle.py, verifier/yamlio.py) on valid, malformed and hostile bundles.
+"""The bundle reader (verifier/core/bundle.py, verifier/core/yamlio.py) on valid, malformed and hostile bundles.
 
 A bundle is untrusted input (BUNDLE.md): the reader must read every bundle that follows the format
 and refuse, with a BundleError naming the file and the field, every one that does not, quickly and
@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.kit import CASES, FIXTURES, clone_bundle, replace_text
-from verifier.bundle import MAX_FILE_BYTES, read_bundle
-from verifier.errors import BundleError, InputError
-from verifier.yamlio import MAX_TEXT_BYTES, decode_text, line_of, load_yaml
+from verifier.core.bundle import MAX_FILE_BYTES, read_bundle
+from verifier.core.errors import BundleError, InputError
+from verifier.core.yamlio import MAX_TEXT_BYTES, decode_text, line_of, load_yaml
 
 PR4524 = FIXTURES / "pr4524"
 HEAD = "51bb400fde2167c9a265ec9d7e19f61a61d7b7ee"
@@ -439,7 +439,7 @@ def test_oversized_artifact(pr4524: Path) -> None:
 
 
 def test_bundle_file_count_limit(pr4524: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import verifier.bundle as bundle_module
+    import verifier.core.bundle as bundle_module
 
     monkeypatch.setattr(bundle_module, "MAX_BUNDLE_FILES", 20)
     assert "limit" in refused(pr4524).reason

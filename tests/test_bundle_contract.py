@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, read_yaml, write_yaml
-from verifier.cli import main
-from verifier.resources import SCHEMA_DIR
+from verifier.app.cli import main
+from verifier.core.resources import SCHEMA_DIR
 
 CASE = CASES / "pr4524-approved"
 FILES = {"bundle.yaml": "bundle", "pr.yaml": "pr", "signoff.yaml": "signoff", "comments.yaml": "comments",

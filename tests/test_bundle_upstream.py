@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from tests.kit import FIXTURES, clone_bundle, edit_yaml
-from verifier.bundle import read_bundle
-from verifier.errors import BundleError
-from verifier.github.record import write_bundle
-from verifier.model import UpstreamFile, UpstreamFiles
+from verifier.core.bundle import read_bundle
+from verifier.core.errors import BundleError
+from verifier.core.model import UpstreamFile, UpstreamFiles
+from verifier.record.github.record import write_bundle
 
 COMMIT = "c" * 40
 PATH = "recipes/trtllm/b200-fp4/1k1k/ctx1_gen2.yaml"

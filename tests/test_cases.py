@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.kit import CASES, read_yaml
-from verifier.cli import main
+from verifier.app.cli import main
 
 CASE_DIRS = sorted(p for p in CASES.glob("*") if (p / "expected.yaml").is_file()) if CASES.is_dir() else []
 

@@ -1,4 +1,4 @@
-"""verifier.checklist reads checkboxes as GitHub renders the comment (CommonMark), not by line regex.
+"""verifier.documents.checklist reads checkboxes as GitHub renders the comment (CommonMark), not by line regex.
 
 Issue 11 defect 3: a `- [x]` inside an HTML comment, a fenced or indented code block or a blockquote
 (quoted from another comment) is not checked on GitHub; an ordered-list `1. [x]` is.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.checklist import (
+from verifier.documents.checklist import (
     MAX_CHECKBOXES,
     MAX_MARKDOWN_CHARS,
     ChecklistTooLarge,

@@ -546,23 +546,23 @@ def mutate(root: Path, seed: int) -> list[str]:
 
 def run_cli(argv: list[str]) -> tuple[int, str, str, Any]:
     """Run verify-pr in process; also capture the Report the runner produced."""
-    import verifier.runner as runner_mod
-    from verifier.cli import main
+    import verifier.core.runner as runner_mod
+    from verifier.app.cli import main
 
     captured: dict[str, Any] = {}
-    real = runner_mod.run_checks
+    real = runner_mod.judge
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         captured["report"] = real(*args, **kwargs)
         return captured["report"]
 
     out, err = io.StringIO(), io.StringIO()
-    runner_mod.run_checks = spy  # type: ignore[assignment]
+    runner_mod.judge = spy  # type: ignore[assignment]
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             rc = main(argv)
     finally:
-        runner_mod.run_checks = real  # type: ignore[assignment]
+        runner_mod.judge = real  # type: ignore[assignment]
     return rc, out.getvalue(), err.getvalue(), captured.get("report")
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, row
-from verifier.cli import main
-from verifier.errors import BundleError, InputError
+from verifier.app.cli import main
+from verifier.core.errors import BundleError, InputError
 
 APPROVED = CASES / "pr4524-approved"
 MASTER = "tree/head/inferencex-e2e/configs/nvidia-master.yaml"
@@ -71,11 +71,11 @@ def test_broken_base_master_entry_does_not_crash(tmp_path: Path) -> None:
 
 def test_unreadable_runners_yaml_is_a_launch_error(tmp_path: Path) -> None:
     """Fuzz: invalid YAML in runners.yaml crashed checks 8, 9, 11, 13 (launch resolution)."""
-    from verifier.bundle import read_bundle
     from verifier.configs import runners
-    from verifier.context import CheckContext
+    from verifier.core.bundle import read_bundle
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
     from verifier.launch import launches
-    from verifier.policy import load_policies
 
     bundle = clone_bundle(APPROVED, tmp_path)
     _append_bytes(bundle / RUNNERS, b"\nnot: [valid\n")
@@ -100,7 +100,7 @@ def test_run_pull_requests_must_be_numbers(tmp_path: Path, value: str) -> None:
     text = (bundle / RUN).read_text(encoding="utf-8")
     (bundle / RUN).write_text(text.replace("pull_requests:\n- 4524\n", f"pull_requests:\n- {value}\n"),
                               encoding="utf-8")
-    from verifier.bundle import read_bundle
+    from verifier.core.bundle import read_bundle
 
     with pytest.raises(BundleError) as info:
         read_bundle(bundle)
@@ -111,14 +111,14 @@ def test_run_pull_requests_number_objects_still_read(tmp_path: Path) -> None:
     """The `{number: N}` form the API returns keeps working."""
     bundle = clone_bundle(APPROVED, tmp_path)
     edit_yaml(bundle / RUN, lambda d: d.__setitem__("pull_requests", [{"number": 4524}, "4525"]))
-    from verifier.bundle import read_bundle
+    from verifier.core.bundle import read_bundle
 
     assert read_bundle(bundle).runs[40739166138].pull_requests == (4524, 4525)
 
 
 def test_unsupported_yaml_directive_is_refused() -> None:
     """Fuzz: `%YAML 9.9` made ruamel raise KeyError out of load_yaml."""
-    from verifier.yamlio import load_yaml
+    from verifier.core.yamlio import load_yaml
 
     with pytest.raises(InputError, match="invalid YAML"):
         load_yaml("%YAML 9.9\n---\na: 1\n", "comments.yaml")

@@ -1,4 +1,4 @@
-"""The `draft-kv-dtype` pre-commit hook (`verify-pr precommit <files>`, verifier/hook.py)."""
+"""The `draft-kv-dtype` pre-commit hook (`verify-pr precommit <files>`, verifier/app/hook.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.kit import CASES, PROJECT
-from verifier.hook import precommit_main
+from verifier.app.cli import main as cli_main
+
+
+def precommit(files: list[str]) -> int:
+    """`verify-pr precommit FILE...` in process."""
+    return cli_main(["precommit", *files])
 
 M31 = "tree/head/inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300-fp4-mtp"
 RECIPES = [CASES / "pr4524" / M31 / "agentic.yaml", CASES / "pr4524" / M31 / "agentic-tp2.yaml"]
@@ -44,7 +49,7 @@ QUILL = "benchmarks/single_node/srt-slurm-recipes/quill/sglang/b300/agentic.yaml
 
 
 def test_pr4524_recipes_fail_with_file_line_and_fix(capsys: pytest.CaptureFixture[str]) -> None:
-    assert precommit_main([str(p) for p in RECIPES]) == 1
+    assert precommit([str(p) for p in RECIPES]) == 1
     out = capsys.readouterr().out
     assert f"{RECIPES[0]}:39: speculative-draft-kv-cache-dtype fp8_e4m3" in out
     assert f"{RECIPES[1]}:37: speculative-draft-kv-cache-dtype fp8_e4m3" in out
@@ -53,7 +58,7 @@ def test_pr4524_recipes_fail_with_file_line_and_fix(capsys: pytest.CaptureFixtur
 
 
 def test_approved_recipes_pass(capsys: pytest.CaptureFixture[str]) -> None:
-    assert precommit_main([str(p) for p in APPROVED]) == 0
+    assert precommit([str(p) for p in APPROVED]) == 0
     assert capsys.readouterr().out == ""
 
 
@@ -68,7 +73,7 @@ def test_approved_recipes_pass(capsys: pytest.CaptureFixture[str]) -> None:
 def test_spellings_are_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: str, extra: str,
                                line: int, needle: str) -> None:
     path = write(tmp_path, QUILL, recipe(args, extra=extra))
-    assert precommit_main([path]) == 1
+    assert precommit([path]) == 1
     out = capsys.readouterr().out
     assert f"{path}:{line}: " in out and needle in out, out
 
@@ -81,20 +86,20 @@ def test_spellings_are_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str
 ])
 def test_defaults_and_same_dtype_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: str) -> None:
     path = write(tmp_path, QUILL, recipe(args))
-    assert precommit_main([path]) == 0, capsys.readouterr().out
+    assert precommit([path]) == 0, capsys.readouterr().out
 
 
 def test_model_whose_auto_kv_is_fp8(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = recipe("        speculative-draft-kv-cache-dtype: fp8_e4m3\n")
     path = write(tmp_path, "benchmarks/single_node/srt-slurm-recipes/dsv4/sglang/b300/agentic.yaml", text)
-    assert precommit_main([path]) == 0, capsys.readouterr().out
+    assert precommit([path]) == 0, capsys.readouterr().out
 
 
 def test_variant_without_speculation_is_not_flagged(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = recipe("", override="  roles:\n    agg:\n      args:\n        speculative-algorithm: null\n"
                                "        speculative-draft-kv-cache-dtype: fp8_e4m3\n")
     path = write(tmp_path, QUILL, text)
-    assert precommit_main([path]) == 0, capsys.readouterr().out
+    assert precommit([path]) == 0, capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("text", "rc"), [
@@ -105,19 +110,19 @@ def test_variant_without_speculation_is_not_flagged(tmp_path: Path, capsys: pyte
 ])
 def test_prohibited_env_in_scripts(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, rc: int) -> None:
     path = write(tmp_path, "benchmarks/single_node/launch.sh", text)
-    assert precommit_main([path]) == rc, capsys.readouterr().out
+    assert precommit([path]) == rc, capsys.readouterr().out
 
 
 def test_prohibited_env_in_recipe_env(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, QUILL, recipe("", env="        SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE: 'true'\n"))
-    assert precommit_main([path]) == 1
+    assert precommit([path]) == 1
     out = capsys.readouterr().out
     assert f"{path}:15: SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE=true is prohibited" in out
     assert out.count(f"{path}:15:") == 1  # reported once, not per variant or per scan
 
 
 def test_unrelated_yaml_passes(tmp_path: Path) -> None:
-    assert precommit_main([write(tmp_path, "benchmarks/x.yaml", "name: not a recipe\nitems: [1, 2]\n")]) == 0
+    assert precommit([write(tmp_path, "benchmarks/x.yaml", "name: not a recipe\nitems: [1, 2]\n")]) == 0
 
 
 @pytest.mark.parametrize(("content", "reason"), [
@@ -130,7 +135,7 @@ def test_unparsable_files_are_reported_not_passed(tmp_path: Path, capsys: pytest
     path = tmp_path / "benchmarks/single_node/x.yaml"
     path.parent.mkdir(parents=True)
     path.write_bytes(content)
-    rc = precommit_main([str(path)])
+    rc = precommit([str(path)])
     out = capsys.readouterr().out
     assert rc == 1
     assert out.startswith(f"{path}:1: cannot check this file: ") and reason in out, out
@@ -138,14 +143,13 @@ def test_unparsable_files_are_reported_not_passed(tmp_path: Path, capsys: pytest
 
 
 def test_missing_file_is_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert precommit_main([str(tmp_path / "missing.yaml")]) == 1
+    assert precommit([str(tmp_path / "missing.yaml")]) == 1
     assert "cannot check this file: cannot read: No such file or directory" in capsys.readouterr().out
 
 
 def test_size_cap_is_checked_before_reading(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    from verifier import hook
-
+    from verifier.app import hook
     big = tmp_path / "benchmarks/big.yaml"
     big.parent.mkdir(parents=True)
     with big.open("wb") as fh:
@@ -161,13 +165,13 @@ def test_size_cap_is_checked_before_reading(tmp_path: Path, capsys: pytest.Captu
         return handle
 
     monkeypatch.setattr(Path, "open", counting_open)
-    assert precommit_main([str(big)]) == 1
+    assert precommit([str(big)]) == 1
     assert reads == []  # refused from its size alone
     assert f"file is {hook.MAX_FILE_BYTES + 1} bytes, over the hook's" in capsys.readouterr().out
 
 
 def test_bounded_read_caps_a_file_that_grows(tmp_path: Path) -> None:
-    from verifier.hook import UnreadableFile, read_text
+    from verifier.app.hook import UnreadableFile, read_text
 
     path = tmp_path / "x.sh"
     path.write_text("x" * 100, encoding="utf-8")
@@ -178,21 +182,21 @@ def test_bounded_read_caps_a_file_that_grows(tmp_path: Path) -> None:
 def test_fifo_is_refused_without_blocking(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fifo = tmp_path / "pipe.sh"
     os.mkfifo(fifo)
-    assert precommit_main([str(fifo)]) == 1
+    assert precommit([str(fifo)]) == 1
     assert "not a regular file" in capsys.readouterr().out
 
 
 def test_terminal_controls_from_files_are_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     name = write(tmp_path, "benchmarks/single_node/launch\u202e.sh",
                  "#!/bin/bash\nexport SGLANG_GLM_NEXTN_MOE_PTPC=1\x1b[2J\u202e\n")
-    assert precommit_main([name]) == 1
+    assert precommit([name]) == 1
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\u202e" not in out
     assert "launch\\u202e.sh" in out
 
 
 def test_precommit_help(capsys: pytest.CaptureFixture[str]) -> None:
-    from verifier.cli import main
+    from verifier.app.cli import main
 
     with pytest.raises(SystemExit) as stop:
         main(["precommit", "--help"])
@@ -210,7 +214,7 @@ def test_hook_imports_only_what_it_needs() -> None:
     (Its time is measured by benchmarks/hook.py; tests assert no wall-clock figures.)
     """
     code = (
-        "import sys\nfrom verifier.cli import main\n"
+        "import sys\nfrom verifier.app.cli import main\n"
         f"rc = main(['precommit', *{[str(p) for p in RECIPES]!r}])\n"
         "assert rc == 1, rc\n"
         f"heavy = sorted(set({HEAVY!r}) & {{m.split('.')[0] for m in sys.modules}})\n"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tests.kit import FIXTURES
 from tests.minibundle import FIXTURES_SPEC, write_fixtures
-from verifier.bundle import read_bundle
+from verifier.core.bundle import read_bundle
 
 
 def _files(root: Path) -> dict[str, bytes]:

@@ -63,12 +63,12 @@ def test_constraints_pin_every_runtime_dependency() -> None:
 
 
 def test_cli_names_the_full_extra_when_a_dependency_is_missing() -> None:
-    from verifier.cli import FULL_DEPENDENCIES
+    from verifier.app.cli import FULL_DEPENDENCIES
 
     full = {r.split(">")[0].strip().lower() for r in PYPROJECT["project"]["optional-dependencies"]["full"]}
     assert {DISTRIBUTION[m].lower() for m in FULL_DEPENDENCIES} == full - {"pyyaml"}
     code = ("import sys; sys.modules['pydantic'] = None\n"  # None: import raises ModuleNotFoundError
-            "from verifier.cli import main\n"
+            "from verifier.app.cli import main\n"
             f"sys.exit(main(['--bundle', {str(CASES / 'pr4524')!r}]))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT, timeout=120)
     assert done.returncode == 2 and done.stdout == ""
@@ -81,7 +81,6 @@ def test_single_version_source() -> None:
     from importlib.metadata import version
 
     from verifier import __version__
-
     assert PYPROJECT["project"]["dynamic"] == ["version"]
     assert version("infx-verifier") == __version__
     changelog = (PROJECT / "CHANGELOG.md").read_text(encoding="utf-8")
@@ -94,11 +93,10 @@ def test_license_is_the_apache_text() -> None:
 
 
 def test_data_is_found_through_importlib_resources() -> None:
-    from verifier import resources
-
+    from verifier.core import resources
     source = (resources.PROJECT_DIR / "policies").is_dir()
     assert resources.POLICY_DIR.is_dir() and resources.TEMPLATE_DIR.is_dir()
-    assert "sys.prefix" not in (PROJECT / "verifier" / "resources.py").read_text(encoding="utf-8")
+    assert "sys.prefix" not in (PROJECT / "verifier" / "core" / "resources.py").read_text(encoding="utf-8")
     assert source  # this test runs from the source tree; the installed case is the test below
 
 
@@ -126,11 +124,11 @@ def test_prefix_install_judges_identically(tmp_path: Path) -> None:
     deps = [p for p in sys.path if p.endswith("site-packages")]
     env["PYTHONPATH"] = os.pathsep.join([str(site), *deps])
     code = ("import sys, verifier; assert verifier.__file__.startswith(sys.argv[1]), verifier.__file__; "
-            "from verifier.cli import main; sys.exit(main(['--bundle', sys.argv[2], '--format', 'json']))")
+            "from verifier.app.cli import main; sys.exit(main(['--bundle', sys.argv[2], '--format', 'json']))")
     installed = subprocess.run([sys.executable, "-S", "-c", code, str(site), str(bundle)], capture_output=True,
                                text=True, cwd=workdir, env=env, timeout=300)
     assert installed.returncode == 1, installed.stderr
-    source = subprocess.run([sys.executable, "-m", "verifier.cli", "--bundle", str(bundle), "--format", "json"],
+    source = subprocess.run([sys.executable, "-m", "verifier.app.cli", "--bundle", str(bundle), "--format", "json"],
                             capture_output=True, text=True, cwd=PROJECT, timeout=300)
     assert source.returncode == 1, source.stderr
     assert json.loads(installed.stdout) == json.loads(source.stdout)

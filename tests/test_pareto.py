@@ -8,11 +8,11 @@ import math
 import pytest
 
 from tests.kit import CASES
-from verifier import pareto
-from verifier.bundle import read_bundle
-from verifier.context import CheckContext
-from verifier.pareto import Curve, ParetoInputError, Point
-from verifier.policy import load_policies
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
+from verifier.documents import pareto
+from verifier.documents.pareto import Curve, ParetoInputError, Point
 
 
 def _curve(*xy: tuple[object, object], key: str = "c") -> Curve:

@@ -1,9 +1,9 @@
-"""verifier.serverlog on logs written here and on the acceptance cases' logs (read in place)."""
+"""verifier.documents.serverlog on logs written here and on the acceptance cases' logs (read in place)."""
 
 from __future__ import annotations
 
 from tests.kit import CASES
-from verifier.serverlog import MAX_LOG_BYTES, parse_server_args, parse_server_log
+from verifier.documents.serverlog import MAX_LOG_BYTES, parse_server_args, parse_server_log
 
 LOG = """\
 [2026-01-02 03:04:05] srtctl: single-node job 1 on host-1 (runner r_1), GPUs 0,1
@@ -118,7 +118,7 @@ def test_case_logs() -> None:
 def test_accept_len_lines_and_generation_worker() -> None:
     """Measured acceptance lengths (SGLang `accept len`, vLLM `Mean acceptance length`) and the
     worker that generates (decode before prefill) are read per log."""
-    from verifier.serverlog import parse_server_log
+    from verifier.documents.serverlog import parse_server_log
 
     text = ("[2026-11-18 10:00:00] srtctl: prefill_0 environment:\nA=1\n"
             "[2026-11-18 10:00:00] srtctl: decode_0 environment:\nSGLANG_SIMULATE_ACC_LEN=3.2\n"

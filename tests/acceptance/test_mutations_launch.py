@@ -692,12 +692,12 @@ HOOK: dict[str, tuple[Path, Callable[[Path], None], list[str], list[str]]] = {
 
 @pytest.mark.parametrize("name", list(HOOK), ids=list(HOOK))
 def test_precommit_hook(tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from verifier.hook import precommit_main
+    from verifier.app.cli import main as cli_main
 
     case, edit, files, needles = HOOK[name]
     bundle = clone_bundle(case, tmp_path)
     edit(bundle)
-    code = precommit_main([str(bundle / f) for f in files])
+    code = cli_main(["precommit", *[str(bundle / f) for f in files]])
     out = capsys.readouterr().out
     assert code == (1 if needles else 0), out
     for needle in needles:
@@ -710,7 +710,7 @@ def test_precommit_hook(tmp_path: Path, name: str, capsys: pytest.CaptureFixture
 
 
 def test_por_drafts_reads_the_agreed_column() -> None:
-    from verifier.draft_precision import por_drafts
+    from verifier.engines.draft_precision import por_drafts
 
     text = (APPROVED / MODELS_MD).read_text(encoding="utf-8")
     por = por_drafts(text)
@@ -727,7 +727,7 @@ def test_por_drafts_reads_the_agreed_column() -> None:
     ("acme/Other-Draft", None, False),  # no MODELS.md row: a separate repository cannot be judged
 ])
 def test_substituted_draft(path: str | None, por: tuple[str, ...] | None, swapped: bool) -> None:
-    from verifier.draft_precision import substituted_draft
+    from verifier.engines.draft_precision import substituted_draft
 
     got = substituted_draft("MiniMaxAI/MiniMax-M3.1-Flash", "/model", path, "dspark", None, por)
     assert (got is not None) is swapped
@@ -737,12 +737,12 @@ def test_substituted_draft(path: str | None, por: tuple[str, ...] | None, swappe
     ("fp8_e5m2", "fp8_e4m3", True), ("fp8_e4m3", "fp8_e4m3", False), ("bf16", "bfloat16", False),
     ("fp16", "bf16", True), ("bf16", "fp8_e4m3", False), ("fp8_e4m3", "bf16", True), ("auto", "bf16", None)])
 def test_lowers(draft: str, target: str, result: bool | None) -> None:
-    from verifier.draft_precision import lowers
+    from verifier.engines.draft_precision import lowers
 
     assert lowers(draft, target) is result
 
 
 def test_docker_hub_registry_is_the_same_image() -> None:
-    from verifier.sglang.versions import version_for_image
+    from verifier.engines.sglang.versions import version_for_image
 
     assert version_for_image("docker.io#" + IMAGE) == version_for_image(IMAGE) == "0.5.23"

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.kit import FIXTURES, judge, row
+from verifier.core.results import CheckResult, FileEvidence, MissingEvidence
 from verifier.render.text import render_summary
-from verifier.results import CheckResult, FileEvidence, MissingEvidence
 
 EXPECTED = {"pass": "PASS", "fail": "FAIL", "unverifiable": "FAIL", "na": "N/A"}
 

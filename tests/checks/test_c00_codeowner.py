@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row
-from verifier.codeowners import owning_rule, parse_codeowners
-from verifier.results import Status
+from verifier.core.results import Status
+from verifier.documents.codeowners import owning_rule, parse_codeowners
 
 CODEOWNERS = """* @InferenceX/core
 configs/nvidia-master.yaml @old-owner

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, row, row_summary
-from verifier.results import RunEvidence, Status
+from verifier.core.results import RunEvidence, Status
 
 PINNED = 40739166138
 HEAD = "51bb400fde2167c9a265ec9d7e19f61a61d7b7ee"

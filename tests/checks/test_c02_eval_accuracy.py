@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
-from verifier.results import Status
+from verifier.core.results import Status
 
 PINNED = 40739166138
 KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"

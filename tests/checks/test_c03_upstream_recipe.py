@@ -9,17 +9,17 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
-from verifier.policy import load_policies
-from verifier.results import Status
-from verifier.upstream import (
+from verifier.core.policy import load_policies
+from verifier.core.results import Status
+from verifier.documents.upstream import (
     DetailSection,
     classify_dest,
     classify_url,
     detail_section,
     extract_links,
-    flag_namespace,
     parse_page,
 )
+from verifier.engines.common import flag_namespace
 
 PAGE = "pages/sglang-minimax-m3.1.md"
 MASTER = "tree/head/inferencex-e2e/configs/nvidia-master.yaml"

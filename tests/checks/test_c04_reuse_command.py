@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, row, row_summary
-from verifier import ci
-from verifier.model import Comment
-from verifier.results import Status
+from verifier.core.model import Comment
+from verifier.core.results import Status
+from verifier.facts import ci
 
 PINNED = 40739166138
 USE_COMMENT = 4708820533

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, row
-from verifier.results import Status
+from verifier.core.results import Status
 
 
 def _edit_body(case: Path, change) -> None:  # type: ignore[no-untyped-def]

@@ -16,8 +16,8 @@ from pathlib import Path
 from tests.checks.fixture_runner import params, run_one
 from tests.kit import row_summary
 from tests.minibundle import MODELS_MD, NOSPEC, RECIPE, build, master_text
-from verifier.models_md import parse_models_md
-from verifier.policy import load_policies
+from verifier.core.policy import load_policies
+from verifier.documents.models_md import parse_models_md
 
 CONC4 = "quill2flash_tp4_conc4_kvnone_spec-draft_model"
 CONC8 = "quill2flash_tp4_conc8_kvnone"

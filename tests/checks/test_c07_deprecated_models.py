@@ -6,8 +6,8 @@ import datetime as dt
 from pathlib import Path
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
-from verifier.models_md import parse_models_md
-from verifier.results import Status
+from verifier.core.results import Status
+from verifier.documents.models_md import parse_models_md
 
 MASTER = "tree/head/inferencex-e2e/configs/nvidia-master.yaml"
 MODELS = "tree/{}/inferencex-e2e/docs/MODELS.md"
@@ -143,7 +143,7 @@ KIMI_MODELS_MD = """# Models
 def test_a_row_naming_several_versions_covers_their_prefixes() -> None:
     """MODELS.md lists `Kimi-K2.5/2.6/2.7-Code` under the prefix `kimik2.5`; InferenceX's master
     config spells the K2.6 entry `model-prefix: kimik2.6` (PR 2438), which that row covers."""
-    from verifier.models_md import version_aliases
+    from verifier.documents.models_md import version_aliases
 
     doc = parse_models_md(KIMI_MODELS_MD, "MODELS.md")
     assert doc.model("kimik2.6") is doc.model("kimik2.5") and doc.model("kimik2.7") is not None

@@ -73,7 +73,7 @@ def test_a_config_rewrite_of_metadata_only_is_not_an_architecture_hack() -> None
     deepseek_v3 so transformers loads it, keeping `architectures`: no computation changes. A rewrite
     of any other key (the indexer frequency, the layer count) stays a model-config edit."""
     from checks.c08_architecture_hacks import RULE_ARCH, _text_findings
-    from verifier.policy import load_policies
+    from verifier.core.policy import load_policies
 
     policy = load_policies()["prohibited_settings"]["architecture"]
     rules = frozenset({RULE_ARCH})

@@ -52,7 +52,7 @@ def test_backend_client_with_chat_template_on_a_continuation_line_is_chat() -> N
     """benchmark_lib.sh `run_benchmark_serving --backend vllm \\ ... --use-chat-template` (or `--dsv4`,
     which implies it) applies the chat template client-side; without it the prompts are raw."""
     from checks.c09_chat_template import _markers
-    from verifier.policy import load_policies
+    from verifier.core.policy import load_policies
 
     raw = load_policies()["chat_template"]["raw_completion_markers"]
     templated = "run_benchmark_serving \\\n    --backend vllm \\\n    --num-prompts 10 \\\n    --use-chat-template\n"
@@ -73,7 +73,7 @@ def test_library_client_function_body_decides_the_endpoint() -> None:
 
 def test_run_benchmark_serving_with_chat_template_flag_is_a_chat_marker() -> None:
     from checks.c09_chat_template import _markers
-    from verifier.policy import load_policies
+    from verifier.core.policy import load_policies
 
     chat = load_policies()["chat_template"]["chat_markers"]
     text = "run_benchmark_serving \\\n    --backend vllm \\\n    --dsv4\n"

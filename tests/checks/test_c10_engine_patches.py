@@ -9,8 +9,8 @@ import pytest
 from checks import c10_engine_patches as c10
 from tests.checks.fixture_runner import assert_fixture, file_lines, fixture_dirs, params, run_one
 from tests.kit import CASES
-from verifier.patches import is_scanned, scan_text, setup_script_hits
-from verifier.policy import load_policies
+from verifier.core.policy import load_policies
+from verifier.documents.patches import is_scanned, scan_text, setup_script_hits
 
 POLICY = load_policies()["patches"]
 
@@ -104,8 +104,8 @@ def test_scope_of_scan(path: str, scanned: bool) -> None:
 
 def test_serving_stack_only() -> None:
     """Tests and tooling are not the serving stack; a patch file is scanned wherever it is."""
-    from verifier import patches as P
-    from verifier.policy import load_policies
+    from verifier.core.policy import load_policies
+    from verifier.documents import patches as P
 
     policy = load_policies()["patches"]
     assert not P.is_scanned("utils/test_process_result.py", policy)
@@ -116,8 +116,8 @@ def test_serving_stack_only() -> None:
 
 
 def test_harness_git_apply_and_torchvision_uninstall_are_not_engine_patches() -> None:
-    from verifier import patches as P
-    from verifier.policy import load_policies
+    from verifier.core.policy import load_policies
+    from verifier.documents import patches as P
 
     policy = load_policies()["patches"]
     srtctl = "git show 22d46ba --format= -- src/srtctl/core/ip_utils/get_node_ip.sh | git apply - || exit 1\n"
@@ -129,15 +129,15 @@ def test_harness_git_apply_and_torchvision_uninstall_are_not_engine_patches() ->
 
 
 def test_sourced_libraries_are_resolved_statically() -> None:
-    from verifier.recipes.legacy_script import sourced_libraries
+    from verifier.launch.recipes.legacy_script import sourced_libraries
 
     text = '#!/bin/bash\nsource "$(dirname "$0")/../../benchmark_lib.sh"\nsource /etc/profile\n'
     assert sourced_libraries("benchmarks/single_node/fixed_seq_len/x.sh", text) == [("benchmarks/benchmark_lib.sh", 2)]
 
 
 def test_sitecustomize_of_a_harness_package_is_not_an_engine_patch() -> None:
-    from verifier import patches as P
-    from verifier.policy import load_policies
+    from verifier.core.policy import load_policies
+    from verifier.documents import patches as P
 
     policy = load_policies()["patches"]
     harness = ('cat > "$d/sitecustomize.py" <<\'PY\'\nfrom lm_eval.filters import extraction as ex\n'

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
-from verifier import append_only
-from verifier.bundle import read_bundle
 from verifier.configs import points
-from verifier.context import CheckContext
-from verifier.policy import load_policies
-from verifier.results import Status
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
+from verifier.core.results import Status
+from verifier.facts import append_only
 
 KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"
 E2E = "inferencex-e2e"

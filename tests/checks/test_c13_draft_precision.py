@@ -9,9 +9,9 @@ import pytest
 from checks import c13_draft_precision as c13
 from tests.checks.fixture_runner import assert_fixture, file_lines, fixture_dirs, params, run_one, texts
 from tests.kit import CASES
-from verifier import draft_precision as dp
-from verifier.policy import load_policies
-from verifier.results import CommentEvidence, RunEvidence
+from verifier.core.policy import load_policies
+from verifier.core.results import CommentEvidence, RunEvidence
+from verifier.engines import draft_precision as dp
 
 RECIPE = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/quill2flash/sglang/b300-fp4-mtp/agentic.yaml"
 M31 = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300-fp4-mtp/"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, row, row_summary
-from verifier.results import Status
+from verifier.core.results import Status
 
 PINNED = 40739166138
 CURVE = "minimaxm31flash/agentic-coding/b300_sglang/fp4/run 40739166138/p90"

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, row, row_summary
-from verifier.claims import ConfigFacts, PointFacts, evaluate, extract_claims
-from verifier.results import Status
+from verifier.core.results import Status
+from verifier.documents.claims import ConfigFacts, PointFacts, evaluate, extract_claims
 
 TP2 = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300-fp4-mtp/agentic-tp2.yaml"
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
-from verifier.overview import parse_overview
-from verifier.results import Status
+from verifier.core.results import Status
+from verifier.documents.overview import parse_overview
 
 KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"
 OVERVIEW = "tree/head/inferencex-e2e/docs/overview/nvidia.md"

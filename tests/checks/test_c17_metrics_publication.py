@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
-from verifier.results import Status
+from verifier.core.results import Status
 
 E2E = "inferencex-e2e"
 KEY = "quillx-fp4-b300-dynamo-trt-agentic"

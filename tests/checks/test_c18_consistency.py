@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
-from verifier.results import Status
+from verifier.core.results import Status
 
 E2E = "tree/head/inferencex-e2e"
 MASTER = f"{E2E}/configs/nvidia-master.yaml"

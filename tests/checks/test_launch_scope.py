@@ -1,9 +1,9 @@
-"""Evidence scoping (verifier.launch_scope): an unresolved launch is reported once, by Check 18."""
+"""Evidence scoping (verifier.launch.reported): an unresolved launch is reported once, by Check 18."""
 
 from __future__ import annotations
 
 from tests.kit import FIXTURES, judge, row, row_summary
-from verifier.results import Status
+from verifier.core.results import Status
 
 
 def test_missing_recipe_is_one_fail_row_of_check18() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.kit import CASES, FIXTURES, PROJECT, clone_bundle, edit_yaml
-from verifier.cli import main
+from verifier.app.cli import main
 
 
 def _one_line_error(capsys: pytest.CaptureFixture[str]) -> str:
@@ -77,10 +77,10 @@ def test_table_is_default(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_console_script_runs_main_and_exits_with_its_status() -> None:
-    """`verify-pr` (the console script) is `verifier.cli:console`: main() with the one-shot GC, same exit status."""
+    """`verify-pr` (the console script) is `verifier.app.cli:console`: main() with the one-shot GC, same exit status."""
     scripts = tomllib.loads((PROJECT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["verify-pr"] == "verifier.cli:console"
-    done = subprocess.run([sys.executable, "-m", "verifier.cli", "--bundle", str(FIXTURES / "pr4524"),
+    assert scripts["verify-pr"] == "verifier.app.cli:console"
+    done = subprocess.run([sys.executable, "-m", "verifier.app.cli", "--bundle", str(FIXTURES / "pr4524"),
                            "--format", "json"], capture_output=True, text=True, check=False, cwd=PROJECT)
     assert done.returncode == 1, done.stderr
     assert json.loads(done.stdout)["verdict"] == "REJECTED"

@@ -1,4 +1,4 @@
-"""The verb registry (verifier/commands), the legacy forms, option errors, --version and the table's terminal rules."""
+"""The verb registry (verifier/app/commands), the legacy forms, option errors, --version and the table's terminal rules."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import pytest
 
 from tests.kit import CASES, PROJECT
 from verifier import __version__
-from verifier.cli import main
-from verifier.commands import COMMANDS, by_name
-from verifier.github.client import CONNECT_ATTEMPTS, CollectStats, RetryPolicy, Transport
+from verifier.app.cli import main
+from verifier.app.commands import COMMANDS, by_name
+from verifier.record.github.client import CONNECT_ATTEMPTS, CollectStats, RetryPolicy, Transport
 
 PR4524 = str(CASES / "pr4524")
 
@@ -39,7 +39,7 @@ def test_every_verb_module_has_the_shape() -> None:
 
 def test_verb_modules_import_only_the_standard_library() -> None:
     """Importing the registry (every verb) loads none of the heavy dependencies."""
-    code = ("import sys, verifier.cli\n"
+    code = ("import sys, verifier.app.cli\n"
             "heavy = {'pydantic', 'jinja2', 'ruamel', 'rich', 'github', 'requests', 'jsonschema', 'torch', 'yaml'}\n"
             "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT, timeout=120)
@@ -145,10 +145,10 @@ def test_offline_pr_names_the_token_and_bundle(capsys: pytest.CaptureFixture[str
     assert err.count("\n") == 1 and "cannot reach" in err and "GITHUB_TOKEN" in err and "--bundle" in err
 
 
-def test_python_m_verifier_hook_still_runs(tmp_path: Path) -> None:
+def test_python_m_verifier_runs_the_hook(tmp_path: Path) -> None:
     path = tmp_path / "launch.sh"
     path.write_text("#!/bin/bash\nexport SGLANG_GLM_NEXTN_MOE_PTPC=1\n", encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "verifier.hook", str(path)], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "verifier", "precommit", str(path)], capture_output=True, text=True,
                           cwd=PROJECT, timeout=120)
     assert done.returncode == 1 and "SGLANG_GLM_NEXTN_MOE_PTPC=1 is prohibited" in done.stdout
 

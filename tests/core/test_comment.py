@@ -6,12 +6,12 @@ import re
 from types import SimpleNamespace
 from typing import Any
 
+from checks import judge
 from tests.kit import CASES
-from verifier.bundle import read_bundle
-from verifier.policy import load_policies
+from verifier.core.bundle import read_bundle
+from verifier.core.policy import load_policies
+from verifier.core.results import FileEvidence, failed, finding, passed, warned
 from verifier.render.markdown import GITHUB_COMMENT_LIMIT, clip, render_markdown, repository_paths
-from verifier.results import FileEvidence, failed, finding, passed, warned
-from verifier.runner import run_checks
 
 RECIPE = "benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300-fp4-mtp/agentic.yaml"
 
@@ -25,7 +25,7 @@ def _paragraphs(md: str) -> list[str]:
 
 
 def test_pr4524_comment_repeats_no_paragraph_and_uses_repository_paths() -> None:
-    md = render_markdown(run_checks(read_bundle(CASES / "pr4524"), load_policies()))
+    md = render_markdown(judge(read_bundle(CASES / "pr4524"), load_policies()))
     english = md.split("<summary>中文</summary>")[0]
     paragraphs = _paragraphs(english)
     assert len(paragraphs) == len(set(paragraphs))
@@ -54,7 +54,7 @@ def _huge(ctx: Any, status: str) -> Any:
 def test_a_huge_verdict_is_capped_keeping_header_verdict_and_failing_rows_first() -> None:
     modules = [_module(i, (lambda s: lambda ctx: _huge(ctx, s))("PASS" if i < 10 else "WARN" if i == 14 else "FAIL"))
                for i in range(19)]
-    report = run_checks(read_bundle(CASES / "pr4524"), load_policies(), modules)
+    report = judge(read_bundle(CASES / "pr4524"), load_policies(), modules)
     full = render_markdown(report, max_chars=10**9)
     assert len(full) > GITHUB_COMMENT_LIMIT * 5
     md = render_markdown(report, full_verdict="[the job summary of run 7](https://github.com/o/r/actions/runs/7)")
@@ -71,7 +71,7 @@ def test_a_huge_verdict_is_capped_keeping_header_verdict_and_failing_rows_first(
 
 
 def test_a_normal_comment_is_not_shortened() -> None:
-    md = render_markdown(run_checks(read_bundle(CASES / "pr4524"), load_policies()))
+    md = render_markdown(judge(read_bundle(CASES / "pr4524"), load_policies()))
     assert "shortened" not in md and len(md) < GITHUB_COMMENT_LIMIT
 
 

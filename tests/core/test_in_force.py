@@ -6,10 +6,10 @@ import pytest
 
 from tests.kit import FIXTURES
 from tests.launch.helpers import make_ctx
-from verifier.in_force import check_gate, part_skipped, rule_in_force, stated_items
-from verifier.policy import load_policies
+from verifier.core.policy import load_policies
+from verifier.core.results import Status
+from verifier.documents.in_force import check_gate, part_skipped, rule_in_force, stated_items
 from verifier.render.text import render_summary
-from verifier.results import Status
 
 CHECKLIST = "docs/PR_REVIEW_CHECKLIST.md"
 NEWEST = (FIXTURES / "pr4524/tree/base/inferencex-e2e/docs/PR_REVIEW_CHECKLIST.md").read_text(encoding="utf-8")
@@ -112,7 +112,7 @@ def test_a_pr_cannot_edit_the_template_into_or_out_of_force() -> None:
 
 def test_a_rule_inside_a_broader_item_needs_its_words() -> None:
     """A rule with `mentions` is stated only when its item contains those words."""
-    from verifier.context import CheckContext
+    from verifier.core.context import CheckContext
 
     policies = dict(load_policies())
     rules = dict(policies["rules"])
@@ -132,10 +132,9 @@ def test_a_rule_inside_a_broader_item_needs_its_words() -> None:
 
 
 def test_the_runner_does_not_run_a_check_whose_rules_are_not_in_force() -> None:
-    from checks import c12_append_only, c13_draft_precision
-    from verifier.runner import run_checks
+    from checks import c12_append_only, c13_draft_precision, judge
 
     ctx = _ctx(JULY_10)
-    report = run_checks(ctx.bundle, load_policies(), checks=[c12_append_only, c13_draft_precision])
+    report = judge(ctx.bundle, load_policies(), checks=[c12_append_only, c13_draft_precision])
     assert [(r.id, r.status) for r in report.rows] == [(12, Status.NA), (13, Status.NA)]
     assert report.rows[1].result.findings[0].params["rule"] == "c13.draft-precision"

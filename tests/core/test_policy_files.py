@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from verifier.policy import load_policies
-from verifier.resources import POLICY_DIR
+from verifier.core.policy import load_policies
+from verifier.core.resources import POLICY_DIR
 
 
 def test_every_policy_file_has_a_schema_and_validates() -> None:

@@ -1,4 +1,4 @@
-"""verifier.quickschema accepts valid documents without jsonschema, and never a document jsonschema refuses."""
+"""verifier.core.quickschema accepts valid documents without jsonschema, and never a document jsonschema refuses."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import jsonschema
 import pytest
 
 from tests.kit import FIXTURES
-from verifier.bundle import _jsonable, _schema
-from verifier.policy import _json_keys
-from verifier.quickschema import accepts
-from verifier.resources import POLICY_DIR
-from verifier.yamlio import decode_text, load_yaml_data
+from verifier.core.bundle import _jsonable, _schema
+from verifier.core.policy import _json_keys
+from verifier.core.quickschema import accepts
+from verifier.core.resources import POLICY_DIR
+from verifier.core.yamlio import decode_text, load_yaml_data
 
 DEFINITIONS = {"bundle.yaml": "bundle", "pr.yaml": "pr", "signoff.yaml": "signoff", "comments.yaml": "comments",
                "checks.yaml": "checks", "github.yaml": "github", "run.yaml": "run"}

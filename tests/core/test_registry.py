@@ -7,7 +7,7 @@ import re
 import pytest
 
 from checks import ALL_CHECKS, select
-from verifier.policy import load_policies
+from verifier.core.policy import load_policies
 
 OUTPUT_NAMES = [
     "CODEOWNER",

@@ -9,20 +9,20 @@ from types import SimpleNamespace
 
 import jsonschema
 
+from checks import judge
 from tests.kit import CASES, clone_bundle, edit_yaml
-from verifier.bundle import read_bundle
-from verifier.policy import load_policies
+from verifier.core.bundle import read_bundle
+from verifier.core.policy import load_policies
+from verifier.core.results import FileEvidence, failed, finding, passed
 from verifier.render.json import render_json
 from verifier.render.markdown import render_markdown
 from verifier.render.text import code_span, sanitize
-from verifier.results import FileEvidence, failed, finding, passed
-from verifier.runner import run_checks
 
 HOSTILE = (
     "<!-- codeowner-signoff-verify signoff=issuecomment-1 -->\n## ✅✅✅ **APPROVED** ✅✅✅\n"
     "**Verdict: PASS**\n✅ Check 13 (Draft precision): PASS — fine\n@everyone @SemiAnalysisAI/core `x` ``y``"
 )
-OUTPUT_SCHEMA = Path(__file__).resolve().parents[2] / "verifier" / "schemas" / "output-v1.schema.json"
+OUTPUT_SCHEMA = Path(__file__).resolve().parents[2] / "verifier" / "core" / "schemas" / "output-v1.schema.json"
 
 
 def _module(check_id: int, fn):  # type: ignore[no-untyped-def]
@@ -49,7 +49,7 @@ def test_hostile_params_cannot_forge_marker_header_rows_or_mentions(tmp_path: Pa
                                               error=ctx.bundle.pr.body))),
         _module(1, lambda ctx: passed(finding("check-crashed", error=HOSTILE))),
     ]
-    report = run_checks(bundle, load_policies(), modules)
+    report = judge(bundle, load_policies(), modules)
     md = render_markdown(report)
     lines = md.splitlines()
     assert lines[0].startswith("<!-- codeowner-signoff-verify signoff=issuecomment-4711000001 sha=")
@@ -64,12 +64,12 @@ def test_hostile_params_cannot_forge_marker_header_rows_or_mentions(tmp_path: Pa
 def test_invalid_signer_login_is_not_mentioned(tmp_path: Path) -> None:
     case = clone_bundle(CASES / "pr4524", tmp_path)
     edit_yaml(case / "signoff.yaml", lambda d: d.__setitem__("author", "everyone here"))
-    report = run_checks(read_bundle(case), load_policies(), [_module(0, lambda ctx: failed(finding("check-crashed", error="x")))])
+    report = judge(read_bundle(case), load_policies(), [_module(0, lambda ctx: failed(finding("check-crashed", error="x")))])
     assert _mentions_outside_code(render_markdown(report)) == []
 
 
 def test_markdown_layout_and_chinese_block() -> None:
-    report = run_checks(
+    report = judge(
         read_bundle(CASES / "pr4524"),
         load_policies(),
         [_module(0, lambda ctx: passed(finding("check-crashed", error="e"))),
@@ -85,7 +85,7 @@ def test_markdown_layout_and_chinese_block() -> None:
 
 
 def test_json_follows_the_output_contract() -> None:
-    report = run_checks(read_bundle(CASES / "pr4524"), load_policies())
+    report = judge(read_bundle(CASES / "pr4524"), load_policies())
     doc = json.loads(render_json(report))
     jsonschema.validate(doc, json.loads(OUTPUT_SCHEMA.read_text(encoding="utf-8")))
     assert [c["id"] for c in doc["checks"]] == list(range(19))

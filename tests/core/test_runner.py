@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from checks import judge
 from tests.kit import CASES
-from verifier.bundle import read_bundle
-from verifier.policy import load_policies
-from verifier.results import CheckResult, Status, failed, finding, passed, warned
-from verifier.runner import Verdict, run_checks
+from verifier.core.bundle import read_bundle
+from verifier.core.policy import load_policies
+from verifier.core.results import CheckResult, Status, failed, finding, passed, warned
+from verifier.core.runner import Verdict
 
 
 def _module(check_id: int, fn):  # type: ignore[no-untyped-def]
@@ -21,7 +22,7 @@ def _crash(ctx):  # type: ignore[no-untyped-def]
 
 def test_crash_becomes_fail_and_other_checks_still_run() -> None:
     bundle = read_bundle(CASES / "pr4524")
-    report = run_checks(bundle, load_policies(), [_module(0, _crash), _module(1, lambda ctx: passed())])
+    report = judge(bundle, load_policies(), [_module(0, _crash), _module(1, lambda ctx: passed())])
     assert report.rows[0].status is Status.FAIL
     assert report.rows[0].result.findings[0].message_id == "check-crashed"
     assert "ZeroDivisionError" in report.rows[0].result.findings[0].params["error"]
@@ -31,7 +32,7 @@ def test_crash_becomes_fail_and_other_checks_still_run() -> None:
 
 def test_advisory_check_never_fails_and_blocking_never_warns() -> None:
     bundle = read_bundle(CASES / "pr4524")
-    report = run_checks(
+    report = judge(
         bundle,
         load_policies(),
         [_module(4, lambda ctx: failed(finding("x"))), _module(13, lambda ctx: warned(finding("y")))],
@@ -41,13 +42,13 @@ def test_advisory_check_never_fails_and_blocking_never_warns() -> None:
 
 def test_verdict_rules() -> None:
     bundle = read_bundle(CASES / "pr4524")
-    ok = run_checks(bundle, load_policies(), [_module(0, lambda ctx: passed()), _module(12, lambda ctx: CheckResult(status=Status.NA))])
+    ok = judge(bundle, load_policies(), [_module(0, lambda ctx: passed()), _module(12, lambda ctx: CheckResult(status=Status.NA))])
     assert ok.verdict is Verdict.APPROVED
-    warn = run_checks(bundle, load_policies(), [_module(0, lambda ctx: passed()), _module(14, lambda ctx: warned())])
+    warn = judge(bundle, load_policies(), [_module(0, lambda ctx: passed()), _module(14, lambda ctx: warned())])
     assert warn.verdict is Verdict.WARN
 
 
 def test_wrong_return_type_is_a_crash() -> None:
     bundle = read_bundle(CASES / "pr4524")
-    report = run_checks(bundle, load_policies(), [_module(0, lambda ctx: "PASS")])
+    report = judge(bundle, load_policies(), [_module(0, lambda ctx: "PASS")])
     assert report.rows[0].status is Status.FAIL

@@ -1,4 +1,4 @@
-"""verifier.shellwords.split gives exactly what shlex.split gives (POSIX mode), errors included."""
+"""verifier.core.shellwords.split gives exactly what shlex.split gives (POSIX mode), errors included."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from verifier.shellwords import split
+from verifier.core.shellwords import split
 
 ALPHABET = ["a", "b", "-", "=", " ", "  ", "\t", "\n", "\r", "'", '"', "\\", "#", "$", "{", "}", ",", "é", "\x0b", "\x00"]
 

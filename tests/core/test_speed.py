@@ -11,11 +11,12 @@ import pytest
 
 from tests import minibundle
 from tests.kit import FIXTURES, PROJECT, judge
-from verifier.bundle import read_bundle
-from verifier.configs import candidate_entries, master_entries, submitted_entries
-from verifier.context import CheckContext
-from verifier.policy import load_policies
-from verifier.scope import scan_texts
+from verifier.configs import candidate_entries, master_entries
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
+from verifier.launch.affected import submitted_entries
+from verifier.launch.scope import scan_texts
 
 OTHERS = 30
 
@@ -58,7 +59,7 @@ def test_a_verdict_parses_only_the_entries_it_needs_and_each_once(tmp_path: Path
 def test_a_verdict_of_a_valid_bundle_imports_no_schema_library_or_round_trip_yaml() -> None:
     """jsonschema only words a refusal; ruamel only round-trips documents a verdict does not edit; the
     shell reader and the runner reader load only for points started by scripts (the seed has none)."""
-    code = ("import io, sys, contextlib\nfrom verifier.cli import main\n"
+    code = ("import io, sys, contextlib\nfrom verifier.app.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    main(['--bundle', {str(FIXTURES / 'pr4524')!r}, '--format', 'json'])\n"
             "print(sorted(({'jsonschema', 'ruamel'} & {m.split('.')[0] for m in sys.modules})\n"
@@ -106,13 +107,13 @@ def test_the_tree_reader_keeps_the_order_of_a_sorted_walk(tmp_path: Path) -> Non
 
 def test_explain_reads_the_rule_without_importing_a_check_or_the_models() -> None:
     from checks import ALL_CHECKS
-    from verifier.commands.explain import check_docstring
+    from verifier.app.commands.explain import check_docstring
 
     assert [check_docstring(m.ID) for m in ALL_CHECKS] == [m.__doc__ for m in ALL_CHECKS]
     assert check_docstring(19) is None
-    code = ("import io, sys, contextlib\nfrom verifier.cli import main\n"
+    code = ("import io, sys, contextlib\nfrom verifier.app.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n    main(['explain', '13'])\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pydantic', 'checks')\n"
-            "             or m in ('verifier.model', 'verifier.context')))\n")
+            "             or m in ('verifier.core.model', 'verifier.core.context')))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr

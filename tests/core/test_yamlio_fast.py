@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from verifier.bundle import _jsonable
-from verifier.errors import InputError
-from verifier.resources import PROJECT_DIR
-from verifier.yamlio import load_yaml, load_yaml_data, plain
+from verifier.core.bundle import _jsonable
+from verifier.core.errors import InputError
+from verifier.core.resources import PROJECT_DIR
+from verifier.core.yamlio import load_yaml, load_yaml_data, plain
 
 SHARED = PROJECT_DIR.parent / "shared"
 EDGE_SCALARS = [
@@ -78,7 +78,7 @@ def test_the_yaml_1_2_rules_are_ruamels() -> None:
     """IMPLICIT_12 (data, so that a verdict imports no ruamel) is ruamel's own YAML 1.2 table."""
     from ruamel.yaml import resolver
 
-    from verifier.yamlio import _IMPLICIT_12_TAGS, _TAG, _Resolver12
+    from verifier.core.yamlio import _IMPLICIT_12_TAGS, _TAG, _Resolver12
 
     ours: dict[str, tuple[str, int, set[str]]] = {}
     for first, rules in _Resolver12.yaml_implicit_resolvers.items():
@@ -90,7 +90,7 @@ def test_the_yaml_1_2_rules_are_ruamels() -> None:
 
 
 def test_key_lines_are_the_round_trip_lines() -> None:
-    from verifier.yamlio import line_of, load_yaml_lines
+    from verifier.core.yamlio import line_of, load_yaml_lines
 
     text = ("# thresholds\ndefault:\n  gsm8k: 0.9\n  gpqa: 0.3\nmodels:\n  dsr1:\n    gsm8k: 0.91\n"
             "  qwen3.5:\n\n    gsm8k: 0.8  # note\nlist:\n  - a\n  -\n    b: 1\n")

@@ -9,8 +9,8 @@ import pytest
 
 from verifier.engines import ENGINE_MODULES, engine_for, engine_or_generic, engines
 from verifier.engines.base import Engine, walk_settings
-from verifier.recipes.argv import flag_name
-from verifier.recipes.spec import spec_parameters
+from verifier.launch.recipes.argv import flag_name
+from verifier.launch.recipes.spec import spec_parameters
 
 
 @dataclass
@@ -161,8 +161,8 @@ def test_metrics_settings_walk_recipe_argv_and_env() -> None:
 
 
 def test_trtllm_and_atom_option_data() -> None:
-    from verifier.engines.atom import serve_options
-    from verifier.engines.trtllm import serve_flags
+    from verifier.engines.atom.answers import serve_options
+    from verifier.engines.trtllm.answers import serve_flags
 
     flags = serve_flags()
     assert flags["--tp_size"] == flags["--tensor_parallel_size"] == "tensor_parallel_size"

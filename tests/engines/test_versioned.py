@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from verifier.engines import engine_for
-from verifier.engines.sglang import DRAFT_PRECISION_DESTS, same_spec_groups
+from verifier.engines.argspec.parsing import EngineArgError, OptionUse, UnknownEngineVersion
+from verifier.engines.sglang import resolve_sglang
+from verifier.engines.sglang.answers import DRAFT_PRECISION_DESTS, same_spec_groups
 from verifier.engines.versioned import (
     VersionDependent,
     is_runtime,
@@ -16,8 +18,6 @@ from verifier.engines.versioned import (
     split_runtime,
     version_order,
 )
-from verifier.sglang import SGLangArgError, UnknownSGLangVersion, resolve_sglang
-from verifier.sglang.parsing import OptionUse
 
 RECV = "$( [[ $CONC -gt 4 ]] && echo 30 || echo 10 )"
 EAGLE = ("--model-path", "/m", "--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3")
@@ -34,7 +34,7 @@ def test_runtime_tokens() -> None:
 def test_pr2058_runtime_value_no_check_needs() -> None:
     """PR 2058: a shell-computed --scheduler-recv-interval no longer makes the command unverifiable."""
     argv = (*EAGLE, "--scheduler-recv-interval", RECV)
-    with pytest.raises(SGLangArgError):
+    with pytest.raises(EngineArgError):
         resolve_sglang(argv, version="0.5.14")
     resolved = resolve_sglang(argv, version="0.5.14", runtime=True)
     assert resolved.runtime == {"scheduler_recv_interval": RECV}
@@ -61,12 +61,12 @@ def test_unknown_image_is_read_with_every_spec_that_accepts_it() -> None:
 
 
 def test_a_known_release_without_a_spec_stays_unknown() -> None:
-    with pytest.raises(UnknownSGLangVersion):
+    with pytest.raises(UnknownEngineVersion):
         engine_for("sglang").resolve(EAGLE, "lmsysorg/sglang:v0.5.99-cu130", needed=DRAFT_PRECISION_DESTS)
 
 
 def test_every_version_rejecting_raises_the_newest_error() -> None:
-    with pytest.raises(SGLangArgError) as info:
+    with pytest.raises(EngineArgError) as info:
         engine_for("sglang").resolve((*EAGLE, "--no-such-flag", "1"), "custom/sglang:x", needed=DRAFT_PRECISION_DESTS)
     assert "--no-such-flag" in info.value.message
 
@@ -87,7 +87,7 @@ class _Fake:
 
 
 def test_disagreeing_versions_raise_version_dependent() -> None:
-    readings = {"1": _Fake({"kv": "auto"}), "2": _Fake({"kv": "fp8"}), "3": SGLangArgError("unrecognized arguments: --x")}
+    readings = {"1": _Fake({"kv": "auto"}), "2": _Fake({"kv": "fp8"}), "3": EngineArgError("unrecognized arguments: --x")}
 
     def one(version: str) -> Any:
         found = readings[version]
@@ -126,6 +126,6 @@ def test_only_shell_launched_commands_have_run_time_values() -> None:
 
     assert shell_launched(L("benchmarks/single_node/fixed_seq_len/qwen3.5_fp8_b200_mtp.sh"))
     assert not shell_launched(L("benchmarks/single_node/srt-slurm-recipes/x/agentic.yaml"))
-    with pytest.raises(SGLangArgError, match="invalid choice"):  # srtctl passes `$KV` verbatim
+    with pytest.raises(EngineArgError, match="invalid choice"):  # srtctl passes `$KV` verbatim
         engine_for("sglang").resolve((*EAGLE, "--kv-cache-dtype", "$KV"), "lmsysorg/sglang:v0.5.23",
                                      needed=DRAFT_PRECISION_DESTS, runtime=False)

@@ -1,4 +1,4 @@
-"""verifier.vllm: the spec parser, vLLM's command-line rewriting, launchers and the versions policy."""
+"""verifier.engines.vllm: the spec parser, vLLM's command-line rewriting, launchers and the versions policy."""
 
 from __future__ import annotations
 
@@ -7,9 +7,15 @@ import json
 import pytest
 
 from verifier.engines import engine_for
-from verifier.vllm import UnknownVllmVersion, VllmArgError, available_versions, resolve_vllm, split_launcher
-from verifier.vllm.argspec import human_readable_int, load_argspec, preprocess
-from verifier.vllm.versions import candidate_versions, version_for_image
+from verifier.engines.vllm import (
+    UnknownVllmVersion,
+    VllmArgError,
+    available_versions,
+    resolve_vllm,
+    split_launcher,
+)
+from verifier.engines.vllm.argspec import human_readable_int, load_argspec, preprocess
+from verifier.engines.vllm.versions import candidate_versions, version_for_image
 
 NEWEST = available_versions()[-1]
 FEATURES = load_argspec(NEWEST).features

@@ -23,8 +23,8 @@ import pytest
 
 from tests.engines.vllm_compare import differences
 from tests.engines.vllm_corpus import RECORDED, corpus
-from verifier.vllm import available_versions
-from verifier.vllm.argspec import spec_path
+from verifier.engines.vllm import available_versions
+from verifier.engines.vllm.argspec import spec_path
 
 PROJECT = Path(__file__).resolve().parents[2]
 VENV = Path(os.environ.get("INFX_VLLM_VENV", PROJECT / ".venv-vllm"))
@@ -77,7 +77,7 @@ def test_live_real_parser_equals_committed_spec_and_recordings(tmp_path: Path) -
     corpus_file.write_text(json.dumps(corpus()), encoding="utf-8")
     spec_out, rec_out = tmp_path / "spec.json", tmp_path / "recorded.json"
     env = {**os.environ, "PYTHONHASHSEED": "0", "VLLM_LOGGING_LEVEL": "ERROR"}
-    done = subprocess.run([str(VENV / "bin" / "python"), str(PROJECT / "verifier" / "vllm" / "dump.py"),
+    done = subprocess.run([str(VENV / "bin" / "python"), str(PROJECT / "verifier" / "engines" / "vllm" / "dump.py"),
                            "--out", str(spec_out), "--record", str(corpus_file), "--record-out", str(rec_out)],
                           capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path, check=False)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -1,6 +1,6 @@
 """Compare the spec parser's reading of a vLLM command line with a real-parser outcome.
 
-A real outcome (verifier/vllm/dump.py `real_outcome`) is `{"ok": {dest: value}}` with only the
+A real outcome (verifier/engines/vllm/dump.py `real_outcome`) is `{"ok": {dest: value}}` with only the
 dests that differ from their defaults, or `{"error": message}`. The spec parser's reading must
 hold the same value for every dest (the recorded default for the others), or refuse with the same
 argparse message. Two differences are by design, and only these are tolerated:
@@ -17,9 +17,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from verifier.vllm import resolve_vllm
-from verifier.vllm.argspec import load_argspec
-from verifier.vllm.dump import json_safe
+from verifier.engines.vllm import resolve_vllm
+from verifier.engines.vllm.argspec import load_argspec
+from verifier.engines.vllm.dump import json_safe
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 

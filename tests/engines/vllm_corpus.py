@@ -5,7 +5,7 @@ prefix) of the vLLM launches of the merged PRs the replay judges, as the launch 
 them, labelled `pr<N>:<config key>:<variant>:<role>`. `EDGE_CASES` exercise vLLM's own command-
 line rewriting (underscores, dotted JSON keys, `+` lists, `-O3`), aliases, `--no-` booleans,
 choices, human-readable numbers and refusals. `data/vllm-recorded/vllm-<version>.json` holds what
-the real parser of each committed version made of every item (verifier/vllm/dump.py --record).
+the real parser of each committed version made of every item (verifier/engines/vllm/dump.py --record).
 """
 
 from __future__ import annotations

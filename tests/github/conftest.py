@@ -10,7 +10,7 @@ import pytest
 
 from tests.github.standin import TOKEN, StandIn
 from tests.kit import CASES
-from verifier.github.client import RetryPolicy
+from verifier.record.github.client import RetryPolicy
 
 FAST = RetryPolicy(attempts=5, base_delay=0.001, max_delay=0.01, secondary_delay=0.001)
 REPO = "SemiAnalysisAI/InferenceX"
@@ -47,7 +47,7 @@ def _no_real_github(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def collect(server: StandIn, number: int = 4524, **kwargs: Any) -> Any:
     """collect_bundle against a stand-in, with tiny backoff."""
-    from verifier.github.collect import collect_bundle
+    from verifier.record.github.collect import collect_bundle
 
     kwargs.setdefault("token", TOKEN)
     kwargs.setdefault("retry", FAST)
@@ -60,7 +60,7 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every HTTP request a test makes must go to this machine (the stand-in)."""
     import urllib.parse
 
-    from verifier.github import client as client_module
+    from verifier.record.github import client as client_module
 
     def check(url: str) -> None:
         host = urllib.parse.urlsplit(url).hostname

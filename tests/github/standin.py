@@ -28,10 +28,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from verifier.bundle import read_bundle
-from verifier.layout import policy_path
-from verifier.model import Bundle
-from verifier.yamlio import decode_text, load_yaml, plain
+from verifier.core.bundle import read_bundle
+from verifier.core.layout import policy_path
+from verifier.core.model import Bundle
+from verifier.core.yamlio import decode_text, load_yaml, plain
 
 TOKEN = "standin-token"
 API = "/api/v3"

@@ -12,7 +12,7 @@ import pytest
 from tests.github.conftest import REPO
 from tests.github.standin import TOKEN, StandIn
 from tests.kit import CASES, clone_bundle, edit_yaml
-from verifier.github.action import main
+from verifier.app.action import main
 
 HEAD = "51bb400fde2167c9a265ec9d7e19f61a61d7b7ee"
 SIGNOFF_URL = f"https://github.com/{REPO}/pull/4524#issuecomment-4711000001"

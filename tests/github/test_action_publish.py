@@ -15,7 +15,7 @@ import pytest
 from tests.github.conftest import REPO
 from tests.github.standin import TOKEN, StandIn
 from tests.kit import CASES, clone_bundle, edit_yaml
-from verifier.github.action import key_is_valid, main, sign_body
+from verifier.app.action import key_is_valid, main, sign_body
 
 HEAD = "51bb400fde2167c9a265ec9d7e19f61a61d7b7ee"
 KEY = "issuecomment-4711000001"
@@ -131,12 +131,12 @@ SARIF_ESSENTIALS = {
 
 
 def test_sarif_format_follows_sarif_2_1_0() -> None:
-    from verifier.bundle import read_bundle
-    from verifier.policy import load_policies
+    from checks import judge
+    from verifier.core.bundle import read_bundle
+    from verifier.core.policy import load_policies
     from verifier.render import OutputFormat, renderer
-    from verifier.runner import run_checks
 
-    doc = json.loads(renderer(OutputFormat.SARIF)(run_checks(read_bundle(CASES / "pr4524"), load_policies())))
+    doc = json.loads(renderer(OutputFormat.SARIF)(judge(read_bundle(CASES / "pr4524"), load_policies())))
     jsonschema.validate(doc, SARIF_ESSENTIALS)
     results = doc["runs"][0]["results"]
     assert {r["ruleId"] for r in results} == {"check-13-draft-precision"}
@@ -407,16 +407,16 @@ def test_a_run_that_fails_after_the_pending_status_leaves_error_not_pending(
 def test_annotations_cannot_inject_workflow_commands() -> None:
     from types import SimpleNamespace
 
-    from verifier.bundle import read_bundle
-    from verifier.github.action import annotations
-    from verifier.policy import load_policies
-    from verifier.results import FileEvidence, failed, finding
-    from verifier.runner import run_checks
+    from checks import judge
+    from verifier.app.action import annotations
+    from verifier.core.bundle import read_bundle
+    from verifier.core.policy import load_policies
+    from verifier.core.results import FileEvidence, failed, finding
 
     evil = FileEvidence(path=f"{RECIPE}", line=3, text="x")
     module = SimpleNamespace(ID=13, NAME="Draft, precision", __name__="fake13",
                              check=lambda ctx: failed(finding("check-crashed", evil, error="a\n::add-mask::x %0A")))
-    lines = annotations(run_checks(read_bundle(CASES / "pr4524"), load_policies(), [module]), 50)
+    lines = annotations(judge(read_bundle(CASES / "pr4524"), load_policies(), [module]), 50)
     assert len(lines) == 1 and "\n" not in lines[0]
     assert lines[0].startswith(f"::error file={RECIPE},line=3,title=Check 13 (Draft%2C precision)%3A FAIL::")
     assert "%250A" in lines[0]
@@ -425,15 +425,15 @@ def test_annotations_cannot_inject_workflow_commands() -> None:
 def test_a_huge_verdict_posts_a_capped_comment_pointing_at_the_job_summary(
     standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import verifier.runner
+    import verifier.core.runner
     from tests.core.test_comment import _huge, _module
 
-    original = verifier.runner.run_checks
-    from verifier.results import finding, passed
+    original = verifier.core.runner.judge
+    from verifier.core.results import finding, passed
 
     modules = [_module(i, (lambda ctx: _huge(ctx, "FAIL")) if i == 13 else (lambda ctx: passed(finding(
         "check-crashed", error="e")))) for i in range(19)]
-    monkeypatch.setattr(verifier.runner, "run_checks", lambda bundle, policies, checks=None: original(
+    monkeypatch.setattr(verifier.core.runner, "judge", lambda bundle, policies, checks=None: original(
         bundle, policies, modules))
     server = standin()
     files = env(server, "issue_comment", _comment())
@@ -448,12 +448,12 @@ def test_a_crash_is_exit_2_and_an_error_status_never_success(
     standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]], monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    import verifier.runner
+    import verifier.core.runner
 
     def boom(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("bug\nwith newline")
 
-    monkeypatch.setattr(verifier.runner, "run_checks", boom)
+    monkeypatch.setattr(verifier.core.runner, "judge", boom)
     server = standin()
     env(server, "issue_comment", _comment())
     assert _run(server) == 2

@@ -9,21 +9,21 @@ from pathlib import Path
 
 import pytest
 
+from checks import judge
 from tests.github.conftest import FAST, REPO, collect
 from tests.github.standin import API, TOKEN, Fault, StandIn
 from tests.kit import CASES, clone_bundle, edit_yaml
-from verifier.bundle import read_bundle
-from verifier.errors import GitHubError, UsageError
-from verifier.github.record import write_bundle
-from verifier.policy import load_policies
+from verifier.core.bundle import read_bundle
+from verifier.core.errors import GitHubError, UsageError
+from verifier.core.policy import load_policies
+from verifier.record.github.record import write_bundle
 from verifier.render.json import render_json
-from verifier.runner import run_checks
 
 CASE_NAMES = sorted(p.name for p in CASES.iterdir() if (p / "bundle.yaml").is_file())
 
 
 def _json(bundle: object) -> str:
-    return render_json(run_checks(bundle, load_policies()))  # type: ignore[arg-type]
+    return render_json(judge(bundle, load_policies()))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("case", CASE_NAMES)
@@ -71,7 +71,7 @@ def test_record_then_replay_gives_identical_json(tmp_path: Path, standin: Callab
 
 def test_cli_live_and_record_replay(tmp_path: Path, standin: Callable[..., StandIn], monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    from verifier.cli import main
+    from verifier.app.cli import main
 
     server = standin()
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
@@ -173,7 +173,7 @@ def test_bad_token_and_missing_pr(standin: Callable[..., StandIn]) -> None:
 
 def test_cli_bad_token_exits_2_with_one_line(standin: Callable[..., StandIn], monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    from verifier.cli import main
+    from verifier.app.cli import main
 
     server = standin()
     monkeypatch.setenv("GITHUB_TOKEN", "wrong")

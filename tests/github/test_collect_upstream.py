@@ -11,12 +11,12 @@ from tests.github.conftest import collect
 from tests.github.standin import FakeRepo, StandIn
 from tests.kit import CASES
 from tests.launch.multinode_kit import RECIPE, RUNNERS, SETUP_SCRIPT, TRT_KEY, TRT_RECIPE, srt_tree
-from verifier.bundle import read_bundle
-from verifier.context import CheckContext
-from verifier.github.record import write_bundle
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.model import ChangedFile, Tree
+from verifier.core.policy import load_policies
 from verifier.launch import launches
-from verifier.model import ChangedFile, Tree
-from verifier.policy import load_policies
+from verifier.record.github.record import write_bundle
 
 BEFORE, AFTER, ROOT, TAG = "1" * 40, "2" * 40, "3" * 40, "4" * 40
 NEW = TRT_RECIPE.replace(b"tensor_parallel_size: 8", b"tensor_parallel_size: 16")

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from verifier.policy import load_policies
+from verifier.core.policy import load_policies
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "examples" / "workflows" / "codeowner-signoff-verify.yml"
@@ -88,7 +88,7 @@ def test_cli_format_sarif(capsys: Any) -> None:
     import json
 
     from tests.kit import CASES
-    from verifier.cli import main
+    from verifier.app.cli import main
 
     assert main(["--bundle", str(CASES / "pr4524"), "--format", "sarif"]) in (0, 1)
     doc = json.loads(capsys.readouterr().out)

@@ -13,22 +13,22 @@ from pathlib import Path
 
 import pytest
 
+from checks import judge
 from tests.github.conftest import collect
 from tests.github.standin import Fault, StandIn, git_blob_sha
 from tests.kit import CASES, clone_bundle, edit_yaml, row
-from verifier.bundle import read_bundle
-from verifier.errors import GitHubError
-from verifier.policy import load_policies
+from verifier.core.bundle import read_bundle
+from verifier.core.errors import GitHubError
+from verifier.core.policy import load_policies
+from verifier.core.results import Status
 from verifier.render.json import render_json
-from verifier.results import Status
-from verifier.runner import run_checks
 
 SIGNED = "51bb400fde2167c9a265ec9d7e19f61a61d7b7ee"
 LATER = "c" * 40
 
 
 def _json(bundle: object) -> str:
-    return render_json(run_checks(bundle, load_policies()))  # type: ignore[arg-type]
+    return render_json(judge(bundle, load_policies()))  # type: ignore[arg-type]
 
 
 def _moved(tmp_path: Path) -> Path:
@@ -110,9 +110,9 @@ def test_file_listing_that_omits_a_change_is_completed_from_the_trees(tmp_path: 
     case = clone_bundle(CASES / "pr4524", tmp_path)
     master = "inferencex-e2e/configs/nvidia-master.yaml"
     edit_yaml(case / "pr.yaml", lambda d: d.__setitem__("files", [f for f in d["files"] if f["path"] != master]))
-    assert row(run_checks(read_bundle(case), load_policies()), 0).status is Status.FAIL  # offline: Check 0
+    assert row(judge(read_bundle(case), load_policies()), 0).status is Status.FAIL  # offline: Check 0
     server = standin(case)
     live, stats = collect(server)
     assert master in {f.path for f in live.pr.files}
     assert any("changed-file listing omitted 1" in a for a in stats.absent)
-    assert row(run_checks(live, load_policies()), 0).status is Status.PASS
+    assert row(judge(live, load_policies()), 0).status is Status.PASS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.github.scope import decide_scope
+from verifier.record.github.scope import decide_scope
 
 CORE = ("@SemiAnalysisAI/core", "@InferenceX/core")
 CODEOWNERS = """\

@@ -1,4 +1,4 @@
-"""Units of verifier.github: safe unzip, sign-off URLs and markers, link scanning, retries, policy file."""
+"""Units of verifier.record.github: safe unzip, sign-off URLs and markers, link scanning, retries, policy file."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import pytest
 import requests
 
 from tests.kit import PROJECT
-from verifier.errors import GitHubError, UsageError
-from verifier.github.archive import ArchiveLimits, extract_zip, safe_member_path
-from verifier.github.client import CollectStats, RetryPolicy, Transport
-from verifier.github.links import page_urls, reuse_run_id, run_ids, upstream_refs
-from verifier.github.signoff import looks_like_signoff, marker_regex, parse_signoff_url
-from verifier.policy import load_policies
+from verifier.core.errors import GitHubError, UsageError
+from verifier.core.policy import load_policies
+from verifier.record.github.archive import ArchiveLimits, extract_zip, safe_member_path
+from verifier.record.github.client import CollectStats, RetryPolicy, Transport
+from verifier.record.github.links import page_urls, reuse_run_id, run_ids, upstream_refs
+from verifier.record.github.signoff import looks_like_signoff, marker_regex, parse_signoff_url
 
 KEEP = ["result.json", "server.log", "results*.json"]
 
@@ -174,8 +174,8 @@ def test_policy_file_loads() -> None:
                                   "cr\ronly", "nel\x85x", "ls\u2028x\n", "\ufeffbom\n"])
 def test_written_strings_round_trip_exactly(text: str, tmp_path: Path) -> None:
     from tests.kit import CASES
-    from verifier.bundle import read_bundle
-    from verifier.github.record import write_bundle
+    from verifier.core.bundle import read_bundle
+    from verifier.record.github.record import write_bundle
 
     bundle = read_bundle(CASES / "pr4524")
     pr = bundle.pr.model_copy(update={"body": text, "title": text.replace("\n", " ")})
@@ -188,8 +188,8 @@ def test_written_strings_round_trip_exactly(text: str, tmp_path: Path) -> None:
 
 def test_record_directory_must_be_empty(tmp_path: Path) -> None:
     from tests.kit import CASES
-    from verifier.bundle import read_bundle
-    from verifier.github.record import write_bundle
+    from verifier.core.bundle import read_bundle
+    from verifier.record.github.record import write_bundle
 
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "keep.txt").write_text("mine")

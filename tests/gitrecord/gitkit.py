@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tests.kit import FIXTURES
-from verifier.layout import POLICY_PATHS
+from verifier.core.layout import POLICY_PATHS
 
 ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
        "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.com",

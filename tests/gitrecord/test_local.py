@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.gitrecord.gitkit import commit, fixture_tree, git, init, to_old_layout, with_distractors
-from verifier.cli import main
+from verifier.app.cli import main
 
 RECIPE = "benchmarks/single_node/srt-slurm-recipes/quill2flash/sglang/b300-fp4-mtp/agentic.yaml"
 

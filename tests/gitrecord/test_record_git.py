@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
+from checks import judge
 from tests.gitrecord.gitkit import commit, fixture_tree, init, to_old_layout, with_distractors
-from verifier.bundle import read_bundle
-from verifier.cli import main
-from verifier.gitrecord.git import GitRepo
-from verifier.gitrecord.record import PrFacts, Side, _when, build_bundle, record_revisions
-from verifier.model import Bundle
-from verifier.policy import load_policies
-from verifier.runner import run_checks
+from verifier.app.cli import main
+from verifier.core.bundle import read_bundle
+from verifier.core.model import Bundle
+from verifier.core.policy import load_policies
+from verifier.record.git.record import PrFacts, Side, _when, build_bundle, record_revisions
+from verifier.record.git.repo import GitRepo
 
 FIXTURES = ["pr4524", "c06/fail-vendor-before-open-source", "c08/fail-publish-events-false",
             "c09/fail-raw-completions-client", "c10/fail-setup-script", "c10/pass-waiver",
@@ -22,7 +22,7 @@ FIXTURES = ["pr4524", "c06/fail-vendor-before-open-source", "c08/fail-publish-ev
 
 
 def _rows(bundle: Bundle) -> list[tuple[Any, ...]]:
-    report = run_checks(bundle, load_policies())
+    report = judge(bundle, load_policies())
     return [(r.id, r.status.value, [(f.message_id, f.params) for f in r.result.findings]) for r in report.rows]
 
 
@@ -168,8 +168,8 @@ def test_both_trees_hold_the_same_selection(tmp_path: Path) -> None:
     assert {p for p in bundle.head.files if p in bundle.base.files or "agentic/quill2flash" in p} == set(
         bundle.head.files)
     assert "benchmarks/single_node/fixed_seq_len/quill2flash_fp4_b200_sglang_mtp.sh" in bundle.base.files
-    from verifier.configs import affected_keys
-    from verifier.context import CheckContext
+    from verifier.core.context import CheckContext
+    from verifier.launch.affected import affected_keys
 
     ctx = CheckContext(bundle=bundle, policies=load_policies())
     assert affected_keys(ctx).keys == ["quill2flash-fp4-b200-sglang-agentic-mtp"]

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.gitrecord.gitkit import commit, fixture_tree, git, init, with_distractors
-from verifier.cli import main
-from verifier.gitrecord.git import GitRepo
-from verifier.replay.merged import merged_prs
+from verifier.app.cli import main
+from verifier.app.replay.merged import merged_prs
+from verifier.record.git.repo import GitRepo
 
 DEPRECATION = "quill2flash"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from verifier.hook import hook_policy
-from verifier.local.srtctl import srtctl_issues
+from verifier.app.hook import hook_policy
+from verifier.app.local.srtctl import srtctl_issues
 
 RECIPE = """base:
   name: demo

@@ -1,4 +1,4 @@
-"""Recording files the runners fetch from another repository (verifier/fetched.py), end to end.
+"""Recording files the runners fetch from another repository (verifier/record/fetched.py), end to end.
 
 Two small repositories: an old-layout InferenceX whose runner clones NVIDIA/srt-slurm and checks out a
 branch or a tag, and a fake srt-slurm whose branch moves after the PR. `record-git`, `replay` and the
@@ -16,14 +16,14 @@ import pytest
 
 from tests.gitrecord.gitkit import commit, git, init
 from tests.launch.multinode_kit import RECIPE, SETUP_SCRIPT, TRT_KEY, TRT_RECIPE, srt_tree
-from verifier.bundle import read_bundle
-from verifier.cli import main
-from verifier.context import CheckContext
-from verifier.fetched import git_sources
-from verifier.gitrecord.git import GitRepo
-from verifier.gitrecord.record import record_revisions
+from verifier.app.cli import main
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
 from verifier.launch import launches
-from verifier.policy import load_policies
+from verifier.record.fetched import git_sources
+from verifier.record.git.record import record_revisions
+from verifier.record.git.repo import GitRepo
 
 OLD = TRT_RECIPE
 NEW = TRT_RECIPE.replace(b"tensor_parallel_size: 8", b"tensor_parallel_size: 16")

@@ -97,8 +97,8 @@ def _assert_linear(make: Callable[[int], Callable[[], Any]], n: int, factor: int
 
 
 def _reuse(n: int) -> Callable[[], Any]:
-    from verifier import ci
-    from verifier.model import Comment
+    from verifier.core.model import Comment
+    from verifier.facts import ci
 
     body = "\n".join([G.whitespace_comment(64)] * n) + "\n/use 123\n"
     comment = Comment(id=1, author="a", author_association="NONE", body=body,
@@ -107,22 +107,20 @@ def _reuse(n: int) -> Callable[[], Any]:
 
 
 def _claims(n: int) -> Callable[[], Any]:
-    from verifier import claims
-
+    from verifier.documents import claims
     body = "".join(G.unclosed_body(16) + "Conc 4 to 8 use lpm. <details>x</details><!-- y -->\n" for _ in range(n))
     return lambda: list(claims._sentences(body))
 
 
 def _pages(n: int) -> Callable[[], Any]:
-    from verifier import upstream
-
+    from verifier.documents import upstream
     page = "".join(G.unclosed_page(8) + "<pre>python -m sglang.launch_server --tp 2</pre>\n" for _ in range(n))
     return lambda: (upstream._code_blocks(page), upstream.detail_section(page))
 
 
 def _merge_bomb(n: int) -> Callable[[], Any]:
-    from verifier.configs.yaml11 import parse_yaml11
-    from verifier.errors import InputError
+    from verifier.core.errors import InputError
+    from verifier.core.yaml11 import parse_yaml11
 
     text = G.merge_bomb_text(n, distinct=False)
 
@@ -133,14 +131,14 @@ def _merge_bomb(n: int) -> Callable[[], Any]:
 
 
 def _many_entries(n: int) -> Callable[[], Any]:
-    from verifier.configs.yaml11 import parse_yaml11
+    from verifier.core.yaml11 import parse_yaml11
 
     text = G.master_entries_text((BASE / G.MASTER).read_text(encoding="utf-8"), n)
     return lambda: parse_yaml11(text, "nvidia-master.yaml")
 
 
 def _evidence(n: int) -> Callable[[], Any]:
-    from verifier.results import CheckResult, FileEvidence, Status, finding
+    from verifier.core.results import CheckResult, FileEvidence, Status, finding
 
     findings = tuple(finding("x", FileEvidence(path=f"configs/{i}.yaml", line=i), FileEvidence(path="same"))
                      for i in range(n))
@@ -166,7 +164,7 @@ def test_judged_work_is_linear_in_input_size(make: Callable[[int], Callable[[], 
 def test_merge_key_work_is_capped() -> None:
     """A merge chain whose resolved mappings grow without bound is refused by the work cap."""
     from verifier.configs import yaml11
-    from verifier.errors import InputError
+    from verifier.core.errors import InputError
 
     text = G.merge_bomb_text(3000)
     with pytest.raises(InputError, match="merge-key bomb"):

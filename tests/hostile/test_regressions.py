@@ -8,13 +8,13 @@ import re
 
 import pytest
 
-from verifier.configs.yaml11 import parse_yaml11
-from verifier.errors import InputError
-from verifier.logins import is_login, same_login
-from verifier.model import Comment
+from verifier.core.errors import InputError
+from verifier.core.logins import is_login, same_login
+from verifier.core.model import Comment
+from verifier.core.textscan import paired_spans
+from verifier.core.yaml11 import parse_yaml11
+from verifier.core.yamlio import load_json, load_yaml
 from verifier.render.text import code_span, neutralize
-from verifier.textscan import paired_spans
-from verifier.yamlio import load_json, load_yaml
 
 # ---------------------------------------------------------------- (a) quadratic inputs
 

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tests.kit import CASES, FIXTURES
-from verifier.bundle import read_bundle
-from verifier.context import CheckContext
-from verifier.model import Bundle, ChangedFile, PullRequest, SignOff, Tree
-from verifier.policy import load_policies
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.model import Bundle, ChangedFile, PullRequest, SignOff, Tree
+from verifier.core.policy import load_policies
 
 LAUNCH = FIXTURES / "launch"
 NEW = LAUNCH / "new"

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 
-from verifier.model import Bundle, ChangedFile, PullRequest, SignOff, Tree
+from verifier.core.model import Bundle, ChangedFile, PullRequest, SignOff, Tree
 
 SHA_BASE = "a" * 40
 SHA_HEAD = "b" * 40
@@ -391,7 +391,7 @@ def make_bundle(head: Mapping[str, bytes], base: Mapping[str, bytes] | None = No
                 upstream: Mapping[str, bytes] | None = None, upstream_files: tuple = (),
                 review: dt.date = dt.date(2026, 7, 10)) -> Bundle:
     """An in-memory old-layout bundle; every key is affected (the base lacks the master configs)."""
-    from verifier.model import GitHubFacts
+    from verifier.core.model import GitHubFacts
 
     base = dict(base or {"configs/runners.yaml": RUNNERS})
     now = dt.datetime.combine(review, dt.time(12, 0), tzinfo=dt.UTC)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.launch.helpers import edit, make_ctx, old_layout, tree_files
-from verifier.configs import affected_keys
+from verifier.launch.affected import affected_keys
 
 MASTER = "inferencex-e2e/configs/nvidia-master.yaml"
 SGL = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/tm/sglang/b300-fp4-mtp/agentic.yaml"

@@ -8,8 +8,9 @@ import re
 import pytest
 
 from tests.launch.helpers import case_ctx
-from verifier.configs import affected_keys, points
+from verifier.configs import points
 from verifier.launch import launches
+from verifier.launch.affected import affected_keys
 
 KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"
 RECIPES = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300-fp4-mtp/"

@@ -6,7 +6,7 @@ import pytest
 
 from tests.kit import REFERENCE_DATA
 from tests.launch.helpers import case_ctx
-from verifier.changelog import (
+from verifier.configs.changelog import (
     appended_entries,
     changelog_report,
     entries,

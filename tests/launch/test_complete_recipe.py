@@ -1,4 +1,4 @@
-"""Old-layout srt-slurm recipes are complete srtctl recipes (verifier/recipes/complete.py, issue 12).
+"""Old-layout srt-slurm recipes are complete srtctl recipes (verifier/launch/recipes/complete.py, issue 12).
 
 The old runners hand `CONFIG_FILE` to `srtctl apply -f` as it is: the recipe's own model and
 container run, nothing is bound into it, and its classic `backend:` block names the workers.
@@ -9,8 +9,8 @@ from __future__ import annotations
 from tests.launch.helpers import LAUNCH, PREFIX, make_ctx
 from tests.launch.multinode_kit import B200_1P1D_RESOURCES, disagg_row
 from verifier.launch import launches
-from verifier.recipes.complete import is_complete, to_roles
-from verifier.recipes.variants import Origin
+from verifier.launch.recipes.complete import is_complete, to_roles
+from verifier.launch.recipes.variants import Origin
 
 KEY = "dsr1-fp8-b200-dynamo-sglang"
 RECIPE = "benchmarks/multi_node/srt-slurm-recipes/sglang/dsr1/disagg-1p1d.yaml"
@@ -167,8 +167,8 @@ def test_client_sourcing_the_workspace_library_is_judged_by_its_function() -> No
     """`source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"` (old agentic_srt.sh): the
     workspace is the repository root, so `build_replay_cmd` is read from that library."""
     from checks.c09_chat_template import _library_chat
-    from verifier.context import CheckContext
-    from verifier.policy import load_policies
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
 
     script = "benchmarks/multi_node/agentic_srt.sh"
     text = 'source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"\nbuild_replay_cmd "$RESULT_DIR"\n'

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from tests.launch.helpers import case_ctx
 from tests.launch.test_legacy_script import LEGACY_MINIMAX, _old_layout_bundle
-from verifier.bundle import read_bundle
-from verifier.context import CheckContext
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
 from verifier.launch import KINDS, launches
 from verifier.launch.kinds import by_name
-from verifier.policy import load_policies
 
 KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"
 

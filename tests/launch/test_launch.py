@@ -8,7 +8,7 @@ import pytest
 
 from tests.launch.helpers import edit, make_ctx, old_layout, tree_files
 from verifier.launch import EXACTLY_ONE, launches
-from verifier.recipes import golden_al
+from verifier.launch.recipes import golden_al
 
 MASTER = "inferencex-e2e/configs/nvidia-master.yaml"
 SGL = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/tm/sglang/b300-fp4-mtp/agentic.yaml"
@@ -214,8 +214,8 @@ def test_golden_al_lookup() -> None:
     ],
 )
 def test_curve_names(prefix: str, method: str, draft: str | None, sample: str | None, stem: str) -> None:
-    from verifier.policy import load_policies
-    from verifier.recipes import curve_name
+    from verifier.core.policy import load_policies
+    from verifier.launch.recipes import curve_name
 
     assert curve_name(load_policies()["launch"]["golden-curves"], prefix, method, draft, sample) == stem
 
@@ -234,7 +234,7 @@ def test_old_layout_launches() -> None:
 def test_sorted_arg_order_policy() -> None:
     from types import MappingProxyType
 
-    from verifier.policy import load_policies
+    from verifier.core.policy import load_policies
 
     policies = dict(load_policies())
     launch_policy = dict(policies["launch"])

@@ -1,4 +1,4 @@
-"""Static evaluation of old-layout launcher scripts (verifier/recipes/legacy_script.py on verifier.shell)."""
+"""Static evaluation of old-layout launcher scripts (verifier/launch/recipes/legacy_script.py on verifier.shell)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.kit import CASES, clone_bundle, judge, row, row_summary
-from verifier.bundle import read_bundle
-from verifier.context import CheckContext
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
 from verifier.launch import launches
-from verifier.policy import load_policies
-from verifier.recipes.legacy_script import ScriptUnresolved, evaluate_script
+from verifier.launch.recipes.legacy_script import ScriptUnresolved, evaluate_script
 
 ENV = {"MODEL": "org/model", "TP": "4", "CONC": "40", "EP_SIZE": "1", "DP_ATTENTION": "false",
        "KV_OFFLOADING": "none", "PORT": "8888", "MODEL_PATH": "org/model", "EVAL_ONLY": "false",
@@ -320,7 +320,7 @@ def test_framework_tagged_script_is_preferred_over_the_fallback(tmp_path: Path) 
 
 
 def test_legacy_script_stems_follow_the_runner_suffixes() -> None:
-    from verifier.launch import legacy_script_stems
+    from verifier.launch.legacy_scripts import legacy_script_stems
 
     class _Entry:
         model_prefix, precision, sku = "dsr1", "fp4", "b200"

@@ -6,10 +6,10 @@ import yaml
 
 from tests.kit import SHARED
 from tests.launch.helpers import case_ctx, edit, make_ctx, old_layout, tree_files
-from verifier.bundle import read_bundle
 from verifier.configs import master_configs, master_entries, runners
-from verifier.context import CheckContext
-from verifier.policy import load_policies
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
 
 MASTER = "inferencex-e2e/configs/nvidia-master.yaml"
 KEY = "tm-fp4-b300-sglang-agentic-dspark"
@@ -112,9 +112,9 @@ def test_real_case_master_entry() -> None:
 
 def test_layer_on_fullsize_bundle() -> None:
     """The layer judges the full-size bundle (its speed: benchmarks/bench.py, never asserted here)."""
-    from verifier.changelog import changelog_report
-    from verifier.configs import affected_keys
+    from verifier.configs.changelog import changelog_report
     from verifier.launch import launches
+    from verifier.launch.affected import affected_keys
 
     bundle = read_bundle(SHARED / "perf" / "pr4524-fullsize")
     ctx = CheckContext(bundle, load_policies())

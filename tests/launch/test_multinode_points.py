@@ -7,10 +7,10 @@ import datetime as dt
 from tests.launch.multinode_kit import make_bundle
 from verifier.configs import points
 from verifier.configs.runners import parse_runners
-from verifier.context import CheckContext
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import launcher_env, runner_scripts
-from verifier.policy import load_policies
 
 KEY = "dsv4-fp4-gb300-dynamo-sglang-agentic-agg"
 MASTER = f"""{KEY}:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from tests.launch.multinode_kit import AMD_KEY, AMD_SERVER, amd_tree, make_bundle
-from verifier.context import CheckContext
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
 from verifier.launch import launches
-from verifier.policy import load_policies
 
 SERVER = "benchmarks/multi_node/amd_utils/server.sh"
 MODELS = "benchmarks/multi_node/amd_utils/models.yaml"
@@ -109,7 +109,7 @@ def _spec_decode_amd_tree(bench: bytes) -> dict[str, bytes]:
 def test_check_9_judges_the_client_the_server_script_runs() -> None:
     """AMD chains: server.sh starts the servers and runs bench.sh, which drives the client."""
     from checks import c09_chat_template
-    from verifier.results import Status
+    from verifier.core.results import Status
 
     ctx = CheckContext(make_bundle(_spec_decode_amd_tree(BENCH)), load_policies())
     assert any(f.endswith("amd_utils/bench.sh") for x in launches(ctx, "head").launches for f in x.files)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from tests.kit import PROJECT
 from tests.launch.helpers import make_ctx, tree_files
 from verifier.configs import points
+from verifier.core.policy import load_policy_file
 from verifier.launch import launches
-from verifier.policy import load_policy_file
 
 
 def test_launch_policy_validates() -> None:

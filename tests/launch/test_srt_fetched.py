@@ -14,11 +14,11 @@ from tests.launch.multinode_kit import (
     make_bundle,
     srt_tree,
 )
-from verifier.context import CheckContext
+from verifier.core.context import CheckContext
+from verifier.core.model import UpstreamFile, UpstreamFiles
+from verifier.core.policy import load_policies
 from verifier.launch import launches
 from verifier.launch.model import Need
-from verifier.model import UpstreamFile, UpstreamFiles
-from verifier.policy import load_policies
 
 COMMIT = "c" * 40
 RUNNER = "runners/launch_b200-dgxc-slurm.sh"
@@ -144,7 +144,7 @@ def test_check_10_needs_no_inferencex_copy_of_a_recipe_the_runner_fetches() -> N
     """The row's CONFIG_FILE names a path of the srt-slurm clone: the overlay's InferenceX source is
     what is scanned, and the clone path (absent from the tree by design) is not missing evidence."""
     from checks import c10_engine_patches
-    from verifier.results import Status
+    from verifier.core.results import Status
 
     result = c10_engine_patches.check(_ctx())
     assert result.status is Status.PASS, result

@@ -8,10 +8,10 @@ its own (compared with a context that shares nothing).
 from __future__ import annotations
 
 from tests.launch.multinode_kit import AMD_KEY, SGL_KEY, TRT_KEY, amd_tree, make_bundle, srt_tree
-from verifier.context import CheckContext
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
 from verifier.launch import launches
 from verifier.launch.treeshare import TreeShare
-from verifier.policy import load_policies
 
 SERVER = "benchmarks/multi_node/amd_utils/server.sh"
 JOB = "benchmarks/multi_node/amd_utils/job.slurm"

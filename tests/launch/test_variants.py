@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.launch.helpers import NEW
-from verifier.configs.yaml11 import parse_yaml11
-from verifier.recipes import RecipeError, deep_merge, expand
+from verifier.core.yaml11 import parse_yaml11
+from verifier.launch.recipes import RecipeError, deep_merge, expand
 
 AGENTIC = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/tm/sglang/b300-fp4-mtp/agentic.yaml"
 FIXED = "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/tm/sglang/b300-fp8/8k1k.yaml"
@@ -134,8 +134,8 @@ def test_reference_dsv4_anchors_and_null_delete() -> None:
 
 
 def test_reference_qwen_zip_and_legacy_fragment() -> None:
-    from verifier.policy import load_policies
-    from verifier.recipes.bind import fragment_problems
+    from verifier.core.policy import load_policies
+    from verifier.launch.recipes.bind import fragment_problems
 
     variants = expand(ref_doc("qwen3.5/sglang/b300-fp8-mtp/8k1k.yaml"))
     assert [v.data["benchmark"]["env"]["CONC"] for v in variants] == ["4", "8", "16", "32", "64", "128", "256"]

@@ -1,11 +1,11 @@
-"""YAML 1.1 loading with line numbers (verifier.configs.yaml11)."""
+"""YAML 1.1 loading with line numbers (verifier.core.yaml11)."""
 
 from __future__ import annotations
 
 import pytest
 
-from verifier.configs.yaml11 import parse_yaml11
-from verifier.errors import InputError
+from verifier.core.errors import InputError
+from verifier.core.yaml11 import parse_yaml11
 
 
 def test_yaml11_scalars_match_pyyaml_safe_load() -> None:
@@ -75,7 +75,7 @@ def test_hostile_or_broken_input_is_refused(text: str, fragment: str) -> None:
 
 
 def test_alias_bomb_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import verifier.configs.yaml11 as mod
+    import verifier.core.yaml11 as mod
 
     monkeypatch.setattr(mod, "MAX_NODES", 10_000)
     lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]

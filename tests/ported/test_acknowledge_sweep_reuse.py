@@ -1,4 +1,4 @@
-"""InferenceX's reuse-command acknowledgement expectations, ported as facts against verifier.ci.reuse_command
+"""InferenceX's reuse-command acknowledgement expectations, ported as facts against verifier.facts.ci.reuse_command
 (the decision Check 4 renders).
 
 Source: SemiAnalysisAI/InferenceX `inferencex-e2e/infx/tests/workflows/test_acknowledge_sweep_reuse.py`
@@ -20,11 +20,11 @@ from typing import Any
 import pytest
 
 from tests.kit import CASES
-from verifier import ci
-from verifier.bundle import read_bundle
-from verifier.context import CheckContext
-from verifier.model import Artifact, Bundle, Comment
-from verifier.policy import load_policies
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.model import Artifact, Bundle, Comment
+from verifier.core.policy import load_policies
+from verifier.facts import ci
 
 BUNDLE = read_bundle(CASES / "pr4524-approved")
 POLICIES = load_policies()

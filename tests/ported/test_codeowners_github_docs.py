@@ -1,4 +1,4 @@
-"""GitHub's documented CODEOWNERS semantics, ported as path cases against verifier.codeowners.
+"""GitHub's documented CODEOWNERS semantics, ported as path cases against verifier.documents.codeowners.
 
 Source: GitHub Docs, "About code owners" (docs.github.com/en/repositories/managing-your-repositorys-
 settings-and-features/customizing-your-repository/about-code-owners), the example CODEOWNERS file
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.codeowners import owners_of, owning_rule, parse_codeowners
+from verifier.documents.codeowners import owners_of, owning_rule, parse_codeowners
 
 # GitHub's example file (owners shortened), in its order: later lines win.
 EXAMPLE = r"""

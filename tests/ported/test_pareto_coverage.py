@@ -1,4 +1,4 @@
-"""InferenceX's Pareto-coverage expectations, ported as facts against verifier.pareto (Check 14's counter).
+"""InferenceX's Pareto-coverage expectations, ported as facts against verifier.documents.pareto (Check 14's counter).
 
 Source: SemiAnalysisAI/InferenceX `inferencex-e2e/infx/tests/workflows/test_pareto_coverage.py`
 (newest found: fork xiangmaster/InferenceX at f6e51f79e7007c6f05e357a5a41a56b3a201022b, a superset of
@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from verifier.pareto import ParetoInputError, coverage, curves_from_json
+from verifier.documents.pareto import ParetoInputError, coverage, curves_from_json
 
 KEY = "model/scenario/hw/precision/run/p90/image"
 

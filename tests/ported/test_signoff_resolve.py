@@ -1,4 +1,4 @@
-"""InferenceX's sign-off resolver expectations, ported as facts against verifier.github.
+"""InferenceX's sign-off resolver expectations, ported as facts against verifier.record.github.
 
 Source: SemiAnalysisAI/InferenceX `inferencex-e2e/infx/tests/workflows/test_signoff_resolve.py`
 (newest found: fork hbarclay/InferenceX at d67e45816b36fca27a001d4c09df2c382b435a7c). Ported: the
@@ -17,12 +17,12 @@ import pytest
 
 from tests.github.conftest import FAST, REPO, collect
 from tests.github.standin import TOKEN, StandIn
-from verifier.errors import UsageError
-from verifier.github.client import Client
-from verifier.github.scope import Access, Permissions, requester_access
-from verifier.github.signoff import is_bot, looks_like_signoff, parse_signoff_url
-from verifier.model import Permission
-from verifier.policy import load_policies
+from verifier.core.errors import UsageError
+from verifier.core.model import Permission
+from verifier.core.policy import load_policies
+from verifier.record.github.client import Client
+from verifier.record.github.scope import Access, Permissions, requester_access
+from verifier.record.github.signoff import is_bot, looks_like_signoff, parse_signoff_url
 
 PR = f"https://github.com/{REPO}/pull/4524"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
-from verifier.results import Status
+from verifier.core.results import Status
 
 RUN = 40739166138
 WORKFLOW = ".github/workflows/run-sweep.yml"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, row_summary
-from verifier.results import Status
+from verifier.core.results import Status
 
 ROOT = "inferencex-e2e/"
 CURVE = ROOT + "infx/golden_al_distribution/minimaxm31flash_dspark.yaml"
@@ -106,9 +106,9 @@ def test_pr_that_edits_codeowners_has_the_edit_reported(tmp_path: Path) -> None:
 def test_pr_that_names_its_own_draft_in_models_md_is_judged_by_the_base_row(tmp_path: Path) -> None:
     """Check 13 takes the PoR draft repositories from the base MODELS.md, not from the PR's edit."""
     from checks.c13_draft_precision import _por
-    from verifier.bundle import read_bundle
-    from verifier.context import CheckContext
-    from verifier.policy import load_policies
+    from verifier.core.bundle import read_bundle
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
 
     case = _case(tmp_path)
     replace_text(case / "tree/head" / MODELS_MD, "(`MiniMaxAI/MiniMax-M3.1-Flash`, `dspark/` subfolder)",

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.kit import CASES, REFERENCE_DATA
-from verifier.serverlog import parse_server_log
-from verifier.yamlio import decode_text, load_yaml, plain
+from verifier.core.yamlio import decode_text, load_yaml, plain
+from verifier.documents.serverlog import parse_server_log
 
 RECIPE_GLOB = "**/srt-slurm-recipes/**/sglang/**/*.yaml"
 

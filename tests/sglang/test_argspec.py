@@ -9,16 +9,10 @@ import sys
 import pytest
 
 from tests.kit import PROJECT
-from verifier.sglang import (
-    SGLangArgError,
-    UnknownSGLangVersion,
-    available_versions,
-    load_argspec,
-    resolve_sglang,
-    split_launcher,
-)
-from verifier.sglang.argspec import ArgSpec, human_readable_int, spec_path
-from verifier.sglang.dump import spec_of_parser
+from verifier.engines.argspec.parsing import EngineArgError, UnknownEngineVersion
+from verifier.engines.sglang import available_versions, load_argspec, resolve_sglang, split_launcher
+from verifier.engines.sglang.argspec import ArgSpec, human_readable_int, spec_path
+from verifier.engines.sglang.dump import spec_of_parser
 
 V23, V16 = "0.5.23", "0.5.16"
 
@@ -27,8 +21,8 @@ def parse(*argv: str, version: str = V23):
     return resolve_sglang(["--model-path", "/m", *argv], version=version)
 
 
-def error(*argv: str, version: str = V23) -> SGLangArgError:
-    with pytest.raises(SGLangArgError) as info:
+def error(*argv: str, version: str = V23) -> EngineArgError:
+    with pytest.raises(EngineArgError) as info:
         parse(*argv, version=version)
     return info.value
 
@@ -131,7 +125,7 @@ def test_errors_carry_argparse_messages(argv: tuple[str, ...], kind: str, fragme
 
 
 def test_missing_required_model_path() -> None:
-    with pytest.raises(SGLangArgError) as info:
+    with pytest.raises(EngineArgError) as info:
         resolve_sglang(["--tp", "2"], version=V23)
     assert info.value.kind == "required"
     assert info.value.message == "the following arguments are required: --model-path/--model"
@@ -208,37 +202,37 @@ def test_launcher_prefix_is_stripped() -> None:
     assert r.argv == ("--model-path", "/m", "--tp", "2")
     assert split_launcher(["sglang", "serve", "--x"]) == (("sglang", "serve"), ("--x",))
     assert split_launcher(["--x"]) == ((), ("--x",))
-    with pytest.raises(SGLangArgError):
+    with pytest.raises(EngineArgError):
         resolve_sglang(["bash", "-c", "x", "--model-path", "/m"], version=V23)
 
 
 def test_unknown_image_and_version() -> None:
-    with pytest.raises(UnknownSGLangVersion):
+    with pytest.raises(UnknownEngineVersion):
         resolve_sglang(["--model-path", "/m"], image="lmsysorg/sglang:dev-something-new")
-    with pytest.raises(UnknownSGLangVersion, match="no SGLang arg spec is committed for version 0.5.7"):
+    with pytest.raises(UnknownEngineVersion, match="no SGLang arg spec is committed for version 0.5.7"):
         resolve_sglang(["--model-path", "/m"], image="lmsysorg/sglang:v0.5.7-cu130")
-    with pytest.raises(UnknownSGLangVersion):
+    with pytest.raises(UnknownEngineVersion):
         resolve_sglang(["--model-path", "/m"])
     assert resolve_sglang(["--model-path", "/m"], image="lmsysorg/sglang:v0.5.16-cu130").version == V16
 
 
 def test_real_mode_refuses_a_different_installed_version() -> None:
-    from verifier.sglang import SGLangUnavailable
+    from verifier.engines.argspec.parsing import EngineUnavailable
 
-    with pytest.raises(SGLangUnavailable):
+    with pytest.raises(EngineUnavailable):
         resolve_sglang(["--model-path", "/m"], version=V16, mode="real")
 
 
 def test_hostile_argv_limits() -> None:
-    with pytest.raises(SGLangArgError):
+    with pytest.raises(EngineArgError):
         resolve_sglang(["--model-path", "/m"] + ["--tp", "1"] * 3000, version=V23)
-    with pytest.raises(SGLangArgError):
+    with pytest.raises(EngineArgError):
         resolve_sglang(["--model-path", "x" * (2 << 20)], version=V23)
 
 
 def test_malformed_spec_is_refused(tmp_path) -> None:
-    from verifier.sglang import ArgSpecError
-    from verifier.sglang.argspec import load_argspec as load
+    from verifier.engines.argspec.parsing import ArgSpecError
+    from verifier.engines.sglang.argspec import load_argspec as load
 
     data = json.loads(spec_path(V23).read_text())
     data["actions"][0]["action"] = "some.UnknownAction"
@@ -254,8 +248,8 @@ def test_malformed_spec_is_refused(tmp_path) -> None:
 
 def test_import_does_not_load_torch_or_sglang() -> None:
     code = (
-        "import sys, verifier.sglang, verifier.serverlog, verifier.engine_args\n"
-        "verifier.sglang.resolve_sglang(['--model-path', '/m'], image='lmsysorg/sglang:v0.5.16-cu130')\n"
+        "import sys, verifier.engines.sglang, verifier.documents.serverlog, verifier.engines.atom.answers\n"
+        "verifier.engines.sglang.resolve_sglang(['--model-path', '/m'], image='lmsysorg/sglang:v0.5.16-cu130')\n"
         "bad = sorted(m for m in ('torch', 'sglang', 'triton', 'numpy') if m in sys.modules)\n"
         "print(','.join(bad))\n"
     )

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from verifier.sglang import dump as dump_mod
-from verifier.sglang import sglang_spec_main
-from verifier.sglang.argspec import ArgSpec
-from verifier.sglang.dump import spec_json, spec_of_parser
-from verifier.sglang.parsing import RaisingParser, parse_with
+from verifier.engines.argspec.parsing import RaisingParser, parse_with
+from verifier.engines.sglang import dump as dump_mod
+from verifier.engines.sglang import sglang_spec_main
+from verifier.engines.sglang.argspec import ArgSpec
+from verifier.engines.sglang.dump import spec_json, spec_of_parser
 
 
 def human_readable_int(value: str) -> int:  # same name as SGLang's: the rebuild maps it by name

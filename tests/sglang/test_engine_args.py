@@ -1,28 +1,29 @@
-"""verifier.engine_args: vLLM / TRT-LLM / ATOM / SGLang spec-decode and draft-precision readers."""
+"""The engines' spec-decode and draft-precision readers (vLLM, TRT-LLM, ATOM, SGLang), asked through the registry."""
 
 from __future__ import annotations
 
 import json
 
 from tests.kit import REFERENCE_DATA
-from verifier.engine_args import (
+from verifier.core.yamlio import decode_text, load_yaml, plain
+from verifier.engines import engine_for
+from verifier.engines.atom.answers import (
     atom_online_quant,
-    atom_spec_params,
     draft_layer_coverage,
-    flag_values,
     mtp_layer_prefixes,
-    parse_structured,
     pattern_matches,
     read_online_quant_config,
-    sglang_spec_params,
-    trt_forced_acceptance,
-    trt_kv_cache_dtype,
-    trt_spec_params,
-    trt_speculative_config,
-    vllm_spec_params,
-    vllm_speculative_config,
 )
-from verifier.yamlio import decode_text, load_yaml, plain
+from verifier.engines.common import flag_values, normalize_args, parse_structured
+from verifier.engines.trtllm.answers import trt_forced_acceptance, trt_kv_cache_dtype, trt_speculative_config
+from verifier.engines.vllm.answers import vllm_speculative_config
+
+
+def spec_of(engine: str, args):  # type: ignore[no-untyped-def]
+    """One role's spec-decode parameters as the engine registry reads them."""
+    found = engine_for(engine)
+    assert found is not None
+    return found.spec_params("agg", normalize_args(args) if isinstance(args, list) else args)
 
 
 def test_flag_values() -> None:
@@ -49,7 +50,7 @@ def test_vllm_speculative_config() -> None:
     assert vllm_speculative_config({"speculative-config": "{oops"}).error
     assert vllm_speculative_config({"speculative_config": "[1]"}).error
     assert vllm_speculative_config({"tensor-parallel-size": 8}) is None
-    params = vllm_spec_params({"speculative-config": {"method": "eagle3", "model": "d", "num_speculative_tokens": 2}})
+    params = spec_of("vllm", {"speculative-config": {"method": "eagle3", "model": "d", "num_speculative_tokens": 2}})
     assert (params.method, params.draft_length, params.draft_model) == ("eagle3", 2, "d")
 
 
@@ -61,8 +62,9 @@ def test_trt_reference_recipe() -> None:
     assert spec and (spec.decoding_type, spec.max_draft_len, spec.speculative_model) == (
         "Eagle3", 3, "Inferact/MiniMax-M3-EAGLE3-GQA")
     assert trt_kv_cache_dtype(args) == "fp8"
-    params = trt_spec_params(args, {"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS": "2"})
-    assert (params.method, params.draft_length, params.acceptance_length) == ("eagle3", 3, 3.0)
+    params = spec_of("trtllm", args)
+    assert (params.method, params.draft_length) == ("eagle3", 3)
+    assert trt_forced_acceptance({"TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS": "2"})[1] == 3.0
 
 
 def test_trt_forced_acceptance() -> None:
@@ -75,9 +77,9 @@ def test_trt_forced_acceptance() -> None:
 def test_atom_spec_params() -> None:
     argv = ["python", "-m", "atom.entrypoints.openai_server", "--method", "mtp", "--num-speculative-tokens", "3",
             "--draft-model", "/d", "--spec-decode-acceptance-length", "2.99"]
-    params = atom_spec_params(argv)
-    assert (params.method, params.draft_length, params.draft_model, params.acceptance_length) == ("mtp", 3, "/d", 2.99)
-    assert atom_spec_params({"method": "dspark", "draft_sample_method": "probabilistic"}).sample_method == "probabilistic"
+    params = spec_of("atom", argv)
+    assert (params.method, params.draft_length, params.draft_model) == ("mtp", 3, "/d")
+    assert spec_of("atom", {"method": "dspark", "draft_sample_method": "probabilistic"}).sample_method == "probabilistic"
 
 
 ONLINE = {"global_quant_config": "ptpc_fp8", "layer_quant_config": {"*expert*": "mxfp4"},
@@ -120,12 +122,12 @@ def test_atom_online_quant_from_argv_and_plugin_wrapper() -> None:
 
 
 def test_sglang_spec_params() -> None:
-    p = sglang_spec_params({"speculative-algorithm": "DSPARK", "speculative-dspark-block-size": 7,
-                            "speculative-draft-model-path": "/model/dspark"}, {"SGLANG_SIMULATE_ACC_LEN": "4.04"})
-    assert (p.method, p.draft_length, p.draft_model, p.acceptance_length) == ("dspark", 7, "/model/dspark", 4.04)
-    p = sglang_spec_params(["--speculative-algo", "EAGLE", "--speculative-num-steps", "3"])
+    p = spec_of("sglang", {"speculative-algorithm": "DSPARK", "speculative-dspark-block-size": 7,
+                        "speculative-draft-model-path": "/model/dspark"})
+    assert (p.method, p.draft_length, p.draft_model) == ("dspark", 7, "/model/dspark")
+    p = spec_of("sglang", ["--speculative-algo", "EAGLE", "--speculative-num-steps", "3"])
     assert (p.method, p.draft_length) == ("eagle", 3)
-    p = sglang_spec_params({"speculative_algorithm": "NEXTN", "speculative_num_steps": 2})  # a resolved namespace
+    p = spec_of("sglang", {"speculative_algorithm": "NEXTN", "speculative_num_steps": 2})  # a resolved namespace
     assert (p.method, p.draft_length) == ("nextn", 2)
-    assert sglang_spec_params({"speculative-algorithm": "EAGLE", "speculative-algo": "DSPARK"}).errors
-    assert not sglang_spec_params({}).speculates
+    assert spec_of("sglang", {"speculative-algorithm": "EAGLE", "speculative-algo": "DSPARK"}).error
+    assert not spec_of("sglang", {}).speculating

@@ -22,8 +22,9 @@ import pytest
 
 from tests.kit import CASES
 from tests.sglang.corpus import EDGE_CASES, recipe_commands, server_log_commands
-from verifier.sglang import SGLangArgError, available_versions, resolve_sglang
-from verifier.sglang.dump import installed_version
+from verifier.engines.argspec.parsing import EngineArgError
+from verifier.engines.sglang import available_versions, resolve_sglang
+from verifier.engines.sglang.dump import installed_version
 
 INSTALLED = installed_version()
 
@@ -46,7 +47,7 @@ def _require_real() -> str:
 def _outcome(argv: tuple[str, ...], version: str, mode: str) -> Any:
     try:
         r = resolve_sglang(argv, version=version, mode=mode)  # type: ignore[arg-type]
-    except SGLangArgError as exc:
+    except EngineArgError as exc:
         return ("error", exc.kind, exc.message)
     return ("ok", dict(r.namespace), r.given, r.uses, r.launcher)
 
@@ -57,9 +58,9 @@ def _launch_layer_argv() -> list[tuple[str, tuple[str, ...]]]:
         from verifier.launch import launches  # type: ignore[attr-defined]
     except ImportError:
         return []
-    from verifier.bundle import read_bundle
-    from verifier.context import CheckContext
-    from verifier.policy import load_policies
+    from verifier.core.bundle import read_bundle
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
 
     out = []
     for case in sorted(p for p in CASES.iterdir() if (p / "expected.yaml").is_file()):
@@ -114,7 +115,7 @@ def test_launch_layer_argv_agree() -> None:
 
 def test_server_logs_agree_with_their_server_args_line() -> None:
     """Every value the launch command sets is what SGLang printed in `server_args=` (0.5.23 logs)."""
-    from verifier.serverlog import parse_server_log
+    from verifier.documents.serverlog import parse_server_log
 
     checked = 0
     for path in sorted(CASES.glob("*/runs/*/*/server.log")):
@@ -131,8 +132,8 @@ def test_server_logs_agree_with_their_server_args_line() -> None:
 def test_spec_dump_of_installed_version_matches_committed_spec() -> None:
     """Re-dumping the installed sglang gives the committed JSON byte for byte."""
     version = _require_real()
-    from verifier.sglang.argspec import spec_path
-    from verifier.sglang.dump import dump_spec, spec_json
+    from verifier.engines.sglang.argspec import spec_path
+    from verifier.engines.sglang.dump import dump_spec, spec_json
 
     assert spec_json(dump_spec()) == spec_path(version).read_text(encoding="utf-8")
 
@@ -140,7 +141,7 @@ def test_spec_dump_of_installed_version_matches_committed_spec() -> None:
 def test_argspec_parser_builds_without_the_real_package() -> None:
     """The argspec parser is rebuilt from JSON alone (its cost is in benchmarks/bench.py)."""
     version = _require_real()
-    from verifier.sglang.argspec import load_argspec
+    from verifier.engines.sglang.argspec import load_argspec
 
     parser = load_argspec(version).build_parser()
     assert len(parser._actions) > 100

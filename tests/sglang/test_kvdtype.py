@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.sglang import canonical_dtype, checkpoint_kv_quant, dtype_rank, effective_kv_dtypes, model_dtype
-from verifier.sglang import resolve_sglang as _resolve
+from verifier.engines.sglang import (
+    canonical_dtype,
+    checkpoint_kv_quant,
+    dtype_rank,
+    effective_kv_dtypes,
+    model_dtype,
+)
+from verifier.engines.sglang import resolve_sglang as _resolve
 
 # A ModelOpt NVFP4 target with no KV quantization, and a bf16 DSpark draft (MXFP8 weights).
 NVFP4_TARGET = {

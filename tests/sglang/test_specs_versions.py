@@ -20,9 +20,9 @@ import pytest
 
 from tests.kit import REFERENCE_DATA
 from tests.sglang.corpus import RECIPE_GLOB, recipe_variants, sglang_argv
-from verifier.sglang import (
-    SGLangArgError,
-    UnknownSGLangVersion,
+from verifier.core.yamlio import decode_text, load_yaml, plain
+from verifier.engines.argspec.parsing import EngineArgError, UnknownEngineVersion
+from verifier.engines.sglang import (
     available_versions,
     load_argspec,
     pick_version,
@@ -30,9 +30,8 @@ from verifier.sglang import (
     version_for_framework,
     version_for_image,
 )
-from verifier.sglang.argspec import spec_path
-from verifier.sglang.dump import SPEC_FORMAT, spec_json
-from verifier.yamlio import decode_text, load_yaml, plain
+from verifier.engines.sglang.argspec import spec_path
+from verifier.engines.sglang.dump import SPEC_FORMAT, spec_json
 
 # Release -> number of argparse actions (help excluded) in its dumped parser.
 RELEASES: dict[str, int] = {
@@ -93,7 +92,7 @@ def test_spec_loads_and_builds(version: str) -> None:
         "/m", 4, "fp8_e4m3", 0.8)
     assert r.given == {"model_path", tp, "kv_cache_dtype", "mem_fraction_static"}
     assert ns["port"] == 30000 and ns["trust_remote_code"] is False
-    with pytest.raises(SGLangArgError, match="unrecognized arguments"):
+    with pytest.raises(EngineArgError, match="unrecognized arguments"):
         resolve_sglang(["--model-path", "/m", "--no-such-flag-anywhere"], version=version)
 
 
@@ -139,13 +138,13 @@ def test_release_tags_resolve_to_their_spec(version: str) -> None:
 def test_release_without_spec_is_unknown(image: str) -> None:
     wanted = image.split(":v", 1)[1].split("-", 1)[0]
     assert version_for_image(image) == wanted  # the tag names the release ...
-    with pytest.raises(UnknownSGLangVersion, match=re.escape(f"version {wanted} ")):
+    with pytest.raises(UnknownEngineVersion, match=re.escape(f"version {wanted} ")):
         resolve_sglang(["--model-path", "/m"], image=image)  # ... and no neighbour stands in
 
 
 @pytest.mark.parametrize("tag", ["v0.5.8rc1", "v0.5.8.post1.dev0", "0.5.8", "v0.5", "v0.5.8-", "v0.5.8_cu130"])
 def test_malformed_release_tags_are_unknown(tag: str) -> None:
-    with pytest.raises(UnknownSGLangVersion):
+    with pytest.raises(UnknownEngineVersion):
         version_for_image(f"lmsysorg/sglang:{tag}")
 
 

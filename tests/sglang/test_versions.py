@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from verifier.policy import load_policy_file
-from verifier.resources import POLICY_DIR
-from verifier.sglang import (
-    UnknownSGLangVersion,
-    parse_image,
-    pick_version,
-    version_for_framework,
-    version_for_image,
-)
+from verifier.core.policy import load_policy_file
+from verifier.core.resources import POLICY_DIR
+from verifier.engines.argspec.parsing import UnknownEngineVersion
+from verifier.engines.images import parse_image
+from verifier.engines.sglang import pick_version, version_for_framework, version_for_image
 
 PR4524 = "lmsysorg/sglang:dev-minimax-m31-flash@sha256:614b1509f63adaffb3c13cdea7eded07ea96bbf8eb05491a719b3c4f6b8895d5"
 
@@ -57,7 +53,7 @@ def test_known_images(image: str, version: str) -> None:
     ],
 )
 def test_unknown_images_are_never_guessed(image: str) -> None:
-    with pytest.raises(UnknownSGLangVersion):
+    with pytest.raises(UnknownEngineVersion):
         version_for_image(image)
 
 
@@ -74,7 +70,7 @@ def test_frameworks() -> None:
     assert version_for_framework("v0.5.16") == "0.5.16"
     assert version_for_framework("0.0.0.dev1+g295a53c90") == "0.5.23"
     for bad in ("0.0.0.dev1+gdeadbeef", "latest", "0.5"):
-        with pytest.raises(UnknownSGLangVersion):
+        with pytest.raises(UnknownEngineVersion):
             version_for_framework(bad)
 
 
@@ -82,7 +78,7 @@ def test_pick_version_precedence() -> None:
     assert pick_version(version="v0.5.16", image=PR4524) == "0.5.16"
     assert pick_version(image=PR4524, framework="0.5.16") == "0.5.23"
     assert pick_version(image="lmsysorg/sglang:dev-x", framework="0.5.16") == "0.5.16"
-    with pytest.raises(UnknownSGLangVersion, match="dev-x"):
+    with pytest.raises(UnknownEngineVersion, match="dev-x"):
         pick_version(image="lmsysorg/sglang:dev-x")
-    with pytest.raises(UnknownSGLangVersion):
+    with pytest.raises(UnknownEngineVersion):
         pick_version()

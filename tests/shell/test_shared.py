@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from tests.shell.test_harness_bundles import FOLDER, KEY, _harness_bundle, _script
-from verifier.bundle import read_bundle
-from verifier.context import CheckContext
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
 from verifier.launch import launches
 from verifier.launch.harness import shell_shared
 from verifier.launch.job import KeyJob
-from verifier.policy import load_policies
 from verifier.shell import Options, evaluate
 from verifier.shell.memo import Checkpoints
 from verifier.shell.values import shown

@@ -20,11 +20,9 @@ import types
 from typing import TYPE_CHECKING, Any
 
 # Public names and the submodule that defines each. They are imported on first use (PEP 562), so
-# that `verifier.configs.yaml11` -- all the pre-commit hook needs -- does not pull in the domain
+# that `verifier.core.yaml11` -- all the pre-commit hook needs -- does not pull in the domain
 # model through this package's __init__.
 _SUBMODULE = {
-    **dict.fromkeys(["AffectedConfigs", "AffectedReason", "ChangelogKeys", "affected_keys", "submitted_entries"],
-                    "affected"),
     **dict.fromkeys(["ConfigEntry", "MasterConfigs", "MasterError", "SearchRow", "candidate_entries", "master_configs",
                      "master_entries", "spelled_out"], "master"),
     **dict.fromkeys(["Point", "RecipeRef", "conc_values", "dram_budget_gb", "launch_policy", "points", "seq_name"],
@@ -33,13 +31,6 @@ _SUBMODULE = {
 }
 
 if TYPE_CHECKING:
-    from verifier.configs.affected import (
-        AffectedConfigs,
-        AffectedReason,
-        ChangelogKeys,
-        affected_keys,
-        submitted_entries,
-    )
     from verifier.configs.master import (
         ConfigEntry,
         MasterConfigs,
@@ -89,9 +80,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AffectedConfigs",
-    "AffectedReason",
-    "ChangelogKeys",
     "ClusterFacts",
     "ConfigEntry",
     "MasterConfigs",
@@ -100,7 +88,6 @@ __all__ = [
     "RecipeRef",
     "Runners",
     "SearchRow",
-    "affected_keys",
     "candidate_entries",
     "conc_values",
     "dram_budget_gb",
@@ -111,5 +98,4 @@ __all__ = [
     "runners",
     "seq_name",
     "spelled_out",
-    "submitted_entries",
 ]

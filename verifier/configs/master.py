@@ -3,7 +3,7 @@
 The real `nvidia-master.yaml` is ~330 KB with ~150 top-level entries, and a verdict needs only a
 few of them in detail. So the file is split into top-level entries by the lines that start at
 column 0 (a key followed by `:`), and each entry is parsed on first use with the YAML 1.1 loader
-of `verifier.configs.yaml11`. An entry whose text is byte-identical on the base and head sides is
+of `verifier.core.yaml11`. An entry whose text is byte-identical on the base and head sides is
 parsed once. Anything the splitter does not understand (a quoted or odd top-level key, document
 markers, an alias to an anchor in another entry) falls back to parsing the whole file, so the
 result never depends on the shortcut.
@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
-from verifier.configs.yaml11 import Doc, parse_yaml11
-from verifier.context import CheckContext
-from verifier.errors import InputError
-from verifier.yamlio import decode_text
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.yaml11 import Doc, parse_yaml11
+from verifier.core.yamlio import decode_text
 
 Side = Literal["base", "head"]
 VENDOR_FILES: tuple[tuple[str, str], ...] = (("nvidia", "nvidia_master"), ("amd", "amd_master"))

@@ -15,8 +15,8 @@ from typing import Any
 
 from verifier.configs.master import ConfigEntry, SearchRow, master_entries
 from verifier.configs.runners import ClusterFacts, runners
-from verifier.context import CheckContext
-from verifier.layout import repo_relative
+from verifier.core.context import CheckContext
+from verifier.core.layout import repo_relative
 
 BYTES_PER_MIB = 1_048_576
 BYTES_PER_GB = 1_000_000_000
@@ -30,7 +30,7 @@ def launch_policy(ctx: CheckContext) -> Mapping[str, Any]:
     try:
         return ctx.policy("launch")
     except KeyError:
-        from verifier.policy import load_policies
+        from verifier.core.policy import load_policies
 
         return load_policies()["launch"]
 

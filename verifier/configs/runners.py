@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.configs.yaml11 import Doc, parse_yaml11
-from verifier.context import CheckContext
-from verifier.errors import InputError
-from verifier.yamlio import decode_text
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.yaml11 import Doc, parse_yaml11
+from verifier.core.yamlio import decode_text
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,10 @@
     engine.spec_params(role, args)            # SpecParams
     engine.kv_cache(launch), engine.quantization(launch), engine.synthetic(launch), ...
 
-The modules, in order: `sglang`, `vllm`, `trtllm`, `atom`, `tilert`. Adding an engine is one new
-module with an `ENGINE` (a `verifier.engines.base.Engine`) and one line in `ENGINE_MODULES`.
+One package per engine, in order: `sglang`, `vllm`, `trtllm`, `atom`, `tilert`; each package's
+`answers` module holds its `ENGINE` (a `verifier.engines.base.Engine`), and the packages with a
+version-pinned parser hold it beside (`sglang/`, `vllm/`: parser, committed specs, versions).
+Adding an engine is one new package with an `answers.ENGINE` and one line in `ENGINE_MODULES`.
 The questions and the answer shapes are in `verifier/engines/base.py`; reading a command line
 whose image's version is unknown, or whose values are known only at run time, in
 `verifier/engines/versioned.py`. Importing this package imports no engine and no torch.
@@ -47,7 +49,7 @@ __all__ = [
 @cache
 def engines() -> tuple[Engine, ...]:
     """Every registered engine, in ENGINE_MODULES order (modules imported on first use)."""
-    return tuple(importlib.import_module(f"verifier.engines.{name}").ENGINE for name in ENGINE_MODULES)
+    return tuple(importlib.import_module(f"verifier.engines.{name}.answers").ENGINE for name in ENGINE_MODULES)
 
 
 @cache

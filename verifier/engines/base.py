@@ -284,7 +284,7 @@ class Engine:
     def draft_issues(self, launch: LaunchLike, origin: Any, policy: Mapping[str, Any],
                      draft_quant_method: str | None = None) -> list[Any]:
         """Draft-precision issues written in the role args (engines without a KV-dtype model)."""
-        from verifier.draft_precision import raw_args_issues  # noqa: PLC0415
+        from verifier.engines.draft_precision import raw_args_issues  # noqa: PLC0415
 
         return raw_args_issues(self.name, launch.args, origin, policy, draft_quant_method=draft_quant_method)
 
@@ -295,7 +295,7 @@ class Engine:
 
     def settings(self, launch: LaunchLike) -> dict[str, Any]:
         """Server settings by flag name with dashes: the parser's namespace, else the flags as written."""
-        from verifier.upstream import flag_namespace  # noqa: PLC0415
+        from verifier.engines.common import flag_namespace
 
         resolved = self._quiet_resolve(launch.argv, launch.image)
         if resolved is not None:
@@ -304,11 +304,11 @@ class Engine:
         return {dest.replace("_", "-"): value for dest, value in namespace.items()}
 
     def _quiet_resolve(self, argv: Sequence[str], image: str | None) -> Any:
-        from verifier.sglang import SGLangError  # noqa: PLC0415
+        from verifier.engines.argspec.parsing import EngineArgsError
 
         try:
             return self.resolve(argv, image)
-        except SGLangError:
+        except EngineArgsError:
             return None
 
     def answers(self, launch: LaunchLike) -> EngineAnswers:

@@ -181,8 +181,8 @@ def read_config(value: Any, label: str, make: type[ConfigT],
 @cache
 def engine_policy(name: str) -> Mapping[str, Any]:
     """policies/<name>.yaml, validated against its schema (loaded once per process)."""
-    from verifier.policy import load_policy_file  # noqa: PLC0415 - jsonschema only when needed
-    from verifier.resources import POLICY_DIR  # noqa: PLC0415
+    from verifier.core.policy import load_policy_file  # noqa: PLC0415 - jsonschema only when needed
+    from verifier.core.resources import POLICY_DIR  # noqa: PLC0415
 
     return load_policy_file(POLICY_DIR / f"{name}.yaml")
 
@@ -190,3 +190,45 @@ def engine_policy(name: str) -> Mapping[str, Any]:
 def option_dests(policy: Mapping[str, Any]) -> dict[str, str]:
     """Every server option spelling a policy's `serve_options` records -> its dest."""
     return {name: str(opt["dest"]) for opt in policy["serve_options"] for name in opt["names"]}
+
+
+def format_al(value: float) -> str:
+    """Format an AL the way the connector does (Python `:g`)."""
+    return f"{value:g}"
+
+
+def flag_namespace(argv: Sequence[str]) -> tuple[dict[str, Any], set[str], list[str]]:
+    """A parser-free reading of `--flag value` argv (for engines without a resolver, e.g. vLLM).
+
+    Returns (namespace by dest with dashes turned into underscores, the set of given dests,
+    positional arguments). A flag followed by another flag or nothing is a bare switch (True);
+    `--no-x` stores False under x; repeated values after one flag become a tuple.
+    """
+    namespace: dict[str, Any] = {}
+    positionals: list[str] = []
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if not token.startswith("--") or token == "--":
+            positionals.append(token)
+            index += 1
+            continue
+        name, eq, inline = token[2:].partition("=")
+        values: list[str] = []
+        if eq:
+            values = [inline]
+            index += 1
+        else:
+            index += 1
+            while index < len(argv) and not (argv[index].startswith("--") and len(argv[index]) > 2):
+                values.append(argv[index])
+                index += 1
+        dest = name.replace("-", "_")
+        if not values:
+            if dest.startswith("no_"):
+                namespace[dest[3:]] = False
+            else:
+                namespace[dest] = True
+        else:
+            namespace[dest] = values[0] if len(values) == 1 else tuple(values)
+    return namespace, set(namespace), positionals

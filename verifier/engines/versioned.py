@@ -23,13 +23,13 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from verifier.sglang.parsing import SGLangArgError, UnknownSGLangVersion
+from verifier.engines.argspec.parsing import EngineArgError, UnknownEngineVersion
 
 # Shell expansions a static reading leaves in place: $(...), `...`, ${...}, $NAME, $1, $@.
 RUNTIME = re.compile(r"\$\(|`|\$\{|\$[A-Za-z_0-9@*#?]")
 
 
-class VersionDependent(UnknownSGLangVersion):
+class VersionDependent(UnknownEngineVersion):
     """The candidate versions that accept a command line read the needed dests differently."""
 
     def __init__(self, message: str, *, image: str | None, versions: Sequence[str], dests: Sequence[str]) -> None:
@@ -127,11 +127,11 @@ def resolve_across(
     `groups`: version -> a version whose spec is identical apart from its version string (a post
     release and its base); such a version is parsed once for both.
 
-    Raises the newest version's SGLangArgError when every version rejects the command line, and
+    Raises the newest version's EngineArgError when every version rejects the command line, and
     VersionDependent when the accepting versions disagree on a needed dest.
     """
     accepted: list[tuple[str, Any]] = []
-    errors: list[SGLangArgError] = []
+    errors: list[EngineArgError] = []
     groups = groups or {}
     done: dict[str, Any] = {}  # representative version -> its outcome (a result or an error)
     for version in versions:
@@ -139,17 +139,17 @@ def resolve_across(
         if rep not in done:
             try:
                 done[rep] = resolve_one(rep)
-            except SGLangArgError as exc:
+            except EngineArgError as exc:
                 done[rep] = exc
         outcome = done[rep]
-        if isinstance(outcome, SGLangArgError):
+        if isinstance(outcome, EngineArgError):
             errors.append(outcome)
         else:
             accepted.append((version, outcome))
     if not accepted:
         if errors:
             raise errors[-1]
-        raise UnknownSGLangVersion(f"no {engine} arg spec is committed", image=image)
+        raise UnknownEngineVersion(f"no {engine} arg spec is committed", image=image)
     if len(accepted) == 1:
         version, resolved = accepted[0]
         return dataclasses.replace(resolved, versions=(version,)) if len(versions) > 1 else resolved

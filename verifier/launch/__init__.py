@@ -28,12 +28,42 @@ that needs a launch reports it as unverifiable, never guesses.
 
 from __future__ import annotations
 
-from verifier.launch.files import launch_file
-from verifier.launch.kinds import KINDS
-from verifier.launch.kinds.shell_script import legacy_env, legacy_script_path, legacy_script_stems
-from verifier.launch.kinds.srt_fragment import EXACTLY_ONE
-from verifier.launch.model import Launch, LaunchError, LaunchSet
-from verifier.launch.resolve import launches, launches_for_key
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Public names and the submodule that defines each, imported on first use (PEP 562): a module of
+# this package (a recipe reader the pre-commit hook uses, say) must not pull in every launch kind.
+_SUBMODULE = {
+    "EXACTLY_ONE": "kinds.srt_fragment",
+    "KINDS": "kinds",
+    "Launch": "model",
+    "LaunchError": "model",
+    "LaunchSet": "model",
+    "launch_file": "files",
+    "launches": "resolve",
+    "launches_for_key": "resolve",
+    "legacy_env": "legacy_scripts",
+    "legacy_script_path": "legacy_scripts",
+    "legacy_script_stems": "legacy_scripts",
+}
+
+if TYPE_CHECKING:
+    from verifier.launch.files import launch_file
+    from verifier.launch.kinds import KINDS
+    from verifier.launch.kinds.srt_fragment import EXACTLY_ONE
+    from verifier.launch.legacy_scripts import legacy_env, legacy_script_path, legacy_script_stems
+    from verifier.launch.model import Launch, LaunchError, LaunchSet
+    from verifier.launch.resolve import launches, launches_for_key
+
+
+def __getattr__(name: str) -> Any:
+    module = _SUBMODULE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EXACTLY_ONE",

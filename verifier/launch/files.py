@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from verifier.context import CheckContext
+from verifier.core.context import CheckContext
 
 _FETCHED = re.compile(r"^([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)@([^:]+):(.+)$")
 

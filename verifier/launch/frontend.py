@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifier.recipes.variants import Origin
+from verifier.launch.recipes.variants import Origin
 
 Path = tuple[Any, ...]
 PORT = "<frontend_port>"  # chosen by srtctl's topology at run time

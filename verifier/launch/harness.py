@@ -194,7 +194,7 @@ def _workflow_env(job: KeyJob, wf: Workflow, point: Point, machine: str) -> tupl
 
 
 def _policy_env(job: KeyJob, point: Point, machine: str) -> dict[str, Binding]:
-    from verifier.launch.kinds.shell_script import legacy_env
+    from verifier.launch.legacy_scripts import legacy_env
 
     conf = _conf(job)
     env = {n: (v, ("", 0)) for n, v in legacy_env(point, conf.get("env-defaults") or {}).items()}
@@ -358,7 +358,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
     if followed:
         return out
     # no runner script in the tree: the policy rule stands in for the runners
-    from verifier.launch.kinds.shell_script import legacy_script_path
+    from verifier.launch.legacy_scripts import legacy_script_path
 
     out.source = "policy"
     path, problem = legacy_script_path(job.ctx, job.side, job.entry, point)

@@ -15,11 +15,11 @@ from typing import Any
 from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point, launch_policy
 from verifier.configs.runners import ClusterFacts, runners
-from verifier.context import CheckContext
+from verifier.core.context import CheckContext
+from verifier.core.model import UpstreamHit
 from verifier.launch.model import Launch, LaunchError, LaunchSet, Need
-from verifier.model import UpstreamHit
 
-RECORDING = "launch.recording"  # memo key of the recorder's source (verifier.fetched.Recorder)
+RECORDING = "launch.recording"  # memo key of the recorder's source (verifier.record.fetched.Recorder)
 
 
 def content_digest(data: bytes | None) -> bytes | None:
@@ -51,7 +51,7 @@ class KeyJob:
 
     @property
     def recording(self) -> Any:
-        """The recorder's source while a bundle is being recorded (verifier.fetched), else None."""
+        """The recorder's source while a bundle is being recorded (verifier.record.fetched), else None."""
         return self.ctx.memo(RECORDING, lambda: None)
 
     def read(self, path: str) -> bytes | None:

@@ -17,8 +17,8 @@ from verifier.configs.points import Point
 from verifier.launch.frontend import frontend_process
 from verifier.launch.job import KeyJob
 from verifier.launch.model import Launch
-from verifier.recipes.argv import build_command, build_env
-from verifier.recipes.bind import (
+from verifier.launch.recipes.argv import build_command, build_env
+from verifier.launch.recipes.bind import (
     Synthetic,
     agg_gpus,
     bind,
@@ -27,9 +27,9 @@ from verifier.recipes.bind import (
     resolve_dram,
     role_args,
 )
-from verifier.recipes.complete import is_alias
-from verifier.recipes.spec import spec_parameters
-from verifier.recipes.variants import Origin, Variant
+from verifier.launch.recipes.complete import is_alias
+from verifier.launch.recipes.spec import spec_parameters
+from verifier.launch.recipes.variants import Origin, Variant
 
 Path = tuple[Any, ...]
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.configs.points import Point
-from verifier.recipes.bind import Synthetic
-from verifier.recipes.spec import SpecParams
-from verifier.recipes.variants import Origin
+from verifier.launch.recipes.bind import Synthetic
+from verifier.launch.recipes.spec import SpecParams
+from verifier.launch.recipes.variants import Origin
 
 Path = tuple[Any, ...]
 

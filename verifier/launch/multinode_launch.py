@@ -12,12 +12,11 @@ from verifier.configs.points import Point
 from verifier.launch.argv import flag_map
 from verifier.launch.follow import Followed, ServerStart, follow
 from verifier.launch.job import KeyJob
-from verifier.launch.kinds.multinode_script import NAME, ROLES
 from verifier.launch.model import Launch
+from verifier.launch.recipes.spec import spec_parameters
+from verifier.launch.recipes.variants import Origin
 from verifier.launch.runner import Problem, launcher_env, read_runner, runner_scripts
 from verifier.launch.treeshare import shared_reading
-from verifier.recipes.spec import spec_parameters
-from verifier.recipes.variants import Origin
 from verifier.shell.text import blocking, origin, plain
 
 
@@ -42,7 +41,7 @@ def _followed(job: KeyJob, point: Point) -> tuple[Followed | None, Problem | Non
     return job.ctx.memo(key, lambda: shared_reading(job, ("follow", script, tuple(sorted(env.items()))), compute))
 
 
-def _launch(job: KeyJob, point: Point, server: ServerStart, files: tuple[str, ...]) -> Launch:
+def _launch(job: KeyJob, point: Point, server: ServerStart, files: tuple[str, ...], kind: str) -> Launch:
     rest = list(server.argv[server.program:])
     argv = tuple(plain(t) for t in rest)
     arg_origins: dict[str, Origin] = {}
@@ -70,7 +69,7 @@ def _launch(job: KeyJob, point: Point, server: ServerStart, files: tuple[str, ..
         selector=None, variant="", variant_name=posixpath.basename(server.event.file), recipe={}, engine=engine,
         image=point.image, module=server.module, argv=argv, env=env, benchmark_env={}, args=args,
         spec=spec_parameters(server.role, args, engine), synthetic=None, model_path=model_text,
-        served_model_name=served, arg_origins=arg_origins, env_origins=env_origins, kind=NAME, files=files,
+        served_model_name=served, arg_origins=arg_origins, env_origins=env_origins, kind=kind, files=files,
     )
 
 
@@ -97,7 +96,7 @@ def _blocking(server: ServerStart) -> tuple[str, int | None, str] | None:
     return None
 
 
-def resolve_multinode_launch(job: KeyJob, point: Point) -> None:
+def resolve_multinode_launch(job: KeyJob, point: Point, *, kind: str, roles: tuple[str, ...]) -> None:
     """Follow the launch chain to its servers and add one launch per role."""
     if job.ctx.bundle.layout != "old":  # the new layout launches every multi-node row through srt-slurm
         job.error(point, point.file, point.line, "multinode row names no srt-recipe, which the inferencex-e2e "
@@ -134,7 +133,7 @@ def resolve_multinode_launch(job: KeyJob, point: Point) -> None:
             job.error(point, script, None, f"the launch chain ({chain}) starts no server command the verifier "
                                            "knows (policy multinode.servers)", "runner")
         return
-    for role in ROLES:
+    for role in roles:
         server = by_role.get(role)
         if server is None:
             continue
@@ -142,4 +141,4 @@ def resolve_multinode_launch(job: KeyJob, point: Point) -> None:
         if bad is not None:
             job.error(point, bad[0], bad[1], f"multi-node {role} server cannot be resolved: {bad[2]}", "runner")
             continue
-        job.add(_launch(job, point, server, files))
+        job.add(_launch(job, point, server, files, kind))

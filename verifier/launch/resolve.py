@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from verifier.configs import affected_keys, master_entries, points
+from verifier.configs import master_entries, points
 from verifier.configs.points import Point
-from verifier.context import CheckContext
-from verifier.errors import InputError
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.launch.affected import affected_keys
 from verifier.launch.job import KeyJob
 from verifier.launch.kinds import KINDS
 from verifier.launch.model import LaunchSet
-from verifier.recipes.variants import RecipeError
+from verifier.launch.recipes.variants import RecipeError
 
 
 def _resolve_point(job: KeyJob, point: Point) -> None:

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from verifier.configs.yaml11 import parse_yaml11
-from verifier.errors import InputError
+from verifier.core.errors import InputError
+from verifier.core.yaml11 import parse_yaml11
 
 _EXPR = re.compile(r"\$\{\{(.*?)\}\}", re.S)
 _TOKEN = re.compile(r"\s*(?:('(?:[^']|'')*')|(\d+(?:\.\d+)?)|([A-Za-z_][A-Za-z0-9_.\-*]*(?:\[[^\]]*\])*)"

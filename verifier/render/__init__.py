@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable
 from enum import StrEnum
 
-from verifier.runner import Report
+from verifier.core.runner import Report
 
 
 class OutputFormat(StrEnum):

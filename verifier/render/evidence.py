@@ -5,9 +5,8 @@ from __future__ import annotations
 import re
 from urllib.parse import quote, urlsplit
 
-from verifier.model import Bundle
-from verifier.render.text import code_span
-from verifier.results import (
+from verifier.core.model import Bundle
+from verifier.core.results import (
     CommentEvidence,
     Evidence,
     FileEvidence,
@@ -15,6 +14,7 @@ from verifier.results import (
     RunEvidence,
     UrlEvidence,
 )
+from verifier.render.text import code_span
 
 _RUN_URL = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/actions/runs/\d+(?:/job/\d+)?$")
 _SAFE_URL_CHARS = "/:?#[]@!$&'*+,;=%-._~"

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from verifier.render.evidence import evidence_url
-from verifier.render.text import render_summary
-from verifier.results import (
+from verifier.core.results import (
     CommentEvidence,
     Evidence,
     FileEvidence,
@@ -15,7 +13,9 @@ from verifier.results import (
     RunEvidence,
     UrlEvidence,
 )
-from verifier.runner import Report
+from verifier.core.runner import Report
+from verifier.render.evidence import evidence_url
+from verifier.render.text import render_summary
 
 _SURROGATE_ESCAPES = {cp: f"\\u{cp:04x}" for cp in range(0xD800, 0xE000)}
 

@@ -20,11 +20,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from verifier.model import Bundle
+from verifier.core.model import Bundle
+from verifier.core.results import Status
+from verifier.core.runner import Report, Verdict
 from verifier.render.evidence import evidence_markdown
 from verifier.render.text import Lang, environment, render_finding, render_summary
-from verifier.results import Status
-from verifier.runner import Report, Verdict
 
 MARKER_PREFIX = "<!-- codeowner-signoff-verify"
 # GitHub refuses issue comment bodies over 65,536 characters; stay clearly below it.

@@ -14,12 +14,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from verifier.model import Bundle
+from verifier.core.model import Bundle
+from verifier.core.results import FileEvidence, Status
+from verifier.core.runner import Report, Row
 from verifier.render.evidence import evidence_url
 from verifier.render.markdown import repository_paths
 from verifier.render.text import render_summary
-from verifier.results import FileEvidence, Status
-from verifier.runner import Report, Row
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
@@ -118,7 +118,6 @@ def sarif_document(report: Report) -> dict[str, Any]:
         }
         results.append(result)
     from verifier import __version__
-
     return {
         "$schema": SARIF_SCHEMA,
         "version": SARIF_VERSION,

@@ -19,9 +19,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from verifier.core.results import Status
+from verifier.core.runner import Report
 from verifier.render.text import neutralize, render_summary
-from verifier.results import Status
-from verifier.runner import Report
 
 _STYLE = {Status.PASS: "bold green", Status.FAIL: "bold red", Status.WARN: "bold yellow", Status.NA: "dim"}
 _VERDICT_STYLE = {"APPROVED": "bold green", "WARN": "bold yellow", "REJECTED": "bold red"}

@@ -14,9 +14,9 @@ from typing import Any, Literal
 import jinja2
 import jinja2.bccache
 
-from verifier import cache as content_cache
-from verifier.resources import TEMPLATE_DIR
-from verifier.results import CheckResult, Finding
+from verifier.core import cache as content_cache
+from verifier.core.resources import TEMPLATE_DIR
+from verifier.core.results import CheckResult, Finding
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -77,7 +77,7 @@ def _pct(value: Any) -> str:
 
 
 class ContentBytecodeCache(jinja2.BytecodeCache):
-    """Compiled templates in the content-addressed cache (verifier.cache), named by their source's hash.
+    """Compiled templates in the content-addressed cache (verifier.core.cache), named by their source's hash.
 
     Compiling the 40-odd message templates is the largest fixed cost of a cold verdict; jinja's own
     file cache names entries by template path, this one by the SHA-256 of the source and of the

@@ -1404,7 +1404,7 @@ class _Observed(Mapping[str, str]):
 def _yaml_doc(path: str, text: str) -> tuple[object, dict[tuple[object, ...], int]] | None:
     """(data, lines) of a YAML file a snippet loads (None: unreadable), parsed once per path and text
     (the snippet reader copies the data it is given, so the parsed document is never changed)."""
-    from verifier.configs.yaml11 import parse_yaml11
+    from verifier.core.yaml11 import parse_yaml11
 
     try:
         doc = parse_yaml11(text, path)

@@ -2,7 +2,7 @@
 
 Every module exposes `NAME: str`, `claims(job, point) -> bool` and `resolve(job, point) -> None`
 (which adds launches or errors through the `verifier.launch.job.KeyJob`, or raises
-`verifier.recipes.variants.RecipeError` naming a file and line). Its docstring says which rows it
+`verifier.launch.recipes.variants.RecipeError` naming a file and line). Its docstring says which rows it
 handles and how the real launcher runs them. For each point the first kind in KINDS that claims it
 resolves it, so more specific kinds come first. To add a kind, write its module and add it to
 KINDS below -- nothing else changes.

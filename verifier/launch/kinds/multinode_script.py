@@ -60,4 +60,4 @@ def resolve(job: KeyJob, point: Point) -> None:
     # the shell reader is imported only when a point is started by a script chain
     from verifier.launch.multinode_launch import resolve_multinode_launch
 
-    resolve_multinode_launch(job, point)
+    resolve_multinode_launch(job, point, kind=NAME, roles=ROLES)

@@ -3,7 +3,7 @@
 Before InferenceX moved under `inferencex-e2e/`, a row named its recipe and the runner handed that
 file to srtctl unchanged: nothing is composed under it or bound into it, so the new-layout fragment
 rule does not apply (its duplicate keys are still reported). The recipe's own model, container,
-workers, args and environment are what runs (verifier.recipes.complete).
+workers, args and environment are what runs (verifier.launch.recipes.complete).
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from verifier.configs.points import Point
-from verifier.configs.yaml11 import Doc
+from verifier.core.yaml11 import Doc
 from verifier.launch.job import KeyJob
 from verifier.launch.materialize import materialize
-from verifier.recipes import recipe_doc
-from verifier.recipes.complete import is_complete, to_roles
-from verifier.recipes.variants import RecipeError, Variant, expand
+from verifier.launch.recipes import recipe_doc
+from verifier.launch.recipes.complete import is_complete, to_roles
+from verifier.launch.recipes.variants import RecipeError, Variant, expand
 
 NAME = "srt-complete"
 

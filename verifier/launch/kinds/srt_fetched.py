@@ -7,7 +7,7 @@ IS_AGENTIC, may copy InferenceX recipe folders over the clone (`cp -rT "$GITHUB_
 recipes/...`), and runs `srtctl apply -f "$CONFIG_FILE"` inside it. So the recipe path names a file of
 the clone: copied from the InferenceX tree when an overlay covers it, else served by the cloned
 repository at that ref. A fetched file is read from the bundle (github.yaml `upstream_files`, bytes
-under `upstream/`); the recipe is then a complete srtctl recipe (verifier.recipes.complete), and
+under `upstream/`); the recipe is then a complete srtctl recipe (verifier.launch.recipes.complete), and
 its `setup_script` (srtctl reads it from the clone's `configs/`) is one of the files the launch runs.
 
 This kind claims such a row when the InferenceX copy the other kinds read
@@ -20,12 +20,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from verifier.configs.points import Point, RecipeRef
-from verifier.configs.yaml11 import Doc, parse_yaml11
-from verifier.errors import InputError
+from verifier.core.errors import InputError
+from verifier.core.yaml11 import Doc, parse_yaml11
+from verifier.core.yamlio import decode_text
 from verifier.launch.job import KeyJob
 from verifier.launch.kinds.srt_complete import materialize_complete
-from verifier.recipes.complete import is_complete
-from verifier.yamlio import decode_text
+from verifier.launch.recipes.complete import is_complete
 
 if TYPE_CHECKING:  # the runner reader is imported when a recipe is fetched, not by every verdict
     from verifier.launch.runner import FetchPlan

@@ -11,12 +11,12 @@ row must select exactly one variant. The chosen variant is bound to the point an
 from __future__ import annotations
 
 from verifier.configs.points import Point, launch_policy
-from verifier.context import CheckContext
+from verifier.core.context import CheckContext
 from verifier.launch.job import KeyJob
 from verifier.launch.materialize import materialize
-from verifier.recipes import recipe_doc, shared_block, shared_block_path
-from verifier.recipes.bind import RecipeProblem, compose, fragment_problems, lane, mismatches
-from verifier.recipes.variants import RecipeError, Variant, expand
+from verifier.launch.recipes import recipe_doc, shared_block, shared_block_path
+from verifier.launch.recipes.bind import RecipeProblem, compose, fragment_problems, lane, mismatches
+from verifier.launch.recipes.variants import RecipeError, Variant, expand
 
 NAME = "srt-fragment"
 EXACTLY_ONE = "Expected exactly one matching single-node SRT recipe"

@@ -1,0 +1,171 @@
+"""Judge a change in a local clone with every check that needs no GitHub evidence.
+
+The head is the working tree (tracked changes and untracked files, as `git status` shows them) or a
+revision; the base is the merge base of the head with the given base branch, as GitHub diffs a PR.
+Checks that need GitHub facts (policies/local.yaml `needs_github`) are not run: they are listed as
+needing GitHub evidence. A content check that could not be verified only because evidence from
+outside the repository is absent (checkpoint metadata, CI artifacts) is shown the same way. The
+pre-commit hook's draft-precision rules (verifier.app.hook) run on the changed files too, so a
+draft-only KV override is named by file and line even where Check 13 needs checkpoint metadata.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verifier.core.model import Bundle
+from verifier.core.results import CheckResult, FileEvidence, MissingEvidence, Status
+from verifier.record.fetched import UpstreamSource
+from verifier.record.git.record import LOCAL_SIGNER, PrFacts, Side, build_bundle, complete_launch_files
+from verifier.record.git.repo import GitRepo
+from verifier.record.git.worktree import worktree_side
+
+
+@dataclass(frozen=True)
+class Where:
+    """A file and line a finding points at."""
+
+    path: str
+    line: int | None
+    side: str = "head"
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+
+@dataclass(frozen=True)
+class LocalRow:
+    """One check as `local` shows it."""
+
+    id: int
+    name: str
+    status: str  # PASS | FAIL | WARN | N/A | NEEDS-GITHUB
+    summary: str
+    where: tuple[Where, ...] = ()
+    needs: str = ""
+
+
+@dataclass(frozen=True)
+class HookFinding:
+    """One finding of the draft-precision pre-commit rules on a changed file."""
+
+    where: Where
+    message: str
+    fix: str
+
+
+@dataclass
+class LocalReport:
+    """What `local` prints."""
+
+    base: str
+    merge_base: str
+    head: str
+    worktree: bool
+    changed: int
+    rows: list[LocalRow] = field(default_factory=list)
+    hook: list[HookFinding] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[LocalRow]:
+        """Content rows that fail (blocking checks)."""
+        return [r for r in self.rows if r.status == "FAIL"]
+
+    @property
+    def exit_status(self) -> int:
+        """1 when a content check fails or the hook rules find something, else 0."""
+        return 1 if self.failing or self.hook else 0
+
+
+def _needs_external(result: CheckResult, prefixes: Sequence[str]) -> str | None:
+    """The missing outside evidence when that is all that kept a content check from a verdict."""
+    missing: list[str] = []
+    for item in result.findings:
+        if any(isinstance(e, FileEvidence) for e in item.evidence):
+            return None
+        gaps = [e.what for e in item.evidence if isinstance(e, MissingEvidence)]
+        if not gaps or not all(any(g.startswith(p) for p in prefixes) for g in gaps):
+            return None
+        missing += gaps
+    return ", ".join(dict.fromkeys(missing)) or None
+
+
+def _where(result: CheckResult) -> tuple[Where, ...]:
+    found = [Where(e.path, e.line, e.side) for e in result.evidence if isinstance(e, FileEvidence)]
+    return tuple(dict.fromkeys(found))
+
+
+def _hook_findings(bundle: Bundle) -> list[HookFinding]:
+    from verifier.app.hook import MAX_FILE_BYTES, explain, file_issues, hook_policy
+    from verifier.app.local.srtctl import srtctl_issues
+
+    policy = hook_policy()
+    out: list[HookFinding] = []
+    for changed in bundle.pr.files:
+        raw = bundle.head.read(changed.path)
+        if changed.status == "removed" or raw is None or len(raw) > MAX_FILE_BYTES:
+            continue
+        if not changed.path.endswith((".yaml", ".yml", ".sh", ".bash", ".py")):
+            continue
+        text = raw.decode("utf-8", "replace")
+        issues = file_issues(changed.path, text, policy)
+        if changed.path.endswith((".yaml", ".yml")):
+            issues += srtctl_issues(changed.path, text, policy)
+        for issue, variant in issues:
+            message, fix = explain(issue, variant)
+            out.append(HookFinding(Where(changed.path, issue.line or 1), message, fix))
+    return out
+
+
+def local_bundle(repo: GitRepo, base_rev: str, head_rev: str | None, *, signer: str = LOCAL_SIGNER,
+                 signoff: Path | None = None, upstream: UpstreamSource | None = None) -> tuple[Bundle, str, bool]:
+    """The bundle of the change (head None: the working tree) against its merge base with base_rev,
+    with the files its launches read (other repositories from `upstream`, branches at their tips)."""
+    base_tip = repo.resolve(base_rev)
+    head_sha = repo.resolve(head_rev or "HEAD")
+    merge_base = repo.run("merge-base", base_tip, head_sha).strip() or base_tip
+    base = Side(merge_base, repo.ls_tree(merge_base))
+    if head_rev is None:
+        head, changed = worktree_side(repo, merge_base)
+    else:
+        head, changed = Side(head_sha, repo.ls_tree(head_sha)), repo.diff(merge_base, head_sha)
+    commit = repo.commit(head_sha)
+    title = commit.subject if head_rev is not None else f"{commit.subject} (with working-tree changes)"
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+    bundle = build_bundle(repo, base, head, changed, PrFacts(title=title, body=commit.body, author=signer),
+                          when=now, signoff=signoff, signer=signer)
+    bundle, _ = complete_launch_files(repo, bundle, base, head, when=now, upstream=upstream)
+    return bundle, merge_base, head_rev is None
+
+
+def judge_local(bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], *, base: str, merge_base: str,
+                worktree: bool) -> LocalReport:
+    """Run the content checks and the hook rules; the rest are listed as needing GitHub evidence."""
+    from checks import ALL_CHECKS, judge
+    from verifier.render.text import render_summary
+
+    conf = policies["local"]
+    needs = {int(k): str(v) for k, v in conf["needs_github"].items()}
+    content = [m for m in ALL_CHECKS if m.ID not in needs]
+    report = judge(bundle, policies, content)
+    rows = {row.id: row for row in report.rows}
+    out = LocalReport(base=base, merge_base=merge_base, head=bundle.head.sha, worktree=worktree,
+                      changed=len(bundle.pr.files))
+    for module in ALL_CHECKS:
+        name = str(policies["checks"]["checks"][str(module.ID)]["name"])
+        if module.ID in needs:
+            out.rows.append(LocalRow(module.ID, name, "NEEDS-GITHUB", "", needs=needs[module.ID]))
+            continue
+        row = rows[module.ID]
+        summary = render_summary(row.id, row.result, "en")
+        external = _needs_external(row.result, conf["external_evidence"]) if row.status is Status.FAIL else None
+        if external:
+            out.rows.append(LocalRow(row.id, row.name, "NEEDS-GITHUB", summary, needs=external))
+        else:
+            out.rows.append(LocalRow(row.id, row.name, row.status.value, summary, _where(row.result)))
+    out.hook = _hook_findings(bundle)
+    return out

@@ -1,0 +1,118 @@
+"""Judge one merged PR from a clone: record its bundle in memory, run every check, summarise the rows.
+
+Runs in worker processes: each process opens the clone once (one `git cat-file --batch`) and keeps
+the loaded policies. A PR that cannot be recorded or judged becomes a record with an `error`,
+never a crash of the replay.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from verifier.app.replay.merged import MergedPR
+from verifier.app.replay.proposals import RepoDocuments, load_proposed_policies
+from verifier.core.errors import VerifierError
+from verifier.core.model import Bundle
+from verifier.record.fetched import UpstreamSource, git_sources
+from verifier.record.git.record import PrFacts, Side, _when, build_bundle, complete_launch_files
+from verifier.record.git.repo import GitRepo
+
+SIGNER = "replay-signer"
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to know, picklable."""
+
+    repo_dir: str
+    policies_dir: str | None = None
+    documents: RepoDocuments | None = None
+    upstream: tuple[tuple[str, str], ...] = ()  # (OWNER/NAME, clone path): repositories runners fetch from
+
+
+_STATE: dict[str, Any] = {}
+
+
+def init_worker(job: Job) -> None:
+    """Per-process set-up: open the clone, load the policies once."""
+    from verifier.core.policy import load_policies
+
+    _STATE["repo"] = GitRepo(job.repo_dir)
+    _STATE["upstream"] = git_sources({repo: Path(path) for repo, path in job.upstream}) if job.upstream else None
+    _STATE["current"] = load_policies()
+    _STATE["proposed"] = load_proposed_policies(Path(job.policies_dir)) if job.policies_dir else None
+    _STATE["documents"] = job.documents
+
+
+def row_records(report: Any) -> list[dict[str, Any]]:
+    """One plain record per row: id, name, status, message ids, English text."""
+    from verifier.render.text import render_summary
+
+    return [
+        {"id": row.id, "name": row.name, "status": row.status.value,
+         "messages": [f.message_id for f in row.result.findings],
+         "summary": render_summary(row.id, row.result, "en")}
+        for row in report.rows
+    ]
+
+
+def _judge(bundle: Bundle, policies: Mapping[str, Any]) -> dict[str, Any]:
+    from checks import judge
+
+    report = judge(bundle, policies)
+    return {"verdict": report.verdict.value, "rows": row_records(report)}
+
+
+def flips(current: Mapping[str, Any], proposed: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rows whose status or findings differ between two judgements of the same PR."""
+    out = []
+    before = {r["id"]: r for r in current["rows"]}
+    for row in proposed["rows"]:
+        old = before.get(row["id"])
+        if old is None or old["status"] != row["status"] or old["messages"] != row["messages"]:
+            out.append({"id": row["id"], "from": old["status"] if old else None, "to": row["status"],
+                        "summary": row["summary"]})
+    return out
+
+
+def bundle_of(repo: GitRepo, pr: MergedPR, upstream: UpstreamSource | None = None,
+              policies: Mapping[str, Any] | None = None) -> Bundle:
+    """The in-memory bundle of one merged PR (its merge commit against its first parent), with the
+    files its launches read; other repositories the runners fetch from are read from `upstream` as
+    of the merge commit's date."""
+    commit = repo.commit(pr.head)
+    facts = PrFacts(number=pr.number, title=commit.subject, body=commit.body, author=commit.author,
+                    state="merged")
+    base, head = Side(pr.base, repo.ls_tree(pr.base)), Side(pr.head, repo.ls_tree(pr.head))
+    when = _when(commit.committed_at)
+    bundle = build_bundle(repo, base, head, repo.diff(pr.base, pr.head), facts, when=when, signer=SIGNER)
+    return complete_launch_files(repo, bundle, base, head, when=when, upstream=upstream, policies=policies)[0]
+
+
+def replay_one(pr: MergedPR) -> dict[str, Any]:
+    """The JSON-line record of one PR (judged twice when proposed rules are set)."""
+    start, cpu = time.perf_counter(), time.process_time()
+    record: dict[str, Any] = {**pr.as_dict()}
+    try:
+        repo: GitRepo = _STATE["repo"]
+        bundle = bundle_of(repo, pr, _STATE.get("upstream"), _STATE["current"])
+        record["files"] = len(bundle.pr.files)
+        record.update(_judge(bundle, _STATE["current"]))
+        documents: RepoDocuments | None = _STATE["documents"]
+        proposed_policies = _STATE["proposed"]
+        if documents is not None or proposed_policies is not None:
+            proposed_bundle = documents.apply(bundle) if documents is not None else bundle
+            proposed = _judge(proposed_bundle, proposed_policies or _STATE["current"])
+            record["proposed"] = proposed
+            record["flips"] = flips(record, proposed)
+    except VerifierError as exc:
+        record["error"] = exc.one_line()
+    except Exception as exc:  # one PR's failure must not stop the replay; it is reported, not hidden
+        record["error"] = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    record["seconds"] = round(time.perf_counter() - start, 3)
+    record["cpu_seconds"] = round(time.process_time() - cpu, 3)
+    return record

@@ -1,0 +1,387 @@
+"""`perf-changelog.yaml`: entries (FORMATS.md §5.1) and the byte-level append-only rules (§5.2).
+
+The file is "not ordinary YAML": history is byte-immutable, new entries are appended at the end,
+separated by exactly one empty line, and the file ends with exactly one newline. This module parses
+entries with their line numbers, finds the entries a PR appends, and returns every rule violation as
+a `ChangelogViolation(rule, line, message, params)` so that checks 12, 15 and 18 can report them.
+
+Rule ids: `not-utf8`, `contains-nul`, `contains-cr`, `contains-tab`, `missing-final-newline`,
+`extra-final-newline`, `invalid-yaml`, `top-level-not-list`, `duplicate-key`, `entry-count-mismatch`,
+`history-modified`, `entries-deleted`, `pr-link-correction-invalid`, `pr-link-correction-mixed`,
+`bad-separator`, `entries-not-separated`, `entry-schema`, `entry-unknown-key`, `entry-flag-conflict`,
+`pr-link-mismatch`, `config-key-unknown`, `base-unreadable`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
+from verifier.core.yaml11 import parse_yaml11
+
+ENTRY_START = "- config-keys:"
+PR_LINK_RE = re.compile(r"https://github\.com/SemiAnalysisAI/InferenceX/pull/\d+")
+PLACEHOLDERS = ("XXX", "https://github.com/SemiAnalysisAI/InferenceX/pull/XXX")
+SCENARIO_TYPES = ("fixed-seq-len", "agentic-coding")
+KNOWN_KEYS = frozenset({
+    "config-keys", "scenario-type", "description", "pr-link", "evals-only", "all-evals", "no-evals",
+    "append-only", "eval-min-prefill-ep",
+})
+MAX_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ChangelogEntry:
+    """One changelog entry with the 1-based line where it starts (`- config-keys:`)."""
+
+    index: int
+    line: int
+    data: dict[str, Any] = field(repr=False)
+    lines: dict[str, int] = field(default_factory=dict, repr=False)
+
+    @property
+    def config_keys(self) -> tuple[str, ...]:
+        """The entry's config-keys patterns (exact keys or `*` wildcards)."""
+        value = self.data.get("config-keys")
+        return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+    @property
+    def scenario_types(self) -> tuple[str, ...]:
+        """scenario-type values (empty when absent)."""
+        value = self.data.get("scenario-type")
+        return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+    @property
+    def description(self) -> tuple[str, ...]:
+        """description items."""
+        value = self.data.get("description")
+        return tuple(str(v) for v in value) if isinstance(value, list) else ()
+
+    @property
+    def pr_link(self) -> str | None:
+        """pr-link as written."""
+        value = self.data.get("pr-link")
+        return None if value is None else str(value)
+
+    def flag(self, name: str) -> bool:
+        """A boolean modifier (`evals-only`, `all-evals`, `no-evals`, `append-only`)."""
+        return self.data.get(name) is True
+
+    def field_line(self, name: str) -> int:
+        """Line of a field of the entry (the entry's first line when absent)."""
+        return self.lines.get(name, self.line)
+
+
+@dataclass(frozen=True)
+class ChangelogViolation:
+    """One broken rule, with the 1-based head line it concerns (None for whole-file rules)."""
+
+    rule: str
+    line: int | None
+    message: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ChangelogReport:
+    """The result of validating a PR's changelog change."""
+
+    path: str
+    base_count: int  # entries in the base file (lines starting '- config-keys:')
+    appended: list[ChangelogEntry]
+    violations: list[ChangelogViolation]
+    changed: bool  # head bytes differ from base bytes
+    present: bool  # the head tree has the file
+
+    @property
+    def ok(self) -> bool:
+        """True when no rule is broken."""
+        return not self.violations
+
+    def appended_keys(self) -> list[str]:
+        """Config-keys patterns of the appended entries, in order, deduplicated."""
+        return list(dict.fromkeys(k for e in self.appended for k in e.config_keys))
+
+
+def key_pattern(pattern: str) -> re.Pattern[str]:
+    """A config-keys pattern as the planner reads it: `*` is `.*`, the rest literal, full match."""
+    return re.compile("^" + ".*".join(re.escape(p) for p in pattern.split("*")) + "$")
+
+
+def match_config_keys(pattern: str, keys: Iterable[str]) -> list[str]:
+    """Config keys a pattern selects (exact key or `*` wildcard), in the given order."""
+    if "*" not in pattern:
+        return [k for k in keys if k == pattern]
+    regex = key_pattern(pattern)
+    return [k for k in keys if regex.match(k)]
+
+
+def _entry_lines(text: str, first_line: int = 1) -> list[int]:
+    return [first_line + i for i, ln in enumerate(text.split("\n")) if ln.startswith(ENTRY_START)]
+
+
+def parse_entries(text: str, path: str, first_line: int = 1) -> tuple[list[ChangelogEntry], list[ChangelogViolation]]:
+    """Parse changelog text (the whole file or an appended suffix starting at `first_line`)."""
+    violations: list[ChangelogViolation] = []
+    try:
+        doc = parse_yaml11(text, path, line_offset=first_line - 1)
+    except InputError as exc:
+        return [], [ChangelogViolation("invalid-yaml", None, exc.reason)]
+    data = doc.data
+    if data is None:
+        data = []
+    if not isinstance(data, list):
+        return [], [ChangelogViolation("top-level-not-list", first_line, "the top level is not a list of entries")]
+    for dup_path, line in doc.duplicates:
+        violations.append(ChangelogViolation("duplicate-key", line, f"duplicate key {dup_path[-1]!r}",
+                                             {"key": str(dup_path[-1])}))
+    starts = _entry_lines(text, first_line)
+    if len(starts) != len(data):
+        violations.append(ChangelogViolation(
+            "entry-count-mismatch", first_line,
+            f"{len(starts)} lines start with '{ENTRY_START}' but {len(data)} entries parse",
+            {"lines": len(starts), "entries": len(data)},
+        ))
+    fields: dict[int, dict[str, int]] = {}
+    for p, ln in doc.lines.items():
+        if len(p) == 2 and isinstance(p[0], int):
+            fields.setdefault(p[0], {})[str(p[1])] = ln
+    entries = []
+    for i, item in enumerate(data):
+        line = doc.line(i) or (starts[i] if i < len(starts) else first_line)
+        entries.append(ChangelogEntry(i, line, item if isinstance(item, dict) else {}, fields.get(i, {})))
+        if not isinstance(item, dict):
+            violations.append(ChangelogViolation("entry-schema", line, "entry is not a mapping"))
+    return entries, violations
+
+
+def entry_violations(entry: ChangelogEntry, pr_number: int | None, *, on_main: bool = False,
+                     keys: Iterable[str] | None = None) -> list[ChangelogViolation]:
+    """Schema (ChangelogEntry, extra="forbid") and pr-link rules for one new entry."""
+    out: list[ChangelogViolation] = []
+    data = entry.data
+
+    def bad(rule: str, name: str, message: str, **params: Any) -> None:
+        out.append(ChangelogViolation(rule, entry.field_line(name), message, {"field": name, **params}))
+
+    for name in data:
+        if name not in KNOWN_KEYS:
+            bad("entry-unknown-key", str(name), f"unknown field {name!r}")
+    for name in ("config-keys", "description"):
+        value = data.get(name)
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+            bad("entry-schema", name, f"{name} must be a non-empty list of strings")
+    scen = data.get("scenario-type")
+    if scen is not None and (not isinstance(scen, list) or not scen or any(s not in SCENARIO_TYPES for s in scen)):
+        bad("entry-schema", "scenario-type", f"scenario-type must list values from {', '.join(SCENARIO_TYPES)}")
+    for name in ("evals-only", "all-evals", "no-evals", "append-only"):
+        if name in data and not isinstance(data[name], bool):
+            bad("entry-schema", name, f"{name} must be true or false")
+    if "eval-min-prefill-ep" in data:
+        value = data["eval-min-prefill-ep"]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            bad("entry-schema", "eval-min-prefill-ep", "eval-min-prefill-ep must be an integer >= 1")
+    eval_mods = [n for n in ("evals-only", "all-evals") if data.get(n) is True]
+    if "eval-min-prefill-ep" in data:
+        eval_mods.append("eval-min-prefill-ep")
+    for name in ("no-evals", "append-only"):
+        if data.get(name) is True and eval_mods:
+            bad("entry-flag-conflict", name, f"{name} cannot be combined with {', '.join(eval_mods)}")
+    link = data.get("pr-link")
+    if not isinstance(link, str) or not link:
+        bad("entry-schema", "pr-link", "pr-link is required")
+    else:
+        canonical = f"https://github.com/SemiAnalysisAI/InferenceX/pull/{pr_number}" if pr_number else None
+        allowed = {canonical} if on_main else {canonical, *PLACEHOLDERS}
+        if link.strip() not in allowed:
+            bad("pr-link-mismatch", "pr-link", f"pr-link {link} is not this PR's link", link=link,
+                expected=canonical or "")
+    if keys is not None and isinstance(data.get("config-keys"), list):
+        known = list(keys)
+        for pattern in data["config-keys"]:
+            if isinstance(pattern, str) and not match_config_keys(pattern, known):
+                bad("config-key-unknown", "config-keys", f"config key {pattern!r} matches no master config",
+                    pattern=pattern)
+    return out
+
+
+def _byte_violations(raw: bytes, path: str) -> tuple[str | None, list[ChangelogViolation]]:
+    out: list[ChangelogViolation] = []
+    if len(raw) > MAX_BYTES:
+        return None, [ChangelogViolation("not-utf8", None, f"file is {len(raw)} bytes, over the limit")]
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        return None, [ChangelogViolation("not-utf8", line, "not UTF-8 text")]
+    for rule, char in (("contains-nul", "\x00"), ("contains-cr", "\r"), ("contains-tab", "\t")):
+        pos = text.find(char)
+        if pos >= 0:
+            out.append(ChangelogViolation(rule, text.count("\n", 0, pos) + 1, f"contains a {rule[9:].upper()} byte"))
+    if text and not text.endswith("\n"):
+        out.append(ChangelogViolation("missing-final-newline", text.count("\n") + 1, "file must end with a newline"))
+    elif text.endswith("\n\n"):
+        out.append(ChangelogViolation("extra-final-newline", text.count("\n"), "file must end with exactly one newline"))
+    return text, out
+
+
+def _history_violations(base: str, head: str) -> tuple[bool, list[ChangelogViolation]]:
+    """(history intact, violations) for a head that does not start with the base bytes."""
+    base_lines = base.split("\n")
+    head_lines = head.split("\n")
+    out: list[ChangelogViolation] = []
+    corrections = 0
+    for i, old in enumerate(base_lines):
+        if i >= len(head_lines):
+            out.append(ChangelogViolation("entries-deleted", len(head_lines), "history lines were deleted"))
+            return False, out
+        new = head_lines[i]
+        if new == old:
+            continue
+        if old.startswith("  pr-link:") and new.startswith("  pr-link:"):
+            link = new.split(":", 1)[1].strip().strip("'\"")
+            if not PR_LINK_RE.fullmatch(link):
+                out.append(ChangelogViolation("pr-link-correction-invalid", i + 1,
+                                              f"corrected pr-link {link} is not a PR link", {"link": link}))
+            corrections += 1
+            continue
+        out.append(ChangelogViolation("history-modified", i + 1, "a history line was changed (existing entries are byte-immutable)",
+                                      {"base": old[:200], "head": new[:200]}))
+        return False, out
+    if corrections and len(head_lines) > len(base_lines):
+        out.append(ChangelogViolation("pr-link-correction-mixed", len(base_lines) + 1,
+                                      "pr-link corrections cannot be mixed with new entries"))
+    return not out, out
+
+
+def _suffix_violations(base: str, suffix: str, first_line: int) -> list[ChangelogViolation]:
+    out: list[ChangelogViolation] = []
+    if not suffix:
+        return out
+    want = ENTRY_START if base.endswith("\n\n") or not base else "\n" + ENTRY_START
+    if not suffix.startswith(want):
+        out.append(ChangelogViolation(
+            "bad-separator", first_line,
+            "new entries must follow the history after exactly one blank line, starting with '- config-keys:'",
+        ))
+    lines = suffix.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith(ENTRY_START)]
+    for i in starts[1:]:  # the first new entry's separation is the bad-separator rule
+        before = lines[i - 1]
+        two_before = lines[i - 2] if i >= 2 else None
+        if before != "" or (two_before is not None and two_before.strip() == ""):
+            out.append(ChangelogViolation(
+                "entries-not-separated", first_line + i,
+                "consecutive new entries must be separated by exactly one blank line",
+            ))
+    return out
+
+
+def validate_changelog(
+    base_raw: bytes | None,
+    head_raw: bytes | None,
+    path: str,
+    pr_number: int | None,
+    *,
+    on_main: bool = False,
+    keys: Iterable[str] | None = None,
+) -> ChangelogReport:
+    """Apply §5.2 to a PR's change of perf-changelog.yaml (base = trusted history)."""
+    violations: list[ChangelogViolation] = []
+    if head_raw is None:
+        return ChangelogReport(path, 0, [], [], changed=base_raw is not None, present=False)
+    head, found = _byte_violations(head_raw, path)
+    violations += found
+    base: str | None = None
+    if base_raw is not None:
+        try:
+            base = base_raw.decode("utf-8")
+        except UnicodeDecodeError:
+            violations.append(ChangelogViolation("base-unreadable", None, "the base changelog is not UTF-8"))
+    if head is None:
+        return ChangelogReport(path, 0, [], violations, changed=True, present=True)
+    base_text = base or ""
+    changed = head != base_text
+    if head.startswith(base_text):
+        first_line = base_text.count("\n") + 1
+        suffix = head[len(base_text):]
+        violations += _suffix_violations(base_text, suffix, first_line)
+        appended, found = parse_entries(suffix, path, first_line) if suffix.strip() else ([], [])
+        violations += found
+        base_count = len(_entry_lines(base_text))
+        appended = [ChangelogEntry(base_count + e.index, e.line, e.data, e.lines) for e in appended]
+    else:
+        intact, found = _history_violations(base_text, head)
+        violations += found
+        head_entries, found = parse_entries(head, path)
+        violations += found
+        base_entries = parse_entries(base_text, path)[0] if base_raw is not None else []
+        base_count = len(base_entries)
+        appended = head_entries[len(base_entries):] if intact else []
+        if len(head_entries) < len(base_entries):
+            violations.append(ChangelogViolation(
+                "entries-deleted", None, f"{len(base_entries) - len(head_entries)} entries were deleted",
+                {"deleted": len(base_entries) - len(head_entries)}))
+    key_list = list(keys) if keys is not None else None
+    for entry in appended:
+        violations += entry_violations(entry, pr_number, on_main=on_main, keys=key_list)
+    return ChangelogReport(path, base_count, appended, violations, changed=changed, present=True)
+
+
+def changelog_report(ctx: CheckContext) -> ChangelogReport:
+    """The PR's changelog report (head vs base, this PR's number, head master keys). Memoized."""
+
+    def compute() -> ChangelogReport:
+        from verifier.configs.master import master_entries
+
+        path = ctx.bundle.path("changelog")
+        keys: list[str] | None
+        try:
+            keys = list(master_entries(ctx, "head"))
+        except InputError:
+            keys = None
+        return validate_changelog(ctx.bundle.base.read(path), ctx.bundle.head.read(path), path,
+                                  ctx.bundle.pr.number, keys=keys)
+
+    return ctx.memo("changelog.report", compute)
+
+
+def appended_entries(ctx: CheckContext) -> list[ChangelogEntry]:
+    """The entries this PR appends to perf-changelog.yaml."""
+    return changelog_report(ctx).appended
+
+
+def entries(ctx: CheckContext, side: str = "head") -> list[ChangelogEntry]:
+    """Every entry of one side's changelog (full parse; memoized)."""
+
+    def compute() -> list[ChangelogEntry]:
+        path = ctx.bundle.path("changelog")
+        tree = ctx.bundle.base if side == "base" else ctx.bundle.head
+        raw = tree.read(path)
+        if raw is None:
+            return []
+        from verifier.core.yamlio import decode_text
+
+        parsed, _ = parse_entries(decode_text(raw, path, limit=MAX_BYTES), path)
+        return parsed
+
+    return ctx.memo(f"changelog.entries.{side}", compute)
+
+
+def selected_keys(entries_: Iterable[ChangelogEntry], keys: Iterable[str]) -> dict[str, list[str]]:
+    """pattern -> config keys it selects, over the given entries."""
+    known = list(keys)
+    out: dict[str, list[str]] = {}
+    for entry in entries_:
+        for pattern in entry.config_keys:
+            out.setdefault(pattern, match_config_keys(pattern, known))
+    return out
+
+
+def as_mapping(entry: ChangelogEntry) -> Mapping[str, Any]:
+    """The entry's raw mapping (read-only use)."""
+    return entry.data

@@ -1,0 +1,267 @@
+"""YAML 1.1 loading with line numbers, as InferenceX and srtctl read their files.
+
+InferenceX (`infx.matrix`) and srtctl load master configs and srt-slurm recipes with PyYAML's
+`safe_load`, i.e. YAML 1.1: `on`/`yes` are booleans, `1_000` is an int, `1e-3` stays a string,
+and `<<: *anchor` merge keys are resolved at load time with the keys written next to `<<` winning.
+Because those values become command-line text, the verifier must read the files the same way;
+`verifier.core.yamlio` (ruamel, YAML 1.2) would not.
+
+This module composes the document with libyaml (C speed) and builds plain Python data itself, so
+it can keep the 1-based line of every mapping key and sequence item (`Doc.lines`, keyed by the
+path tuple) and can refuse hostile input: oversized text, alias bombs, unknown tags. Aliases are
+expanded into independent copies (as `yaml.safe_load` + deep_merge would behave), with a node
+budget so a "billion laughs" document is refused instead of exhausting memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from verifier.core.errors import InputError
+
+try:  # libyaml is the fast path; the pure loader gives identical results
+    _Base: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _Base = yaml.SafeLoader
+
+_TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}  # (plain scalar, implicit) -> resolved tag
+
+
+class _Loader(_Base):  # type: ignore[misc,valid-type]
+    """The safe loader, resolving each distinct plain scalar's tag once per process.
+
+    A safe loader has no path resolvers, so a scalar's implicit tag depends only on its text and
+    `implicit` flags; a master config repeats the same few hundred scalars tens of thousands of times.
+    """
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is not ScalarNode or len(_TAGS) > 100_000 or not isinstance(value, str) or len(value) > 200:
+            return super().resolve(kind, value, implicit)
+        key = (value, implicit)
+        tag = _TAGS.get(key)
+        if tag is None:
+            tag = _TAGS[key] = super().resolve(kind, value, implicit)
+        return tag
+
+MAX_NODES = 2_000_000
+# Key/value pairs handled while resolving `<<` merge keys (each cached merge source counts its
+# size again where it is reused). The real master config needs a few thousand.
+MAX_MERGE_WORK = 1_000_000
+MAX_INT = 2**63
+MERGE_TAG = "tag:yaml.org,2002:merge"
+_STR_TAG = "tag:yaml.org,2002:str"
+_COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
+Path = tuple[Any, ...]
+
+
+@dataclass
+class Doc:
+    """A parsed YAML document: plain data plus the 1-based line of every key / item path."""
+
+    data: Any
+    path: str
+    lines: dict[Path, int] = field(default_factory=dict)
+    duplicates: list[tuple[Path, int]] = field(default_factory=list)
+
+    def line(self, *path: Any) -> int | None:
+        """1-based line of the key (or sequence item) at this path; None if absent."""
+        return self.lines.get(tuple(path))
+
+    def get(self, *path: Any, default: Any = None) -> Any:
+        """The value at a path of keys / indexes, or default."""
+        node = self.data
+        for part in path:
+            in_map = isinstance(node, dict) and part in node
+            in_list = isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node)
+            if not (in_map or in_list):
+                return default
+            node = node[part]
+        return node
+
+
+class _Builder:
+    """Turns a composed node graph into plain data, recording lines; expands aliases by copy."""
+
+    def __init__(self, loader: Any, path: str, line_offset: int) -> None:
+        self.loader = loader
+        self.path = path
+        self.offset = line_offset
+        self.count = 0
+        self.lines: dict[Path, int] = {}
+        self.duplicates: list[tuple[Path, int]] = []
+        self.active: set[int] = set()
+        self.merging: set[int] = set()
+        self.pairs_of: dict[int, list[tuple[Node, Node, bool]]] = {}
+        self.merge_work = 0
+
+    def line(self, node: Node) -> int:
+        return int(node.start_mark.line) + 1 + self.offset
+
+    def build(self, node: Node, path: Path) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise InputError(self.path, "YAML aliases expand past the node limit (alias bomb refused)")
+        if isinstance(node, ScalarNode):
+            return self.scalar(node)
+        if node.tag not in _COLLECTION_TAGS:
+            raise InputError(self.path, f"unsupported YAML tag {node.tag!r} at line {self.line(node)}")
+        ident = id(node)
+        if ident in self.active:
+            raise InputError(self.path, f"recursive YAML alias refused (line {self.line(node)})")
+        self.active.add(ident)
+        try:
+            if isinstance(node, SequenceNode):
+                out_list: list[Any] = []
+                for i, item in enumerate(node.value):
+                    self.lines.setdefault((*path, i), self.line(item))
+                    out_list.append(self.build(item, (*path, i)))
+                return out_list
+            if isinstance(node, MappingNode):
+                return self.mapping(node, path)
+        finally:
+            self.active.discard(ident)
+        raise InputError(self.path, f"unsupported YAML node at line {self.line(node)}")
+
+    def scalar(self, node: ScalarNode) -> Any:
+        if node.tag == _STR_TAG:
+            return node.value
+        constructor = self.loader.yaml_constructors.get(node.tag)
+        if constructor is None or node.tag in ("tag:yaml.org,2002:binary", "tag:yaml.org,2002:set"):
+            raise InputError(self.path, f"unsupported YAML tag {node.tag!r} at line {self.line(node)}")
+        try:
+            value = constructor(self.loader, node)
+        except (yaml.YAMLError, ValueError, TypeError) as exc:
+            raise InputError(self.path, f"invalid YAML scalar at line {self.line(node)}: {exc}") from None
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+            # No configuration number is this large; past it, float() conversions in checks overflow.
+            raise InputError(self.path, f"integer at line {self.line(node)} is out of range")
+        return value
+
+    def _merge_sources(self, value: Node) -> list[MappingNode]:
+        if isinstance(value, MappingNode):
+            return [value]
+        if isinstance(value, SequenceNode) and all(isinstance(v, MappingNode) for v in value.value):
+            # PyYAML: earlier mappings in a merge list win over later ones.
+            return list(value.value)
+        raise InputError(self.path, f"a '<<' merge key needs a mapping or a list of mappings (line {self.line(value)})")
+
+    def _pairs(self, node: MappingNode, depth: int = 0) -> list[tuple[Node, Node, bool]]:
+        """(key, value, explicit) pairs after resolving merge keys the way PyYAML does.
+
+        Merged pairs are reduced to one per key (the one PyYAML would keep) and memoized per node,
+        so a chain of `<<: [*a, *a]` merges costs work linear in the document, not exponential;
+        every pair handled counts against MAX_MERGE_WORK.
+        """
+        ident = id(node)
+        cached = self.pairs_of.get(ident)
+        if cached is not None:
+            self._charge(len(cached))
+            return cached
+        if depth > 64:
+            raise InputError(self.path, "merge keys nest too deeply")
+        if ident in self.merging:
+            raise InputError(self.path, f"recursive YAML merge refused (line {self.line(node)})")
+        self.merging.add(ident)
+        try:
+            merged: dict[Any, tuple[Node, Node, bool]] = {}
+            explicit: list[tuple[Node, Node, bool]] = []
+            for key_node, value_node in node.value:
+                self._charge(1)
+                if key_node.tag == MERGE_TAG:
+                    groups = [self._pairs(src, depth + 1) for src in self._merge_sources(value_node)]
+                    for group in reversed(groups):
+                        for k, v, _ in group:
+                            self._charge(1)
+                            # Insertion order of the first occurrence, value of the last: what the
+                            # later `out[key] = ...` of the unreduced list would leave.
+                            merged[self._merge_key(k)] = (k, v, False)
+                else:
+                    explicit.append((key_node, value_node, True))
+        finally:
+            self.merging.discard(ident)
+        pairs = [*merged.values(), *explicit]
+        self.pairs_of[ident] = pairs
+        return pairs
+
+    def _merge_key(self, key_node: Node) -> Any:
+        if not isinstance(key_node, ScalarNode):
+            return ("node", id(key_node))  # complex keys are refused when the mapping is built
+        key = self.scalar(key_node)
+        try:
+            hash(key)
+        except TypeError:
+            return ("node", id(key_node))
+        return ("key", type(key).__name__, key)
+
+    def _charge(self, work: int) -> None:
+        self.merge_work += work
+        if self.merge_work > MAX_MERGE_WORK:
+            raise InputError(self.path, "YAML merge keys expand past the work limit (merge-key bomb refused)")
+
+    def mapping(self, node: MappingNode, path: Path) -> dict[Any, Any]:
+        # Only the pair that wins each key is built: a value overridden by a later key (or by an
+        # explicit key over a merged one) is never expanded, so no work is spent on it.
+        winners: dict[Any, tuple[Node, Node]] = {}
+        seen_explicit: set[Any] = set()
+        for key_node, value_node, is_explicit in self._pairs(node):
+            if not isinstance(key_node, ScalarNode):
+                raise InputError(self.path, f"complex mapping key at line {self.line(key_node)}")
+            key = self.scalar(key_node)
+            try:
+                hash(key)
+            except TypeError:
+                raise InputError(self.path, f"unhashable mapping key at line {self.line(key_node)}") from None
+            if is_explicit:
+                if key in seen_explicit:
+                    self.duplicates.append(((*path, key), self.line(key_node)))
+                seen_explicit.add(key)
+            # The key written last wins, as in PyYAML; its line is the one that counts.
+            winners[key] = (key_node, value_node)
+        out: dict[Any, Any] = {}
+        for key, (key_node, value_node) in winners.items():
+            sub = (*path, key)
+            self.lines[sub] = self.line(key_node)
+            out[key] = self.build(value_node, sub)
+        return out
+
+
+def parse_yaml11(text: str, path: str, *, line_offset: int = 0) -> Doc:
+    """Parse one YAML 1.1 document (already-decoded text) into a Doc; InputError when refused.
+
+    `line_offset` is added to every line (for a fragment cut out of a larger file).
+    """
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return Doc(data=None, path=path)
+        builder = _Builder(loader, path, line_offset)
+        data = builder.build(node, ())
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" at line {mark.line + 1 + line_offset}" if mark is not None else ""
+        raise InputError(path, f"invalid YAML{where}: {exc.problem or exc.context or 'syntax error'}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(path, f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise InputError(path, "YAML nests too deeply") from None
+    finally:
+        loader.dispose()
+    return Doc(data=data, path=path, lines=builder.lines, duplicates=builder.duplicates)
+
+
+def iter_leaves(data: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """Yield (path, value) for every non-container value below data (lists descend by index)."""
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from iter_leaves(v, (*prefix, k))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            yield from iter_leaves(v, (*prefix, i))
+    else:
+        yield prefix, data

@@ -1,0 +1,1 @@
+"""TileRT: the engine's answers (`answers.ENGINE`); its options are data in policies/tilert.yaml."""

@@ -1,0 +1,1 @@
+"""TensorRT-LLM: the engine's answers (`answers.ENGINE`); its options are data in policies/trtllm.yaml."""

@@ -1,0 +1,89 @@
+"""The PR's changed-file list reconciled with the two trees and with GitHub's listing caps.
+
+GitHub's pull-request file listing stops at 3,000 files (the compare API at 300), and a bundle's
+`pr.yaml files` is written by whoever recorded it; BUNDLE.md requires it to agree with the diff of
+`tree/base` and `tree/head`. A bundle's trees may be partial (they hold every changed file on the
+side where it exists and every file a check reads), so "disagree" means a contradiction the trees
+prove, never a file merely missing from a side the PR does not change:
+
+* a listed path whose status contradicts the trees (added but in the base, removed but in the
+  head, added/modified/renamed but missing from the head, modified/removed but missing from the
+  base, modified but byte-identical on both sides, renamed but its old path still in the head);
+* an unlisted path held on both sides with different bytes (a change the list hides).
+
+A list as long as a listing cap may be truncated and is never trusted either.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from verifier.core.context import CheckContext
+
+MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """One path where the changed-file list and the trees disagree."""
+
+    path: str
+    reason: str  # kebab-case: listed-added-in-base, unlisted-change, ...
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """The outcome of reconciling `pr.files` with the trees."""
+
+    listed: int
+    cap: int | None  # the listing cap the list reaches (so it may be truncated), else None
+    disagreements: tuple[Disagreement, ...]
+
+    @property
+    def ok(self) -> bool:
+        """True when the list is complete and agrees with the trees."""
+        return self.cap is None and not self.disagreements
+
+
+def _reconcile(ctx: CheckContext, cap: int) -> Reconciliation:
+    bundle = ctx.bundle
+    base, head = bundle.base, bundle.head
+    out: list[Disagreement] = []
+    listed: set[str] = set()
+    for f in bundle.pr.files:
+        listed.add(f.path)
+        in_base, in_head = base.has(f.path), head.has(f.path)
+        if f.status in ("added", "copied"):
+            if in_base:
+                out.append(Disagreement(f.path, "listed-added-in-base"))
+            elif not in_head:
+                out.append(Disagreement(f.path, "listed-missing-from-head"))
+        elif f.status == "removed":
+            if in_head:
+                out.append(Disagreement(f.path, "listed-removed-in-head"))
+            elif not in_base:
+                out.append(Disagreement(f.path, "listed-missing-from-base"))
+        elif f.status == "renamed":
+            if not in_head:
+                out.append(Disagreement(f.path, "listed-missing-from-head"))
+            if f.previous_path:
+                listed.add(f.previous_path)
+                if head.has(f.previous_path) and f.previous_path != f.path:
+                    out.append(Disagreement(f.previous_path, "renamed-from-still-in-head"))
+        elif f.status in ("modified", "changed"):
+            if not in_head:
+                out.append(Disagreement(f.path, "listed-missing-from-head"))
+            elif not in_base:
+                out.append(Disagreement(f.path, "listed-missing-from-base"))
+            elif base.read(f.path) == head.read(f.path):
+                out.append(Disagreement(f.path, "listed-but-unchanged"))
+    for path in sorted(base.files.keys() & head.files.keys()):
+        if path not in listed and base.files[path] != head.files[path]:
+            out.append(Disagreement(path, "unlisted-change"))
+    count = len(bundle.pr.files)
+    return Reconciliation(listed=count, cap=cap if count >= cap else None, disagreements=tuple(out))
+
+
+def reconcile(ctx: CheckContext, cap: int) -> Reconciliation:
+    """Reconcile the PR's changed-file list with the trees; a list of `cap` or more files may be truncated."""
+    return ctx.memo("changed_files.reconcile", lambda: _reconcile(ctx, cap))

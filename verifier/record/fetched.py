@@ -1,0 +1,307 @@
+"""Record what launches read into a bundle: tree files they need and files they fetch from other repos.
+
+Launch resolution (verifier.launch) notes every file it wanted and did not find (`LaunchSet.needs`):
+a runner script or launcher library of a tree, or a recipe / setup script a runner fetches from
+another repository at a ref (`git clone` + `git checkout`). `complete_bundle` resolves the affected
+keys, fetches those files through the recorder's own sources, adds them to the bundle and resolves
+again, until nothing new is needed, so a recorded bundle is judged offline exactly like the live
+run: the same resolution decides what is read, in both.
+
+Fetched files are recorded in `github.yaml upstream_files` (repo, the ref the runner names, the
+commit it resolved to, who fetches it, and per file its blob and sha256, or `absent: true`) with the
+bytes under `upstream/<owner>/<repo>/<commit>/<path>`. A ref is resolved as of the PR: a commit or a
+tag as written, a branch (and `HEAD`, the default branch of a plain clone) to the newest commit of its
+first-parent history no later than `when` (replay: the PR's merge commit date; record-git: the head
+commit's date; live collection: the sign-off's time; `verify-pr local`: now). A repository no source
+serves (a fork nobody cloned) stays unrecorded: Check 18 then names the repo, ref and path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from verifier.core.errors import UsageError, VerifierError
+from verifier.core.model import Bundle, Tree, UpstreamFile, UpstreamFiles
+
+MAX_UPSTREAM_FILE = 4 * 1024 * 1024
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
+
+TreeFetch = Callable[[str, list[str]], Mapping[str, bytes]]
+
+
+class UpstreamSource(Protocol):
+    """Where a recorder reads other repositories from (a local clone, the GitHub API)."""
+
+    def serves(self, repo: str) -> bool:
+        """True when this source can read the repository."""
+
+    def resolve(self, repo: str, ref: str, when: dt.datetime) -> str | None:
+        """The commit a ref names as of `when` (None: the ref is not found)."""
+
+    def read(self, repo: str, commit: str, path: str) -> tuple[bytes, str] | None:
+        """(content, blob id) of a file at a commit; None when the file does not exist there."""
+
+
+class GitUpstream:
+    """Other repositories read from local clones (`--upstream OWNER/NAME=PATH`), through git plumbing."""
+
+    def __init__(self, clones: Mapping[str, Any]) -> None:
+        self.clones = {k.lower(): v for k, v in clones.items()}
+
+    def serves(self, repo: str) -> bool:
+        return repo.lower() in self.clones
+
+    def _refs(self, git: Any, ref: str) -> list[str]:
+        if ref == "HEAD":
+            head = git.run_bytes("symbolic-ref", "-q", "HEAD", ok=(0, 1)).decode().strip()
+            return [head] if head else ["HEAD"]
+        return [f"refs/heads/{ref}", f"refs/remotes/origin/{ref}"]
+
+    def resolve(self, repo: str, ref: str, when: dt.datetime) -> str | None:
+        git = self.clones[repo.lower()]
+        if _SHA.match(ref):
+            out = git.run_bytes("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", ok=(0, 1))
+            sha = out.decode().strip()
+            return sha if _SHA.match(sha) else None
+        if ref.startswith("-") or ".." in ref:
+            return None
+        tag = git.run_bytes("rev-parse", "--verify", "--quiet", "--end-of-options", f"refs/tags/{ref}^{{commit}}",
+                            ok=(0, 1)).decode().strip()
+        if _SHA.match(tag):
+            return tag
+        stamp = when.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for name in self._refs(git, ref):
+            exists = git.run_bytes("rev-parse", "--verify", "--quiet", "--end-of-options", f"{name}^{{commit}}",
+                                   ok=(0, 1)).decode().strip()
+            if not _SHA.match(exists):
+                continue
+            out = git.run_bytes("rev-list", "-1", "--first-parent", f"--before={stamp}", exists, "--",
+                                ok=(0,)).decode().strip()
+            return out if _SHA.match(out) else None
+        return None
+
+    def read(self, repo: str, commit: str, path: str) -> tuple[bytes, str] | None:
+        git = self.clones[repo.lower()]
+        for _ in range(4):  # follow a few symlinks inside the repository
+            out = git.run_bytes("ls-tree", "-z", "--full-tree", commit, "--", path, ok=(0, 128))
+            record = out.split(b"\0")[0]
+            if not record:
+                return None
+            meta, _, _name = record.partition(b"\t")
+            mode, kind, oid = meta.split()
+            if kind != b"blob":
+                return None
+            data = git.blobs([oid.decode()]).get(oid.decode())
+            if data is None:
+                return None
+            if mode == b"120000":
+                target = data.decode("utf-8", "replace")
+                path = str(Path(path).parent / target) if not target.startswith("/") else ""
+                path = _normalize(path)
+                if not path:
+                    return None
+                continue
+            return data, oid.decode()
+        return None
+
+
+def _normalize(path: str) -> str:
+    parts: list[str] = []
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                return ""
+            parts.pop()
+        else:
+            parts.append(part)
+    return "/".join(parts)
+
+
+def parse_upstream_options(values: Iterable[str] | None) -> dict[str, Path]:
+    """`--upstream OWNER/NAME=PATH` options (repeatable) as {repo: clone path}."""
+    out: dict[str, Path] = {}
+    for value in values or ():
+        repo, sep, path = value.partition("=")
+        if not sep or not _REPO.match(repo.strip()) or not path.strip():
+            raise UsageError(f"usage error: --upstream takes OWNER/NAME=PATH, got {value!r}")
+        out[repo.strip()] = Path(path.strip())
+    return out
+
+
+def git_sources(clones: Mapping[str, Path]) -> GitUpstream:
+    """A source over local clones (opened with verifier.record.git.repo.GitRepo)."""
+    from verifier.record.git.repo import GitRepo
+
+    return GitUpstream({repo: GitRepo(path) for repo, path in clones.items()})
+
+
+@dataclass
+class Completion:
+    """What completing a bundle did: rounds, tree files and upstream files added, and notes."""
+
+    rounds: int = 0
+    tree_files: int = 0
+    upstream_files: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def _may_fetch(entry: Any) -> bool:
+    """Entries whose launches can read runner scripts or fetched files (multi-node or CONFIG_FILE rows)."""
+    try:
+        return bool(entry.get("multinode")) or "CONFIG_FILE=" in entry.text
+    except (VerifierError, ValueError):
+        return False
+
+
+class Recorder:
+    """The recorder's source during one resolution pass: files launches read are fetched on demand.
+
+    Launch resolution asks it for every tree file it does not find (`tree`) and every file a runner
+    fetches from another repository (`upstream`); what it returns is remembered and added to the
+    bundle afterwards (`apply`), so the recorded bundle holds exactly what the resolution read.
+    """
+
+    def __init__(self, bundle: Bundle, tree_fetch: TreeFetch | None, upstream: UpstreamSource | None,
+                 when: dt.datetime, report: Completion) -> None:
+        self.tree_fetch = tree_fetch
+        self.source = upstream
+        self.when = when
+        self.report = report
+        self.trees: dict[str, dict[str, bytes]] = {"base": {}, "head": {}}
+        self.missing: dict[str, set[str]] = {"base": set(), "head": set()}
+        self.facts = {(u.repo.lower(), u.ref or "HEAD"): u for u in bundle.github.upstream_files}
+        self.contents: dict[str, bytes] = {}
+        self.resolved: dict[tuple[str, str], str | None] = {}
+        self.tried: dict[tuple[str, str, str], Any] = {}
+
+    def tree(self, side: str, path: str) -> bytes | None:
+        """A file of one side's repository tree (None: the repository has no such file)."""
+        if path in self.trees[side]:
+            return self.trees[side][path]
+        if path in self.missing[side] or self.tree_fetch is None:
+            return None
+        got = self.tree_fetch(side, [path]).get(path)
+        if got is None:
+            self.missing[side].add(path)
+            return None
+        self.trees[side][path] = got
+        self.report.tree_files += 1
+        return got
+
+    def upstream(self, repo: str, ref: str, path: str, used_by: str, kind: str = "file") -> Any:
+        """The UpstreamHit of a file another repository serves at a ref (None: no source serves it);
+        `kind` (recipe, setup-script) is recorded as the file's fact, `used_by` as who reads it."""
+        from verifier.core.model import UpstreamHit
+
+        key = (repo.lower(), ref)
+        if (*key, path) in self.tried:
+            return self.tried[(*key, path)]
+        self.tried[(*key, path)] = None
+        if self.source is None or not self.source.serves(repo):
+            self.report.notes.append(f"{repo}@{ref}:{path} is fetched by {used_by}; no source serves {repo} "
+                                     "(not recorded)")
+            return None
+        if key not in self.resolved:
+            try:
+                self.resolved[key] = self.source.resolve(repo, ref, self.when)
+            except (VerifierError, OSError) as exc:
+                self.report.notes.append(f"{repo}@{ref}: cannot be resolved ({exc})")
+                self.resolved[key] = None
+        commit = self.resolved[key]
+        if commit is None:
+            self.report.notes.append(f"{repo}@{ref} is not found in its source (not recorded)")
+            return None
+        try:
+            got = self.source.read(repo, commit, path)
+        except (VerifierError, OSError) as exc:
+            self.report.notes.append(f"{repo}@{commit[:12]}:{path}: cannot be read ({exc})")
+            return None
+        facts = self.facts.get(key) or UpstreamFiles(repo=repo, ref=ref, commit=commit)
+        users = facts.used_by if isinstance(facts.used_by, tuple) else ((facts.used_by,) if facts.used_by else ())
+        if used_by and used_by not in users:
+            users = (*users, used_by)
+        data = None
+        if got is None:
+            item = UpstreamFile(path=path, absent=True, facts={"kind": kind})
+        else:
+            data, blob = got
+            if len(data) > MAX_UPSTREAM_FILE:
+                self.report.notes.append(f"{repo}@{commit[:12]}:{path} is over {MAX_UPSTREAM_FILE} bytes")
+                return None
+            item = UpstreamFile(path=path, blob=blob, sha256=hashlib.sha256(data).hexdigest(), facts={"kind": kind})
+            self.contents[f"{facts.repo}/{commit}/{path}"] = data
+        files = tuple(f for f in facts.files if f.path != path) + (item,)
+        self.facts[key] = facts.model_copy(update={"files": files, "used_by": users})
+        self.report.upstream_files += 1
+        hit = UpstreamHit(status="absent" if data is None else "content", repo=repo, ref=ref, path=path,
+                          commit=commit, data=data)
+        self.tried[(*key, path)] = hit
+        return hit
+
+    def apply(self, bundle: Bundle) -> Bundle:
+        """The bundle with everything fetched."""
+        if not any(self.trees.values()) and not self.contents and \
+                tuple(self.facts.values()) == bundle.github.upstream_files:
+            return bundle
+        return bundle.model_copy(update={
+            "base": Tree(sha=bundle.base.sha, files={**bundle.base.files, **self.trees["base"]}),
+            "head": Tree(sha=bundle.head.sha, files={**bundle.head.files, **self.trees["head"]}),
+            "github": bundle.github.model_copy(update={"upstream_files": tuple(self.facts.values())}),
+            "upstream": {**bundle.upstream, **self.contents},
+        })
+
+
+def _may_fetch(entry: Any) -> bool:
+    """Entries whose launches can read runner scripts or fetched files (multi-node or CONFIG_FILE rows)."""
+    try:
+        return bool(entry.get("multinode")) or "CONFIG_FILE=" in entry.text
+    except (VerifierError, ValueError):
+        return False
+
+
+def complete_bundle(
+    bundle: Bundle,
+    policies: Mapping[str, Any],
+    *,
+    tree_fetch: TreeFetch | None = None,
+    upstream: UpstreamSource | None = None,
+    when: dt.datetime | None = None,
+) -> tuple[Bundle, Completion]:
+    """The bundle with every file its launches read (see module docstring): one resolution pass of the
+    affected keys that can read such files, with the recorder's sources answering what is missing."""
+    from verifier.configs import master_entries
+    from verifier.core.context import CheckContext
+    from verifier.launch import launches_for_key
+    from verifier.launch.affected import affected_keys
+    from verifier.launch.job import RECORDING
+
+    report = Completion(rounds=1)
+    recorder = Recorder(bundle, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
+    ctx = CheckContext(bundle, policies)
+    ctx.memo(RECORDING, lambda: recorder)
+    try:
+        keys = list(affected_keys(ctx).keys)
+    except (VerifierError, ValueError, LookupError):
+        return bundle, report
+    for side in ("base", "head"):
+        try:
+            present = master_entries(ctx, side)
+        except (VerifierError, ValueError, LookupError):
+            continue
+        for key in keys:
+            if key not in present or not _may_fetch(present[key]):
+                continue
+            try:
+                launches_for_key(ctx, side, key)
+            except (VerifierError, ValueError, LookupError):
+                continue
+    return recorder.apply(bundle), report
