@@ -22,6 +22,7 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
+from verifier.launch.commands import shell_commands  # noqa: E402
 from verifier.record.git.repo import GitRepo  # noqa: E402
 from verifier.shell import Options, ShellLimit, ShellSyntaxError, evaluate  # noqa: E402
 from verifier.shell.values import Unknown  # noqa: E402
@@ -44,7 +45,7 @@ def _outcome(text: str, path: str, lib: str | None) -> str:
     if "/agentic/" in path:
         env.update(IS_AGENTIC="1", SCENARIO_TYPE="agentic-coding")
         env.pop("MAX_MODEL_LEN")
-    options = Options(reader=lambda p: lib if p == LIB else None,
+    options = Options(reader=lambda p: lib if p == LIB else None, commands=shell_commands(),
                       machine_env=frozenset({"SLURM_JOB_ID", "SLURMD_NODENAME", "HOSTNAME", "HOME", "USER"}))
     try:
         ev = evaluate(text, path, env, options)

@@ -18,7 +18,8 @@ Evidence: the check-runs of every commit currently in the PR (checks.yaml), grou
 N/A when: never.
 Unverifiable when: checks.yaml holds no check-runs for the PR's commits.
 Policy: ci (eval_lanes, benchmark_lanes, aggregator_jobs, success_conclusions, not_executed_conclusions, reuse,
-    result_producers)
+    result_producers),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ N/A when: never.
 Unverifiable when: Check 1 found no passing in-PR run; the run, its eval artifact (expired or
     absent) or thresholds.yaml is missing; a record's image, config entry or model prefix is unknown.
 Policy: evals (fallback_threshold, artifact_patterns, record_files, lm_eval_files,
-    primary_metric_order, lm_eval_metrics, stricter_of_base_and_head), ci (via Check 1's run)
+    primary_metric_order, lm_eval_metrics, stricter_of_base_and_head), ci (via Check 1's run),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations

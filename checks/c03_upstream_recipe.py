@@ -24,7 +24,8 @@ N/A when: no vLLM/SGLang production serving config (policy `upstream.frameworks`
 Unverifiable when: a linked PR has no recorded facts, a linked page is not stored (or only PRs are
     linked and no published page with commands is recorded), the affected
     launches cannot be resolved, or a command cannot be parsed for the image's SGLang version.
-Policy: upstream
+Policy: upstream,
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ class _Resolved:
     given: frozenset[str]
     error: str | None = None
     flags: Mapping[str, str] = field(default_factory=dict)  # dest -> the declared option that set it
-    parser: str = "sglang"  # "sglang" (the version's parser), "flags" (no parser known: flag reading)
+    parser: str = "pinned"  # "pinned" (the version's parser), "flags" (no parser known: flag reading)
 
     def flag(self, dest: str) -> str | None:
         """The option string written for a dest on this command line (declared long form)."""

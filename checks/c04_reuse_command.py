@@ -16,7 +16,8 @@ Unverifiable when: the pinned run is not in the bundle (runs/<id>/run.yaml), or 
     /reuse-sweep-run has no eligible run in the bundle (advisory: WARN).
 Policy: ci (reuse.authorized_roles, reuse.source_event, reuse.source_status,
     reuse.source_workflow_path, reuse.result_artifacts, reuse.success_conclusions,
-    reuse.pinned_conclusions, reuse.invalidating_labels)
+    reuse.pinned_conclusions, reuse.invalidating_labels),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations

@@ -24,7 +24,9 @@ Unverifiable when: a master config cannot be read, an affected entry has no imag
     or a model-enablement image's model has no Date added in MODELS.md.
 Policy: images (established_skus, engines, open_source_frameworks, vendor_frameworks,
     vendor_image_prefixes, engine_first_requires_base, default_branch_tags, enablement_tag,
-    enablement_window_days, exceptions)
+    enablement_window_days, exceptions),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch),
+    models (MODELS.md model identities, via verifier.documents.models_md)
 """
 
 from __future__ import annotations

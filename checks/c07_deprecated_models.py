@@ -23,8 +23,8 @@ Unverifiable when: the affected model prefix is not in the model support matrix,
     master entry cannot be read, or a point under an arm rule declares speculation and its resolved
     launch does not say which method it runs. A point under an arm rule whose launch does not
     resolve is Check 18's (named in the row, "Not judged here").
-Policy: models (fixed-sequence ISL/OSL names, arm_rules)
-
+Policy: models (fixed-sequence ISL/OSL names, arm_rules),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 Notices: a dated notice (`### <Weekday, Month D, YYYY>`) deprecates through its `| Model | Deprecated |
 Remains |` table or through its prose ("**<date>** is the last day for the **<scenario>** scenario on
 **<model>** (`prefix`)"); both are read.

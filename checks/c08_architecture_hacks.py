@@ -23,7 +23,9 @@ Unverifiable when: an affected launch cannot be resolved, or an integer all-redu
     SGLang ROCm launch) belongs to a model whose Date added MODELS.md does not give, reviewed on or
     after the cutoff (before it, every model was necessarily added before the cutoff).
 Policy: prohibited_settings (architecture: override_args, neutral_override_values,
-    config_edit_patterns, prohibited_values, integer_allreduce), patches (scan_paths, skip_paths)
+    config_edit_patterns, prohibited_values, integer_allreduce), patches (scan_paths, skip_paths),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch),
+    models (MODELS.md model identities, via verifier.documents.models_md)
 """
 
 from __future__ import annotations

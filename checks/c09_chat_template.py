@@ -16,7 +16,8 @@ N/A when: no affected config runs a speculative-decoding benchmark.
 Unverifiable when: a spec-decode point cannot be resolved, its client script is missing from the
     bundle, or the script shows neither a chat nor a raw-completion endpoint.
 Policy: chat_template (chat_clients, use_chat_template_env, fixed_sequence_clients, chat_markers,
-    raw_completion_markers)
+    raw_completion_markers),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ Unverifiable when: a script or shared block an affected config runs is missing f
     Check 18 reports (verifier.launch.reported); this row scans what is present and lists it.
 Policy: patches (scan_paths, skip_paths, patch_file_suffixes, signatures, engine_locators,
     write_markers, engine_path_markers, setup_keys, harness_packages, waiver_requirements,
-    waiver_not_in_force)
+    waiver_not_in_force),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations

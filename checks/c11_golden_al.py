@@ -29,7 +29,10 @@ N/A when: no affected config runs an agentic spec-decode point and no non-agenti
 Unverifiable when: an agentic spec-decode point cannot be resolved from its recipe (other than a
     missing golden cell, which FAILs).
 Policy: prohibited_settings (simulated_acceptance: env, side_env, args, json_keys, offsets,
-    default_thinking_mode, tolerance), signoff_records (golden_source)
+    default_thinking_mode, tolerance), signoff_records (golden_source),
+    ci (the runs that measured the points, via verifier.facts.ci),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch),
+    patches (which files a launch runs, via verifier.launch.scope)
 """
 
 from __future__ import annotations

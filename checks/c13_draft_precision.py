@@ -36,7 +36,9 @@ Policy: prohibited_settings (draft_precision: prohibited_env, off_values, draft_
     draft_config_keys, draft_kv_dest, target_kv_dest, draft_quantization_dest,
     target_quantization_dest, online_quantization_methods, neutral_values, non_exception_phrases,
     atom_online_quant_args, atom_draft_layer_markers), patches (scan_paths, skip_paths),
-    signoff_records (draft_precision_record); MODELS.md "Agreed draft model(s) (PoR)" column (bundle tree)
+    signoff_records (draft_precision_record); MODELS.md "Agreed draft model(s) (PoR)" column (bundle tree),
+    ci (the runs that measured the points, via verifier.facts.ci),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ from verifier.core.yamlio import decode_text
 from verifier.documents.patches import is_scanned
 from verifier.documents.rules import rule_document
 from verifier.documents.signoff_records import draft_precision_record, precision_record_item
-from verifier.engines import engine_or_generic
+from verifier.engines import Engine, default_engine, engine_or_generic
 from verifier.engines.argspec.parsing import EngineArgError, UnknownEngineVersion
 from verifier.engines.draft_precision import (
     Checkpoint,
@@ -244,8 +246,13 @@ def _checkpoints(ctx: CheckContext, launch: Launch, draft_path: str | None, stat
     return target, draft
 
 
+def _engine_of(launch: Launch) -> Engine:
+    """The engine of a launch; one that names none is read as the default engine's."""
+    return engine_or_generic(launch.engine) if launch.engine else default_engine()
+
+
 def _judge_sglang(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], state: _State) -> None:
-    engine = engine_or_generic(launch.engine or "sglang")
+    engine = _engine_of(launch)
     needed = engine.draft_precision_dests
     try:
         resolved = engine.resolve(launch.argv, launch.image, needed=needed, runtime=shell_launched(launch))
@@ -527,7 +534,7 @@ def check(ctx: CheckContext) -> CheckResult:
     for launch in spec:
         for issue in env_issues(launch.env, _env_origin(launch), policy):
             _add(state, issue, launch)
-        if engine_or_generic(launch.engine or "sglang").models_kv_dtypes:
+        if _engine_of(launch).models_kv_dtypes:
             _judge_sglang(ctx, launch, policy, state)
         else:
             _judge_other(ctx, launch, policy, state)

@@ -19,7 +19,9 @@ N/A when: never (a PR that triggers a sweep affects at least one curve).
 Unverifiable when: there is neither a passing in-PR run nor a pinned run; the run is not in the bundle; it has no
     bmk_* artifact, or one is expired or unreadable (advisory: WARN).
 Policy: pareto (min_frontier_points, artifact_pattern, result_file, throughput_field,
-    latency_field, percentile_label, admin_bypass)
+    latency_field, percentile_label, admin_bypass),
+    ci (the runs that measured the points, via verifier.facts.ci),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ Evidence: the PR body (English part; the collapsed translation and the AI disclo
     the PR's changed files; the appended changelog entries; the recorded runs.
 N/A when: the body makes no concrete technical claim.
 Unverifiable when: the affected configs or their launches cannot be resolved.
-Policy: none (claim shapes are fixed in verifier.documents.claims); severity from checks
+Policy: launch (the affected configs, via verifier.launch; claim shapes are fixed in
+    verifier.documents.claims)
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ N/A when: no config key present in the head master configs is affected, or an af
     the rule was not in force for this PR (the row names the document).
 Unverifiable when: a vendor's overview file is in the base tree but missing from the head tree, or
     has no data table.
-Policy: overview
+Policy: overview,
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations

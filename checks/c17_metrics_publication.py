@@ -15,7 +15,8 @@ N/A when: no affected config key uses a framework in policy `metrics.frameworks`
 Unverifiable when: an affected dynamo-trt key generates no launch at all. A point whose launch cannot
     be resolved is reported by Check 18 (verifier.launch.reported) and listed here; the others are judged,
     and with none left the row is N/A.
-Policy: metrics
+Policy: metrics,
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations

@@ -16,7 +16,9 @@ Evidence: head and base launches (`verifier.launch`), points and their DRAM budg
 N/A when: no config key is affected and perf-changelog.yaml is unchanged.
 Unverifiable when: launches cannot be resolved, a DRAM budget cannot be computed, the pinned or a
     baseline run (or its bmk_* results) is missing for a key that existed before the PR.
-Policy: consistency, pareto
+Policy: consistency, pareto,
+    ci (the runs that measured the points, via verifier.facts.ci),
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
 
 from __future__ import annotations

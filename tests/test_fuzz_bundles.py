@@ -546,7 +546,7 @@ def mutate(root: Path, seed: int) -> list[str]:
 
 def run_cli(argv: list[str]) -> tuple[int, str, str, Any]:
     """Run verify-pr in process; also capture the Report the runner produced."""
-    import verifier.core.runner as runner_mod
+    import checks as runner_mod  # `judge` is looked up there at call time by every verb
     from verifier.app.cli import main
 
     captured: dict[str, Any] = {}

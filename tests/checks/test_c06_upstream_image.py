@@ -9,6 +9,7 @@ import pytest
 from checks import c06_upstream_image as c06
 from tests.checks.fixture_runner import assert_fixture, fixture_dirs, params, run_one, texts
 from tests.kit import CASES
+from verifier.core.policy import load_policies
 
 
 @pytest.mark.parametrize("bundle", fixture_dirs(6), ids=lambda p: p.name)
@@ -21,7 +22,7 @@ def _fx(name: str) -> Path:
 
 
 def test_docstring_and_identity() -> None:
-    assert (c06.ID, c06.NAME) == (6, "Upstream image/order/provenance")
+    assert (c06.ID, load_policies()["checks"]["checks"][str(c06.ID)]["name"]) == (6, "Upstream image/order/provenance")
     for heading in ("Rule:", "Why:", "Evidence:", "N/A when:", "Unverifiable when:", "Policy:"):
         assert heading in (c06.__doc__ or "")
 

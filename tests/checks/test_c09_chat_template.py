@@ -8,6 +8,7 @@ import pytest
 
 from checks import c09_chat_template as c09
 from tests.checks.fixture_runner import assert_fixture, fixture_dirs, params, run_one
+from verifier.core.policy import load_policies
 
 
 @pytest.mark.parametrize("bundle", fixture_dirs(9), ids=lambda p: p.name)
@@ -16,7 +17,7 @@ def test_fixture(bundle: Path) -> None:
 
 
 def test_docstring_and_identity() -> None:
-    assert (c09.ID, c09.NAME) == (9, "Chat template")
+    assert (c09.ID, load_policies()["checks"]["checks"][str(c09.ID)]["name"]) == (9, "Chat template")
     for heading in ("Rule:", "Why:", "Evidence:", "N/A when:", "Unverifiable when:", "Policy:"):
         assert heading in (c09.__doc__ or "")
 

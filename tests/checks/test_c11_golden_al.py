@@ -9,6 +9,7 @@ import pytest
 from checks import c11_golden_al as c11
 from tests.checks.fixture_runner import assert_fixture, file_lines, fixture_dirs, params, run_one
 from tests.kit import CASES
+from verifier.core.policy import load_policies
 
 
 @pytest.mark.parametrize("bundle", fixture_dirs(11), ids=lambda p: p.name)
@@ -21,7 +22,7 @@ def _fx(name: str) -> Path:
 
 
 def test_docstring_and_identity() -> None:
-    assert (c11.ID, c11.NAME) == (11, "Golden AL")
+    assert (c11.ID, load_policies()["checks"]["checks"][str(c11.ID)]["name"]) == (11, "Golden AL")
     for heading in ("Rule:", "Why:", "Evidence:", "N/A when:", "Unverifiable when:", "Policy:"):
         assert heading in (c11.__doc__ or "")
 

@@ -17,7 +17,7 @@ RECIPE = "benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300-f
 
 
 def _module(check_id: int, fn: Any) -> Any:
-    return SimpleNamespace(ID=check_id, NAME=f"Check name {check_id}", check=fn, __name__=f"fake{check_id}")
+    return SimpleNamespace(ID=check_id, check=fn, __name__=f"fake{check_id}")
 
 
 def _paragraphs(md: str) -> list[str]:
@@ -60,10 +60,11 @@ def test_a_huge_verdict_is_capped_keeping_header_verdict_and_failing_rows_first(
     md = render_markdown(report, full_verdict="[the job summary of run 7](https://github.com/o/r/actions/runs/7)")
     assert len(md) <= 65000
     assert md.startswith("<!-- codeowner-signoff-verify signoff=issuecomment-4711000001 ")
-    assert "## ❌❌❌ **REJECTED** ❌❌❌" in md and "Blocking: Check 10 (Check name 10)" in md
+    assert "## ❌❌❌ **REJECTED** ❌❌❌" in md and "Blocking: Check 10 (Engine patches)" in md
+    names = load_policies()["checks"]["checks"]
     for check_id in range(10, 19):
         status = "WARN" if check_id in (14, 15) else "FAIL"
-        assert f"Check {check_id} (Check name {check_id}): {status} — " in md
+        assert f"Check {check_id} ({names[str(check_id)]['name']}): {status} — " in md
     assert md.index("❌ Check 10") < md.index("Passed and not applicable checks")
     assert "the full verdict is in [the job summary of run 7](https://github.com/o/r/actions/runs/7)" in md
     assert md.rstrip().endswith("</details>")

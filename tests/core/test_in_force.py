@@ -116,9 +116,11 @@ def test_a_rule_inside_a_broader_item_needs_its_words() -> None:
 
     policies = dict(load_policies())
     rules = dict(policies["rules"])
-    rules["rules"] = {**rules["rules"], "c13.named-env": {"check": 13, "item": "draft-precision",
+    rules["rules"] = {**rules["rules"], "c13.named-env": {"item": "draft-precision",
                                                             "mentions": ["SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE"]}}
     policies["rules"] = rules
+    rows = policies["checks"]["checks"]  # the rule is Check 13's: its registry row lists it
+    policies["checks"] = {"checks": {**rows, "13": {**rows["13"], "rules": [*rows["13"]["rules"], "c13.named-env"]}}}
     newest = NEWEST.replace("inferencex-e2e/", "")
     without = newest.replace(" Explicitly verified that `SGLANG_NVFP4_CKPT_FP8_NEXTN_MOE` is not enabled in the "
                              "effective recipe, including inherited settings; enabling it is prohibited going forward, "
@@ -135,6 +137,6 @@ def test_the_runner_does_not_run_a_check_whose_rules_are_not_in_force() -> None:
     from checks import c12_append_only, c13_draft_precision, judge
 
     ctx = _ctx(JULY_10)
-    report = judge(ctx.bundle, load_policies(), checks=[c12_append_only, c13_draft_precision])
+    report = judge(ctx.bundle, load_policies(), [c12_append_only, c13_draft_precision])
     assert [(r.id, r.status) for r in report.rows] == [(12, Status.NA), (13, Status.NA)]
     assert report.rows[1].result.findings[0].params["rule"] == "c13.draft-precision"

@@ -26,7 +26,7 @@ OUTPUT_SCHEMA = Path(__file__).resolve().parents[2] / "verifier" / "core" / "sch
 
 
 def _module(check_id: int, fn):  # type: ignore[no-untyped-def]
-    return SimpleNamespace(ID=check_id, NAME=f"Check name {check_id}", check=fn, __name__=f"fake{check_id}")
+    return SimpleNamespace(ID=check_id, check=fn, __name__=f"fake{check_id}")
 
 
 def _mentions_outside_code(markdown: str) -> list[str]:
@@ -78,8 +78,8 @@ def test_markdown_layout_and_chinese_block() -> None:
     md = render_markdown(report)
     assert "<details>\n<summary>Passed and not applicable checks</summary>\n\n✅ Check 0" in md
     assert "<details>\n<summary>中文</summary>" in md
-    assert "❌ Check 13 (Check name 13): FAIL — " in md
-    assert "❌ 检查 13 (Check name 13)：FAIL — " in md
+    assert "❌ Check 13 (Draft precision): FAIL — " in md
+    assert "❌ 检查 13 (Draft precision)：FAIL — " in md
     assert "Assessed commit: `51bb400fde2167c9a265ec9d7e19f61a61d7b7ee`." in md
     assert md.index("❌ Check 13") < md.index("Passed and not applicable checks")
 

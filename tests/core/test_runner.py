@@ -13,7 +13,7 @@ from verifier.core.runner import Verdict
 
 
 def _module(check_id: int, fn):  # type: ignore[no-untyped-def]
-    return SimpleNamespace(ID=check_id, NAME=f"check {check_id}", check=fn, __name__=f"fake{check_id}")
+    return SimpleNamespace(ID=check_id, check=fn, __name__=f"fake{check_id}")
 
 
 def _crash(ctx):  # type: ignore[no-untyped-def]

@@ -414,9 +414,12 @@ def test_annotations_cannot_inject_workflow_commands() -> None:
     from verifier.core.results import FileEvidence, failed, finding
 
     evil = FileEvidence(path=f"{RECIPE}", line=3, text="x")
-    module = SimpleNamespace(ID=13, NAME="Draft, precision", __name__="fake13",
+    module = SimpleNamespace(ID=13, __name__="fake13",
                              check=lambda ctx: failed(finding("check-crashed", evil, error="a\n::add-mask::x %0A")))
-    lines = annotations(judge(read_bundle(CASES / "pr4524"), load_policies(), [module]), 50)
+    policies = dict(load_policies())  # a registry row whose name needs escaping in an annotation title
+    rows = policies["checks"]["checks"]
+    policies["checks"] = {"checks": {**rows, "13": {**rows["13"], "name": "Draft, precision"}}}
+    lines = annotations(judge(read_bundle(CASES / "pr4524"), policies, [module]), 50)
     assert len(lines) == 1 and "\n" not in lines[0]
     assert lines[0].startswith(f"::error file={RECIPE},line=3,title=Check 13 (Draft%2C precision)%3A FAIL::")
     assert "%250A" in lines[0]
@@ -425,15 +428,15 @@ def test_annotations_cannot_inject_workflow_commands() -> None:
 def test_a_huge_verdict_posts_a_capped_comment_pointing_at_the_job_summary(
     standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import verifier.core.runner
+    import checks
     from tests.core.test_comment import _huge, _module
 
-    original = verifier.core.runner.judge
+    original = checks.judge
     from verifier.core.results import finding, passed
 
     modules = [_module(i, (lambda ctx: _huge(ctx, "FAIL")) if i == 13 else (lambda ctx: passed(finding(
         "check-crashed", error="e")))) for i in range(19)]
-    monkeypatch.setattr(verifier.core.runner, "judge", lambda bundle, policies, checks=None: original(
+    monkeypatch.setattr(checks, "judge", lambda bundle, policies, selected=None: original(
         bundle, policies, modules))
     server = standin()
     files = env(server, "issue_comment", _comment())
@@ -441,19 +444,19 @@ def test_a_huge_verdict_posts_a_capped_comment_pointing_at_the_job_summary(
     (ours,) = server.verdict_comments()
     assert len(ours["body"]) <= 65536 and "## ❌❌❌ **REJECTED** ❌❌❌" in ours["body"]
     assert "[the job summary of run 777](https://github.com/SemiAnalysisAI/InferenceX/actions/runs/777)" in ours["body"]
-    assert "| 13 Check name 13 | ❌ FAIL |" in files["summary"].read_text(encoding="utf-8")
+    assert "| 13 Draft precision | ❌ FAIL |" in files["summary"].read_text(encoding="utf-8")
 
 
 def test_a_crash_is_exit_2_and_an_error_status_never_success(
     standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]], monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    import verifier.core.runner
+    import checks
 
     def boom(*_args: Any, **_kwargs: Any) -> Any:
         raise RuntimeError("bug\nwith newline")
 
-    monkeypatch.setattr(verifier.core.runner, "judge", boom)
+    monkeypatch.setattr(checks, "judge", boom)
     server = standin()
     env(server, "issue_comment", _comment())
     assert _run(server) == 2

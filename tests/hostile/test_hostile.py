@@ -163,7 +163,7 @@ def test_judged_work_is_linear_in_input_size(make: Callable[[int], Callable[[], 
 
 def test_merge_key_work_is_capped() -> None:
     """A merge chain whose resolved mappings grow without bound is refused by the work cap."""
-    from verifier.configs import yaml11
+    from verifier.core import yaml11
     from verifier.core.errors import InputError
 
     text = G.merge_bomb_text(3000)

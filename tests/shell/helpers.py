@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from verifier.launch.commands import shell_commands
 from verifier.shell import Evaluation, Options, ServerStart, evaluate
 from verifier.shell.values import shown
 
@@ -24,6 +25,7 @@ def run(text: str, env: Mapping[str, str] | None = None, *, files: Mapping[str, 
             return True
         return False if p.endswith(".sh") else None
 
+    options.setdefault("commands", shell_commands())  # what starts a server: the launch layer's table
     opts = Options(reader=repo.get, file_test=file_test, **options)  # type: ignore[arg-type]
     return evaluate(text, path, {**ENV, **(env or {})}, opts)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from verifier.launch.commands import shell_commands
 from verifier.shell import Options, evaluate
 from verifier.shell.memo import Checkpoints, Memo
 from verifier.shell.values import shown
@@ -15,6 +16,11 @@ echo "$CONC"
 """
 
 
+def _options(**kw: object) -> Options:
+    """Options with the launch layer's table of server commands (the shell reader names none)."""
+    return Options(commands=shell_commands(), **kw)  # type: ignore[arg-type]
+
+
 def _env(**values: str) -> dict[str, tuple[str, tuple[str, int]]]:
     base = {"MODEL": "m", "TP": "4", "CONC": "8", "RESULT_FILENAME": "r_conc8", "PASS": "through"}
     base.update(values)
@@ -22,7 +28,7 @@ def _env(**values: str) -> dict[str, tuple[str, tuple[str, int]]]:
 
 
 def _run(memo: Memo, env: dict[str, tuple[str, tuple[str, int]]], options: Options | None = None):  # type: ignore[no-untyped-def]
-    return memo.evaluate("x.sh", env, lambda: evaluate(SCRIPT, "x.sh", env, options or Options()))
+    return memo.evaluate("x.sh", env, lambda: evaluate(SCRIPT, "x.sh", env, options or _options()))
 
 
 def test_environments_that_agree_on_what_was_read_share_one_evaluation() -> None:
@@ -45,7 +51,7 @@ def test_a_later_read_resumes_from_the_shared_prefix() -> None:
     results = []
     for conc in ("1", "2"):
         env = {"TP": ("4", ("", 0)), "CONC": (conc, ("", 0))}
-        options = Options(checkpoints=store, checkpoint_key="k")
+        options = _options(checkpoints=store, checkpoint_key="k")
         ev = evaluate(text, "x.sh", env, options)
         results.append([shown(v) for r in ev.results if r.server for v in r.server.argv])
     assert results == [["--x", "8", "--c", "1"], ["--x", "8", "--c", "2"]]
@@ -60,7 +66,7 @@ def test_reads_that_only_feed_unread_output_do_not_split_evaluations() -> None:
             'trtllm-serve "$MODEL" --config cfg.yml\n')
     for conc in ("8", "16"):
         env = {**_env(CONC=conc), "GITHUB_ENV": ("/tmp/env", ("", 0))}
-        ev = memo.evaluate("t", env, lambda env=env: evaluate(text, "t.sh", env, Options()))  # type: ignore[misc]
+        ev = memo.evaluate("t", env, lambda env=env: evaluate(text, "t.sh", env, _options()))  # type: ignore[misc]
         (start,) = [r.server for r in ev.results if r.server]
         assert start.files["cfg.yml"].text == f"max_batch_size: {conc}\n"
     assert memo.misses == 2  # the options file the server reads depends on CONC
@@ -68,5 +74,5 @@ def test_reads_that_only_feed_unread_output_do_not_split_evaluations() -> None:
     for conc in ("8", "16"):
         env = {**_env(CONC=conc), "GITHUB_ENV": ("/tmp/env", ("", 0))}
         plain = text.replace("--config cfg.yml", "--port 1")
-        memo.evaluate("t", env, lambda env=env, plain=plain: evaluate(plain, "t.sh", env, Options()))  # type: ignore[misc]
+        memo.evaluate("t", env, lambda env=env, plain=plain: evaluate(plain, "t.sh", env, _options()))  # type: ignore[misc]
     assert (memo.misses, memo.hits) == (1, 1)  # nothing the server uses reads CONC

@@ -12,6 +12,7 @@ from verifier.core.bundle import read_bundle
 from verifier.core.context import CheckContext
 from verifier.core.policy import load_policies
 from verifier.launch import launches
+from verifier.launch.commands import shell_commands
 from verifier.launch.harness import shell_shared
 from verifier.launch.job import KeyJob
 from verifier.shell import Options, evaluate
@@ -107,8 +108,9 @@ def test_evaluations_resumed_from_kept_checkpoints_equal_fresh_ones() -> None:
         for conc in ("1", "64", "8", "128", "", "64", "2"):
             for tp in ("8", "4"):
                 env = {"TP": (tp, ("wf", 1)), "CONC": (conc, ("wf", 2))}
-                fresh = evaluate(text, "x.sh", env, Options())
-                resumed = evaluate(text, "x.sh", env, Options(checkpoints=store, checkpoint_key="k"))
+                fresh = evaluate(text, "x.sh", env, Options(commands=shell_commands()))
+                resumed = evaluate(text, "x.sh", env,
+                                   Options(commands=shell_commands(), checkpoints=store, checkpoint_key="k"))
                 assert _argvs(resumed) == _argvs(fresh), (text, conc, tp)
                 assert [r.assumptions for r in resumed.results] == [r.assumptions for r in fresh.results]
                 assert (resumed.reads, resumed.weak_reads) == (fresh.reads, fresh.weak_reads)

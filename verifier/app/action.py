@@ -736,9 +736,18 @@ def _finish(outcome: Outcome, args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (errors: one `::error` line on stdout and one line on stderr, exit 2)."""
-    args: argparse.Namespace | None = None
     try:
         args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as exc:  # argparse has printed its usage line
+        return 2 if exc.code else 0
+    return execute(args)
+
+
+def execute(args: argparse.Namespace) -> int:
+    """Run the Action on parsed options and return the documented exit status: 0 (a verdict or a
+    skipped event; 1 for REJECTED with --fail-on-reject), 2 when nothing could be verified. The
+    outputs, the step summary and the annotations are written on every path, an error included."""
+    try:
         return _finish(run(args), args)
     except VerifierError as exc:
         reason = exc.one_line()

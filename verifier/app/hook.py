@@ -17,8 +17,11 @@ reading --, not UTF-8, a YAML error, recipe variants that cannot be expanded) is
 way and also returns 1: the hook never passes what it could not read. Text from the files is
 printed with control and bidi characters escaped, so a file cannot drive the terminal.
 
-Flags are read with the SGLang arg spec (argspec mode). The hook imports only PyYAML and the
-standard library (no pydantic, ruamel, jinja2, torch or sglang; tests/test_hook.py asserts it).
+A recipe's engine is its `engine` (`engine.type`), else the default engine (verifier.engines);
+the command lines of an engine whose KV dtypes Check 13 models (SGLang) are read with its arg spec
+(argspec mode: the version the recipe names, else the newest committed one), the others' role args
+flag by flag. The hook imports only PyYAML and the standard library (no pydantic, ruamel, jinja2,
+torch or sglang; tests/test_hook.py asserts it).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any, TextIO
 from verifier.core.errors import InputError
 from verifier.core.resources import POLICY_DIR
 from verifier.core.yaml11 import parse_yaml11
+from verifier.engines import default_engine, engine_named
 from verifier.engines.draft_precision import (
     DraftIssue,
     env_issues,
@@ -71,48 +75,21 @@ def _message(issue: DraftIssue, variant: str | None) -> str:
     return f"{name} {issue.value}: {issue.detail}{where}"
 
 
-def _sglang_version(data: Mapping[str, Any]) -> str | None:
-    """The SGLang version a recipe names (model.container / identity), else None."""
-    from verifier.engines.argspec.parsing import UnknownEngineVersion
-    from verifier.engines.sglang import pick_version
-
-    model = data.get("model") if isinstance(data.get("model"), Mapping) else {}
-    identity = data.get("identity") if isinstance(data.get("identity"), Mapping) else {}
-    container = identity.get("container") if isinstance(identity.get("container"), Mapping) else {}
-    frameworks = identity.get("frameworks") if isinstance(identity.get("frameworks"), Mapping) else {}
-    image = container.get("image") or model.get("container")
-    try:
-        return pick_version(image=str(image) if image else None,
-                            framework=str(frameworks["sglang"]) if frameworks.get("sglang") else None)
-    except (UnknownEngineVersion, ValueError, KeyError, TypeError):
-        return None
-
-
-def _default_version() -> str:
-    from verifier.engines.sglang import available_versions  # noqa: PLC0415
-
-    versions = available_versions()
-
-    def key(v: str) -> tuple[int, ...]:
-        return tuple(int(x) for x in re.findall(r"\d+", v))
-
-    return max(versions, key=key)
-
-
 def _engine(data: Mapping[str, Any]) -> str:
+    """The engine a recipe names (lower case), else the default engine's name."""
     engine = data.get("engine")
     if isinstance(engine, Mapping):
         engine = engine.get("type")
-    return str(engine or "sglang").lower()
+    return str(engine).lower() if engine else default_engine().name
 
 
 def _variant_issues(variant: Variant, policy: Mapping[str, Any], auto_kv: str) -> list[DraftIssue]:
     from verifier.engines.argspec.parsing import EngineArgsError
-    from verifier.engines.sglang import resolve_sglang
 
     data = variant.data
     roles = data.get("roles") if isinstance(data.get("roles"), Mapping) else {}
     engine = _engine(data)
+    answers = engine_named(engine)
     out: list[DraftIssue] = []
     for role, node in roles.items():
         if not isinstance(node, Mapping):
@@ -141,7 +118,7 @@ def _variant_issues(variant: Variant, policy: Mapping[str, Any], auto_kv: str) -
             if isinstance(layer, Mapping):
                 env.update({str(k): v for k, v in ((k, env_value(v)) for k, v in layer.items()) if v is not None})
         out += env_issues(env, env_origin, policy)
-        if engine != "sglang":
+        if not answers.models_kv_dtypes:  # read flag by flag, as Check 13 reads such an engine
             out += raw_args_issues(engine, args, origin_of, policy)
             continue
         argv = ["--model-path", "/model"]
@@ -153,9 +130,9 @@ def _variant_issues(variant: Variant, policy: Mapping[str, Any], auto_kv: str) -
                 argv += [flag_name(str(key), engine), *tokens]
         argv += [str(x) for x in extra]
         try:
-            resolved = resolve_sglang(argv, version=_sglang_version(data) or _default_version())
+            resolved = answers.resolve_version(argv, answers.recipe_version(data) or answers.committed_versions()[0])
         except EngineArgsError:
-            continue  # a command line SGLang rejects is Check 18's finding, not this hook's
+            continue  # a command line the engine rejects is Check 18's finding, not this hook's
         if not resolved.value("speculative_algorithm"):
             continue
         target = resolved.value(policy["target_kv_dest"]) or "auto"

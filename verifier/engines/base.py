@@ -14,7 +14,17 @@ the engine of a launch (`engine_for(launch.engine)`) instead of branching on eng
 * `chat_template(launch)`, `metrics(launch, ignored)`: chat-template and metrics-publication settings;
 * `draft_issues(...)`: draft-precision issues written in raw args (engines without a KV model);
 * `resolve(argv, image)`: the version-pinned parser's reading (parser-backed engines), else None;
-* `settings(launch)`: server settings by flag name (Check 15).
+* `settings(launch)`: server settings by flag name (Check 15);
+* `parallelism_issues(args, point, gpus)`: why a single-node worker's args do not run a point's
+  TP / EP / DP attention (the binder's per-engine rules; DCP is `single_node_dcp`);
+* `recipe_version(recipe)`, `committed_versions()`, `resolve_version(argv, version)`: the parser
+  version a recipe names, the committed ones, and one version's reading (the pre-commit hook and
+  `verify-pr local`, which judge recipes without a launch);
+* `dump_spec(...)`: `verify-pr engine-spec dump` (engines with `spec_dumper`).
+
+Plain facts are class attributes (`label`, `cli_dashes`, `disaggregation_flag`, `options_file_flags`,
+`framework_aliases`, ...), each documented where `Engine` declares it. The engine of a recipe or
+launch that names none is `verifier.engines.default_engine()`.
 
 A `Setting` names what was written (`name`), its value, its kind (arg, env, config key) and its
 origin (file, line). Nothing here imports an engine package or torch.
@@ -217,10 +227,33 @@ def walk_settings(launch: LaunchLike, ignored: set[str]) -> Iterator[tuple[str, 
         yield norm(name), value, ("env", name)
 
 
+class PointShape(Protocol):
+    """The parallelism of a matrix point the engines judge a worker against
+    (verifier.configs.points.Point has all of it)."""
+
+    @property
+    def tp(self) -> int | None:
+        """TP: the GPUs of one worker."""
+
+    @property
+    def ep(self) -> int:
+        """EP: the expert-parallel size."""
+
+    @property
+    def dp_attn(self) -> bool:
+        """DP attention on or off."""
+
+    @property
+    def dcp_size(self) -> int:
+        """DCP: the decode-context-parallel size."""
+
+
 class Engine:
     """Default answers (flag reading of the role args); engine modules override what differs."""
 
     name: str = ""
+    # How reports and messages write the engine's name (`SGLang`, `vLLM`).
+    label: str = ""
     # Underscores in recipe arg keys become dashes on the command line (srtctl, CLI engines).
     cli_dashes: bool = True
     # Check 13 models this engine's effective target/draft KV dtypes from its parsed command line.
@@ -236,6 +269,20 @@ class Engine:
     # The connector merges its synthetic-acceptance keys into an arg the recipe wrote (the
     # injected value keeps the recipe's file:line).
     synthetic_merges_into_args: bool = False
+    # Single-node SRT runs this engine with decode-context parallelism (DCP > 1); the binder refuses
+    # a DCP point for the other engines.
+    single_node_dcp: bool = False
+    # The flag srtctl adds to a disaggregated prefill/decode worker's command, valued with the role
+    # (`--disaggregation-mode prefill`); None when it adds none.
+    disaggregation_flag: str | None = None
+    # Flags (as written, without dashes) naming a YAML file of server options that the engine merges
+    # over its command line (the options file wins); () when the engine reads no such file.
+    options_file_flags: tuple[str, ...] = ()
+    # Master-config `framework` values that name this engine by another word (`trt`): an old-layout
+    # launch script of such a row may carry the engine's own name as its framework tag.
+    framework_aliases: tuple[str, ...] = ()
+    # `verify-pr engine-spec dump <name>` can dump this engine's installed parser (`dump_spec`).
+    spec_dumper: bool = False
 
     def spec_params(self, role: str, args: Mapping[str, Any] | None) -> SpecParams:
         """The spec-decode parameters of one role's args."""
@@ -310,6 +357,34 @@ class Engine:
             return self.resolve(argv, image)
         except EngineArgsError:
             return None
+
+    def parallelism_issues(self, args: Mapping[str, Any], point: PointShape, gpus: int | None) -> list[str]:
+        """Why a single-node agg worker with role args `args` and `gpus` GPUs does not run the point's
+        TP / EP / DP attention, in the engine's own terms ([] when it does, and by default: an
+        engine without rules of its own is not compared). DCP is `single_node_dcp`."""
+        return []
+
+    def recipe_version(self, recipe: Mapping[str, Any]) -> str | None:
+        """The version of this engine a recipe names (its image, or its identity block), for reading
+        its command lines; None when the recipe names none, or the engine has no parser."""
+        return None
+
+    def committed_versions(self) -> tuple[str, ...]:
+        """The versions whose parser spec is committed, newest first; () when the engine has no parser."""
+        return ()
+
+    def resolve_version(self, argv: Sequence[str], version: str) -> Any:
+        """The reading of a literal command line (not run by a shell) by the committed parser spec of
+        `version`; raises EngineArgsError when that parser rejects it; None when the engine has no parser."""
+        return None
+
+    def dump_spec(self, out: str | None, *, image: str | None = None, stubs: Sequence[str] = (),
+                  record: str | None = None, record_out: str | None = None) -> int:
+        """Dump the installed engine's server-argument parser as an arg spec (to `out`, else stdout):
+        the exit status of `verify-pr engine-spec dump` (2 with one stderr line when it cannot).
+        Only engines with `spec_dumper` answer; `image`/`stubs` and `record`/`record_out` are the
+        options of the engines that take them."""
+        raise NotImplementedError(f"engine {self.name or 'generic'!r} has no spec dumper")
 
     def answers(self, launch: LaunchLike) -> EngineAnswers:
         """Every answer for one launch."""

@@ -41,6 +41,18 @@ def to_int(value: Any) -> int | None:
     return None
 
 
+def recipe_int(value: Any, default: int | None = None) -> int | None:
+    """An int, or a string of digits with optional leading `-`, as int; `default` for anything else
+    (booleans included). How the single-node binder reads recipe sizes (`gpus`, `nodes`, TP, EP)."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return default
+
+
 def loose_int(value: Any) -> int | None:
     """`int(str(value))` (negative numbers included); None for booleans and non-numbers."""
     if isinstance(value, bool):

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from verifier.launch.commands import WRAPPERS, wrapper
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import Problem, make_reader, repo_path
 from verifier.shell.text import Text, is_known, plain, slice_text, text_of
@@ -33,19 +34,12 @@ if TYPE_CHECKING:
 MAX_DEPTH = 12
 MAX_READINGS = 48
 MAX_CACHED_READINGS = 256  # script readings kept per tree for equal inputs (`_Walker.read`)
-_WRAPPERS = {"exec", "nohup", "time", "command", "builtin", "stdbuf", "setsid", "unbuffer", "numactl"}
-# srun / sbatch options that take a separate value
-_SLURM_VALUED = {"-N", "-n", "-w", "-p", "-A", "-J", "-o", "-e", "-t", "-c", "-G", "-x", "-D", "--nodes", "--ntasks",
-                 "--nodelist", "--partition", "--account", "--job-name", "--output", "--error", "--time",
-                 "--cpus-per-task", "--gres", "--gpus", "--exclude", "--mpi", "--export", "--signal",
-                 "--ntasks-per-node", "--container-image", "--container-mounts", "--container-workdir",
-                 "--container-name", "--container-env", "--chdir", "--dependency", "-d", "--mem", "--comment",
-                 "--distribution", "-m", "--cpu-bind", "--gpus-per-node", "--segment", "--network"}
-_DOCKER_VALUED = {"-e", "--env", "-v", "--volume", "-w", "--workdir", "--name", "--entrypoint", "--network",
-                  "--ipc", "--shm-size", "--ulimit", "--device", "--group-add", "--cap-add", "--security-opt",
-                  "--stop-timeout", "--gpus", "--runtime", "-u", "--user", "--mount", "--env-file", "--pid",
-                  "--cpus", "--memory", "-m", "--label", "-l", "--hostname", "-h", "--add-host", "--tmpfs",
-                  "--platform", "--pull", "--restart", "--log-driver", "--log-opt", "--cpuset-cpus"}
+# the wrapper commands and their option grammar (verifier.launch.commands, the table the shell
+# reader is given too): `follow` says how this walk passes each one
+_STEPPED = {w.name: w for w in WRAPPERS if w.follow == "step"}
+_SLURM_VALUED = frozenset().union(*(w.valued for w in WRAPPERS if w.follow in ("ranks", "submit")))
+_CONTAINER_VALUED = frozenset().union(*(w.valued for w in WRAPPERS if w.follow == "container"))
+_CONTAINER_TOOL = re.compile("|".join(re.escape(w.name) for w in WRAPPERS if w.follow == "container"), re.I)
 
 
 @dataclass(frozen=True)
@@ -124,34 +118,21 @@ class _Walker:
         if depth > MAX_DEPTH:
             return
         words = [plain(a) for a in argv]
-        while words:
-            w = words[0]
-            if w in _WRAPPERS:
-                argv, words = argv[1:], words[1:]
-                while words and words[0].startswith("-"):
-                    argv, words = argv[1:], words[1:]
-                continue
-            if w == "sudo":
-                argv, words = argv[1:], words[1:]
-                while words and words[0].startswith("-"):
-                    skip = 2 if words[0] in ("-u", "-g") else 1
-                    argv, words = argv[skip:], words[skip:]
-                continue
-            if w == "env":
-                argv, words = argv[1:], words[1:]
-                while words and (words[0].startswith("-") or re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0])):
-                    if "=" in words[0] and not words[0].startswith("-"):
-                        name = words[0].split("=", 1)[0]
-                        env[name] = _after_eq(argv[0])
-                    argv, words = argv[1:], words[1:]
-                continue
-            if w == "timeout":
-                argv, words = argv[1:], words[1:]
-                while words and words[0].startswith("-"):
-                    argv, words = argv[1:], words[1:]
-                argv, words = argv[1:], words[1:]
-                continue
-            break
+        while words and words[0] in _STEPPED:  # a wrapper: its options, NAME=VALUE words, positionals
+            step = _STEPPED[words[0]]
+            argv, words = argv[1:], words[1:]
+            while words:
+                if words[0] in step.valued:
+                    skip = 2
+                elif words[0].startswith("-"):
+                    skip = 1
+                elif step.assigns and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+                    env[words[0].split("=", 1)[0]] = _after_eq(argv[0])
+                    skip = 1
+                else:
+                    break
+                argv, words = argv[skip:], words[skip:]
+            argv, words = argv[step.positionals:], words[step.positionals:]
         if not words:
             return
         if not is_known(argv[0]):
@@ -168,10 +149,12 @@ class _Walker:
         if run_at is not None:
             self.docker(argv[run_at + 1:], event, chain, mounts, depth)
             return
-        if words[0] == "srun":
+        row = wrapper(words[0])
+        kind = row.follow if row is not None else ""
+        if kind == "ranks":
             self.srun(argv[1:], env, event, chain, mounts, image, depth)
             return
-        if words[0] == "sbatch":
+        if kind == "submit":
             rest = _skip_options(argv[1:], _SLURM_VALUED)
             if rest:
                 self.script(rest[0], rest[1:], env, event.cwd, event, chain, mounts, image, depth)
@@ -268,7 +251,7 @@ class _Walker:
             if not w.startswith("-"):
                 break
             name, eq, value = w.partition("=")
-            if not eq and name in _DOCKER_VALUED and i + 1 < len(args):
+            if not eq and name in _CONTAINER_VALUED and i + 1 < len(args):
                 value_text = args[i + 1]
                 i += 2
             elif eq:
@@ -374,7 +357,7 @@ def _after_eq(text: Text) -> Text:
     return slice_text(text, cut)
 
 
-def _skip_options(args: list[Text], valued: set[str]) -> list[Text]:
+def _skip_options(args: list[Text], valued: frozenset[str]) -> list[Text]:
     i = 0
     while i < len(args):
         w = plain(args[i])
@@ -391,7 +374,7 @@ def _skip_options(args: list[Text], valued: set[str]) -> list[Text]:
 def _docker_run(words: list[str]) -> int | None:
     """Index of `run` in a `docker run` / `sudo docker run` / `$DOCKER_CMD run` command."""
     for i, w in enumerate(words[:4]):
-        if w == "run" and i > 0 and any(re.search(r"docker|podman", p, re.I) for p in words[:i]):
+        if w == "run" and i > 0 and any(_CONTAINER_TOOL.search(p) for p in words[:i]):
             return i
     return None
 

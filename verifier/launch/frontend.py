@@ -1,28 +1,27 @@
 """The frontend (router) process of an srt-slurm recipe, as srtctl starts it.
 
-srtctl starts one frontend beside the workers (`frontends/dynamo.py`, `frontends/sglang.py`; NVIDIA/srt-slurm
-`src/srtctl/frontends/`). `frontend.type` chooses it (default `dynamo`):
+srtctl starts one frontend beside the workers (NVIDIA/srt-slurm `src/srtctl/frontends/`);
+`frontend.type` chooses it. Which types exist and how each is started is policy data
+(policies/launch.yaml `launcher.frontends`: the default type, and per type its module, its own
+arguments, the arguments of a disaggregated recipe and its environment); an unset or unlisted type
+starts the default type's process. After the type's own arguments come `frontend.args` as
+`--key value` (`true` -> bare `--key`; `false`/null -> nothing); after its own environment,
+`frontend.env`.
 
-* `dynamo`: `python3 -m dynamo.frontend --http-port=<port>` then `frontend.args` as `--key value`
-  (`true` -> bare `--key`; `false`/null -> nothing), environment ETCD_ENDPOINTS, NATS_SERVER,
-  DYN_REQUEST_PLANE (run-time values) then `frontend.env`;
-* `sglang`: `python -m sglang_router.launch_router [--pd-disaggregation --prefill <url> ... --decode <url>]
-  --host 0.0.0.0 --port <port>` then `frontend.args`, environment `frontend.env`.
-
-`frontend_process(data, origins)` returns that command with the file and line of every argument and
-variable the recipe wrote; launches of every role of a point carry it (`Launch.frontend`).
+`frontend_process(data, origins, engine, disaggregated, frontends)` returns that command with the
+file and line of every argument and variable the recipe wrote; launches of every role of a point
+carry it (`Launch.frontend`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.launch.recipes.variants import Origin
 
 Path = tuple[Any, ...]
-PORT = "<frontend_port>"  # chosen by srtctl's topology at run time
 
 
 @dataclass(frozen=True)
@@ -61,26 +60,35 @@ def _flags(args: Any, origins: Mapping[Path, Origin]) -> tuple[list[str], dict[s
     return argv, where
 
 
+def _recipe_value(data: Mapping[str, Any], path: Sequence[str]) -> Any:
+    """The value at a key path of the recipe (None when a step is missing or not a mapping)."""
+    node: Any = data
+    for key in path:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node
+
+
 def frontend_process(data: Mapping[str, Any], origins: Mapping[Path, Origin], engine: str,
-                     disaggregated: bool) -> Frontend | None:
-    """The frontend of a role-form recipe (None when srtctl starts none: a recipe without workers)."""
+                     disaggregated: bool, frontends: Mapping[str, Any]) -> Frontend | None:
+    """The frontend of a role-form recipe (None when srtctl starts none: a recipe without workers).
+
+    `frontends` is policies/launch.yaml `launcher.frontends`."""
     if not isinstance(data.get("roles"), Mapping) or not data["roles"]:
         return None
     block = data.get("frontend") if isinstance(data.get("frontend"), Mapping) else {}
-    kind = str(block.get("type") or "dynamo")
+    default = str(frontends["default-type"])
+    kind = str(block.get("type") or default)
+    started = frontends["types"].get(kind) or frontends["types"][default]
     args, arg_origins = _flags(block.get("args"), origins)
-    env: dict[str, str] = {}
+    module = str(started["module"])
+    own = [*((started.get("disaggregated-argv") or []) if disaggregated else []), *started["argv"]]
+    argv = [str(token) for token in own] + args
+    env: dict[str, str] = {str(k): str(v) for k, v in (started.get("env") or {}).items()}
     env_origins: dict[str, Origin] = {}
-    if kind == "sglang":
-        module = "sglang_router.launch_router"
-        argv = (["--pd-disaggregation"] if disaggregated else []) + ["--host", "0.0.0.0", "--port", PORT] + args
-    else:
-        module = "dynamo.frontend"
-        argv = [f"--http-port={PORT}", *args]
-        env.update({"ETCD_ENDPOINTS": "http://<infra>:2379", "NATS_SERVER": "nats://<infra>:4222"})
-        dynamo = data.get("dynamo") if isinstance(data.get("dynamo"), Mapping) else {}
-        if dynamo.get("request_plane"):
-            env["DYN_REQUEST_PLANE"] = str(dynamo["request_plane"])
+    for name, path in (started.get("recipe-env") or {}).items():
+        value = _recipe_value(data, path)
+        if value:
+            env[str(name)] = str(value)
     for key, value in (block.get("env") or {}).items() if isinstance(block.get("env"), Mapping) else ():
         if value is None:
             continue

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.configs.points import Point
+from verifier.launch.commands import default_modules, shell_commands
 from verifier.launch.job import KeyJob, content_digest
 from verifier.launch.workflow import Workflow, try_read_workflow
 from verifier.shell import Assumption, Evaluation, Options, ShellLimit, ShellSyntaxError, evaluate
@@ -91,9 +92,7 @@ def shell_options(job: KeyJob, mode: str, cwd: str = "") -> Options:
     conf = _conf(job)
     tree = job.tree
     modules = {str(m): str(e) for e, m in (job.policy.get("launcher", {}).get("modules") or {}).items()}
-    from verifier.shell.launchers import DEFAULT_MODULES
-
-    modules = {**DEFAULT_MODULES, **modules}
+    commands = shell_commands({**default_modules(), **modules})
     complete = tuple(str(p) for p in conf.get("complete-dirs") or ("benchmarks/",))
 
     def reader(path: str) -> str | None:
@@ -119,7 +118,7 @@ def shell_options(job: KeyJob, mode: str, cwd: str = "") -> Options:
     machine = frozenset(str(n) for n in conf.get("machine-env") or ())
     known = {str(name): (str(f["var"]), str(f["op"]), str(f["value"]))
              for name, f in (conf.get("known-functions") or {}).items()}
-    return Options(reader=reader, file_test=file_test, roots=tuple(roots), mode=mode, modules=modules,
+    return Options(reader=reader, file_test=file_test, roots=tuple(roots), mode=mode, commands=commands,
                    machine_env=machine, max_worlds=int(conf.get("max-worlds") or 32), known_functions=known)
 
 

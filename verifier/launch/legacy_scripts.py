@@ -16,6 +16,7 @@ from typing import Any
 from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point, launch_policy
 from verifier.core.context import CheckContext
+from verifier.engines import engines
 
 
 def legacy_env(point: Point, defaults: Mapping[str, Any]) -> dict[str, str]:
@@ -84,8 +85,8 @@ def legacy_script_matches(entry: ConfigEntry, stem: str, fallback_stems: Iterabl
     if stem in fallback_stems:
         return True
     tokens = {entry.framework, entry.framework.replace("-", "_")}
-    if entry.framework == "trt":
-        tokens.add("trtllm")
+    # a framework that names an engine by another word (`trt`) may tag its scripts with the engine's name
+    tokens.update(engine.name for engine in engines() if entry.framework in engine.framework_aliases)
     head = f"{entry.model_prefix}_{entry.precision}_{entry.sku}_"
     rest = stem[len(head):]
     # the framework tag ends the name or is followed by `_` (`_mtp`): `sglang-disagg` is another framework

@@ -14,6 +14,7 @@ from typing import Any
 
 from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point
+from verifier.engines import engine_named
 from verifier.launch.frontend import frontend_process
 from verifier.launch.job import KeyJob
 from verifier.launch.model import Launch
@@ -152,14 +153,15 @@ def materialize(job: KeyJob, point: Point, variant: Variant, rejected: dict[str,
         outer += [(k, v, Origin(job.cluster.file, job.cluster.field_line("env"))) for k, v in job.cluster.env.items()]
     bench = data.get("benchmark") if isinstance(data.get("benchmark"), Mapping) else {}
     bench_env = {str(k): str(v) for k, v in (bench.get("env") or {}).items() if v is not None}
-    frontend = frontend_process(data, origins, engine, "prefill" in roles or "decode" in roles)
+    frontend = frontend_process(data, origins, engine, "prefill" in roles or "decode" in roles, launcher["frontends"])
+    disaggregation_flag = engine_named(engine).disaggregation_flag  # srtctl names the worker's role with it
     for role in [r for r in ("prefill", "decode", "agg") if r in roles]:
         node = roles[role] if isinstance(roles[role], Mapping) else {}
         args = role_args(data, role)
         extra = node.get("extra_args") if isinstance(node.get("extra_args"), list) else None
         role_prefix = prefix
-        if role in ("prefill", "decode") and engine == "sglang":
-            role_prefix = [*prefix, ("--disaggregation-mode", [role], origins.get(("roles", role)))]
+        if role in ("prefill", "decode") and disaggregation_flag:
+            role_prefix = [*prefix, (disaggregation_flag, [role], origins.get(("roles", role)))]
         cmd = build_command(args, extra, engine=engine, module=module, prefix=role_prefix, suffix=suffix,
                             origins=origins, role=role, popped=popped, order=str(launcher["arg-order"]))
         gpus = agg_gpus(data, per_node if isinstance(per_node, int) else None) if role == "agg" else \

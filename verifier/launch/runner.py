@@ -208,9 +208,10 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
             return True
         return None
 
+    from verifier.launch.commands import shell_commands
     from verifier.shell.trace import Reader  # loaded when a multi-node launch is read, not at import
 
-    return Reader(load=load, unknown=unknown, file_test=file_test)
+    return Reader(load=load, unknown=unknown, file_test=file_test, commands=shell_commands())
 
 
 def read_runner(job: KeyJob, script: str, env: Mapping[str, str]) -> RunnerReading:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from verifier.configs.points import Point
+from verifier.engines import engine_named
 from verifier.launch.argv import flag_map
 from verifier.launch.harness import ScriptStart, script_starts, shared_evaluate, shell_options
 from verifier.launch.job import KeyJob
@@ -19,8 +20,6 @@ from verifier.launch.recipes.spec import spec_parameters
 from verifier.launch.recipes.variants import Origin
 from verifier.shell import Evaluation, ServerStart, ShellLimit, ShellSyntaxError, WorldResult
 from verifier.shell.values import Opaque, Unknown, shown
-
-CONFIG_FLAGS = ("config", "extra_llm_api_options", "extra-llm-api-options")
 
 
 def _evaluate(job: KeyJob, start: ScriptStart) -> Evaluation:
@@ -167,20 +166,20 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
     recipe_args: dict[str, Any] = {}
     origins: dict[tuple[Any, ...], Origin] = {}
     files = [start.path, *ev.sourced, *ev.children]
-    if server.engine == "trtllm":
-        for flag in CONFIG_FLAGS:
-            target = args.get(flag)
-            if isinstance(target, str):
-                options, option_origins, repo_file = _llm_api_options(job, server, target, start)
-                if options:
-                    recipe_args = _merge(recipe_args, options)
-                    args = _merge(args, options)
-                    origins.update({("roles", "agg", "args", *p): o for p, o in option_origins.items()})
-                    for name in options:  # the options file wins over the CLI flags, origins too
-                        if (name,) in option_origins:
-                            arg_origins[str(name)] = option_origins[(name,)]
-                if repo_file:
-                    files.append(repo_file)
+    # an engine that merges an options file over its command line (TRT-LLM's --config): read it
+    for flag in engine_named(server.engine).options_file_flags:
+        target = args.get(flag)
+        if isinstance(target, str):
+            options, option_origins, repo_file = _llm_api_options(job, server, target, start)
+            if options:
+                recipe_args = _merge(recipe_args, options)
+                args = _merge(args, options)
+                origins.update({("roles", "agg", "args", *p): o for p, o in option_origins.items()})
+                for name in options:  # the options file wins over the CLI flags, origins too
+                    if (name,) in option_origins:
+                        arg_origins[str(name)] = option_origins[(name,)]
+            if repo_file:
+                files.append(repo_file)
     workflow = str((job.policy.get("legacy-script") or {}).get("workflow") or "")
     env: dict[str, str] = {}
     env_origins: dict[str, Origin] = {}

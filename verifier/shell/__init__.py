@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verifier.shell.evaluator import Evaluator, Options, ShellLimit
+from verifier.shell.launchers import Commands, Program, Wrapper
 from verifier.shell.lexer import ShellSyntaxError
 from verifier.shell.nodes import Script
 from verifier.shell.parser import parse
@@ -29,8 +30,8 @@ from verifier.shell.values import Loc, Opaque, Unknown, Val, shown
 from verifier.shell.world import Assumption, Binding, Found, GenFile, World
 
 __all__ = [
-    "Assumption", "ChildStart", "Evaluation", "GenFile", "Loc", "Opaque", "Options", "ServerStart", "ShellLimit",
-    "ShellSyntaxError", "Unknown", "Val", "WorldResult", "evaluate", "parse",
+    "Assumption", "ChildStart", "Commands", "Evaluation", "GenFile", "Loc", "Opaque", "Options", "Program",
+    "ServerStart", "ShellLimit", "ShellSyntaxError", "Unknown", "Val", "WorldResult", "Wrapper", "evaluate", "parse",
 ]
 
 
@@ -40,7 +41,7 @@ class ServerStart:
 
     engine: str
     module: str
-    launcher: tuple[str, ...]  # wrapper and launcher words (`mpirun -n 1 trtllm-serve`)
+    launcher: tuple[str, ...]  # the wrapper and launcher words before the server's arguments
     argv: tuple[Val, ...]
     argv_locs: tuple[Loc, ...]
     env: tuple[tuple[str, Val, Loc], ...]

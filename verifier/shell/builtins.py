@@ -16,7 +16,7 @@ import re
 import shlex
 from typing import TYPE_CHECKING
 
-from verifier.shell.conditions import eval_single
+from verifier.shell.conditions import eval_bracket, eval_single
 from verifier.shell.launchers import match_child, match_server
 from verifier.shell.lexer import ShellSyntaxError
 from verifier.shell.nodes import Assign, FuncDef, Simple
@@ -153,7 +153,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     values = _vals(fields)
     head = values[0]
     if ev.options.mode == "server":
-        found = match_server(values, ev.options.modules)
+        found = match_server(values, ev.options.commands)
         if found is not None:
             env = _env_snapshot(ev, cmd, w, loc)
             for name, idx in found.env:
@@ -170,7 +170,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
             w.status = None
             _output_unknown(w, loc, cmd)
             return [w]
-    child = match_child(values)
+    child = match_child(values, ev.options.commands)
     if child is not None and isinstance(values[child.script], str):
         return run_child(ev, cmd, fields, child, w, loc)
     if not isinstance(head, str):
@@ -188,7 +188,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     known = ev.options.known_functions.get(head)
     if known is not None:
         var, op, value = known
-        w.status = eval_single(ev, [ev.lookup(w, var, loc) or "", op, value], w, loc)
+        w.status = eval_single(ev.operands(w, loc), [ev.lookup(w, var, loc) or "", op, value])
         return [w]
     if head in _UNKNOWN_STATUS:
         w.status = None
@@ -819,12 +819,8 @@ def _bre(pattern: str) -> str:
 def _test(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
           loc: Loc) -> list[World]:
     args = _vals(fields[1:])
-    if fields[0][0] == "[":
-        if not args or args[-1] != "]":
-            w.status = False
-            return [w]
-        args = args[:-1]
-    w.status = eval_single(ev, args, w, loc)
+    ops = ev.operands(w, loc)
+    w.status = eval_bracket(ops, args) if fields[0][0] == "[" else eval_single(ops, args)
     return [w]
 
 

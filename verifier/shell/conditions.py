@@ -1,37 +1,77 @@
-"""`[[ ... ]]`, `[ ... ]` and `test`, evaluated three-valued (None: cannot be decided statically).
+"""`[[ ... ]]`, `[ ... ]` and `test`: the one three-valued evaluator of both walkers (None: it
+cannot be decided statically).
 
-`[[ ]]`: `-z -n -v`, file tests (`-f -e -d -s -r -x ...`, through the evaluator's repository
-view), `== = !=` (an unquoted right side is a glob pattern), `=~` (POSIX ERE; quoted parts
-literal), `< >`, `-eq -ne -lt -le -gt -ge` (arithmetic operands), `!`, `&&`, `||`, `( )`.
-`[ ]`/`test`: the same on already split words, with `-a`/`-o` and literal `=`.
+`[[ ]]`: `-z -n -v`, file tests (`-f -e -d -s -r -x ...`, answered by the walker), `== = !=` (an
+unquoted right side is a glob pattern), `=~` (POSIX ERE; quoted parts literal), `< >`,
+`-eq -ne -lt -le -gt -ge` (arithmetic operands), `!`, `&&`, `||`, `( )`.
+`[ ]`/`test`: the same on already split words (decided by the number of arguments, as POSIX
+says), with `-a`/`-o` and literal `=`.
+
+The walkers differ only in how they hold a value: the worlds evaluator's `Val` (a string, or an
+`Opaque`/`Unknown` run-time value), the multi-node trace's origin-keeping `Text`. Each hands in an
+`Operands` over its own value type: how a word expands, what a value's known text is, how files,
+variables and arithmetic are looked up, and what to note when an operand is not known.
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import Generic, Protocol, TypeVar
 
 from verifier.shell.lexer import Word
-from verifier.shell.values import (
-    Loc,
-    Opaque,
-    Pattern,
-    Unknown,
-    Val,
-    ere_to_python,
-    glob_match,
-    pattern_is_literal,
-)
-from verifier.shell.world import World
+from verifier.shell.values import Pattern, ere_to_python, glob_match, pattern_is_literal
 
-if TYPE_CHECKING:
-    from verifier.shell.evaluator import Evaluator
+V = TypeVar("V")
 
 _UNARY_FILE = frozenset({"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p", "-r", "-s", "-t", "-u", "-w",
                          "-x", "-G", "-L", "-N", "-O", "-S"})
-_INT_OPS = {"-eq": lambda a, b: a == b, "-ne": lambda a, b: a != b, "-lt": lambda a, b: a < b,
-            "-le": lambda a, b: a <= b, "-gt": lambda a, b: a > b, "-ge": lambda a, b: a >= b}
+_INT_OPS: dict[str, Callable[[int, int], bool]] = {
+    "-eq": lambda a, b: a == b, "-ne": lambda a, b: a != b, "-lt": lambda a, b: a < b,
+    "-le": lambda a, b: a <= b, "-gt": lambda a, b: a > b, "-ge": lambda a, b: a >= b}
 _BINARY = frozenset({"=", "==", "!=", "=~", "<", ">", "-nt", "-ot", "-ef", *_INT_OPS})
+_CONNECTORS = ("&&", "||", "!", "(", ")")
+_INTEGER = re.compile(r"[-+]?\d+")
+
+
+class Operands(Protocol[V]):
+    """A walker's values, as the conditions see them."""
+
+    def expand(self, word: Word, emptiness: bool) -> V:
+        """A `[[ ]]` word expanded without field splitting (`emptiness`: only whether it is empty matters)."""
+        ...
+
+    def pattern(self, word: Word) -> Pattern | None:
+        """A `[[ ]]` right-hand word as a glob pattern, quoted parts literal (None: not known)."""
+        ...
+
+    def lift(self, text: str) -> V:
+        """A literal text as a value."""
+        ...
+
+    def known(self, value: V) -> str | None:
+        """The value's text when it is known."""
+        ...
+
+    def nonempty(self, value: V) -> bool | None:
+        """Whether the value is not empty (None: not known)."""
+        ...
+
+    def unknown(self, *values: V) -> None:
+        """The result could not be decided because one of these operands is not known."""
+        ...
+
+    def file_test(self, op: str, value: V) -> bool | None:
+        """A unary file test (`-f PATH`, `-d PATH`, ...)."""
+        ...
+
+    def is_set(self, name: str) -> bool | None:
+        """`-v NAME`."""
+        ...
+
+    def arith(self, text: str) -> int | None:
+        """A `[[ ]]` integer operand that is not a plain number, evaluated as an arithmetic expression."""
+        ...
 
 
 def _and(a: bool | None, b: bool | None) -> bool | None:
@@ -50,28 +90,88 @@ def _not(a: bool | None) -> bool | None:
     return None if a is None else not a
 
 
-class _Item:
-    __slots__ = ("word", "op", "value", "pattern", "segments")
+class Item(Generic[V]):
+    """One word of a condition: its operator spelling (unquoted literal text), its value and, on
+    the right of `==`/`!=`/`=~` in `[[ ]]`, its glob pattern."""
 
-    def __init__(self, word: Word | None, op: str | None, value: Val, pattern: Pattern | None,
-                 segments: list[tuple[str, bool]] | None) -> None:
-        self.word = word
-        self.op = op  # the unquoted literal text (operators are recognised only unquoted)
+    __slots__ = ("op", "value", "pattern")
+
+    def __init__(self, op: str | None, value: V, pattern: Pattern | None = None) -> None:
+        self.op = op
         self.value = value
         self.pattern = pattern
-        self.segments = segments
 
 
-class _Double:
+def unary(ops: Operands[V], op: str, value: V) -> bool | None:
+    """One unary test."""
+    if op in ("-z", "-n"):
+        nonempty = ops.nonempty(value)
+        if nonempty is None:
+            ops.unknown(value)
+            return None
+        return nonempty if op == "-n" else not nonempty
+    if op == "-v":
+        name = ops.known(value)
+        return None if name is None else ops.is_set(name.split("[", 1)[0])
+    if op in ("-o", "-t"):
+        if ops.known(value) is None:
+            ops.unknown(value)
+        return None
+    return ops.file_test(op, value)
+
+
+def binary(ops: Operands[V], left: V, op: str, right: Item[V], double: bool) -> bool | None:
+    """One binary test (`right` keeps its glob pattern for `==`)."""
+    a = ops.known(left)
+    b = ops.known(right.value)
+    # the right side read as a pattern (a glob for `==`, a regex for `=~`) does not need its text
+    by_pattern = double and right.pattern is not None and (
+        op == "=~" or (op in ("=", "==", "!=") and not pattern_is_literal(right.pattern)))
+    if a is None or (b is None and not by_pattern):
+        ops.unknown(left, right.value)
+        return None
+    if op in ("=", "==", "!="):
+        result = glob_match(a, right.pattern) if by_pattern and right.pattern is not None else a == b
+        return result if op != "!=" else not result
+    if op == "=~":
+        if not by_pattern or right.pattern is None:
+            return None
+        regex = "".join(re.escape(t) if lit else ere_to_python(t) for t, lit in right.pattern)
+        try:
+            return re.search(regex, a) is not None
+        except re.error:
+            return None
+    assert b is not None
+    if op in ("<", ">"):
+        return a < b if op == "<" else a > b
+    if op in _INT_OPS:
+        x = _int_operand(ops, a, double)
+        y = _int_operand(ops, b, double)
+        if x is None or y is None:
+            return None
+        if x is False or y is False:
+            return False
+        return _INT_OPS[op](x, y)
+    return None
+
+
+def _int_operand(ops: Operands[V], text: str, double: bool) -> int | bool | None:
+    text = text.strip()
+    if _INTEGER.fullmatch(text):
+        return int(text)
+    if not double:
+        return False  # `[ x -eq 1 ]` with a non-integer: an error, the test fails
+    return ops.arith(text)
+
+
+class _Double(Generic[V]):
     # `[[ ]]` joins conditions with `||` / `&&`; `test` (the subclass) with `-o` / `-a`
     OR, AND = "||", "&&"
 
-    def __init__(self, ev: Evaluator, items: list[_Item], w: World, loc: Loc) -> None:
-        self.ev = ev
+    def __init__(self, ops: Operands[V], items: Sequence[Item[V]]) -> None:
+        self.ops = ops
         self.items = items
         self.i = 0
-        self.w = w
-        self.loc = loc
 
     def peek_op(self) -> str | None:
         return self.items[self.i].op if self.i < len(self.items) else None
@@ -96,150 +196,51 @@ class _Double:
             return _not(self.neg())
         return self.primary()
 
+    def group(self) -> bool | None:
+        self.i += 1
+        value = self.expr()
+        if self.peek_op() == ")":
+            self.i += 1
+        return value
+
     def primary(self) -> bool | None:
         if self.i >= len(self.items):
             return None
         item = self.items[self.i]
         if item.op == "(":
-            self.i += 1
-            value = self.expr()
-            if self.peek_op() == ")":
-                self.i += 1
-            return value
+            return self.group()
         nxt = self.items[self.i + 1] if self.i + 1 < len(self.items) else None
         unary_op = item.op in _UNARY_FILE or item.op in ("-z", "-n", "-v", "-o")
         if unary_op and nxt is not None and not (nxt.op in _BINARY and self.i + 2 < len(self.items)):
             self.i += 2
-            return unary(self.ev, str(item.op), nxt.value, self.w, self.loc)
+            return unary(self.ops, str(item.op), nxt.value)
         if nxt is not None and nxt.op in _BINARY and self.i + 2 < len(self.items):
             right = self.items[self.i + 2]
             self.i += 3
-            return binary(self.ev, item.value, nxt.op, right, self.w, self.loc, double=True)
+            return binary(self.ops, item.value, str(nxt.op), right, double=True)
         self.i += 1
-        return _nonempty(item.value)
+        return self.ops.nonempty(item.value)
 
 
-def _nonempty(value: Val) -> bool | None:
-    if isinstance(value, Opaque) and value.nonempty:
-        return True
-    return value != "" if isinstance(value, str) else None
-
-
-def unary(ev: Evaluator, op: str, value: Val, w: World, loc: Loc) -> bool | None:
-    """One unary test."""
-    if op == "-z":
-        empty = _nonempty(value)
-        return None if empty is None else not empty
-    if op == "-n":
-        return _nonempty(value)
-    if op == "-v":
-        if not isinstance(value, str):
-            return None
-        name = value.split("[", 1)[0]
-        return ev.lookup(w, name, loc) is not None or name in w.arrays or name in w.assocs
-    if op == "-o":
-        return None
-    if op in ("-t",):
-        return None
-    return ev.file_test(op, value, w)
-
-
-def binary(ev: Evaluator, left: Val, op: str, right: _Item, w: World, loc: Loc, double: bool) -> bool | None:
-    """One binary test (`right` keeps its glob pattern for `==`)."""
-    rv = right.value
-    if op in ("=", "==", "!="):
-        if not isinstance(left, str):
-            return None
-        if double and right.pattern is not None and not pattern_is_literal(right.pattern):
-            result = glob_match(left, right.pattern)
-        else:
-            if not isinstance(rv, str):
-                return None
-            result = left == rv
-        return result if op != "!=" else not result
-    if op == "=~":
-        if not isinstance(left, str) or right.segments is None:
-            return None
-        regex = "".join(re.escape(t) if lit else ere_to_python(t) for t, lit in right.segments)
-        try:
-            return re.search(regex, left) is not None
-        except re.error:
-            return None
-    if op in ("<", ">"):
-        if not isinstance(left, str) or not isinstance(rv, str):
-            return None
-        return left < rv if op == "<" else left > rv
-    if op in _INT_OPS:
-        a = _int_operand(ev, left, w, loc, double)
-        b = _int_operand(ev, rv, w, loc, double)
-        if a is None or b is None:
-            return None
-        if a is False or b is False:
-            return False
-        return _INT_OPS[op](a, b)
-    return None
-
-
-def _int_operand(ev: Evaluator, value: Val, w: World, loc: Loc, double: bool) -> int | bool | None:
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    if re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
-    if not double:
-        return False  # `[ x -eq 1 ]` with a non-integer: an error, the test fails
-    result = ev.arith(text, w, loc, expand=False)
-    return int(result) if isinstance(result, str) else None
-
-
-def eval_double(ev: Evaluator, words: tuple[Word, ...], w: World, loc: Loc) -> bool | None:
-    """`[[ words ]]`."""
-    items: list[_Item] = []
-    prev_op: str | None = None
-    for word in words:
-        op = word.unquoted_literal
-        if op in ("&&", "||", "!", "(", ")") and word.raw == op:
-            items.append(_Item(word, op, op, None, None))
-            prev_op = op
-            continue
-        if prev_op in ("-z", "-n"):
-            value, _ = ev.expand_emptiness(word, w, (loc[0], word.line))
-        else:
-            value, _ = ev.expand_scalar(word, w, (loc[0], word.line))
-        pattern = ev.expand_pattern(word, w, (loc[0], word.line)) if prev_op in ("==", "=", "!=", "=~") else None
-        segments = list(pattern) if pattern is not None and prev_op == "=~" else None
-        items.append(_Item(word, op, value, pattern, segments))
-        prev_op = op
-    if not items:
-        return False
-    return _Double(ev, items, w, loc).expr()
-
-
-def eval_single(ev: Evaluator, args: list[Val], w: World, loc: Loc) -> bool | None:
-    """`[ args ]` / `test args` (args already expanded and split, without the closing `]`)."""
-    items = [_Item(None, a if isinstance(a, str) else None, a, None, None) for a in args]
-    return _Single(ev, items, w, loc).run()
-
-
-class _Single(_Double):
+class _Single(_Double[V]):
     OR, AND = "-o", "-a"
 
     def run(self) -> bool | None:
-        n = len(self.items)
+        items, ops = self.items, self.ops
+        n = len(items)
         if n == 0:
             return False
         if n == 1:
-            return _nonempty(self.items[0].value)
-        if n == 2 and self.items[0].op == "!":
-            return _not(_nonempty(self.items[1].value))
+            return ops.nonempty(items[0].value)
+        if n == 2 and items[0].op == "!":
+            return _not(ops.nonempty(items[1].value))
         if n == 2:
-            op = self.items[0].op
+            op = items[0].op
             if op in _UNARY_FILE or op in ("-z", "-n", "-v"):
-                return unary(self.ev, op, self.items[1].value, self.w, self.loc)
+                return unary(ops, op, items[1].value)
             return None
-        if n == 3 and self.items[1].op in _BINARY:
-            return binary(self.ev, self.items[0].value, self.items[1].op, self.items[2], self.w, self.loc,
-                          double=False)
+        if n == 3 and items[1].op in _BINARY:
+            return binary(ops, items[0].value, str(items[1].op), items[2], double=False)
         return self.expr()
 
     def primary(self) -> bool | None:
@@ -250,18 +251,45 @@ class _Single(_Double):
         if nxt is not None and nxt.op in _BINARY and self.i + 2 < len(self.items):
             right = self.items[self.i + 2]
             self.i += 3
-            return binary(self.ev, item.value, nxt.op, right, self.w, self.loc, double=False)
+            return binary(self.ops, item.value, str(nxt.op), right, double=False)
         if (item.op in _UNARY_FILE or item.op in ("-z", "-n")) and nxt is not None:
             self.i += 2
-            return unary(self.ev, item.op, nxt.value, self.w, self.loc)
+            return unary(self.ops, str(item.op), nxt.value)
         if item.op == "(":
-            self.i += 1
-            value = self.expr()
-            if self.peek_op() == ")":
-                self.i += 1
-            return value
+            return self.group()
         self.i += 1
-        return _nonempty(item.value)
+        return self.ops.nonempty(item.value)
 
 
-__all__ = ["eval_double", "eval_single", "unary", "binary", "Opaque", "Unknown"]
+def eval_double(ops: Operands[V], words: Sequence[Word]) -> bool | None:
+    """`[[ words ]]`."""
+    items: list[Item[V]] = []
+    prev_op: str | None = None
+    for word in words:
+        op = word.unquoted_literal
+        if op in _CONNECTORS and word.raw == op:
+            items.append(Item(op, ops.lift(op)))
+            prev_op = op
+            continue
+        value = ops.expand(word, prev_op in ("-z", "-n"))
+        pattern = ops.pattern(word) if prev_op in ("==", "=", "!=", "=~") else None
+        items.append(Item(op, value, pattern))
+        prev_op = op
+    if not items:
+        return False
+    return _Double(ops, items).expr()
+
+
+def eval_single(ops: Operands[V], args: Sequence[V]) -> bool | None:
+    """`test args` (already expanded and split)."""
+    return _Single(ops, [Item(ops.known(a), a) for a in args]).run()
+
+
+def eval_bracket(ops: Operands[V], args: Sequence[V]) -> bool | None:
+    """`[ args ]`: without its closing `]` the command fails."""
+    if not args or ops.known(args[-1]) != "]":
+        return False
+    return eval_single(ops, args[:-1])
+
+
+__all__ = ["Item", "Operands", "binary", "eval_bracket", "eval_double", "eval_single", "unary"]

@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.shell import arith
-from verifier.shell.launchers import DEFAULT_MODULES
+from verifier.shell.conditions import Operands, eval_double
+from verifier.shell.launchers import Commands, launching_functions, may_launch
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
     AndOr,
@@ -109,7 +110,9 @@ class Options:
     roots: tuple[str, ...] = ("/workspace/", "/ix/", "/infmax-workspace/")  # absolute prefixes of the repo
     mode: str = "server"  # server | child
     max_worlds: int = 32
-    modules: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_MODULES))
+    # the commands that start a server or a script (verifier.shell.launchers.Commands, built by
+    # verifier.launch.commands): the evaluator names none itself
+    commands: Commands = field(default_factory=Commands)
     machine_env: frozenset[str] = frozenset()
     follow_children: bool = True
     # functions of an unread library whose exit status follows from one variable:
@@ -158,14 +161,6 @@ def _body_text(body: Body) -> str:
     return text if len(text) <= 100 else text[:99] + "…"
 
 
-_LAUNCH_WRAPPERS = frozenset({"exec", "env", "nohup", "numactl", "taskset", "timeout", "mpirun", "mpiexec", "srun",
-                              "trtllm-llmapi-launch", "setsid", "stdbuf", "nice", "sudo", "docker", "time"})
-_LAUNCH_HEADS = frozenset({"bash", "sh", "source", ".", "eval", "trtllm-serve"})
-
-
-_LAUNCH_TEXT = re.compile(r"(?:^|[\s/\"'(])(?:python[\d.]*\s+(?:-\S+\s+)*-m\s+\S*(?:sglang|vllm|atom|tensorrt_llm)|"
-                          r"(?:sglang|vllm)\s+serve|trtllm-serve|mpirun|mpiexec|srun|numactl|taskset|bash|exec|env)\b"
-                          r"|\.sh\b")
 _ASSIGNED: dict[int, dict[str, list[str]]] = {}
 
 
@@ -256,143 +251,6 @@ def function_identifiers(script: Script) -> frozenset[str]:
     _FUNC_IDENTS[id(script)] = result
     _KEEP.append(script)
     return result
-_HEAD_PARAM = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0]\])?\}?")
-_MODULE_TEXT = re.compile(r"""^\s*\(?\s*(?:"[^"]*"|'[^']*'|\S+)\s+(?:-\S+\s+)*-m\s+["']?([\w.]+)""")
-_PYTHON_WORD = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
-
-
-_COMMAND_V = re.compile(r"""^\s*\(?\s*"?\$\(\s*(?:command\s+-v|which)\s+([\w.+-]+)\s*\)"?\s*$""")
-_TOOL_PATH = re.compile(r"""^\s*\(?\s*"?[^\s"']*/(uv|pip3?|hf|huggingface-cli|curl|git|jq|aiperf)"?\s*$""")
-
-
-_FIRST_PARAM = re.compile(r"""^\s*\(?\s*"?\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0]\])?\}?"?(?=\s|$|")""")
-
-
-def _text_may_launch(text: str, assigned: Mapping[str, list[str]] | None = None, depth: int = 0) -> bool:
-    """Might a command assigned as text (`CMD=(python3 -m x ...)`) be a server start?"""
-    m = _MODULE_TEXT.match(text)
-    if m:
-        return m.group(1) in DEFAULT_MODULES
-    m = _COMMAND_V.match(text)
-    if m:  # "$(command -v uv)": the tool found on PATH
-        name = m.group(1)
-        return bool(_PYTHON_WORD.fullmatch(name)) or name in ("sglang", "vllm", "trtllm-serve", "bash", "sh")
-    if _TOOL_PATH.match(text):
-        return False
-    m = _FIRST_PARAM.match(text)
-    if m and assigned is not None and depth < 6 and m.group(1) in assigned:  # "$AIPERF_CLI profile ..."
-        rest = text[m.end():].lstrip('" ')
-        if rest.startswith("-m "):
-            return rest[3:].split()[0].strip("\"'") in DEFAULT_MODULES if rest[3:].split() else True
-        if rest.split()[:1] and rest.split()[0].strip("\"'").endswith(".py"):
-            return False
-        return any(_text_may_launch(t, assigned, depth + 1) for t in assigned[m.group(1)])
-    first = text.lstrip("( \n\t\"'")
-    return first.startswith("$") or bool(_LAUNCH_TEXT.search(text))
-
-
-def _computed_head_may_launch(word: Word, assigned: Mapping[str, list[str]] | None) -> bool:
-    """A command whose head is `"${CMD[@]}"` / `$CMD`: may it be a launcher? Only if something
-    assigned to CMD anywhere looks like one (or is itself computed)."""
-    if assigned is None:
-        return True
-    m = _HEAD_PARAM.fullmatch(word.raw.strip('"'))
-    if not m:
-        return True
-    texts = assigned.get(m.group(1))
-    if texts is None:
-        return True  # set by the environment
-    return any(_text_may_launch(text, assigned) for text in texts)
-
-
-def _words_may_launch(words: tuple[Word, ...], funcs: Mapping[str, bool] | None,
-                      assigned: Mapping[str, list[str]] | None, depth: int = 0) -> bool:
-    if not words or depth > 8:
-        return bool(words)
-    lits = [w.literal() for w in words]
-    lit = lits[0]
-    if lit is None:
-        if len(words) > 2 and lits[1] == "-m" and lits[2] is not None:  # "$PYTHON" -m module
-            return lits[2] in DEFAULT_MODULES
-        if len(words) > 1 and words[1].raw.strip("\"'").endswith(".py"):  # "$PYTHON" script.py
-            return False
-        return _computed_head_may_launch(words[0], assigned)
-    base = lit.rsplit("/", 1)[-1]
-    if funcs is not None and lit in funcs:
-        return funcs[lit]
-    if base in ("bash", "sh"):  # a script or -c text: yes; a shell reading a pipe (an installer): no
-        return any(x is None or x == "-c" or not x.startswith("-") for x in lits[1:])
-    if base in _LAUNCH_HEADS or base.endswith(".sh"):
-        return True
-    if base in _LAUNCH_WRAPPERS:
-        skip = 1 if base == "timeout" else 0  # `timeout DURATION command`
-        for k in range(1, len(words)):
-            t = lits[k]
-            if skip and (t is None or not t.startswith("-")):
-                skip -= 1
-                continue
-            if t is None:
-                return _words_may_launch(words[k:], funcs, assigned, depth + 1)
-            if t.startswith("-") or "=" in t or t.replace(".", "").isdigit() or t in ("run",):
-                continue
-            if base in ("mpirun", "mpiexec", "srun", "docker", "numactl", "taskset", "sudo"):
-                return True  # options of unknown arity: stay conservative
-            return _words_may_launch(words[k:], funcs, assigned, depth + 1)
-        return False
-    if base in ("sglang", "vllm"):
-        return len(words) > 1 and lits[1] in (None, "serve")
-    if _PYTHON_WORD.fullmatch(base):
-        if "-m" in lits:
-            k = lits.index("-m")
-            module = lits[k + 1] if k + 1 < len(lits) else None
-            return module is None or module in DEFAULT_MODULES
-        return False
-    return False
-
-
-def _simple_may_launch(node: Simple, funcs: Mapping[str, bool] | None,
-                       assigned: Mapping[str, list[str]] | None = None) -> bool:
-    return _words_may_launch(node.words, funcs, assigned)
-
-
-def may_launch(node: Any, funcs: Mapping[str, bool] | None = None,
-               assigned: Mapping[str, list[str]] | None = None) -> bool:
-    """Could this node start a server or run another script? (A cheap over-approximation: any
-    command with a computed head, a launcher or wrapper, `bash`/`source`/`eval`, or a call of a
-    function `funcs` marks True.)"""
-    if isinstance(node, Simple):
-        return _simple_may_launch(node, funcs, assigned)
-    if isinstance(node, (tuple, list)):
-        return any(may_launch(n, funcs, assigned) for n in node)
-    if isinstance(node, AndOr):
-        return any(may_launch(p, funcs, assigned) for p in node.parts)
-    if isinstance(node, Pipeline):
-        return any(may_launch(c, funcs, assigned) for c in node.cmds)
-    if isinstance(node, If):
-        return any(may_launch(c, funcs, assigned) or may_launch(b, funcs, assigned) for c, b in node.clauses) or \
-            (node.orelse is not None and may_launch(node.orelse, funcs, assigned))
-    if isinstance(node, While):
-        return may_launch(node.cond, funcs, assigned) or may_launch(node.body, funcs, assigned)
-    if isinstance(node, (For, ArithFor)):
-        return may_launch(node.body, funcs, assigned)
-    if isinstance(node, Case):
-        return any(may_launch(a.body, funcs, assigned) for a in node.arms)
-    if isinstance(node, Group):
-        return may_launch(node.body, funcs, assigned)
-    return False
-
-
-def launching_functions(funcs: Mapping[str, FuncDef], assigned: Mapping[str, list[str]] | None) -> dict[str, bool]:
-    """name -> may this function (through the functions it calls) start a server?"""
-    flags = dict.fromkeys(funcs, False)
-    changed = True
-    while changed:
-        changed = False
-        for name, func in funcs.items():
-            if not flags[name] and may_launch(func.body, flags, assigned):
-                flags[name] = True
-                changed = True
-    return flags
 
 
 _DONE_CACHE: dict[Any, bool] = {}
@@ -413,6 +271,47 @@ def _suffix_identifiers(body: Body) -> list[frozenset[str]]:
         _SUFFIX_CACHE.clear()
     _SUFFIX_CACHE[id(body)] = (body, suffix)
     return suffix
+
+
+class _Operands:
+    """The evaluator's values (`Val`) as verifier.shell.conditions sees them, in one world at one place."""
+
+    __slots__ = ("ev", "w", "loc")
+
+    def __init__(self, ev: Evaluator, w: World, loc: Loc) -> None:
+        self.ev, self.w, self.loc = ev, w, loc
+
+    def expand(self, word: Word, emptiness: bool) -> Val:
+        at = (self.loc[0], word.line)
+        return (self.ev.expand_emptiness if emptiness else self.ev.expand_scalar)(word, self.w, at)[0]
+
+    def pattern(self, word: Word) -> Pattern | None:
+        return self.ev.expand_pattern(word, self.w, (self.loc[0], word.line))
+
+    def lift(self, text: str) -> Val:
+        return text
+
+    def known(self, value: Val) -> str | None:
+        return value if isinstance(value, str) else None
+
+    def nonempty(self, value: Val) -> bool | None:
+        if isinstance(value, Opaque) and value.nonempty:
+            return True
+        return value != "" if isinstance(value, str) else None
+
+    def unknown(self, *values: Val) -> None:
+        return None  # the worlds split on an undecidable condition whatever made it so
+
+    def file_test(self, op: str, value: Val) -> bool | None:
+        return self.ev.file_test(op, value, self.w)
+
+    def is_set(self, name: str) -> bool | None:
+        w = self.w
+        return self.ev.lookup(w, name, self.loc) is not None or name in w.arrays or name in w.assocs
+
+    def arith(self, text: str) -> int | None:
+        result = self.ev.arith(text, self.w, self.loc, expand=False)
+        return int(result) if isinstance(result, str) else None
 
 
 class Evaluator:
@@ -551,8 +450,9 @@ class Evaluator:
         the benchmark script has started)."""
         if self.options.mode == "child":
             return True
+        commands = self.options.commands
         key = (id(body), i, tuple(sorted((k, id(v)) for k, v in w.funcs.items())),
-               tuple(id(sc) for sc in self.scripts))
+               tuple(id(sc) for sc in self.scripts), commands)
         cached = _DONE_CACHE.get(key)
         if cached is None:
             funcs = dict(w.funcs)
@@ -565,7 +465,7 @@ class Evaluator:
             for sc in self.scripts:
                 for name, texts in assigned_texts(sc).items():
                     assigned.setdefault(name, []).extend(texts)
-            cached = not may_launch(body[i:], launching_functions(funcs, assigned), assigned)
+            cached = not may_launch(body[i:], commands, launching_functions(funcs, commands, assigned), assigned)
             if len(_DONE_CACHE) > 4096:
                 _DONE_CACHE.clear()
             _DONE_CACHE[key] = cached
@@ -1581,9 +1481,11 @@ class Evaluator:
 
     def double_test(self, words: tuple[Word, ...], w: World, loc: Loc) -> bool | None:
         """`[[ ... ]]` (three-valued: None when it cannot be decided)."""
-        from verifier.shell.conditions import eval_double
+        return eval_double(self.operands(w, loc), words)
 
-        return eval_double(self, words, w, loc)
+    def operands(self, w: World, loc: Loc) -> Operands[Val]:
+        """This world's values as the conditions (`[[ ]]`, `[ ]`, `test`) at `loc` see them."""
+        return _Operands(self, w, loc)
 
     def repo_path(self, value: str) -> str | None:
         """The repository path a run-time path names, or None when it is outside the repository."""

@@ -1,54 +1,132 @@
-"""Recognising the commands the evaluator looks for in expanded command words.
+"""Recognising the commands that start a server or a script, by a table handed in (`Commands`).
 
-* A *server start* (`match_server`): `python3 -m <server module> ...` (any `python*`, with
-  interpreter flags before `-m`), `sglang serve`, `vllm serve`, `trtllm-serve [serve]`, directly or
-  behind wrappers (`exec`, `nohup`, `env [-u X] [X=Y]`, `numactl`, `taskset`, `timeout`, `stdbuf`,
-  `setsid`, `nice`, `mpirun`/`mpiexec`, `srun`, `trtllm-llmapi-launch`, `sudo -E`). Environment
-  assignments the wrappers pass (`env X=Y`, `mpirun -x X=Y`) belong to the server.
+The reader names no engine and no launcher: the launch layer builds the table
+(verifier/launch/commands.py: the engines' server entry points and the wrapper commands with their
+option grammar) and hands it in, as `Options.commands` to the worlds evaluator and as
+`Reader(commands=...)` to the multi-node trace.
+
+* A *server start* (`match_server`): `python* [interpreter flags] -m <server module> ...`, or a
+  server program (`<program> <subcommand> ...`; the subcommand may be optional), directly or behind
+  the wrappers whose `server` reading passes over them: `next` (the command follows), a wrapper that
+  `assigns` (`NAME=VALUE` words and its `valued` options first) or `scan` (options of unknown arity:
+  the command is looked for in the words that follow). Environment assignments the wrappers pass
+  (`NAME=VALUE` words, a scanned wrapper's `env_options NAME=VALUE`) belong to the server.
 * A *benchmark script start* (`match_child`): `bash [opts] FILE.sh` (or `sh`, or a `.sh` path run
-  directly), behind `exec`, `env`, `timeout`, `srun [--export=...]` or `docker run [-e ...] IMAGE`;
-  it says which environment reaches the child (`srun --export`, docker's `-e`/`--env` list) and
-  its working directory (`--container-workdir`, `-w`).
+  directly), behind a wrapper with a `child` reading, which says which environment reaches the child
+  (`all`, an `export` list option, a `container`'s `env_options`, or `assign` words) and its working
+  directory (`workdir_options`); a container whose entrypoint is a shell runs the script after the image.
+* `may_launch`: could a part of a script still start a server or run another script (a cheap
+  over-approximation that lets the evaluator stop a world early)?
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
 
+from verifier.shell.lexer import Word
+from verifier.shell.nodes import AndOr, ArithFor, Case, For, FuncDef, Group, If, Pipeline, Simple, While
 from verifier.shell.values import Opaque, Val
 
-# launcher head -> (engine, module name recorded in the launch)
-SERVE_COMMANDS = {
-    "sglang": ("sglang", "sglang.launch_server"),
-    "vllm": ("vllm", "vllm.entrypoints.openai.api_server"),
-}
-TRTLLM_SERVE = "trtllm-serve"
-DEFAULT_MODULES = {
-    "sglang.launch_server": "sglang",
-    "sglang.launch_server_grpc": "sglang",
-    "vllm.entrypoints.openai.api_server": "vllm",
-    "atom.entrypoints.openai_server": "atom",
-    "tensorrt_llm.serve": "trtllm",
-    "tensorrt_llm.commands.serve": "trtllm",
-}
-_WRAPPERS = frozenset({"exec", "nohup", "setsid", "stdbuf", "nice", "ionice", "time", "command", "builtin", "env",
-                       "numactl", "taskset", "timeout", "mpirun", "mpiexec", "srun", "trtllm-llmapi-launch", "sudo",
-                       "chrt", "unbuffer"})
-_SCAN_WRAPPERS = frozenset({"mpirun", "mpiexec", "srun", "numactl", "taskset", "timeout", "stdbuf", "nice", "ionice",
-                            "sudo", "chrt", "setsid"})
-_CHILD_WRAPPERS = frozenset({"srun", "docker", "podman", "nerdctl", "exec", "env", "timeout", "nohup", "sudo",
-                             "setsid", "stdbuf", "time", "command", "numactl", "taskset"})
 _PYTHON = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
 _ENV_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
+_SHELLS = ("bash", "sh")
+_SHELL_HEADS = frozenset({"source", ".", "eval"})  # run shell code of their own
 MAX_WRAPPER_WORDS = 64
+
+
+@dataclass(frozen=True)
+class Program:
+    """A server started by a program of its own: `NAME SUBCOMMAND ARGS` (`NAME [SUBCOMMAND] ARGS`
+    when the subcommand is optional)."""
+
+    engine: str
+    module: str  # what the launch records as the server's module
+    subcommand: str
+    optional: bool = False
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    """A command that runs another command given in its arguments (`WRAPPER [OPTIONS] CMD ARGS`):
+    its option grammar, and how each reading looks behind it (an empty reading: it does not)."""
+
+    name: str
+    # option grammar
+    valued: frozenset[str] = frozenset()  # options whose value is the next word
+    positionals: int = 0  # words after its options and before the command (a duration, ...)
+    assigns: bool = False  # `NAME=VALUE` words before the command set its environment
+    env_options: frozenset[str] = frozenset()  # options whose value (`NAME=VALUE`) is environment for the command
+    subcommand: str = ""  # the word naming what it does, before its options (`<container tool> run`)
+    export_option: str = ""  # `OPT=ALL|NONE|NAME[=VALUE],...`: the environment that reaches the command
+    workdir_options: frozenset[str] = frozenset()  # options naming the command's working directory
+    entrypoint_option: str = ""  # the option naming the program the image runs first
+    # single-node server start (match_server): "next", "scan"; see the module docstring
+    server: str = ""
+    # could a server still start (may_launch): "walk" (its options and NAME=VALUE words are passed
+    # over), "opaque" (options of unknown arity: any other word may be the command)
+    launch: str = ""
+    in_text: bool = False  # a command assigned as text that names it may start a server
+    # a benchmark script behind it (match_child): "all" (every exported variable reaches the script),
+    # "export" (`export_option` says), "container" (only `env_options` do), "assign" (`NAME=VALUE` words add)
+    child: str = ""
+    keeps_env: bool = False  # the multi-node trace keeps the environment of a command it heads
+    # the multi-node follower (verifier/launch/follow.py): "step" (over its options by the grammar
+    # above), "ranks" (runs the command once per rank), "submit" (runs a batch script), "container"
+    follow: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Commands:
+    """What the shell reader recognises (compared and hashed by identity: keep one per table)."""
+
+    modules: Mapping[str, str] = field(default_factory=dict)  # `python3 -m MODULE` -> engine
+    programs: Mapping[str, Program] = field(default_factory=dict)  # program name -> server it starts
+    wrappers: Mapping[str, Wrapper] = field(default_factory=dict)  # name -> wrapper
+
+    @cached_property
+    def server_wrappers(self) -> frozenset[str]:
+        """Wrappers a single-node server start may stand behind."""
+        return frozenset(n for n, w in self.wrappers.items() if w.server)
+
+    @cached_property
+    def child_wrappers(self) -> frozenset[str]:
+        """Wrappers a benchmark script start may stand behind."""
+        return frozenset(n for n, w in self.wrappers.items() if w.child)
+
+    @cached_property
+    def subcommands(self) -> frozenset[str]:
+        """Words that name what a wrapper does (passed over when looking behind it)."""
+        return frozenset(w.subcommand for w in self.wrappers.values() if w.subcommand)
+
+    @cached_property
+    def env_heads(self) -> frozenset[str]:
+        """Commands whose environment the multi-node trace keeps: server programs and wrappers that may run one."""
+        return frozenset(self.programs) | frozenset(n for n, w in self.wrappers.items() if w.keeps_env)
+
+    @cached_property
+    def launch_text(self) -> re.Pattern[str]:
+        """A command written as text (an assignment) that may start a server or a script."""
+        alternatives: list[str] = []
+        packages = sorted({module.split(".", 1)[0] for module in self.modules})
+        if packages:
+            alternatives.append(r"python[\d.]*\s+(?:-\S+\s+)*-m\s+\S*(?:" + "|".join(map(re.escape, packages)) + ")")
+        for name, program in self.programs.items():
+            alternatives.append(re.escape(name) if program.optional else
+                                re.escape(name) + r"\s+" + re.escape(program.subcommand))
+        alternatives.extend(re.escape(n) for n, w in self.wrappers.items() if w.in_text)
+        alternatives.append("bash")
+        return re.compile(r"(?:^|[\s/\"'(])(?:" + "|".join(alternatives) + r")\b|\.sh\b")
 
 
 @dataclass(frozen=True)
 class ServerMatch:
     """Where the server command starts in the words and what it is."""
 
-    start: int  # index of the launcher head (python3 / sglang / vllm / trtllm-serve)
+    start: int  # index of the launcher head (the interpreter or the server program)
     argv_start: int  # index of the first server argument
     engine: str
     module: str
@@ -59,22 +137,21 @@ def _text(v: Val) -> str | None:
     return v if isinstance(v, str) else None
 
 
-def _head(words: list[Val], i: int, modules: dict[str, str]) -> ServerMatch | None:
+def _head(words: list[Val], i: int, commands: Commands) -> ServerMatch | None:
+    modules = commands.modules
     w = _text(words[i]) if i < len(words) else None
     if w is None:
-        # an interpreter found at run time ("$(command -v python3)" -m sglang.launch_server ...)
+        # an interpreter found at run time ("$(command -v python3)" -m <module> ...)
         if i + 2 < len(words) and isinstance(words[i], Opaque) and words[i + 1] == "-m" and \
                 _text(words[i + 2]) in modules:
             module = str(words[i + 2])
             return ServerMatch(i, i + 3, modules[module], module, ())
         return None
-    base = w.rsplit("/", 1)[-1]
-    if base in SERVE_COMMANDS and i + 1 < len(words) and words[i + 1] == "serve":
-        engine, module = SERVE_COMMANDS[base]
-        return ServerMatch(i, i + 2, engine, module, ())
-    if base == TRTLLM_SERVE:
-        start = i + 2 if i + 1 < len(words) and words[i + 1] == "serve" else i + 1
-        return ServerMatch(i, start, "trtllm", TRTLLM_SERVE, ())
+    program = commands.programs.get(w.rsplit("/", 1)[-1])
+    if program is not None:
+        sub = i + 1 < len(words) and words[i + 1] == program.subcommand
+        if sub or program.optional:
+            return ServerMatch(i, i + 2 if sub else i + 1, program.engine, program.module, ())
     if _PYTHON.fullmatch(w):
         j = i + 1
         while j < len(words) and isinstance(words[j], str) and str(words[j]).startswith("-") and words[j] != "-m":
@@ -85,25 +162,24 @@ def _head(words: list[Val], i: int, modules: dict[str, str]) -> ServerMatch | No
     return None
 
 
-def match_server(words: list[Val], modules: dict[str, str] | None = None) -> ServerMatch | None:
+def match_server(words: list[Val], commands: Commands) -> ServerMatch | None:
     """The server start in a command's words, or None."""
-    modules = DEFAULT_MODULES if modules is None else modules
     env: list[tuple[str, int]] = []
     i = 0
     n = len(words)
     while i < n:
-        found = _head(words, i, modules)
+        found = _head(words, i, commands)
         if found is not None:
             return ServerMatch(found.start, found.argv_start, found.engine, found.module, tuple(env))
         w = _text(words[i])
-        if w is None or w.rsplit("/", 1)[-1] not in _WRAPPERS:
+        wrapper = commands.wrappers.get(w.rsplit("/", 1)[-1]) if w is not None else None
+        if wrapper is None or not wrapper.server:
             return None
-        name = w.rsplit("/", 1)[-1]
         i += 1
-        if name == "env":
+        if wrapper.assigns:
             while i < n and isinstance(words[i], str):
                 t = str(words[i])
-                if t in ("-u", "--unset"):
+                if t in wrapper.valued:
                     i += 2
                 elif t.startswith("-"):
                     i += 1
@@ -113,16 +189,17 @@ def match_server(words: list[Val], modules: dict[str, str] | None = None) -> Ser
                 else:
                     break
             continue
-        if name in _SCAN_WRAPPERS:
-            # options of unknown arity: scan ahead for the launcher (mpirun -x NAME=VALUE is env)
+        if wrapper.server == "scan":
+            # options of unknown arity: scan ahead for the launcher (`OPT NAME=VALUE` is env)
             limit = min(n, i + MAX_WRAPPER_WORDS)
             j = i
             while j < limit:
-                if _head(words, j, modules) is not None or (
-                        _text(words[j]) in _WRAPPERS and j > i and not str(words[j - 1]).startswith("-")):
+                if _head(words, j, commands) is not None or (
+                        _text(words[j]) in commands.server_wrappers and j > i and not str(words[j - 1]).startswith("-")):
                     break
                 t = _text(words[j])
-                if t == "-x" and j + 1 < n and isinstance(words[j + 1], str) and _ENV_ASSIGN.fullmatch(words[j + 1]):
+                if t in wrapper.env_options and j + 1 < n and isinstance(words[j + 1], str) and \
+                        _ENV_ASSIGN.fullmatch(words[j + 1]):
                     env.append((_ENV_ASSIGN.fullmatch(words[j + 1]).group(1), j + 1))  # type: ignore[union-attr]
                 j += 1
             if j >= limit:
@@ -137,12 +214,12 @@ class ChildMatch:
 
     script: int  # index of the script path word
     passthrough: bool  # every exported variable reaches the child
-    names: tuple[str, ...]  # variables passed by name (docker -e NAME, srun --export=NAME)
+    names: tuple[str, ...]  # variables passed by name (a container's `-e NAME`, an export list's NAME)
     sets: tuple[tuple[str, str], ...]  # variables set by the wrapper (NAME=VALUE)
     cwd: str | None
 
 
-def match_child(words: list[Val]) -> ChildMatch | None:
+def match_child(words: list[Val], commands: Commands) -> ChildMatch | None:
     """`bash FILE.sh` (possibly wrapped), or None."""
     n = len(words)
     for k in range(n):
@@ -152,9 +229,9 @@ def match_child(words: list[Val]) -> ChildMatch | None:
         base = w.rsplit("/", 1)[-1]
         target: int | None = None
         if k > 0 and not all(isinstance(x, str) for x in words[:1]) or (
-                k > 0 and (_text(words[0]) or "").rsplit("/", 1)[-1] not in _CHILD_WRAPPERS):
+                k > 0 and (_text(words[0]) or "").rsplit("/", 1)[-1] not in commands.child_wrappers):
             continue
-        if base in ("bash", "sh"):
+        if base in _SHELLS:
             j = k + 1
             while j < n and isinstance(words[j], str) and str(words[j]).startswith("-"):
                 if words[j] in ("-c", "--rcfile", "--init-file"):
@@ -164,40 +241,59 @@ def match_child(words: list[Val]) -> ChildMatch | None:
                 target = j
         elif k == 0 and w.endswith(".sh"):
             target = 0
-        elif k > 0 and w.endswith(".sh") and _bash_entrypoint(words[:k]):
-            target = k  # docker run --entrypoint=/bin/bash IMAGE script.sh
+        elif k > 0 and w.endswith(".sh") and _shell_entrypoint(words[:k], commands):
+            target = k  # a container started with a shell as its entrypoint: IMAGE script.sh
         if target is None:
             continue
-        return _child_env(words, k, target)
+        return _child_env(words, k, target, commands)
     return None
 
 
-def _bash_entrypoint(prefix: list[Val]) -> bool:
-    """`docker run ... --entrypoint=/bin/bash IMAGE`: the first argument after the image is the script."""
-    if (_text(prefix[0]) or "").rsplit("/", 1)[-1] not in ("docker", "podman", "nerdctl"):
+def _shell_entrypoint(prefix: list[Val], commands: Commands) -> bool:
+    """A container started with a shell as its entrypoint: the first argument after the image is the script."""
+    wrapper = commands.wrappers.get((_text(prefix[0]) or "").rsplit("/", 1)[-1])
+    if wrapper is None or not wrapper.entrypoint_option:
         return False
+    option = wrapper.entrypoint_option
     for i, w in enumerate(prefix):
         t = _text(w) or ""
-        value = t.split("=", 1)[1] if t.startswith("--entrypoint=") else (
-            _text(prefix[i + 1]) if t == "--entrypoint" and i + 1 < len(prefix) else None)
-        if value is not None and (value or "").rsplit("/", 1)[-1] in ("bash", "sh"):
+        value = t.split("=", 1)[1] if t.startswith(option + "=") else (
+            _text(prefix[i + 1]) if t == option and i + 1 < len(prefix) else None)
+        if value is not None and (value or "").rsplit("/", 1)[-1] in _SHELLS:
             return True
     return False
 
 
-def _child_env(words: list[Val], k: int, target: int) -> ChildMatch:
-    head = _text(words[0]) or ""
+def _option_value(t: str, options: frozenset[str], prefix: list[Val], i: int, k: int,
+                  attached: bool = False) -> tuple[str | None, int] | None:
+    """The value of one of `options` written at word i (`OPT VALUE`, `--OPT=VALUE`, with `attached`
+    also `-OVALUE`) and the index of its last word; None when word i is none of them."""
+    if t in options and i + 1 < k:
+        return _text(prefix[i + 1]), i + 1
+    for option in options:
+        if option.startswith("--") and t.startswith(option + "="):
+            return t.split("=", 1)[1], i
+    if attached:
+        for option in options:
+            if not option.startswith("--") and t.startswith(option) and len(t) > len(option):
+                return t[len(option):], i
+    return None
+
+
+def _child_env(words: list[Val], k: int, target: int, commands: Commands) -> ChildMatch:
+    wrapper = commands.wrappers.get(_text(words[0]) or "")
+    kind = wrapper.child if wrapper is not None else ""
     names: list[str] = []
     sets: list[tuple[str, str]] = []
     passthrough = True
     cwd: str | None = None
     prefix = list(words[:k])
-    if head == "srun":
+    if wrapper is not None and kind == "export":
         for w in prefix:
             t = _text(w) or ""
-            if t.startswith("--export="):
+            if wrapper.export_option and t.startswith(wrapper.export_option + "="):
                 passthrough = False
-                for item in t[len("--export="):].split(","):
+                for item in t[len(wrapper.export_option) + 1:].split(","):
                     if item == "ALL":
                         passthrough = True
                     elif item == "NONE":
@@ -207,41 +303,169 @@ def _child_env(words: list[Val], k: int, target: int) -> ChildMatch:
                         sets.append((name, value))
                     elif item:
                         names.append(item)
-            elif t.startswith("--container-workdir="):
+            elif any(t.startswith(o + "=") for o in wrapper.workdir_options):
                 cwd = t.split("=", 1)[1]
-    elif head in ("docker", "podman", "nerdctl"):
+    elif wrapper is not None and kind == "container":
         passthrough = False
         i = 1
         while i < k:
             t = _text(prefix[i]) or ""
-            value: str | None = None
-            if t in ("-e", "--env") and i + 1 < k:
-                value = _text(prefix[i + 1])
+            passed: str | None = None
+            env_option = _option_value(t, wrapper.env_options, prefix, i, k, attached=True)
+            workdir_option = None if env_option is not None else _option_value(t, wrapper.workdir_options, prefix, i, k)
+            if env_option is not None:
+                passed, i = env_option
+            elif workdir_option is not None:
+                cwd, i = workdir_option
+            elif t in wrapper.valued and i + 1 < k:
                 i += 1
-            elif t.startswith("--env="):
-                value = t.split("=", 1)[1]
-            elif t.startswith("-e") and len(t) > 2:
-                value = t[2:]
-            elif t in ("--volume", "-v", "--name", "--network", "--gpus", "--shm-size", "--ulimit", "--security-opt",
-                       "--cap-add", "--device", "--group-add", "--runtime", "--entrypoint", "--ipc", "--pull",
-                       "--mount", "--user", "-u") and i + 1 < k:
-                i += 1
-            elif t in ("-w", "--workdir") and i + 1 < k:
-                cwd = _text(prefix[i + 1])
-                i += 1
-            elif t.startswith("--workdir="):
-                cwd = t.split("=", 1)[1]
-            if value is not None:
-                if "=" in value:
-                    name, _, v = value.partition("=")
+            if passed is not None:
+                if "=" in passed:
+                    name, _, v = passed.partition("=")
                     sets.append((name, v))
                 else:
-                    names.append(value)
+                    names.append(passed)
             i += 1
-    elif head == "env":
+    elif kind == "assign":
         for w in prefix[1:]:
             t = _text(w) or ""
             m = _ENV_ASSIGN.fullmatch(t)
             if m:
                 sets.append((m.group(1), m.group(2)))
     return ChildMatch(target, passthrough, tuple(names), tuple(sets), cwd)
+
+
+# ------------------------------------------------------------------------------- may it launch?
+
+_HEAD_PARAM = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0]\])?\}?")
+_MODULE_TEXT = re.compile(r"""^\s*\(?\s*(?:"[^"]*"|'[^']*'|\S+)\s+(?:-\S+\s+)*-m\s+["']?([\w.]+)""")
+_COMMAND_V = re.compile(r"""^\s*\(?\s*"?\$\(\s*(?:command\s+-v|which)\s+([\w.+-]+)\s*\)"?\s*$""")
+_TOOL_PATH = re.compile(r"""^\s*\(?\s*"?[^\s"']*/(uv|pip3?|hf|huggingface-cli|curl|git|jq|aiperf)"?\s*$""")
+_FIRST_PARAM = re.compile(r"""^\s*\(?\s*"?\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0]\])?\}?"?(?=\s|$|")""")
+
+
+def _text_may_launch(text: str, commands: Commands, assigned: Mapping[str, list[str]] | None = None,
+                     depth: int = 0) -> bool:
+    """Might a command assigned as text (`CMD=(python3 -m x ...)`) be a server start?"""
+    m = _MODULE_TEXT.match(text)
+    if m:
+        return m.group(1) in commands.modules
+    m = _COMMAND_V.match(text)
+    if m:  # "$(command -v uv)": the tool found on PATH
+        name = m.group(1)
+        return bool(_PYTHON.fullmatch(name)) or name in commands.programs or name in _SHELLS
+    if _TOOL_PATH.match(text):
+        return False
+    m = _FIRST_PARAM.match(text)
+    if m and assigned is not None and depth < 6 and m.group(1) in assigned:  # "$AIPERF_CLI profile ..."
+        rest = text[m.end():].lstrip('" ')
+        if rest.startswith("-m "):
+            return rest[3:].split()[0].strip("\"'") in commands.modules if rest[3:].split() else True
+        if rest.split()[:1] and rest.split()[0].strip("\"'").endswith(".py"):
+            return False
+        return any(_text_may_launch(t, commands, assigned, depth + 1) for t in assigned[m.group(1)])
+    first = text.lstrip("( \n\t\"'")
+    return first.startswith("$") or bool(commands.launch_text.search(text))
+
+
+def _computed_head_may_launch(word: Word, commands: Commands, assigned: Mapping[str, list[str]] | None) -> bool:
+    """A command whose head is `"${CMD[@]}"` / `$CMD`: may it be a launcher? Only if something
+    assigned to CMD anywhere looks like one (or is itself computed)."""
+    if assigned is None:
+        return True
+    m = _HEAD_PARAM.fullmatch(word.raw.strip('"'))
+    if not m:
+        return True
+    texts = assigned.get(m.group(1))
+    if texts is None:
+        return True  # set by the environment
+    return any(_text_may_launch(text, commands, assigned) for text in texts)
+
+
+def _words_may_launch(words: tuple[Word, ...], commands: Commands, funcs: Mapping[str, bool] | None,
+                      assigned: Mapping[str, list[str]] | None, depth: int = 0) -> bool:
+    if not words or depth > 8:
+        return bool(words)
+    lits = [w.literal() for w in words]
+    lit = lits[0]
+    if lit is None:
+        if len(words) > 2 and lits[1] == "-m" and lits[2] is not None:  # "$PYTHON" -m module
+            return lits[2] in commands.modules
+        if len(words) > 1 and words[1].raw.strip("\"'").endswith(".py"):  # "$PYTHON" script.py
+            return False
+        return _computed_head_may_launch(words[0], commands, assigned)
+    base = lit.rsplit("/", 1)[-1]
+    if funcs is not None and lit in funcs:
+        return funcs[lit]
+    if base in _SHELLS:  # a script or -c text: yes; a shell reading a pipe (an installer): no
+        return any(x is None or x == "-c" or not x.startswith("-") for x in lits[1:])
+    program = commands.programs.get(base)
+    if base in _SHELL_HEADS or base.endswith(".sh") or (program is not None and program.optional):
+        return True
+    wrapper = commands.wrappers.get(base)
+    if wrapper is not None and wrapper.launch:
+        skip = wrapper.positionals
+        for k in range(1, len(words)):
+            t = lits[k]
+            if skip and (t is None or not t.startswith("-")):
+                skip -= 1
+                continue
+            if t is None:
+                return _words_may_launch(words[k:], commands, funcs, assigned, depth + 1)
+            if t.startswith("-") or "=" in t or t.replace(".", "").isdigit() or t in commands.subcommands:
+                continue
+            if wrapper.launch == "opaque":
+                return True  # options of unknown arity: stay conservative
+            return _words_may_launch(words[k:], commands, funcs, assigned, depth + 1)
+        return False
+    if program is not None:
+        return len(words) > 1 and lits[1] in (None, program.subcommand)
+    if _PYTHON.fullmatch(base):
+        if "-m" in lits:
+            k = lits.index("-m")
+            module = lits[k + 1] if k + 1 < len(lits) else None
+            return module is None or module in commands.modules
+        return False
+    return False
+
+
+def may_launch(node: Any, commands: Commands, funcs: Mapping[str, bool] | None = None,
+               assigned: Mapping[str, list[str]] | None = None) -> bool:
+    """Could this node start a server or run another script? (A cheap over-approximation: any
+    command with a computed head, a server program or module, a wrapper, `bash`/`source`/`eval`,
+    or a call of a function `funcs` marks True.)"""
+    if isinstance(node, Simple):
+        return _words_may_launch(node.words, commands, funcs, assigned)
+    if isinstance(node, (tuple, list)):
+        return any(may_launch(n, commands, funcs, assigned) for n in node)
+    if isinstance(node, AndOr):
+        return any(may_launch(p, commands, funcs, assigned) for p in node.parts)
+    if isinstance(node, Pipeline):
+        return any(may_launch(c, commands, funcs, assigned) for c in node.cmds)
+    if isinstance(node, If):
+        return any(may_launch(c, commands, funcs, assigned) or may_launch(b, commands, funcs, assigned)
+                   for c, b in node.clauses) or \
+            (node.orelse is not None and may_launch(node.orelse, commands, funcs, assigned))
+    if isinstance(node, While):
+        return may_launch(node.cond, commands, funcs, assigned) or may_launch(node.body, commands, funcs, assigned)
+    if isinstance(node, (For, ArithFor)):
+        return may_launch(node.body, commands, funcs, assigned)
+    if isinstance(node, Case):
+        return any(may_launch(a.body, commands, funcs, assigned) for a in node.arms)
+    if isinstance(node, Group):
+        return may_launch(node.body, commands, funcs, assigned)
+    return False
+
+
+def launching_functions(funcs: Mapping[str, FuncDef], commands: Commands,
+                        assigned: Mapping[str, list[str]] | None) -> dict[str, bool]:
+    """name -> may this function (through the functions it calls) start a server?"""
+    flags = dict.fromkeys(funcs, False)
+    changed = True
+    while changed:
+        changed = False
+        for name, func in funcs.items():
+            if not flags[name] and may_launch(func.body, commands, flags, assigned):
+                flags[name] = True
+                changed = True
+    return flags

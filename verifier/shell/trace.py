@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from verifier.shell import arith
+from verifier.shell.conditions import eval_bracket, eval_double, eval_single
+from verifier.shell.launchers import Commands
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
     AndOr,
@@ -61,6 +63,8 @@ MAX_STEPS = 300_000
 MAX_CALL_DEPTH = 24
 MAX_LOOP = 256
 _DECLARERS = DECLARERS
+_STARTERS = frozenset({"bash", "sh", "python", "python3"})  # interpreters: they run a script
+_FILE_TESTS = frozenset({"-f", "-d", "-e", "-s", "-r", "-x", "-w"})  # asked of the loader's file_test
 _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
           "printf", "mkdir", "rm", "alias", "unalias", "pushd", "popd", "sync"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -156,13 +160,16 @@ class Reader:
 
     `load(path_text, state)` returns (repository path, text) of a file a script sources (None: not
     available); `unknown(name)` says whether a variable nobody set is a run-time value (True) or
-    simply unset (False); `file_test(op, path, state)` decides `-f`/`-d`/`-e` tests (None: unknown).
+    simply unset (False); `file_test(op, path, state)` decides `-f`/`-d`/`-e` tests (None: unknown);
+    `commands` names the programs that may start a server or a script, whose environment an event
+    keeps (verifier.shell.launchers.Commands, from verifier.launch.commands; None: every command's).
     """
 
     def __init__(self, load: Loader | None = None, unknown: Callable[[str], bool] | None = None,
                  file_test: FileTest | None = None, max_steps: int = MAX_STEPS,
-                 stop_at: Callable[[list[str]], bool] | None = None) -> None:
+                 stop_at: Callable[[list[str]], bool] | None = None, commands: Commands | None = None) -> None:
         self.load = load
+        self.commands = commands
         self.unknown = unknown or (lambda _name: True)
         self.file_test = file_test
         self.max_steps = max_steps
@@ -321,7 +328,7 @@ class Reader:
         if isinstance(node, If):
             return self.if_(node, st)
         if isinstance(node, Test):
-            return self.test_items(node.words, st, double=True)
+            return self.double_test(node.words, st, node.line)
         if isinstance(node, Group):
             if node.subshell:
                 sub = st.copy()
@@ -588,10 +595,7 @@ class Reader:
         if name == "false":
             return False
         if name in ("[", "test"):
-            items: list[Word | str | Text] = list(argv[1:])
-            if name == "[" and items and plain(items[-1]) == "]":  # type: ignore[arg-type]
-                items = items[:-1]
-            return self.test_items(items, st, double=False)
+            return self.single_test(name, argv[1:], st, node.line)
         if name == "read":
             return self.read(argv[1:], prefix, stdin, st)
         if name in ("echo", "printf") and self.capture is not None and not self.redirected(node):
@@ -613,7 +617,7 @@ class Reader:
                 return True
         argv = [self.restore(a) for a in argv] if self.sentinels else argv
         env: dict[str, Text] = {}
-        if _may_start(name, argv):  # only a command that can run a script or a server needs its environment
+        if self.may_start(name):  # only a command that can run a script or a server needs its environment
             env = {k: v for k, v in st.vars.items() if k in st.exported}
             env.update(prefix)
             if self.sentinels:
@@ -632,6 +636,13 @@ class Reader:
         if self.capture is not None and not self.redirected(node):
             self.external_in_capture = True
         return None
+
+    def may_start(self, name: str | None) -> bool:
+        """Whether a command can start a script or a server (an unknown program might)."""
+        if name is None or self.commands is None:
+            return True
+        return name in _STARTERS or name in self.commands.env_heads or "/" in name or \
+            name.endswith((".sh", ".slurm", ".bash", "python", "python3"))
 
     def redirected(self, node: Simple) -> bool:
         """True when the command's standard output goes elsewhere than the caller (a file, stderr)."""
@@ -1213,80 +1224,14 @@ class Reader:
 
     # ------------------------------------------------------------------ tests
 
-    def test_items(self, items: Sequence[Word | str | Text], st: State, double: bool) -> bool | None:
-        """`[[ ... ]]` (double) or `[ ... ]` / `test` with three-valued logic (None: undecidable)."""
-        values: list[tuple[str, Text, Pattern | None]] = []  # (kind op|w, text, glob pattern of a [[ ]] word)
-        for item in items:
-            if isinstance(item, str):
-                values.append((item, (), None))
-            elif isinstance(item, Word):
-                raw = item.unquoted_literal
-                if raw in ("!", "(", ")", "-a", "-o") or double and raw in ("&&", "||", "<", ">"):
-                    values.append((raw, (), None))
-                    continue
-                values.append(("w", self.expand_one(item, st), self.pattern(item, st) if double else None))
-            else:
-                text = plain(item)
-                values.append((text, (), None) if text in ("!", "(", ")", "-a", "-o") else ("w", item, None))
-        pos = [0]
+    def double_test(self, words: Sequence[Word], st: State, line: int) -> bool | None:
+        """`[[ ... ]]` (verifier.shell.conditions; None: undecidable, `cond_why` says why)."""
+        return eval_double(_Operands(self, st, line), words)
 
-        def kind(at: int) -> str | None:
-            return values[at][0] if at < len(values) else None
-
-        def orexpr() -> bool | None:
-            left = andexpr()
-            while kind(pos[0]) in ("||", "-o"):
-                pos[0] += 1
-                right = andexpr()
-                left = True if left is True or right is True else (None if left is None or right is None else False)
-            return left
-
-        def andexpr() -> bool | None:
-            left = notexpr()
-            while kind(pos[0]) in ("&&", "-a"):
-                pos[0] += 1
-                right = notexpr()
-                left = False if left is False or right is False else (None if left is None or right is None else True)
-            return left
-
-        def notexpr() -> bool | None:
-            if kind(pos[0]) == "!":
-                pos[0] += 1
-                value = notexpr()
-                return None if value is None else not value
-            return primary()
-
-        def primary() -> bool | None:
-            if kind(pos[0]) is None:
-                return False
-            if kind(pos[0]) == "(":
-                pos[0] += 1
-                value = orexpr()
-                if kind(pos[0]) == ")":
-                    pos[0] += 1
-                return value
-            first = values[pos[0]]
-            pos[0] += 1
-            word = plain(first[1])
-            ends = (None, "&&", "||", ")", "-a", "-o")
-            if word.startswith("-") and len(word) == 2 and kind(pos[0]) == "w" and kind(pos[0] + 1) in ends:
-                operand = values[pos[0]][1]
-                pos[0] += 1
-                return self.unary(word, operand, st)
-            if kind(pos[0]) in ("w", "<", ">") and kind(pos[0] + 1) == "w":
-                op_item = values[pos[0]]
-                op = plain(op_item[1]) if op_item[0] == "w" else op_item[0]
-                right = values[pos[0] + 1]
-                pos[0] += 2
-                return self.binary(first[1], op, right[1], right[2])
-            if not is_known(first[1]):
-                return None
-            return word != ""
-
-        try:
-            return orexpr()
-        except (IndexError, TypeError):
-            return None
+    def single_test(self, name: str, args: Sequence[Text], st: State, line: int) -> bool | None:
+        """`[ ... ]` / `test ...` on expanded words (verifier.shell.conditions)."""
+        ops = _Operands(self, st, line)
+        return eval_bracket(ops, args) if name == "[" else eval_single(ops, args)
 
     def pattern(self, word: Word, st: State) -> Pattern | None:
         """The glob pattern a word stands for (`[[ x == <word> ]]`, a `case` pattern, the operand of
@@ -1310,50 +1255,54 @@ class Reader:
                 return
         self.note("runtime")
 
-    def unary(self, op: str, operand: Text, st: State) -> bool | None:
-        if op in ("-n", "-z"):
-            if not is_known(operand):
-                self.unknown_operand(operand)
-                return None
-            return (plain(operand) != "") if op == "-n" else (plain(operand) == "")
-        if op == "-v":
-            return self.is_set(plain(operand), st)
-        if op in ("-f", "-d", "-e", "-s", "-r", "-x", "-w") and self.file_test is not None and is_known(operand):
-            found = self.file_test(op, operand, st)
+
+class _Operands:
+    """The trace's values (`Text`) as verifier.shell.conditions sees them; an operand that is not
+    known notes why the condition is undecidable (`Reader.cond_why`)."""
+
+    __slots__ = ("r", "st", "line")
+
+    def __init__(self, reader: Reader, st: State, line: int) -> None:
+        self.r, self.st, self.line = reader, st, line
+
+    def expand(self, word: Word, emptiness: bool) -> Text:
+        return self.r.expand_one(word, self.st)
+
+    def pattern(self, word: Word) -> Pattern | None:
+        return self.r.pattern(word, self.st)
+
+    def lift(self, text: str) -> Text:
+        return text_of(text)
+
+    def known(self, value: Text) -> str | None:
+        return plain(value) if is_known(value) else None
+
+    def nonempty(self, value: Text) -> bool | None:
+        return plain(value) != "" if is_known(value) else None
+
+    def unknown(self, *values: Text) -> None:
+        self.r.unknown_operand(*values)
+
+    def file_test(self, op: str, value: Text) -> bool | None:
+        r = self.r
+        if op in _FILE_TESTS and r.file_test is not None and is_known(value):
+            found = r.file_test(op, value, self.st)
             if found is None:
-                self.note("runtime")
+                r.note("runtime")
             return found
-        if not is_known(operand):
-            self.unknown_operand(operand)
+        if not is_known(value):
+            r.unknown_operand(value)
         else:
-            self.note("runtime")
+            r.note("runtime")
         return None
 
-    def binary(self, left: Text, op: str, right: Text, pattern: Pattern | None) -> bool | None:
-        if not is_known(left) or not is_known(right):
-            self.unknown_operand(left, right)
+    def is_set(self, name: str) -> bool | None:
+        return self.r.is_set(name, self.st)
+
+    def arith(self, text: str) -> int | None:
+        if "$" in text or "`" in text:  # an operand is not expanded again
             return None
-        a, b = plain(left), plain(right)
-        if op in ("==", "="):
-            return glob_match(a, pattern) if pattern is not None else a == b
-        if op == "!=":
-            return not glob_match(a, pattern) if pattern is not None else a != b
-        if op == "=~":
-            try:
-                return re.search(b, a) is not None
-            except re.error:
-                return None
-        if op in ("-eq", "-ne", "-lt", "-le", "-gt", "-ge"):
-            try:
-                x, y = int(a.strip() or "0"), int(b.strip() or "0")
-            except ValueError:
-                return None
-            return {"-eq": x == y, "-ne": x != y, "-lt": x < y, "-le": x <= y, "-gt": x > y, "-ge": x >= y}[op]
-        if op == "<":
-            return a < b
-        if op == ">":
-            return a > b
-        return None
+        return self.r.arith(text, self.st, self.line)
 
 
 def _split_replacement(body: str) -> tuple[str, str]:
@@ -1419,17 +1368,6 @@ def _parse(text: str, path: str, first_line: int = 1) -> Body:
         return parse(text, path, first_line).body
     except RecursionError:
         raise ShellSyntaxError("the script nests too deeply to read", None) from None
-
-
-_STARTERS = {"bash", "sh", "sbatch", "srun", "docker", "podman", "sudo", "exec", "nohup", "env", "timeout", "python",
-             "python3", "vllm", "sglang", "trtllm-serve", "numactl", "stdbuf", "setsid", "time", "command", "mpirun"}
-
-
-def _may_start(name: str | None, argv: list[Text]) -> bool:
-    """Whether a command can start a script or a server (an unknown program might)."""
-    if name is None:
-        return True
-    return name in _STARTERS or "/" in name or name.endswith((".sh", ".slurm", ".bash", "python", "python3"))
 
 
 def _common_prefix(values: list[Text], tail: Text) -> Text:

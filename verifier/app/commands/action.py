@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the Action."""
-    from verifier.app.action import run as run_action
+    """Run the Action; its exit status (0, 1 for REJECTED with --fail-on-reject, 2 not verified)."""
+    from verifier.app.action import execute
 
-    return run_action(args)
+    return execute(args)

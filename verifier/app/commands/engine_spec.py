@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 
+from verifier.engines import engine_or_generic, engines
+
 NAME = "engine-spec"
 HELP = "dump an engine's server-argument spec (policies/<engine>-argspec/) from its installed package"
 
@@ -18,7 +20,9 @@ HELP = "dump an engine's server-argument spec (policies/<engine>-argspec/) from 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """`dump ENGINE` and its options."""
     parser.add_argument("task", choices=["dump"], help="dump: print or write the spec JSON")
-    parser.add_argument("engine", choices=["sglang", "vllm"], help="the engine whose installed parser is dumped")
+    # the registry's engines with a spec dumper (`Engine.spec_dumper`); each dumps itself (`Engine.dump_spec`)
+    parser.add_argument("engine", choices=[engine.name for engine in engines() if engine.spec_dumper],
+                        help="the engine whose installed parser is dumped")
     parser.add_argument("--out", help="write the spec here (default: stdout)")
     parser.add_argument("--image", help="sglang: dump the sglang inside this container image (needs docker)")
     parser.add_argument("--stub", action="append", default=[], metavar="MODULE[=VERSION]",
@@ -29,16 +33,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Dump; 2 with one stderr line when the spec cannot be produced."""
-    if args.engine == "sglang":
-        from verifier.engines.sglang.dump import main as sglang_main
-
-        argv = [*(["--out", args.out] if args.out else []), *(["--image", args.image] if args.image else [])]
-        for stub in args.stub:
-            argv += ["--stub", stub]
-        return sglang_main(argv)
-    from verifier.engines.vllm.dump import main as vllm_main
-
-    argv = [*(["--out", args.out] if args.out else [])]
-    if args.record:
-        argv += ["--record", args.record, *(["--record-out", args.record_out] if args.record_out else [])]
-    return vllm_main(argv)
+    return engine_or_generic(args.engine).dump_spec(args.out, image=args.image, stubs=args.stub, record=args.record,
+                                                    record_out=args.record_out)

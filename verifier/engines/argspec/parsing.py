@@ -115,7 +115,8 @@ class RaisingParser(argparse.ArgumentParser):
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse builds a formatter for every add_argument (to check the metavar); help is never
         # printed here, so a fixed width spares a terminal-size query per declared option.
-        return self.formatter_class(prog=self.prog, width=100)
+        formatter: Any = self.formatter_class  # typeshed's protocol omits `width`, which every formatter takes
+        return formatter(prog=self.prog, width=100)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@
   `exclude_layer` must cover the draft layers (Check 13).
 * Synthetic acceptance: `--spec-decode-acceptance-length`.
 * Chat template: `--chat-template`, `--default-chat-template-kwargs`.
+* Single-node parallelism: the worker's GPUs = TP; DCP is allowed.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from verifier.engines.base import (
     Engine,
     KvCacheSettings,
     LaunchLike,
+    PointShape,
     QuantSettings,
     Setting,
     SpecParams,
@@ -178,6 +180,8 @@ class Atom(Engine):
     """ATOM's answers."""
 
     name = "atom"
+    label = "ATOM"
+    single_node_dcp = True
 
     def spec_params(self, role: str, args: Mapping[str, Any] | None) -> SpecParams:
         """`method` / `num-speculative-tokens` / `draft-model`."""
@@ -211,6 +215,13 @@ class Atom(Engine):
     def chat_template(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """`--chat-template` and `--default-chat-template-kwargs` (e.g. `{"enable_thinking": false}`)."""
         return present(arg_setting(launch, "chat-template"), arg_setting(launch, "default-chat-template-kwargs"))
+
+    def parallelism_issues(self, args: Mapping[str, Any], point: PointShape, gpus: int | None) -> list[str]:
+        """The worker's GPUs must be TP (ATOM's args carry no parallel sizes the binder compares)."""
+        out: list[str] = []
+        if gpus != point.tp:
+            out.append(f"gpus: recipe {gpus} != TP {point.tp}")
+        return out
 
 
 def serve_options() -> dict[str, str]:

@@ -10,11 +10,18 @@
 * Synthetic acceptance: `SGLANG_SIMULATE_ACC_LEN` / `_METHOD` / `_TOKEN_MODE`.
 * Chat template: `--chat-template`, `--completion-template`.
 * Metrics: `--enable-metrics`.
+* Single-node parallelism: `tensor-parallel-size` = TP, `data-parallel-size` = TP with DP attention
+  (else 1), `expert-parallel-size` (`ep-size`) = EP, `enable-dp-attention` = DP attention.
+* Disaggregated workers: srtctl adds `--disaggregation-mode <prefill|decode>`.
+* Recipes without a launch (hook, `verify-pr local`): the version the image or
+  `identity.frameworks.sglang` names, else the newest committed spec.
+* `verify-pr engine-spec dump sglang` (verifier.engines.sglang.dump; `--image`, `--stub`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from functools import cache, lru_cache
 from typing import Any
@@ -23,6 +30,7 @@ from verifier.engines.base import (
     Engine,
     KvCacheSettings,
     LaunchLike,
+    PointShape,
     QuantSettings,
     Setting,
     SpecParams,
@@ -30,7 +38,7 @@ from verifier.engines.base import (
     env_setting,
     present,
 )
-from verifier.engines.common import arg_value, to_int
+from verifier.engines.common import arg_value, recipe_int, to_int
 
 # The dests Check 13 reads from a parse (the reading that must not depend on the version).
 DRAFT_PRECISION_DESTS = (
@@ -60,7 +68,10 @@ class SGLang(Engine):
     """SGLang's answers."""
 
     name = "sglang"
+    label = "SGLang"
     models_kv_dtypes = True
+    disaggregation_flag = "--disaggregation-mode"
+    spec_dumper = True
     reads_upstream_with_parser = True
     rocm_quick_reduce_required = True
     synthetic_env_prefixes = ("SGLANG_SIMULATE_ACC",)
@@ -111,6 +122,65 @@ class SGLang(Engine):
     def chat_template(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """`--chat-template` / `--completion-template`."""
         return present(arg_setting(launch, "chat-template"), arg_setting(launch, "completion-template"))
+
+    def parallelism_issues(self, args: Mapping[str, Any], point: PointShape, gpus: int | None) -> list[str]:
+        """TP, DP (TP with DP attention, else 1), EP and DP attention, each as the point asks."""
+        out: list[str] = []
+        tp, ep, dpa = point.tp, point.ep, point.dp_attn
+        rtp = recipe_int(args.get("tensor-parallel-size"))
+        if rtp != tp:
+            out.append(f"tensor-parallel-size: recipe {rtp} != point {tp}")
+        rdp = recipe_int(args.get("data-parallel-size"), 1)
+        if rdp != (tp if dpa else 1):
+            out.append(f"data-parallel-size: recipe {rdp} != {(tp if dpa else 1)}")
+        written_ep = args.get("expert-parallel-size") if "expert-parallel-size" in args else args.get("ep-size")
+        rep = recipe_int(written_ep, 1)
+        if rep != ep:
+            out.append(f"expert-parallel-size: recipe {rep} != point {ep}")
+        if (args.get("enable-dp-attention") is True) != dpa:
+            out.append(f"enable-dp-attention: recipe {args.get('enable-dp-attention', False)} != point {dpa}")
+        return out
+
+    def recipe_version(self, recipe: Mapping[str, Any]) -> str | None:
+        """The SGLang version of the recipe's image (`identity.container.image`, else
+        `model.container`), else of `identity.frameworks.sglang`; None when neither is known."""
+        from verifier.engines.argspec.parsing import UnknownEngineVersion  # noqa: PLC0415
+        from verifier.engines.sglang import pick_version  # noqa: PLC0415
+
+        model = recipe.get("model") if isinstance(recipe.get("model"), Mapping) else {}
+        identity = recipe.get("identity") if isinstance(recipe.get("identity"), Mapping) else {}
+        container = identity.get("container") if isinstance(identity.get("container"), Mapping) else {}
+        frameworks = identity.get("frameworks") if isinstance(identity.get("frameworks"), Mapping) else {}
+        image = container.get("image") or model.get("container")
+        try:
+            return pick_version(image=str(image) if image else None,
+                                framework=str(frameworks[self.name]) if frameworks.get(self.name) else None)
+        except (UnknownEngineVersion, ValueError, KeyError, TypeError):
+            return None
+
+    def committed_versions(self) -> tuple[str, ...]:
+        """The SGLang releases with a committed spec (policies/sglang-argspec/), newest first."""
+        from verifier.engines.sglang import available_versions  # noqa: PLC0415
+
+        return tuple(sorted(available_versions(), key=lambda v: tuple(int(x) for x in re.findall(r"\d+", v)),
+                            reverse=True))
+
+    def resolve_version(self, argv: Sequence[str], version: str) -> Any:
+        """`resolve_sglang(argv, version=version)` (argspec mode, no run-time values)."""
+        from verifier.engines.sglang import resolve_sglang  # noqa: PLC0415
+
+        return resolve_sglang(argv, version=version)
+
+    def dump_spec(self, out: str | None, *, image: str | None = None, stubs: Sequence[str] = (),
+                  record: str | None = None, record_out: str | None = None) -> int:
+        """The installed (or `image`'s) SGLang parser as a spec; `stubs` serve empty modules for imports
+        the parser does not use (verifier.engines.sglang.dump)."""
+        from verifier.engines.sglang.dump import main  # noqa: PLC0415
+
+        argv = [*(["--out", out] if out else []), *(["--image", image] if image else [])]
+        for stub in stubs:
+            argv += ["--stub", stub]
+        return main(argv)
 
     def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] | None = None,
                 runtime: bool = True) -> Any:

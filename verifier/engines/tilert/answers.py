@@ -13,6 +13,7 @@ class TileRT(Engine):
     """TileRT's answers."""
 
     name = "tilert"
+    label = "TileRT"
     synthetic_env_prefixes = ("TILERT_SIMULATE_ACC",)
 
     def spec_params(self, role: str, args: Mapping[str, Any] | None) -> SpecParams:

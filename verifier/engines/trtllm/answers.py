@@ -12,6 +12,11 @@ into the options YAML); `trtllm-serve`'s own click options are data in policies/
 * Chat template: `--chat_template` / `chat_template`.
 * Metrics (Dynamo): `publish_events_and_metrics`, `enable_iter_perf_stats`, `return_perf_metrics`, ...
   anywhere in the effective config (Check 17 names the controls in policies/metrics.yaml).
+* Single-node parallelism: `tensor_parallel_size` = TP, `moe_expert_parallel_size` = EP,
+  `enable_attention_dp` = DP attention.
+* Options file: `trtllm-serve --config` / `--extra_llm_api_options` name a YAML of LLM-API options
+  merged over the command line (`options_file_flags`).
+* Master-config framework `trt` runs TRT-LLM; its old-layout scripts may be tagged `_trtllm`.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from verifier.engines.base import (
     Engine,
     KvCacheSettings,
     LaunchLike,
+    PointShape,
     QuantSettings,
     Setting,
     SpecParams,
@@ -40,6 +46,7 @@ from verifier.engines.common import (
     loose_int,
     option_dests,
     read_config,
+    recipe_int,
     text_key,
     to_int,
 )
@@ -101,7 +108,10 @@ class TrtLlm(Engine):
     """TensorRT-LLM's answers."""
 
     name = "trtllm"
+    label = "TRT-LLM"
     cli_dashes = False  # LLM-API keys keep their underscores
+    options_file_flags = ("config", "extra_llm_api_options", "extra-llm-api-options")
+    framework_aliases = ("trt",)
 
     def spec_params(self, role: str, args: Mapping[str, Any] | None) -> SpecParams:
         """From `speculative_config` (`decoding_type` names the method)."""
@@ -135,6 +145,21 @@ class TrtLlm(Engine):
     def chat_template(self, launch: LaunchLike) -> tuple[Setting, ...]:
         """`chat_template` (flag or LLM-API key)."""
         return present(arg_setting(launch, "chat_template"))
+
+    def parallelism_issues(self, args: Mapping[str, Any], point: PointShape, gpus: int | None) -> list[str]:
+        """`tensor_parallel_size` = TP, `moe_expert_parallel_size` = EP (both default 1) and
+        `enable_attention_dp` = DP attention."""
+        out: list[str] = []
+        tp, ep, dpa = point.tp, point.ep, point.dp_attn
+        rtp = recipe_int(args.get("tensor_parallel_size"), 1)
+        if rtp != tp:
+            out.append(f"tensor_parallel_size: recipe {rtp} != point {tp}")
+        rep = recipe_int(args.get("moe_expert_parallel_size"), 1)
+        if rep != ep:
+            out.append(f"moe_expert_parallel_size: recipe {rep} != point {ep}")
+        if (args.get("enable_attention_dp") is True) != dpa:
+            out.append(f"enable_attention_dp: recipe {args.get('enable_attention_dp', False)} != point {dpa}")
+        return out
 
 
 ENGINE = TrtLlm()

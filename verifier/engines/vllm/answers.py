@@ -11,6 +11,9 @@
   the speculative config (FORMATS §4.8).
 * Chat template: `--chat-template`, `--chat-template-content-format`.
 * Metrics: `--disable-log-stats`, `--enable-prometheus`... read from the effective settings.
+* Single-node parallelism: `tensor-parallel-size` x `data-parallel-size` = TP, DP > 1 exactly with
+  DP attention, `enable-expert-parallel` exactly when EP > 1; DCP is allowed.
+* `verify-pr engine-spec dump vllm` (verifier.engines.vllm.dump; `--record` a corpus of real parses).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from verifier.engines.base import (
     Engine,
     KvCacheSettings,
     LaunchLike,
+    PointShape,
     QuantSettings,
     Setting,
     SpecParams,
@@ -38,6 +42,7 @@ from verifier.engines.common import (
     loose_int,
     normalize_args,
     read_config,
+    recipe_int,
     text_key,
     to_float,
     to_int,
@@ -101,7 +106,10 @@ class Vllm(Engine):
     """vLLM's answers."""
 
     name = "vllm"
+    label = "vLLM"
     synthetic_merges_into_args = True
+    single_node_dcp = True
+    spec_dumper = True
     # Check 3 keeps reading vLLM commands flag by flag: the launch layer writes srtctl's SGLang-style
     # `--model-path` for every engine, which vLLM's parser rejects (srtctl's vLLM backend writes `--model`).
     reads_upstream_with_parser = False
@@ -188,6 +196,32 @@ class Vllm(Engine):
             args = {k: v for k, v in args.items() if str(k).replace("_", "-") != "speculative-config"}
             args[written] = resolved.namespace["speculative_config"]
         return raw_args_issues(self.name, args, origin, policy, draft_quant_method=draft_quant_method)
+
+    def parallelism_issues(self, args: Mapping[str, Any], point: PointShape, gpus: int | None) -> list[str]:
+        """TP = tensor-parallel x data-parallel size; DP above 1 exactly with DP attention; expert
+        parallelism on exactly when EP is above 1."""
+        out: list[str] = []
+        tp, ep, dpa = point.tp, point.ep, point.dp_attn
+        rtp = recipe_int(args.get("tensor-parallel-size"), 1) or 1
+        rdp = recipe_int(args.get("data-parallel-size"), 1) or 1
+        if rtp * rdp != tp:
+            out.append(f"tensor-parallel-size x data-parallel-size: recipe {rtp * rdp} != point {tp}")
+        if (rdp > 1) != dpa:
+            out.append(f"data-parallel-size {rdp} does not fit dp-attn {dpa}")
+        if (args.get("enable-expert-parallel") is True) != (ep > 1):
+            out.append(f"enable-expert-parallel does not fit ep {ep}")
+        return out
+
+    def dump_spec(self, out: str | None, *, image: str | None = None, stubs: Sequence[str] = (),
+                  record: str | None = None, record_out: str | None = None) -> int:
+        """The installed vLLM's parser as a spec; with `record`, the real parser's outcomes on that
+        corpus (`[{label, argv}]` JSON) are written to `record_out` (verifier.engines.vllm.dump)."""
+        from verifier.engines.vllm.dump import main  # noqa: PLC0415
+
+        argv = [*(["--out", out] if out else [])]
+        if record:
+            argv += ["--record", record, *(["--record-out", record_out] if record_out else [])]
+        return main(argv)
 
     def resolve(self, argv: Sequence[str], image: str | None, *, needed: Sequence[str] | None = None,
                 runtime: bool = True) -> Any:

@@ -6,7 +6,8 @@
 * `fragment_problems` (`check_fragment`): a fragment must not set the keys the launcher binds
   (variants may set `benchmark.env.CONC` / `KV_OFFLOADING`), and host-DRAM sizes must be `@dram.*`.
 * `mismatches` (`bind_workload` + `validate_recipe`): why a variant cannot serve a point (CONC,
-  KV_OFFLOADING, SPEC_DECODING, TP/EP/DP-attention per engine, GPU count, roles, benchmark type).
+  KV_OFFLOADING, SPEC_DECODING, TP/EP/DP-attention as the engine answers (`Engine.parallelism_issues`),
+  DCP only for engines that run it (`Engine.single_node_dcp`), GPU count, roles, benchmark type).
 * `bind`: writes model / identity / benchmark.env values; `resolve_dram`: substitutes `@dram.*`;
   `inject_synthetic`: the golden-AL `--set`s of `synthetic_acceptance.py`.
 """
@@ -22,8 +23,8 @@ from typing import Any
 from verifier.configs.points import AGENTIC, Point
 from verifier.core.context import CheckContext
 from verifier.core.yaml11 import Doc
-from verifier.engines import engine_for
-from verifier.engines.common import format_al
+from verifier.engines import engine_for, engine_named, engines
+from verifier.engines.common import format_al, recipe_int
 from verifier.launch.recipes.golden import GoldenAL, golden_al
 from verifier.launch.recipes.spec import SpecParams, spec_parameters
 from verifier.launch.recipes.variants import (
@@ -149,32 +150,15 @@ def generation_role(data: Mapping[str, Any]) -> str:
     return "decode" if isinstance(roles, Mapping) and "decode" in roles else "agg"
 
 
-def _int(value: Any, default: int | None = None) -> int | None:
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return default
-
-
-def _flag(args: Mapping[str, Any], *names: str) -> Any:
-    for n in names:
-        if n in args:
-            return args[n]
-    return None
-
-
 def agg_gpus(data: Mapping[str, Any], gpus_per_node: int | None) -> int | None:
     """GPUs of the agg worker: `gpus`, else nodes*gpus_per_node // workers (srtctl gpus_per_agg)."""
     roles = data.get("roles") if isinstance(data.get("roles"), Mapping) else {}
     agg = roles.get("agg") if isinstance(roles.get("agg"), Mapping) else {}
     if "gpus" in agg:
-        return _int(agg.get("gpus"))
+        return recipe_int(agg.get("gpus"))
     resources = data.get("resources") if isinstance(data.get("resources"), Mapping) else {}
-    per_node = _int(resources.get("gpus_per_node"), gpus_per_node)
-    nodes, workers = _int(agg.get("nodes"), 1), _int(agg.get("workers"), 1)
+    per_node = recipe_int(resources.get("gpus_per_node"), gpus_per_node)
+    nodes, workers = recipe_int(agg.get("nodes"), 1), recipe_int(agg.get("workers"), 1)
     if per_node is None or not isinstance(nodes, int) or not workers:
         return per_node
     return nodes * per_node // workers
@@ -191,9 +175,9 @@ def mismatches(
         out.append(f"roles must be exactly agg, got {sorted(map(str, roles)) if isinstance(roles, Mapping) else roles}")
         return out
     agg = roles["agg"] if isinstance(roles["agg"], Mapping) else {}
-    if _int(agg.get("nodes"), 1) != 1:
+    if recipe_int(agg.get("nodes"), 1) != 1:
         out.append(f"nodes {agg.get('nodes')} != 1")
-    if _int(agg.get("workers"), 1) != 1:
+    if recipe_int(agg.get("workers"), 1) != 1:
         out.append(f"workers {agg.get('workers')} != 1")
     gpus = agg_gpus(data, gpus_per_node)
     if point.gpu_count is not None and gpus != point.gpu_count:
@@ -214,42 +198,11 @@ def mismatches(
         out.append(f"KV_OFFLOADING: recipe {env['KV_OFFLOADING']} != point {point.kv_offloading}")
     if point.pp != 1 or point.pcp_size != 1:
         out.append("PP_SIZE and PCP_SIZE must be 1 on single-node SRT")
-    if point.dcp_size != 1 and engine not in ("vllm", "atom"):
-        out.append("DCP is allowed only for vLLM and ATOM")
+    answers = engine_named(engine)
+    if point.dcp_size != 1 and not answers.single_node_dcp:
+        out.append(f"DCP is allowed only for {' and '.join(e.label for e in engines() if e.single_node_dcp)}")
     args = role_args(data, "agg")
-    tp, ep, dpa = point.tp, point.ep, point.dp_attn
-    if engine == "sglang":
-        rtp = _int(args.get("tensor-parallel-size"))
-        if rtp != tp:
-            out.append(f"tensor-parallel-size: recipe {rtp} != point {tp}")
-        rdp = _int(args.get("data-parallel-size"), 1)
-        if rdp != (tp if dpa else 1):
-            out.append(f"data-parallel-size: recipe {rdp} != {(tp if dpa else 1)}")
-        rep = _int(_flag(args, "expert-parallel-size", "ep-size"), 1)
-        if rep != ep:
-            out.append(f"expert-parallel-size: recipe {rep} != point {ep}")
-        if (args.get("enable-dp-attention") is True) != dpa:
-            out.append(f"enable-dp-attention: recipe {args.get('enable-dp-attention', False)} != point {dpa}")
-    elif engine == "trtllm":
-        rtp = _int(args.get("tensor_parallel_size"), 1)
-        if rtp != tp:
-            out.append(f"tensor_parallel_size: recipe {rtp} != point {tp}")
-        rep = _int(args.get("moe_expert_parallel_size"), 1)
-        if rep != ep:
-            out.append(f"moe_expert_parallel_size: recipe {rep} != point {ep}")
-        if (args.get("enable_attention_dp") is True) != dpa:
-            out.append(f"enable_attention_dp: recipe {args.get('enable_attention_dp', False)} != point {dpa}")
-    elif engine == "vllm":
-        rtp = _int(args.get("tensor-parallel-size"), 1) or 1
-        rdp = _int(args.get("data-parallel-size"), 1) or 1
-        if rtp * rdp != tp:
-            out.append(f"tensor-parallel-size x data-parallel-size: recipe {rtp * rdp} != point {tp}")
-        if (rdp > 1) != dpa:
-            out.append(f"data-parallel-size {rdp} does not fit dp-attn {dpa}")
-        if (args.get("enable-expert-parallel") is True) != (ep > 1):
-            out.append(f"enable-expert-parallel does not fit ep {ep}")
-    elif engine == "atom" and gpus != tp:
-        out.append(f"gpus: recipe {gpus} != TP {tp}")
+    out += answers.parallelism_issues(args, point, gpus)
     spec = spec_parameters("agg", args, engine or "")
     if spec.error:
         out.append(spec.error)

@@ -58,14 +58,14 @@ def evaluate_script(text: str, env: Mapping[str, str], modules: Iterable[str] = 
                     path: str = "script.sh") -> ScriptLaunch:
     """The one server command a script starts (see the module docstring)."""
     # the shell reader is imported when a script is evaluated, not by every importer of this module
+    from verifier.launch.commands import default_modules, shell_commands
     from verifier.shell import Options, ShellLimit, ShellSyntaxError, evaluate
-    from verifier.shell.launchers import DEFAULT_MODULES
     from verifier.shell.values import Opaque, Unknown, shown
 
-    mods = dict(DEFAULT_MODULES)
+    mods = default_modules()
     for m in modules:
         mods.setdefault(str(m), "")
-    options = Options(modules=mods, known_functions=dict(functions or {}))
+    options = Options(commands=shell_commands(mods), known_functions=dict(functions or {}))
     try:
         ev = evaluate(text, path, dict(env), options)
     except ShellSyntaxError as exc:
