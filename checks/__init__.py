@@ -36,6 +36,7 @@ from checks import (
 from verifier.core.model import Bundle
 from verifier.core.runner import Report, run_checks
 from verifier.documents.in_force import check_gate
+from verifier.documents.policy_overrides import policies_for
 
 ALL_CHECKS: tuple[ModuleType, ...] = (
     c00_codeowner,
@@ -62,13 +63,35 @@ ALL_CHECKS: tuple[ModuleType, ...] = (
 
 def select(only: set[int] | None = None, skip: set[int] | None = None) -> tuple[ModuleType, ...]:
     """The registered checks filtered by --only / --skip ids."""
-    return tuple(
-        m for m in ALL_CHECKS if (only is None or m.ID in only) and (skip is None or m.ID not in skip)
-    )
+    out = left_out_by(only, skip)
+    return tuple(m for m in ALL_CHECKS if m.ID not in out)
+
+
+def left_out_by(only: set[int] | None = None, skip: set[int] | None = None) -> dict[int, str]:
+    """The registered check ids --only / --skip leave out, each with the option that leaves it out."""
+    out = {}
+    for m in ALL_CHECKS:
+        if skip is not None and m.ID in skip:
+            out[m.ID] = "--skip"
+        elif only is not None and m.ID not in only:
+            out[m.ID] = "--only"
+    return out
 
 
 def judge(
     bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], selected: Sequence[ModuleType] = ALL_CHECKS,
+    *, left_out: Mapping[int, str] | None = None,
 ) -> Report:
-    """Judge a bundle with the selected checks, each gated by whether its rules are in force."""
-    return run_checks(bundle, policies, selected, gate=check_gate)
+    """Judge a bundle with the selected checks, each gated by whether its rules are in force.
+
+    `left_out` (as `left_out_by(only, skip)` gives it: check id -> the option that leaves it out)
+    keeps a row for each check the selection leaves out: N/A, marked not run, and the report is
+    partial. Without it the report holds the selected checks' rows only.
+
+    Policy overrides InferenceX keeps in its base tree (`.github/infx-verifier/<topic>.yaml`) are laid
+    over `policies` first; a refused one fails the verdict closed, and the report names what was
+    applied (verifier.documents.policy_overrides).
+    """
+    judged, overrides = policies_for(bundle, policies)
+    report = run_checks(bundle, judged, selected, gate=check_gate, not_run=left_out)
+    return overrides.settle(report)

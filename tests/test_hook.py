@@ -239,9 +239,11 @@ def _git(cwd: Path, *args: str) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env=env, timeout=120)
 
 
-@pytest.mark.slow
-def test_pre_commit_try_repo(tmp_path: Path) -> None:
-    """The manifest works end to end: `pre-commit try-repo` on a committed copy of this project."""
+def hook_repo(tmp_path: Path) -> tuple[str, Path]:
+    """(pre-commit, a committed copy of this project as it is on disk) for `pre-commit try-repo`.
+
+    The copy holds the tracked and untracked files git lists (a try-repo of the checkout itself
+    would see only tracked ones), without the venv and the fixtures."""
     pre_commit = shutil.which("pre-commit", path=str(Path(PYTHON).parent))
     if pre_commit is None or shutil.which("git") is None:
         pytest.skip("pre-commit or git not available")
@@ -256,6 +258,13 @@ def test_pre_commit_try_repo(tmp_path: Path) -> None:
     _git(repo, "init", "-q")
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "hook under test")
+    return pre_commit, repo
+
+
+@pytest.mark.slow
+def test_pre_commit_try_repo(tmp_path: Path) -> None:
+    """The manifest works end to end: `pre-commit try-repo` on a committed copy of this project."""
+    pre_commit, repo = hook_repo(tmp_path)
     target = tmp_path / "inferencex"
     staged = target / "inferencex-e2e/benchmarks/single_node/srt-slurm-recipes/minimaxm31flash/sglang/b300/agentic.yaml"
     staged.parent.mkdir(parents=True)

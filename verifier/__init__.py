@@ -1,3 +1,3 @@
 """infx-verifier: deterministic re-verification of CODEOWNER sign-offs on InferenceX pull requests."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

@@ -6,8 +6,10 @@ shapes PyGithub expects (Link-header pagination included), under the GitHub Ente
 `localhost`, a different host, so tests can check the token is not forwarded), a docs proxy
 (`/docs-proxy?url=`), and a Hugging Face endpoint (`/hf/<repo>/resolve/<rev>/<file>`).
 
-Writes (comments, statuses) are recorded and change what later reads return, so an Action run can
-be repeated against the same server. Faults (status, headers, body, how many times) can be injected
+Writes (comments, review comments, statuses) are recorded and change what later reads return, so an
+Action run can be repeated against the same server. `push()` models a push to the PR branch (a new
+head commit, as a `synchronize` event follows); the compare endpoint answers between any two commits
+it holds, and the PR's file listing carries each file's `patch`, as GitHub's does. Faults (status, headers, body, how many times) can be injected
 per path pattern to exercise retries and error handling. Every request is logged.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import difflib
 import hashlib
 import io
 import json
@@ -120,6 +123,14 @@ class StandIn:
         self.pull_overrides: dict[str, Any] = {}
         # login -> (status, body) for the permission endpoint, over what the bundle says
         self.permission_answers: dict[str, tuple[int, Any]] = {}
+        # path -> patch text served by the PR's file listing instead of the one computed from the trees
+        # (None: no patch, as GitHub answers for large or binary files)
+        self.patch_overrides: dict[str, str | None] = {}
+        # pushes after the recorded head (push()): commits appended to the PR, parent links, and the
+        # files a push brought into the PR's diff (the tip's file listing has them, older diffs do not)
+        self.extra_commits: list[str] = []
+        self.parents: dict[str, str] = {}
+        self.tip_files: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -205,6 +216,8 @@ class StandIn:
         # When GitHub saw each commit pushed (its check suites' created_at); tests move these to
         # model pushes, independently of the committer dates a pusher chooses.
         self.push_times: dict[str, dt.datetime] = dict(self.commit_dates)
+        commits = list(b.pr.commits)
+        self.parents = {child: parent for parent, child in zip(commits, commits[1:], strict=False)}
         self.comments: list[dict[str, Any]] = []
         for c in b.comments:
             self.comments.append({"id": c.id, "login": c.author, "bot": c.is_bot, "association": c.author_association,
@@ -317,7 +330,8 @@ class StandIn:
                  "pull_request_url": f"{self.api_url}/repos/{self.repo}/pulls/{n}",
                  "author_association": r["association"], "created_at": _iso(r["created_at"]),
                  "updated_at": _iso(r["updated_at"]), "commit_id": r["commit_id"],
-                 "original_commit_id": r["commit_id"], "path": "x", "diff_hunk": "@@", "position": 1}
+                 "original_commit_id": r["commit_id"], "path": r.get("path", "x"), "diff_hunk": "@@",
+                 "position": 1, "line": r.get("line"), "side": r.get("side")}
                 for r in items]
 
     def run_json(self, run_id: int) -> dict[str, Any] | None:
@@ -421,6 +435,109 @@ class StandIn:
         if errors:
             out["errors"] = errors
         return out
+
+    # -- pushes, diffs ------------------------------------------------------------------------------------
+
+    def tip(self) -> str:
+        """The PR's current head commit (what GET /pulls/N answers)."""
+        head = self.pull_overrides.get("head")
+        return str(head["sha"]) if isinstance(head, dict) and head.get("sha") else self.bundle.pr.head_ref_oid
+
+    def push(self, changes: dict[str, bytes | None], *, from_base: bool = False,
+             when: dt.datetime | None = None) -> str:
+        """A new head commit on the PR branch: the tip's files with `changes` (None deletes a path).
+
+        GitHub records the push now (a check suite), after the sign-off, so the sign-off still pins
+        the commit it judged. `from_base=True` models a merge of the base branch bringing changes the
+        base already has: the PR's file listing stays as it was. Otherwise a changed path that was not
+        in the PR's diff enters the listing of the new tip. Returns the new commit's sha."""
+        parent = self.tip()
+        listing = dict(self.trees[parent])
+        for path, data in changes.items():
+            if data is None:
+                listing.pop(path, None)
+                continue
+            oid = git_blob_sha(data)
+            self.blobs[oid] = data
+            listing[path] = oid
+        sha = hashlib.sha1(f"{parent}:{sorted(listing.items())}".encode()).hexdigest()
+        self.trees[sha] = listing
+        self.parents[sha] = parent
+        self.extra_commits.append(sha)
+        moment = when or dt.datetime.now(dt.UTC).replace(microsecond=0)
+        self.commit_dates[sha] = moment
+        self.push_times[sha] = moment
+        head = dict(self.pull_json()["head"])
+        head["sha"] = sha
+        self.pull_overrides["head"] = head
+        if not from_base:
+            listed = {f.path for f in self.bundle.pr.files} | {f["filename"] for f in self.tip_files}
+            base = self.trees.get(self.bundle.pr.base_sha, {})
+            for path in sorted(changes):
+                if path not in listed:
+                    status = "removed" if changes[path] is None else "modified" if path in base else "added"
+                    self.tip_files.append({"filename": path, "status": status, "sha": listing.get(path, "0" * 40),
+                                           "additions": 1, "deletions": 0, "changes": 1})
+        return sha
+
+    def descends(self, sha: str, ancestor: str) -> bool:
+        """True when `ancestor` is `sha` or one of its first parents."""
+        cur: str | None = sha
+        while cur is not None:
+            if cur == ancestor:
+                return True
+            cur = self.parents.get(cur)
+        return False
+
+    def patch(self, path: str, head: str | None = None) -> str | None:
+        """The unified-diff hunks GitHub's file listing shows for `path` between the PR base and `head`."""
+        if path in self.patch_overrides:
+            return self.patch_overrides[path]
+        base_oid = self.trees.get(self.bundle.pr.base_sha, {}).get(path)
+        head_oid = self.trees.get(head or self.tip(), {}).get(path)
+        texts = []
+        for oid in (base_oid, head_oid):
+            try:
+                texts.append(self.blobs[oid].decode("utf-8").splitlines() if oid else [])
+            except UnicodeDecodeError:
+                return None
+        lines = list(difflib.unified_diff(texts[0], texts[1], lineterm="", n=3))
+        return "\n".join(lines[2:]) if lines else None
+
+    def diff_lines(self, path: str, head: str | None = None) -> set[int]:
+        """Head-side line numbers inside the diff hunks of `path` (where GitHub accepts a review comment)."""
+        out: set[int] = set()
+        number = 0
+        for line in (self.patch(path, head) or "").split("\n"):
+            m = re.match(r"@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@", line)
+            if m:
+                number = int(m.group(1))
+                continue
+            if line.startswith(("+", " ")):
+                out.add(number)
+                number += 1
+        return out
+
+    def compare(self, base: str, head: str) -> dict[str, Any] | None:
+        """GitHub's three-dot compare between two commits the stand-in holds (None: unknown commit)."""
+        if base not in self.trees or head not in self.trees:
+            return None
+        old, new = self.trees[base], self.trees[head]
+        files = []
+        for path in sorted(old.keys() | new.keys()):
+            if old.get(path) == new.get(path):
+                continue
+            status = "added" if path not in old else "removed" if path not in new else "modified"
+            files.append({"filename": path, "status": status, "sha": new.get(path, "0" * 40),
+                          "additions": 1, "deletions": 0, "changes": 1})
+        ahead = self.descends(head, base)
+        return {"status": "identical" if base == head else "ahead" if ahead else "diverged",
+                "ahead_by": 1 if ahead and base != head else 0, "behind_by": 0 if ahead else 1,
+                "total_commits": 1, "files": files}
+
+    def posted_review_comments(self) -> list[dict[str, Any]]:
+        """Review comments written through the API (suggestions), oldest first."""
+        return [r for r in self.extra_review_comments if r.get("posted")]
 
     # -- writes ------------------------------------------------------------------------------------------
 
@@ -558,12 +675,26 @@ def _handler(s: StandIn) -> type[BaseHTTPRequestHandler]:
                           "commit": {"message": "commit", "url": f"{s.api_url}/repos/{s.repo}/git/commits/{sha}",
                                      "author": {"name": "a", "email": "a@x", "date": _iso(s.commit_dates[sha])},
                                      "committer": {"name": "a", "email": "a@x", "date": _iso(s.commit_dates[sha])}},
-                          "parents": []} for sha in s.bundle.pr.commits]
+                          "parents": []} for sha in (*s.bundle.pr.commits, *s.extra_commits)]
                 return _paginate(self, s, items, query)
             if cmd == "GET" and match(rf"/repos/{r}/pulls/{n}/files"):
-                return _paginate(self, s, self._files(), query)
+                items = [{**f, **({"patch": p} if (p := s.patch(f["filename"])) is not None else {})}
+                         for f in [*self._files(), *s.tip_files]]
+                return _paginate(self, s, items, query)
             if cmd == "GET" and match(rf"/repos/{r}/compare/([0-9a-f]{{40}})\.\.\.([0-9a-f]{{40}})"):
-                return _send(self, 200, {"files": self._files(), "status": "ahead"})
+                if m.group(1) == s.bundle.pr.base_sha:
+                    return _send(self, 200, {"files": self._files(), "status": "ahead"})
+                found = s.compare(m.group(1), m.group(2))
+                return _send(self, 200, found) if found else _send(self, 404, {"message": "Not Found"})
+            if cmd == "POST" and match(rf"/repos/{r}/pulls/{n}/comments"):
+                return self._review_comment(body)
+            if cmd == "PATCH" and match(rf"/repos/{r}/pulls/comments/(\d+)"):
+                for item in s.posted_review_comments():
+                    if item["id"] == int(m.group(1)):
+                        item["body"] = str((body or {}).get("body", ""))
+                        item["updated_at"] = dt.datetime.now(dt.UTC).replace(microsecond=0)
+                        return _send(self, 200, s.review_comments()[s.extra_review_comments.index(item)])
+                return _send(self, 404, {"message": "Not Found"})
             if cmd == "GET" and match(rf"/repos/{r}/issues/{n}/comments"):
                 return _paginate(self, s, [s.comment_json(c) for c in list(s.comments)], query)
             if cmd == "POST" and match(rf"/repos/{r}/issues/{n}/comments"):
@@ -661,6 +792,24 @@ def _handler(s: StandIn) -> type[BaseHTTPRequestHandler]:
                     return _send(self, 404, {"message": "Not Found"})
                 return _paginate(self, s, [{"filename": p, "status": "modified"} for p in found["pr"].files], query)
             return _send(self, 404, {"message": "Not Found"})
+
+        def _review_comment(self, body: Any) -> None:
+            """POST /pulls/N/comments: GitHub refuses a line outside the diff hunks at that commit (422)."""
+            doc = body if isinstance(body, dict) else {}
+            path, line, commit = str(doc.get("path") or ""), doc.get("line"), str(doc.get("commit_id") or "")
+            known = {*s.bundle.pr.commits, *s.extra_commits}
+            if commit not in known or not isinstance(line, int) or doc.get("side", "RIGHT") != "RIGHT" \
+                    or line not in s.diff_lines(path, commit):
+                return _send(self, 422, {"message": "Validation Failed", "errors": [
+                    {"resource": "PullRequestReviewComment", "code": "custom", "field": "pull_request_review_thread.line",
+                     "message": "could not be resolved"}]})
+            now = dt.datetime.now(dt.UTC).replace(microsecond=0)
+            item = {"id": s.new_id(), "login": s.login, "body": str(doc.get("body") or ""), "association": "NONE",
+                    "created_at": now, "updated_at": now, "commit_id": commit, "path": path, "line": line,
+                    "side": "RIGHT", "posted": True}
+            with s._lock:
+                s.extra_review_comments.append(item)
+            return _send(self, 201, s.review_comments()[s.extra_review_comments.index(item)])
 
         def _files(self) -> list[dict[str, Any]]:
             head = s.trees.get(s.bundle.pr.head_sha, {})

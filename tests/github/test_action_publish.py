@@ -140,11 +140,16 @@ def test_sarif_format_follows_sarif_2_1_0() -> None:
     jsonschema.validate(doc, SARIF_ESSENTIALS)
     results = doc["runs"][0]["results"]
     assert {r["ruleId"] for r in results} == {"check-13-draft-precision"}
+    # one result per location (GitHub shows only a result's first one), each with its own fingerprint
+    assert all(len(r["locations"]) == 1 and r["partialFingerprints"]["primaryLocationLineHash"] for r in results)
     locations = {(loc["physicalLocation"]["artifactLocation"]["uri"], loc["physicalLocation"]["region"]["startLine"])
                  for r in results for loc in r["locations"]}
-    assert (RECIPE, 39) in locations
-    rule_ids = [rule["id"] for rule in doc["runs"][0]["tool"]["driver"]["rules"]]
-    assert len(rule_ids) == 19 and all(results[0]["ruleId"] == rule_ids[r["ruleIndex"]] for r in results)
+    assert locations == {(RECIPE, 39), (RECIPE.replace("agentic.yaml", "agentic-tp2.yaml"), 37)}
+    rules = doc["runs"][0]["tool"]["driver"]["rules"]
+    rule_ids = [rule["id"] for rule in rules]
+    assert len(rule_ids) == 19 and all(r["ruleId"] == rule_ids[r["ruleIndex"]] for r in results)
+    assert all(rule["fullDescription"]["text"] and rule["help"]["text"] for rule in rules)
+    assert doc["runs"][0]["automationDetails"]["id"] == "codeowner-signoff-verify/"  # no PR number: one category
 
 
 def test_dry_run_posts_nothing(standin: Callable[..., StandIn], env: Callable[..., dict[str, Path]]) -> None:

@@ -93,3 +93,27 @@ def test_cli_format_sarif(capsys: Any) -> None:
     assert main(["--bundle", str(CASES / "pr4524"), "--format", "sarif"]) in (0, 1)
     doc = json.loads(capsys.readouterr().out)
     assert doc["version"] == "2.1.0" and doc["runs"][0]["results"][0]["ruleId"] == "check-13-draft-precision"
+
+
+def _schema(name: str) -> Any:
+    """A schema check-jsonschema vendors from SchemaStore (the ones GitHub's editors validate with)."""
+    import json
+    from importlib.resources import files
+
+    path = files("check_jsonschema") / "builtin_schemas" / "vendor" / name
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _load_typed(path: Path) -> Any:
+    """YAML as GitHub reads it: typed scalars, and the `on` key (YAML 1.1 reads it as True) a string."""
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if isinstance(doc, dict) and True in doc:
+        doc["on"] = doc.pop(True)
+    return doc
+
+
+def test_the_example_workflow_and_action_yml_validate_against_githubs_schemas() -> None:
+    import jsonschema
+
+    jsonschema.validate(_load_typed(WORKFLOW), _schema("github-workflows.json"))
+    jsonschema.validate(_load_typed(ACTION), _schema("github-actions.json"))

@@ -18,6 +18,14 @@ decides what the event asks for, and then, in this order:
    comment per sign-off (find-then-update on a fresh listing: the newest comment of ours is
    edited, duplicates are deleted), then the final status (success for APPROVED and WARN,
    failure for REJECTED; a retraction sets failure "sign-off retracted").
+5. **Head moved** (the PR head is not the commit the verdict assessed: a `synchronize` push, or a
+   re-run after one): the verdict is carried forward to the head (same state, "carried forward
+   from <sha>") only when every file changed since is a modification of a file the verdict did not
+   read and the PR's changed-file list is the same; otherwise it is stale (a line at the top of its
+   comment, and the head gets pending, or failure for REJECTED, "verdict is stale: ... re-sign").
+6. **Suggestions** (--suggest-fixes, never with --dry-run): findings with a mechanical fix
+   (verifier.app.suggestions) on lines the PR adds get a review comment with a ```suggestion
+   block, one per line, keyed by a marker so a re-run updates or skips it.
 
 Our comments are recognised by author **and** key: the author is the account the token belongs to
 (`--login`, else GET /user, else the `creator` GitHub records on the pending status we just set;
@@ -26,7 +34,8 @@ keyed with `--marker-secret`, so a comment by the same account that merely carri
 (another workflow posting as github-actions[bot]) is never edited.
 
 Always: $GITHUB_STEP_SUMMARY gets a summary that reads on its own, $GITHUB_OUTPUT gets `verdict`,
-`comment-url`, `failing-checks`, `status` and `reason`, every FAIL/WARN evidence item with a
+`comment-url`, `failing-checks`, `status`, `reason`, `pr-number`, `assessed-sha`, `head-moved` and
+`suggestions`, every FAIL/WARN evidence item with a
 repository file and line becomes an `::error`/`::warning` annotation, `--sarif FILE` writes SARIF.
 Exit status: 0 when a verdict was published or the event was skipped, 1 for REJECTED with
 --fail-on-reject, 2 when GitHub or the input could not be read (an `::error` with the reason).
@@ -35,11 +44,13 @@ Exit status: 0 when a verdict was published or the event was skipped, 1 for REJE
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import hashlib
 import hmac
 import json
 import os
+import posixpath
 import re
 import sys
 import uuid
@@ -84,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fail-on-reject", action="store_true", help="exit 1 when the verdict is REJECTED")
     p.add_argument("--no-status", action="store_true", help="do not set a commit status")
     p.add_argument("--dry-run", action="store_true", help="judge and summarize; post no comment and no status")
+    p.add_argument("--suggest-fixes", action="store_true",
+                   help="post review-comment suggestions for findings with a mechanical fix on lines the PR adds")
     return p
 
 
@@ -376,6 +389,8 @@ class Outcome:
     writes: bool = False
     pr: int | None = None
     assessed_sha: str = ""
+    head_moved: str = ""  # "", "stale" or "carried-forward"
+    suggestions: int = 0
 
 
 def _escape_data(text: str) -> str:
@@ -428,7 +443,8 @@ def write_outputs(outcome: Outcome) -> None:
     values = {"verdict": outcome.verdict, "comment-url": outcome.comment_url,
               "failing-checks": ",".join(str(i) for i in outcome.failing), "status": outcome.status,
               "reason": outcome.reason, "pr-number": "" if outcome.pr is None else str(outcome.pr),
-              "assessed-sha": outcome.assessed_sha}
+              "assessed-sha": outcome.assessed_sha, "head-moved": outcome.head_moved,
+              "suggestions": str(outcome.suggestions)}
     delimiter = f"EOF_{uuid.uuid4().hex}"
     try:
         with open(path, "a", encoding="utf-8") as fh:
@@ -446,8 +462,9 @@ def _run_url() -> str | None:
     return None
 
 
-def summary_markdown(report: Any, comment_url: str, status: str, dry_run: bool) -> str:
-    """A step summary that reads on its own: header, what was assessed, one table row per check, links."""
+def summary_markdown(report: Any, comment_url: str, status: str, dry_run: bool, notes: Sequence[str] = ()) -> str:
+    """A step summary that reads on its own: header, what was assessed, one table row per check, links.
+    `notes`: more bullet lines after the header's (the head moved, suggestions)."""
     from verifier.core.results import Status
     from verifier.render.evidence import evidence_markdown
     from verifier.render.markdown import EMOJI, HEADER, clip, repository_paths
@@ -465,6 +482,7 @@ def summary_markdown(report: Any, comment_url: str, status: str, dry_run: bool) 
         lines.append(f"- Commit status `{TITLE}`: `{status}`")
         if comment_url:
             lines.append(f"- Verdict comment: {comment_url}")
+    lines += [f"- {note}" for note in notes]
     lines += ["", "| Check | Status | Summary |", "|---|---|---|"]
     for row in report.rows:
         text = repository_paths(render_summary(row.id, row.result, "en"), b)
@@ -480,6 +498,258 @@ def summary_markdown(report: Any, comment_url: str, status: str, dry_run: bool) 
         if len(evidence) > SUMMARY_EVIDENCE:
             lines.append(f"- … {len(evidence) - SUMMARY_EVIDENCE} more (see `verify-pr --format json`)")
     return "\n".join(lines) + "\n"
+
+
+# -- the head moved: stale or carried forward ---------------------------------------------------------------
+
+COMPARE_FILE_CAP = 300  # GitHub's compare API lists at most this many files
+MAX_LINKS = 20  # symbolic links among the files a verdict read that are followed to their targets
+
+# why a verdict is stale: (English, Chinese), each a clause completing "... after this verdict, and ..."
+_STALE_WHY = {
+    "read-changed": ("files it read changed ({paths})", "其读取的文件已变更（{paths}）"),
+    "added-or-removed": ("the commits since add, remove or rename files ({paths}), which can change what the "
+                         "checks find", "之后的提交新增、删除或重命名了文件（{paths}），可能改变检查结果"),
+    "file-list-changed": ("the PR's changed-file list changed ({paths})", "本 PR 的变更文件列表已改变（{paths}）"),
+    "file-list-unreadable": ("the PR's changed files at the new head could not be read",
+                             "无法读取新 head 的变更文件列表"),
+    "compare-unreadable": ("the changes since could not be read from GitHub ({detail})",
+                           "无法从 GitHub 读取之后的变更（{detail}）"),
+    "not-descendant": ("the new head does not descend from the assessed commit (history was rewritten)",
+                       "新 head 并非基于已评估的提交（历史已被改写）"),
+    "too-many": ("more files changed than GitHub's compare lists ({detail})", "变更文件数超过 GitHub 的列出上限（{detail}）"),
+    "read-set-unknown": ("the files it read cannot be established ({detail})", "无法确定其读取的文件（{detail}）"),
+}
+
+
+@dataclass(frozen=True)
+class HeadMove:
+    """How a verdict on `assessed` stands on the PR's current `head`.
+
+    `why` is "carried-forward" or a key of the stale reasons; `paths` the decisive paths; `changed`
+    every path that differs between the two commits (None: unknown); `read` how many files the
+    verdict read."""
+
+    assessed: str
+    head: str
+    why: str
+    paths: tuple[str, ...] = ()
+    detail: str = ""
+    changed: frozenset[str] | None = None
+    read: int = 0
+
+    @property
+    def carried(self) -> bool:
+        """True when the verdict holds for the head as well."""
+        return self.why == "carried-forward"
+
+
+def pr_files(client: Client, repo: str, number: int, cap: int) -> list[Mapping[str, Any]] | None:
+    """The PR's changed files as GitHub lists them now (with each file's `patch`); None when the
+    listing cannot be read or reaches GitHub's cap (it may then be truncated)."""
+    try:
+        items = [f for f in client.paged(f"/repos/{repo}/pulls/{number}/files", max_pages=max(1, cap // 100))
+                 if isinstance(f, Mapping)]
+    except GithubException:
+        return None
+    return None if len(items) >= cap else items
+
+
+def _read_set(client: Client, repo: str, bundle: Any) -> tuple[set[str] | None, str]:
+    """Every path the verdict read (both trees of the bundle), plus the targets of the symbolic links
+    among them at the assessed commit (the bundle holds a link under its own path, with its
+    target's bytes); None and why when that cannot be established."""
+    read = set(bundle.head.files) | set(bundle.base.files)
+    if not read:
+        return None, "the verdict's bundle holds no files"
+    try:
+        tree = client.get_json(f"/repos/{repo}/git/trees/{bundle.pr.head_sha}", {"recursive": 1})
+    except GithubException as exc:
+        return None, f"the tree of the assessed commit: GitHub answered {exc.status}"
+    if not isinstance(tree, Mapping) or tree.get("truncated"):
+        return None, "the tree of the assessed commit is truncated"
+    links = [e for e in tree.get("tree") or [] if isinstance(e, Mapping) and str(e.get("mode")) == "120000"
+             and str(e.get("path")) in bundle.head.files]
+    if len(links) > MAX_LINKS:
+        return None, f"{len(links)} symbolic links"
+    for entry in links:
+        try:
+            blob = client.get_json(f"/repos/{repo}/git/blobs/{entry.get('sha')}")
+            target = base64.b64decode(str(blob.get("content") or "")).decode("utf-8").strip()
+        except (GithubException, ValueError, AttributeError):
+            return None, f"the target of the symbolic link {entry.get('path')}"
+        if target.startswith("/"):
+            return None, f"the symbolic link {entry.get('path')} leaves the repository"
+        read.add(posixpath.normpath(posixpath.join(posixpath.dirname(str(entry["path"])), target)))
+    return read, ""
+
+
+def assess_head_move(client: Client, repo: str, bundle: Any, head: str,
+                     files_at_head: Sequence[Mapping[str, Any]] | None) -> HeadMove:
+    """Carried forward when the files the verdict read are byte-identical at `head` and nothing it
+    could have looked for appeared or vanished; stale otherwise, or whenever that cannot be known.
+
+    Sound approximation: the commits since the assessed one (GitHub's compare, which must show the
+    head descending from it) may only *modify* files, none of them one the verdict read (the
+    bundle's trees, symbolic links followed), and the PR's changed-file list must be the same (a
+    path entering the diff is one Check 0 must find an owner for and the scanners must read)."""
+    assessed = bundle.pr.head_sha
+
+    def stale(why: str, paths: Sequence[str] = (), detail: str = "", changed: frozenset[str] | None = None,
+              read: int = 0) -> HeadMove:
+        return HeadMove(assessed, head, why, tuple(paths), detail, changed, read)
+
+    try:
+        doc = client.get_json(f"/repos/{repo}/compare/{assessed}...{head}")
+    except GithubException as exc:
+        return stale("compare-unreadable", detail=f"GitHub answered {exc.status}")
+    files = doc.get("files") if isinstance(doc, Mapping) else None
+    if not isinstance(doc, Mapping) or doc.get("status") not in ("ahead", "identical"):
+        return stale("not-descendant")
+    if not isinstance(files, list) or len(files) >= COMPARE_FILE_CAP:
+        return stale("too-many", detail=f"{len(files) if isinstance(files, list) else 'no'} files listed")
+    entries = [f for f in files if isinstance(f, Mapping)]
+    changed = frozenset(str(f.get(k)) for f in entries for k in ("filename", "previous_filename") if f.get(k))
+    read, why_unknown = _read_set(client, repo, bundle)
+    if read is None:
+        return stale("read-set-unknown", detail=why_unknown, changed=changed)
+    hit = sorted(changed & read)
+    if hit:
+        return stale("read-changed", hit, changed=changed, read=len(read))
+    moved = sorted(str(f.get("filename")) for f in entries if f.get("status") != "modified")
+    if moved:
+        return stale("added-or-removed", moved, changed=changed, read=len(read))
+    if files_at_head is None:
+        return stale("file-list-unreadable", changed=changed, read=len(read))
+    then = {(f.path, f.previous_path) for f in bundle.pr.files}
+    now = {(str(f.get("filename")), str(f["previous_filename"]) if f.get("previous_filename") else None)
+           for f in files_at_head}
+    if then != now:
+        differ = sorted({p for pair in then ^ now for p in pair if p})
+        return stale("file-list-changed", differ, changed=changed, read=len(read))
+    return HeadMove(assessed, head, "carried-forward", tuple(sorted(changed)), changed=changed, read=len(read))
+
+
+def _paths(paths: Sequence[str], lang: str, limit: int = 3) -> str:
+    from verifier.app.suggestions import code_span
+
+    shown = [code_span(p) for p in paths[:limit]]
+    more = len(paths) - len(shown)
+    if lang == "en":
+        return ", ".join(shown) + (f" and {more} more" if more > 0 else "")
+    return "、".join(shown) + (f" 等 {len(paths)} 个" if more > 0 else "")
+
+
+def head_move_status(move: HeadMove, state: str, description: str) -> tuple[str, str]:
+    """(state, description) of the commit status on the moved head."""
+    if move.carried:
+        return state, f"carried forward from {move.assessed[:12]} (no file it read changed): {description}"
+    return ("failure" if state == "failure" else "pending"), \
+        f"verdict is stale: head moved from {move.assessed[:12]} to {move.head[:12]}; re-sign"
+
+
+def head_move_banner(move: HeadMove, state: str, context: str) -> str:
+    """The lines at the top of the verdict comment, English then Chinese, saying how it stands on the head."""
+    x, y, xs, ys = move.assessed, move.head, move.assessed[:12], move.head[:12]
+    head_state = head_move_status(move, state, "")[0]
+    if move.carried:
+        n = len(move.paths)
+        since_en = (f"The {n} file{'s' if n != 1 else ''} changed since ({_paths(move.paths, 'en')}) existed before "
+                    f"and {'are' if n != 1 else 'is'} none of the {move.read} files this verdict read") if n else \
+            "The commits since change no file"
+        since_zh = (f"此后变更的 {n} 个文件（{_paths(move.paths, 'zh')}）此前已存在，均不在此结论读取的 {move.read} "
+                    "个文件之中") if n else "此后的提交未变更任何文件"
+        return (f"> ℹ️ **Verdict carried forward to `{ys}`.** The PR head moved from `{x}` to `{y}` after this "
+                f"verdict. {since_en}, and the PR's changed-file list is the same, so the verdict holds for "
+                f"`{ys}` too: its commit "
+                f"status `{context}` is `{head_state}`, carried forward from `{xs}`.\n>\n"
+                f"> ℹ️ **结论已沿用至 `{ys}`。** 此结论之后 PR head 已从 `{x}` 移至 `{y}`。{since_zh}，且 PR 的变更"
+                f"文件列表未变，因此结论同样适用于 `{ys}`：其状态 `{context}` 为 `{head_state}`，沿用自 `{xs}`。")
+    en, zh = _STALE_WHY[move.why]
+    words_en = {"paths": _paths(move.paths, "en"), "detail": move.detail}
+    words_zh = {"paths": _paths(move.paths, "zh"), "detail": move.detail}
+    return (f"> ⚠️ **Stale verdict.** The PR head moved from `{x}` to `{y}` after this verdict, and "
+            f"{en.format(**words_en)}. This verdict covers `{xs}` only; commit status `{context}` on `{ys}` is "
+            f"`{head_state}` until a CODEOWNER signs off again.\n>\n"
+            f"> ⚠️ **结论已过期。** 此结论之后 PR head 已从 `{x}` 移至 `{y}`，且{zh.format(**words_zh)}。"
+            f"此结论仅适用于 `{xs}`；在 CODEOWNER 重新签核之前，`{ys}` 上的状态 `{context}` 为 `{head_state}`。")
+
+
+def with_banner(body: str, banner: str) -> str:
+    """The comment body with `banner` right below its marker line."""
+    if not banner:
+        return body
+    first, sep, rest = body.partition("\n")
+    return f"{first}\n{banner}\n\n{rest}" if sep else f"{body}\n{banner}\n"
+
+
+# -- suggestions ------------------------------------------------------------------------------------------
+
+
+def diff_lines_for_suggestions(files_at_head: Sequence[Mapping[str, Any]] | None,
+                               move: HeadMove | None) -> dict[str, frozenset[int]]:
+    """Repository path -> head lines the PR adds, for the files whose bytes are the assessed ones
+    (all of them when the verdict assessed the head; else those the commits since left alone)."""
+    from verifier.app.suggestions import added_lines
+
+    if files_at_head is None or (move is not None and move.changed is None):
+        return {}
+    touched = frozenset() if move is None else move.changed or frozenset()
+    return {str(f.get("filename")): added_lines(str(f["patch"])) for f in files_at_head
+            if isinstance(f.get("patch"), str) and str(f.get("filename")) not in touched}
+
+
+@dataclass
+class SuggestionsDone:
+    """What publishing suggestions did."""
+
+    posted: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    refused: int = 0
+
+    @property
+    def present(self) -> int:
+        """Suggestions of this verdict now on the PR."""
+        return self.posted + self.updated + self.unchanged
+
+
+def publish_suggestions(client: Client, repo: str, number: int, commit: str, identity: Identity,
+                        suggestions: Sequence[Any], secret: str | None, marker_prefix: str) -> SuggestionsDone:
+    """Post each suggestion as a review comment on `commit`, unless one of ours with its key exists
+    (then it is edited when its text changed, else left alone). GitHub refusing one (422: the line is
+    not in the diff) skips it."""
+    done = SuggestionsDone()
+    prefix = f"{marker_prefix}-fix fix="
+    ours: dict[str, tuple[int, str]] = {}
+    for c in client.paged(f"/repos/{repo}/pulls/{number}/comments"):
+        body = str(c.get("body") or "") if isinstance(c, Mapping) else ""
+        if not body.startswith(prefix) or str(_get(c, "user", "login") or "") != identity.login:
+            continue
+        if secret and not key_is_valid(body, secret, repo, number):
+            continue
+        ours.setdefault(body[len(prefix):len(prefix) + 16], (int(c["id"]), body))
+    for item in suggestions:
+        body = sign_body(item.body(marker_prefix), secret, repo, number)
+        if item.key in ours:
+            cid, old = ours[item.key]
+            if old == body:
+                done.unchanged += 1
+                continue
+            client.send_json("PATCH", f"/repos/{repo}/pulls/comments/{cid}", {"body": body})
+            done.updated += 1
+            continue
+        try:
+            client.send_json("POST", f"/repos/{repo}/pulls/{number}/comments",
+                             {"body": body, "commit_id": commit, "path": item.path, "line": item.line,
+                              "side": "RIGHT"})
+        except GithubException as exc:
+            if exc.status != 422:
+                raise
+            done.refused += 1
+            continue
+        done.posted += 1
+    return done
 
 
 # -- the run ------------------------------------------------------------------------------------------------
@@ -572,6 +842,20 @@ def _gate_requester(ctx: Context, login: str | None, user_type: str | None, role
     if access is Access.DENIED:
         return Outcome("skipped", f"the {role} may not start a verification: {why}")
     raise GitHubError(f"not verified: the {role}'s access could not be established: {why}")
+
+
+def _publish_suggestions(client: Client, repo: str, number: int, head: str, identity: Identity,
+                         suggestions: Sequence[Any], secret: str | None, marker: str, outcome: Outcome) -> str:
+    """Publish the suggestions after the verdict; a failure here is a warning, never the verdict's."""
+    try:
+        done = publish_suggestions(client, repo, number, head, identity, suggestions, secret, marker)
+    except (GithubException, VerifierError) as exc:
+        why = exc.one_line() if isinstance(exc, VerifierError) else f"GitHub answered {exc.status}"
+        print(f"::warning title={TITLE}::suggestions were not posted: {_escape_data(why)}")
+        return f"Suggestions were not posted: {why}"
+    outcome.suggestions = done.present
+    return (f"Suggestions: {done.posted} posted, {done.updated} updated, {done.unchanged} already present"
+            + (f", {done.refused} refused by GitHub" if done.refused else ""))
 
 
 def run(args: argparse.Namespace) -> Outcome:
@@ -674,17 +958,35 @@ def run(args: argparse.Namespace) -> Outcome:
 
             write_bundle(bundle, args.record)
         report = judge(bundle, policies, ALL_CHECKS)
+        state, description = verdict_status(report)
+        assessed = bundle.pr.head_sha
+        cap = int(settings["scope"]["max_files"])
+        files_at_head = pr_files(writer, repo, plan.pr, cap) if head != assessed or args.suggest_fixes else None
+        move = assess_head_move(writer, repo, bundle, head, files_at_head) if head != assessed else None
+        banner = head_move_banner(move, state, ctx.context_name) if move else ""
         run_url = _run_url()
         full = f"[the job summary of run {run_url.rsplit('/', 1)[-1]}]({run_url})" if run_url else None
-        body = sign_body(render_markdown(report, max_chars=int(settings["publish"]["comment_max_chars"]) - 64,
-                                         full_verdict=full), secret, repo, plan.pr)
-        state, description = verdict_status(report)
+        limit = int(settings["publish"]["comment_max_chars"]) - 64 - len(banner)
+        body = sign_body(with_banner(render_markdown(report, max_chars=limit, full_verdict=full), banner),
+                         secret, repo, plan.pr)
         from verifier.core.results import Status
 
         failing = tuple(r.id for r in report.rows if r.status is Status.FAIL)
-        outcome = Outcome(state, f"{report.verdict.value} for {bundle.signoff.key} at {bundle.pr.head_sha}",
-                          verdict=report.verdict.value, failing=failing, pr=plan.pr,
-                          assessed_sha=bundle.pr.head_sha)
+        outcome = Outcome(state, f"{report.verdict.value} for {bundle.signoff.key} at {assessed}",
+                          verdict=report.verdict.value, failing=failing, pr=plan.pr, assessed_sha=assessed,
+                          head_moved="" if move is None else "carried-forward" if move.carried else "stale")
+        notes: list[str] = []
+        if move is not None:
+            head_state, head_description = head_move_status(move, state, description)
+            verdict_there = "the verdict is carried forward" if move.carried else "the verdict is stale"
+            notes.append(f"Head moved to `{head}`: {verdict_there} (commit status `{head_state}` "
+                         f"\"{head_description}\")")
+            outcome.reason += f"; {head_description}"
+        suggestions: list[Any] = []
+        if args.suggest_fixes:
+            from verifier.app.suggestions import plan_suggestions
+
+            suggestions = plan_suggestions(report, policies, diff_lines_for_suggestions(files_at_head, move))
         if args.sarif:
             from verifier.render.sarif import render_sarif
 
@@ -700,18 +1002,25 @@ def run(args: argparse.Namespace) -> Outcome:
                       f"{identity.login} (set the login input)")
             if not secret:
                 print(f"::warning title={TITLE}::no marker-secret: comments are recognised by account only")
+            marker = str(settings["signoff"]["marker"])
             action, outcome.comment_url = upsert_comment(writer, repo, plan.pr, bundle.signoff.key, identity, body,
-                                                         secret, str(settings["signoff"]["marker"]))
+                                                         secret, marker)
             if not args.no_status:
-                post_status(writer, repo, bundle.pr.head_sha, state, description, ctx.context_name,
-                            outcome.comment_url)
-                if head != bundle.pr.head_sha:
-                    # the pending status went on the current head, which this verdict did not assess
-                    post_status(writer, repo, head, "failure", f"not assessed: the sign-off covers "
-                                f"{bundle.pr.head_sha[:12]}, the head moved since", ctx.context_name,
+                post_status(writer, repo, assessed, state, description, ctx.context_name, outcome.comment_url)
+                if move is not None:
+                    # the pending status went on the current head: the verdict is carried there or stale
+                    post_status(writer, repo, head, *head_move_status(move, state, description), ctx.context_name,
                                 outcome.comment_url)
-        outcome.summary = [summary_markdown(report, outcome.comment_url, state, not ctx.publishing)]
-        print(f"{TITLE}: {report.verdict.value} for {bundle.signoff.key} at {bundle.pr.head_sha} "
+            if suggestions:
+                notes.append(_publish_suggestions(writer, repo, plan.pr, head, identity, suggestions, secret, marker,
+                                                  outcome))
+        elif suggestions:
+            from verifier.app.suggestions import code_span
+
+            notes.append(f"Dry run: {len(suggestions)} suggestion(s) would be posted: "
+                         + ", ".join(code_span(f"{s.path}:{s.line}") for s in suggestions))
+        outcome.summary = [summary_markdown(report, outcome.comment_url, state, not ctx.publishing, notes)]
+        print(f"{TITLE}: {report.verdict.value} for {bundle.signoff.key} at {assessed} "
               f"(comment {action}; {stats.requests + writer.stats.requests} API requests)")
         return outcome
     except Exception as exc:

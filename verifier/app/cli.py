@@ -7,6 +7,9 @@
 
 The earlier forms keep working: `verify-pr --bundle DIR ...`, `verify-pr N ...`, `verify-pr --explain ID`.
 Exit status: 0 APPROVED or WARN, 1 REJECTED, 2 when the input could not be read (one line on stderr).
+A partial verdict (--only/--skip left checks out) says so in every format: its header names the
+checks not run, their rows say "not run", the JSON has "partial": true.
+The table shows failures in full and passing rows on one line each; -v shows every row in full.
 """
 
 from __future__ import annotations

@@ -14,10 +14,11 @@ Public API:
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from verifier.core.lazy import lazy_exports
 
 # Public names and the submodule that defines each. They are imported on first use (PEP 562), so
 # that `verifier.core.yaml11` -- all the pre-commit hook needs -- does not pull in the domain
@@ -70,13 +71,7 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def __getattr__(name: str) -> Any:
-    module = _SUBMODULE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _SUBMODULE, globals())
 
 
 __all__ = [

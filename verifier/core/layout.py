@@ -28,6 +28,9 @@ POLICY_PATHS: dict[str, tuple[str, str]] = {
     "overview_dir": ("docs/overview/", "inferencex-e2e/docs/overview/"),
     "benchmarks_dir": ("benchmarks/", "inferencex-e2e/benchmarks/"),
     "root": ("", "inferencex-e2e/"),
+    # InferenceX's overrides of our policy data, one `<topic>.yaml` each, read from the base tree only
+    # (verifier.documents.policy_overrides; the topics and keys allowed: policies/overrides.yaml)
+    "policy_overrides_dir": (".github/infx-verifier/", ".github/infx-verifier/"),
 }
 
 

@@ -2,6 +2,10 @@
 
 Loaded once per process into read-only mappings. A file that does not validate is a PolicyError
 naming the file and the offending field.
+
+InferenceX may override some of this data from its own base tree (verifier.documents.policy_overrides);
+the rule that lays an override over ours is `merge_policy` here, and the merged document is held to
+the same schema (`schema_problem`).
 """
 
 from __future__ import annotations
@@ -39,22 +43,76 @@ def _freeze(value: Any) -> Any:
     return value
 
 
-def validate_policy(topic: str, data: Any, *, source: str, schema_dir: Path = POLICY_DIR / "schema") -> None:
-    """Validate one policy document against its schema; raise PolicyError naming file and field."""
+def schema_problem(topic: str, data: Any, *, schema_dir: Path = POLICY_DIR / "schema") -> tuple[tuple[str, ...], str] | None:
+    """Why `data` is not a valid policies/<topic>.yaml document: (the field's path of keys, the schema's
+    message) of the first error in document order, or None when it is valid.
+
+    Raises PolicyError when the topic has no schema.
+    """
     schema_path = schema_dir / f"{topic}.schema.json"
     if not schema_path.is_file():
-        raise PolicyError(f"{source}: no schema {schema_path.name} for policy topic '{topic}'")
+        raise PolicyError(f"no schema {schema_path.name} for policy topic '{topic}'")
     schema = json.loads(schema_path.read_text(encoding="utf-8"))
     if accepts(schema, schema, data):
-        return  # certainly valid; jsonschema (slow to import) words a refusal
+        return None  # certainly valid; jsonschema (slow to import) words a refusal
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        err = errors[0]
-        field = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise PolicyError(f"{source}: field {field}: {err.message}")
+    if not errors:
+        return None
+    err = errors[0]
+    return tuple(str(p) for p in err.absolute_path), err.message
+
+
+def field_name(path: tuple[str, ...]) -> str:
+    """How a refusal names a field: its keys joined by "/" (`(top level)` for the document)."""
+    return "/".join(path) or "(top level)"
+
+
+def validate_policy(topic: str, data: Any, *, source: str, schema_dir: Path = POLICY_DIR / "schema") -> None:
+    """Validate one policy document against its schema; raise PolicyError naming file and field."""
+    try:
+        problem = schema_problem(topic, data, schema_dir=schema_dir)
+    except PolicyError as exc:
+        raise PolicyError(f"{source}: {exc}") from None
+    if problem is not None:
+        raise PolicyError(f"{source}: field {field_name(problem[0])}: {problem[1]}")
+
+
+def json_keys(value: Any) -> Any:
+    """Plain data with JSON semantics: every mapping key a string (YAML `14:` becomes "14")."""
+    return _json_keys(value)
+
+
+def freeze(value: Any) -> Any:
+    """Plain data as a loaded policy is: mappings read-only (MappingProxyType), lists tuples."""
+    return _freeze(value)
+
+
+def thaw(value: Any) -> Any:
+    """A loaded (frozen) policy document back as plain JSON-like data: dicts and lists."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [thaw(v) for v in value]
+    return value
+
+
+def merge_policy(ours: Any, override: Any) -> Any:
+    """An override document laid over a policy document (both plain data), as a new document.
+
+    The rule: a mapping merges key by key (a key the override names takes the override's value,
+    merged again when both values are mappings; a key it does not name keeps ours); a list or a
+    scalar replaces ours whole. Nothing is deleted: an override cannot remove a key. Neither input
+    is changed.
+    """
+    if isinstance(ours, dict) and isinstance(override, dict):
+        out = dict(ours)
+        for key, value in override.items():
+            out[key] = merge_policy(ours[key], value) if key in ours else thaw(value)
+        return out
+    return thaw(override)
 
 
 def load_policy_file(path: Path, *, schema_dir: Path = POLICY_DIR / "schema") -> Mapping[str, Any]:

@@ -4,6 +4,10 @@ The runner knows no check and no rule: the caller hands it the check modules (`c
 or a selection) and the gate that says whether a check's rules are in force
 (`verifier.documents.in_force.check_gate`); `checks.judge` is that composition. Each row's name and
 severity come from the check registry, policies/checks.yaml.
+
+A check the caller leaves out (`--only` / `--skip`) still has its row, so every report holds the
+same rows: N/A with the `check-not-run` finding, `Row.not_run` naming the option that left it out.
+Such a report is `partial`; every renderer says so.
 """
 
 from __future__ import annotations
@@ -38,11 +42,17 @@ class Row:
     advisory: bool
     result: CheckResult
     seconds: float
+    not_run: str | None = None  # the option that left the check out of this run (--only, --skip), if any
 
     @property
     def status(self) -> Status:
         """The row status."""
         return self.result.status
+
+    @property
+    def skipped(self) -> bool:
+        """True when the check was left out of this run: its N/A says nothing about the PR."""
+        return self.not_run is not None
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,19 @@ class Report:
     bundle: Bundle
     rows: tuple[Row, ...]
     verdict: Verdict
+    # the InferenceX policy overrides read from the base tree and what became of them (plain data,
+    # `verifier.documents.policy_overrides.PolicyOverrides.as_dict`); None when the base holds none
+    policy_overrides: Mapping[str, Any] | None = None
+
+    @property
+    def skipped(self) -> tuple[int, ...]:
+        """The ids of the checks left out of this run, in order."""
+        return tuple(row.id for row in self.rows if row.skipped)
+
+    @property
+    def partial(self) -> bool:
+        """True when some check was left out: the verdict covers only the checks that ran."""
+        return any(row.skipped for row in self.rows)
 
 
 def verdict_of(rows: Iterable[Row]) -> Verdict:
@@ -72,6 +95,15 @@ def registry_row(policies: Mapping[str, Mapping[str, Any]], check_id: int) -> tu
     """(name, advisory) of a check from its registry row (policies/checks.yaml)."""
     entry = policies["checks"]["checks"][str(check_id)]
     return str(entry["name"]), entry["severity"] == "advisory"
+
+
+NOT_RUN = "check-not-run"
+"""The message id of a row whose check was left out of the run (rendered by verifier.render.text)."""
+
+
+def not_run_result(option: str) -> CheckResult:
+    """The result of a check left out of the run by `option` (`--only`, `--skip`)."""
+    return CheckResult(status=Status.NA, findings=(Finding(message_id=NOT_RUN, params={"option": option}),))
 
 
 def _normalise(result: CheckResult, advisory: bool) -> CheckResult:
@@ -120,8 +152,13 @@ def run_checks(
     checks: Sequence[ModuleType],
     *,
     gate: Gate,
+    not_run: Mapping[int, str] | None = None,
 ) -> Report:
-    """Judge a bundle with the checks handed in (in order) and return the report."""
+    """Judge a bundle with the checks handed in (in order) and return the report.
+
+    `not_run` maps the ids of checks left out of this run to the option that left them out; each
+    gets its N/A row (`Row.not_run`), and the rows are then in id order.
+    """
     ctx = CheckContext(bundle=bundle, policies=policies)
     rows = []
     for module in checks:
@@ -130,4 +167,11 @@ def run_checks(
         result = _normalise(run_check(module, ctx, gate), advisory)
         name = result.name or policy_name
         rows.append(Row(module.ID, name, advisory, result, time.perf_counter() - start))
+    if not_run:
+        ran = {row.id for row in rows}
+        for check_id, option in not_run.items():
+            if check_id not in ran:
+                name, advisory = registry_row(policies, check_id)
+                rows.append(Row(check_id, name, advisory, not_run_result(option), 0.0, not_run=option))
+        rows.sort(key=lambda row: row.id)
     return Report(bundle=bundle, rows=tuple(rows), verdict=verdict_of(rows))

@@ -17,9 +17,10 @@ the engine of a launch (`engine_for(launch.engine)`) instead of branching on eng
 * `settings(launch)`: server settings by flag name (Check 15);
 * `parallelism_issues(args, point, gpus)`: why a single-node worker's args do not run a point's
   TP / EP / DP attention (the binder's per-engine rules; DCP is `single_node_dcp`);
-* `recipe_version(recipe)`, `committed_versions()`, `resolve_version(argv, version)`: the parser
-  version a recipe names, the committed ones, and one version's reading (the pre-commit hook and
-  `verify-pr local`, which judge recipes without a launch);
+* `recipe_version(recipe)`, `committed_versions()`, `resolve_version(argv, version)`,
+  `resolve_shell_version(argv, version)`: the parser version a recipe names, the committed ones, and
+  one version's reading of a literal command line or of a script's (the pre-commit hook and
+  `verify-pr local`, which judge recipes and scripts without a launch);
 * `dump_spec(...)`: `verify-pr engine-spec dump` (engines with `spec_dumper`).
 
 Plain facts are class attributes (`label`, `cli_dashes`, `disaggregation_flag`, `options_file_flags`,
@@ -376,6 +377,11 @@ class Engine:
     def resolve_version(self, argv: Sequence[str], version: str) -> Any:
         """The reading of a literal command line (not run by a shell) by the committed parser spec of
         `version`; raises EngineArgsError when that parser rejects it; None when the engine has no parser."""
+        return None
+
+    def resolve_shell_version(self, argv: Sequence[str], version: str) -> Any:
+        """`resolve_version` for a command line a shell script runs: option values that still hold a
+        shell expansion (`$TP`, `$(...)`) are taken out and named in `.runtime`; None without a parser."""
         return None
 
     def dump_spec(self, out: str | None, *, image: str | None = None, stubs: Sequence[str] = (),

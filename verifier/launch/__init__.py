@@ -28,8 +28,9 @@ that needs a launch reports it as unverifiable, never guesses.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from verifier.core.lazy import lazy_exports
 
 # Public names and the submodule that defines each, imported on first use (PEP 562): a module of
 # this package (a recipe reader the pre-commit hook uses, say) must not pull in every launch kind.
@@ -56,13 +57,7 @@ if TYPE_CHECKING:
     from verifier.launch.resolve import launches, launches_for_key
 
 
-def __getattr__(name: str) -> Any:
-    module = _SUBMODULE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _SUBMODULE, globals())
 
 
 __all__ = [

@@ -1,4 +1,10 @@
-"""`--format json`: exactly the verdict contract of shared/OUTPUT.md, assembled field by field."""
+"""`--format json`: exactly the verdict contract of shared/OUTPUT.md, assembled field by field.
+
+Added fields (the contract allows additions, never renames): top-level `partial` (true when some
+check was left out of the run by --only / --skip) and per check `skipped` (true for such a check:
+its status is N/A and its summary says it was not run). Summaries spell paths as the repository
+does (`inferencex-e2e/benchmarks/...`), like the evidence.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +21,7 @@ from verifier.core.results import (
 )
 from verifier.core.runner import Report
 from verifier.render.evidence import evidence_url
-from verifier.render.text import render_summary
+from verifier.render.markdown import row_summary
 
 _SURROGATE_ESCAPES = {cp: f"\\u{cp:04x}" for cp in range(0xD800, 0xE000)}
 
@@ -55,19 +61,22 @@ def verdict_document(report: Report) -> dict[str, Any]:
         "head_moved": bundle.pr.head_moved,
         "signoff": {"id": bundle.signoff.id, "author": bundle.signoff.author, "kind": bundle.signoff.kind},
         "verdict": report.verdict.value,
+        "partial": report.partial,
         "checks": [
             {
                 "id": row.id,
                 "name": row.name,
                 "status": row.status.value,
+                "skipped": row.skipped,
                 "summary": {
-                    "en": render_summary(row.id, row.result, "en"),
-                    "zh": render_summary(row.id, row.result, "zh"),
+                    "en": row_summary(row, "en", bundle),
+                    "zh": row_summary(row, "zh", bundle),
                 },
                 "evidence": [_evidence(e, report) for e in row.result.evidence],
             }
             for row in report.rows
         ],
+        **({"policy_overrides": dict(report.policy_overrides)} if report.policy_overrides else {}),
     }
 
 

@@ -22,11 +22,23 @@ from dataclasses import dataclass, replace
 
 from verifier.core.model import Bundle
 from verifier.core.results import Status
-from verifier.core.runner import Report, Verdict
+from verifier.core.runner import Report, Row, Verdict
 from verifier.render.evidence import evidence_markdown
-from verifier.render.text import Lang, environment, render_finding, render_summary
+from verifier.render.text import (
+    Lang,
+    environment,
+    id_ranges,
+    overrides_note,
+    partial_note,
+    render_finding,
+    render_summary,
+)
 
 MARKER_PREFIX = "<!-- codeowner-signoff-verify"
+# A partial verdict (--only / --skip) is never taken for ours: its marker does not match `MARKER_PREFIX signoff=`.
+PARTIAL_MARKER_PREFIX = f"{MARKER_PREFIX}-partial"
+NOT_RUN_STATUS = "NOT RUN"
+NOT_RUN_EMOJI = "⏭️"
 # GitHub refuses issue comment bodies over 65,536 characters; stay clearly below it.
 GITHUB_COMMENT_LIMIT = 65536
 DEFAULT_MAX_CHARS = 65000
@@ -44,8 +56,9 @@ MAX_NAME_CHARS = 100
 
 
 def marker(report: Report) -> str:
-    """The hidden marker that identifies our comment for this sign-off and head."""
-    return f"{MARKER_PREFIX} signoff={report.bundle.signoff.key} sha={report.bundle.pr.head_sha} -->"
+    """The hidden marker that identifies our comment for this sign-off and head (a partial one never matches it)."""
+    prefix = PARTIAL_MARKER_PREFIX if report.partial else MARKER_PREFIX
+    return f"{prefix} signoff={report.bundle.signoff.key} sha={report.bundle.pr.head_sha} -->"
 
 
 def mention(login: str) -> str | None:
@@ -77,6 +90,30 @@ def repository_paths(text: str, bundle: Bundle) -> str:
         return m.group(0)
 
     return _CODE_SPAN.sub(fix, text)
+
+
+def row_summary(row: Row, lang: Lang, bundle: Bundle) -> str:
+    """A row's summary as every format writes it: its findings' sentences, paths spelt as the repository does."""
+    return repository_paths(render_summary(row.id, row.result, lang), bundle)
+
+
+def header(report: Report) -> str:
+    """The verdict heading of the comment; a partial verdict says which checks did not run."""
+    if not report.partial:
+        return HEADER[report.verdict]
+    mark, _, _ = HEADER[report.verdict].partition(" ")
+    return f"{mark} **{report.verdict.value} ({partial_note(report.skipped)})** {mark}"
+
+
+def _partial_notice(report: Report, lang: Lang) -> str:
+    options = sorted({row.not_run for row in report.rows if row.not_run})
+    how = ", ".join(f"`{o}`" if o.startswith("--") else o for o in options)
+    ids = id_ranges(report.skipped)
+    if lang == "zh":
+        return f"> **部分结论**：检查 {ids.replace(', ', '、')} 未运行（{how}）；这不是对签核的完整验证。"
+    return (f"> **Partial verdict**: check{'s' if len(report.skipped) > 1 else ''} {ids} "
+            f"{'were' if len(report.skipped) > 1 else 'was'} not run ({how}); this is not a full verification "
+            "of the sign-off.")
 
 
 def clip(text: str, limit: int) -> str:
@@ -138,9 +175,9 @@ def _rows(report: Report, lang: Lang) -> list[RenderedRow]:
             RenderedRow(
                 id=row.id,
                 name=clip(" ".join(row.name.split()), MAX_NAME_CHARS),
-                status=row.status.value,
-                emoji=EMOJI[row.status],
-                summary=repository_paths(render_summary(row.id, row.result, lang), bundle),
+                status=NOT_RUN_STATUS if row.skipped else row.status.value,
+                emoji=NOT_RUN_EMOJI if row.skipped else EMOJI[row.status],
+                summary=row_summary(row, lang, bundle),
                 headline=repository_paths(headline, bundle),
                 evidence=evidence,
             )
@@ -166,13 +203,14 @@ def _budgeted(row: RenderedRow, budget: Budget, lang: Lang) -> RenderedRow:
 
 
 def _section(report: Report, rows: list[RenderedRow], lang: Lang, shortened: str) -> str:
-    expanded = [r for r in rows if r.status in ("FAIL", "WARN")]
+    # Checks that did not run (--only / --skip) are listed in the open, after the failing ones.
+    expanded = [r for r in rows if r.status in ("FAIL", "WARN")] + [r for r in rows if r.status == NOT_RUN_STATUS]
     collapsed = [r for r in rows if r.status in ("PASS", "N/A")]
     failing = [r for r in rows if r.status == "FAIL"]
     template = environment().get_template(f"comment.{lang}.md.j2")
-    return template.render(
+    text = template.render(
         verdict=report.verdict.value,
-        header=HEADER[report.verdict],
+        header=header(report),
         signer=mention(report.bundle.signoff.author) if lang == "en" else None,
         failing=failing,
         expanded=expanded,
@@ -182,6 +220,14 @@ def _section(report: Report, rows: list[RenderedRow], lang: Lang, shortened: str
         head_ref_oid=report.bundle.pr.head_ref_oid,
         shortened=shortened,
     ).strip()
+    if report.partial:
+        first, _, rest = text.partition("\n")
+        text = f"{first}\n\n{_partial_notice(report, lang)}\n{rest}"
+    note = overrides_note(report.policy_overrides, lang)
+    if note:
+        first, _, rest = text.partition("\n")
+        text = f"{first}\n\n> {note}\n{rest}"
+    return text
 
 
 def _pointer(full_verdict: str | None, lang: Lang) -> str:
@@ -209,6 +255,8 @@ def render_markdown(report: Report, *, max_chars: int = DEFAULT_MAX_CHARS, full_
                                _pointer(full_verdict, "zh") if shortened else "")
         else:
             chinese = f"**结论 / Verdict：{report.verdict.value}**\n\n{_pointer(full_verdict, 'zh')}"
+            if report.partial:
+                chinese = f"{chinese}\n\n{_partial_notice(report, 'zh')}"
         body = f"{marker(report)}\n{english}\n\n<details>\n<summary>中文</summary>\n\n{chinese}\n\n</details>\n"
         if len(body) <= max_chars:
             return body

@@ -7,7 +7,7 @@ never forge our marker, header or rows, start a new line, or @-mention anyone.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any, Literal
 
@@ -17,6 +17,7 @@ import jinja2.bccache
 from verifier.core import cache as content_cache
 from verifier.core.resources import TEMPLATE_DIR
 from verifier.core.results import CheckResult, Finding
+from verifier.core.runner import NOT_RUN
 
 Lang = Literal["en", "zh"]
 LANGS: tuple[Lang, ...] = ("en", "zh")
@@ -153,8 +154,19 @@ def message_macro(check_id: int, message_id: str, lang: Lang) -> Any:
     return None
 
 
+# The runner's own row for a check left out of the run (--only / --skip): no check says it, so it
+# has no check template; `option` is the command-line option, an identifier (a code span).
+NOT_RUN_TEXT: dict[Lang, str] = {
+    "en": "Not run ({option}): this check was left out of the run, so the verdict is partial and says nothing "
+          "about it.",
+    "zh": "未运行（{option}）：本次运行未执行此检查，因此结论只是部分结论，不涵盖此项。",
+}
+
+
 def render_finding(check_id: int, item: Finding, lang: Lang) -> str:
     """One finding as one sentence in one language."""
+    if item.message_id == NOT_RUN:
+        return NOT_RUN_TEXT[lang].format(option=code_span(str(item.params.get("option", ""))))
     macro = message_macro(check_id, item.message_id, lang)
     params = sanitize(item.params)
     if macro is None:
@@ -171,3 +183,57 @@ def render_summary(check_id: int, result: CheckResult, lang: Lang) -> str:
     if text:
         return text
     return str(message_macro(check_id, "no-findings", lang)({})).strip()
+
+
+def id_ranges(ids: Iterable[int]) -> str:
+    """Check ids as a short list: `1-12, 14, 15` (runs of three or more as a range)."""
+    ordered = sorted(set(ids))
+    parts: list[str] = []
+    start = 0
+    while start < len(ordered):
+        end = start
+        while end + 1 < len(ordered) and ordered[end + 1] == ordered[end] + 1:
+            end += 1
+        if end - start >= 2:
+            parts.append(f"{ordered[start]}-{ordered[end]}")
+        else:
+            parts.extend(str(i) for i in ordered[start:end + 1])
+        start = end + 1
+    return ", ".join(parts)
+
+
+def partial_note(skipped: Iterable[int], lang: Lang = "en") -> str:
+    """What a partial verdict adds to its header: `partial: checks 14, 15 not run`."""
+    ids = sorted(set(skipped))
+    listed = id_ranges(ids)
+    if lang == "zh":
+        return f"部分结论：检查 {listed.replace(', ', '、')} 未运行"
+    return f"partial: check{'s' if len(ids) > 1 else ''} {listed} not run"
+
+
+def overrides_note(overrides: Mapping[str, Any] | None, lang: Lang = "en") -> str | None:
+    """One line naming the InferenceX policy overrides a verdict applied, refused, or saw the PR change
+    (`verifier.documents.policy_overrides`); None when the base tree holds none."""
+    if not overrides:
+        return None
+    commit = str(overrides.get("base_commit") or "")[:12]
+
+    def files(key: str) -> str:
+        return ", ".join(code_span(str(item.get("file", ""))) for item in overrides.get(key) or ())
+
+    parts: list[str] = []
+    if lang == "zh":
+        if overrides.get("applied"):
+            parts.append(f"已应用基线（{code_span(commit)}）中的策略覆盖：{files('applied')}")
+        if overrides.get("refused"):
+            parts.append(f"已拒绝：{files('refused')}（见检查 5）")
+        if overrides.get("changed_by_pr"):
+            parts.append(f"本 PR 修改、未应用：{files('changed_by_pr')}")
+        return "；".join(parts) + "。" if parts else None
+    if overrides.get("applied"):
+        parts.append(f"Policy overrides applied from the base ({code_span(commit)}): {files('applied')}")
+    if overrides.get("refused"):
+        parts.append(f"refused: {files('refused')} (see Check 5)")
+    if overrides.get("changed_by_pr"):
+        parts.append(f"changed by this PR, not applied: {files('changed_by_pr')}")
+    return "; ".join(parts) + "." if parts else None

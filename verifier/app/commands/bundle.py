@@ -1,4 +1,8 @@
-"""`verify-pr bundle DIR`: judge an offline bundle (BUNDLE.md layout); also `verify-pr --bundle DIR`."""
+"""`verify-pr bundle DIR`: judge an offline bundle (BUNDLE.md layout); also `verify-pr --bundle DIR`.
+
+Exit status: 0 APPROVED or WARN, 1 REJECTED, 2 unreadable input. A partial verdict (--only / --skip
+left checks out) says so in every format and marks those checks not run.
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the verdict; 0 APPROVED or WARN, 1 REJECTED."""
+    """Print the verdict; 0 APPROVED or WARN, 1 REJECTED, 3 a partial (--only/--skip) APPROVED or WARN."""
     from verifier.core.bundle import read_bundle
 
     return judge(args, lambda: read_bundle(args.bundle))

@@ -1,9 +1,11 @@
 """`verify-pr local`: judge the working tree (or a revision) of an InferenceX clone before a PR exists.
 
 Runs every check that needs no GitHub evidence against the merge base with `--base`, and the
-draft-precision pre-commit rules on the changed files; lists the other checks as needing GitHub
-evidence. Exit status: 1 when a content check fails (or the rules find something), 0 otherwise,
-2 when the clone or a revision cannot be read.
+draft-precision pre-commit rules on the changed files (recipes, srtctl recipes, benchmark scripts:
+each finding with its file and line); lists the other checks as needing GitHub evidence.
+`--format text|json|markdown` (default text); every format prints each check's full summary
+(nothing is cut at the terminal width). Exit status: 1 when a content check fails (or the rules
+find something), 0 otherwise, 2 when the clone or a revision cannot be read.
 """
 
 from __future__ import annotations
@@ -27,13 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--upstream", action="append", metavar="OWNER/NAME=PATH",
                         help="a local clone of a repository the runners fetch from (e.g. "
                              "NVIDIA/srt-slurm=/path/to/clone); repeatable. Branches resolve to their tips")
+    parser.add_argument("--format", choices=("text", "json", "markdown"), default="text",
+                        help="text (default), json or markdown; each check's summary is printed in full")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the time taken on stderr")
 
 
 def run(args: argparse.Namespace) -> int:
     """Judge and print; the exit status follows the content checks."""
     from verifier.app.local.judge import judge_local, local_bundle
-    from verifier.app.local.render import render_local
+    from verifier.app.local.render import render
     from verifier.core.policy import load_policies
     from verifier.record.fetched import git_sources, parse_upstream_options
     from verifier.record.git.repo import GitRepo
@@ -46,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
                                                     signoff=args.signoff, upstream=upstream)
     recorded = time.perf_counter()
     report = judge_local(bundle, load_policies(), base=args.base, merge_base=merge_base, worktree=worktree)
-    sys.stdout.write(render_local(report))
+    sys.stdout.write(render(report, args.format))
     if args.verbose:
         print(f"record {recorded - start:.2f}s, judge {time.perf_counter() - recorded:.2f}s", file=sys.stderr)
     return report.exit_status

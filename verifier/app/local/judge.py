@@ -5,13 +5,26 @@ revision; the base is the merge base of the head with the given base branch, as 
 Checks that need GitHub facts (policies/local.yaml `needs_github`) are not run: they are listed as
 needing GitHub evidence. A content check that could not be verified only because evidence from
 outside the repository is absent (checkpoint metadata, CI artifacts) is shown the same way. The
-pre-commit hook's draft-precision rules (verifier.app.hook) run on the changed files too, so a
-draft-only KV override is named by file and line even where Check 13 needs checkpoint metadata.
+pre-commit hook's draft-precision rules (verifier.app.hook) run on the changed files too (schema-2
+and srtctl recipes, benchmark scripts read by the static shell reader, other files' environment),
+so a draft-only KV override is named by file and line even where Check 13 needs checkpoint
+metadata; a changed file whose change touches nothing those rules read (comments, blank lines,
+layout: `verifier.app.hook.rule_view`) is not reported by them.
+
+The sign-off is a file (`--signoff`) or assumed: the base's checklist template with every item
+checked (verifier.record.git.record). A real sign-off records what the base template asks of it;
+the one record the assumed sign-off can state without anyone looking is the draft-precision record
+of a change that touches nothing a rule reads (every changed file's `rule_view` equal on both
+sides): the shipped and effective draft precision are then the base's. Only then, and only for the
+assumed sign-off, `local` adds that record (`PRECISION_RECORD`) to its additional detail section,
+so a comment-only change passes Check 13's record item as a real sign-off stating it would. Check 13
+itself is unchanged: a sign-off given with `--signoff`, and every real PR, is judged as written.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +82,7 @@ class LocalReport:
     changed: int
     rows: list[LocalRow] = field(default_factory=list)
     hook: list[HookFinding] = field(default_factory=list)
+    untouched: bool = False  # the change touches nothing the rules read (comments and layout only)
 
     @property
     def failing(self) -> list[LocalRow]:
@@ -81,10 +95,18 @@ class LocalReport:
         return 1 if self.failing or self.hook else 0
 
 
+# findings that only inform (what was not judged here and why, how a command line was read): they
+# neither cause a verdict nor keep one from being reached, so they do not decide whether outside
+# evidence is all a content check lacked
+_NOTES = frozenset({"launch-reported-by-check18", "rule-part-not-in-force", "parsed-version-independent"})
+
+
 def _needs_external(result: CheckResult, prefixes: Sequence[str]) -> str | None:
     """The missing outside evidence when that is all that kept a content check from a verdict."""
     missing: list[str] = []
     for item in result.findings:
+        if item.message_id in _NOTES:
+            continue
         if any(isinstance(e, FileEvidence) for e in item.evidence):
             return None
         gaps = [e.what for e in item.evidence if isinstance(e, MissingEvidence)]
@@ -99,9 +121,56 @@ def _where(result: CheckResult) -> tuple[Where, ...]:
     return tuple(dict.fromkeys(found))
 
 
+def _text(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode("utf-8", "replace").removeprefix("\ufeff")
+
+
+def touches_nothing_read(bundle: Bundle) -> bool:
+    """Whether every changed file keeps its path and what the rules read of it
+    (`verifier.app.hook.rule_view`): a change of comments, blank lines or layout only."""
+    from verifier.app.hook import MAX_FILE_BYTES, unchanged_for_rules
+
+    for changed in bundle.pr.files:
+        if changed.status != "modified" or (changed.previous_path not in (None, changed.path)):
+            return False
+        before, after = bundle.base.read(changed.path), bundle.head.read(changed.path)
+        if before is None or after is None or max(len(before), len(after)) > MAX_FILE_BYTES:
+            return False
+        if not unchanged_for_rules(changed.path, _text(before) or "", _text(after) or ""):
+            return False
+    return True
+
+
+PRECISION_RECORD = ("- Draft precision (recorded by `verify-pr local`): this change touches nothing the "
+                    "draft-precision rules read (comments, blank lines or layout only), so the shipped and the "
+                    "effective draft precision of every affected config are the base's, unchanged.")
+_DETAIL_HEADING = re.compile(r"^\s*#*\s*\**\s*additional detail section\b.*$", re.IGNORECASE | re.MULTILINE)
+
+
+def with_precision_record(bundle: Bundle) -> Bundle:
+    """The bundle with `PRECISION_RECORD` in its (assumed) sign-off's additional detail section
+    (a section is added before the `Signed:` line, or at the end, when the body has none)."""
+    body = bundle.signoff.body
+    heading = _DETAIL_HEADING.search(body)
+    if heading is not None:
+        body = f"{body[:heading.end()]}\n{PRECISION_RECORD}{body[heading.end():]}"
+    else:
+        signed = re.search(r"^\s*signed\s*:", body, re.IGNORECASE | re.MULTILINE)
+        at = signed.start() if signed else len(body)
+        body = f"{body[:at].rstrip()}\n\n### Additional detail section:\n{PRECISION_RECORD}\n\n{body[at:]}"
+    return bundle.model_copy(update={"signoff": bundle.signoff.model_copy(update={"body": body})})
+
+
 def _hook_findings(bundle: Bundle) -> list[HookFinding]:
-    from verifier.app.hook import MAX_FILE_BYTES, explain, file_issues, hook_policy
-    from verifier.app.local.srtctl import srtctl_issues
+    from verifier.app.hook import (
+        MAX_FILE_BYTES,
+        UnreadableFile,
+        explain,
+        file_issues,
+        hook_policy,
+        unchanged_for_rules,
+        unreadable_fix,
+    )
 
     policy = hook_policy()
     out: list[HookFinding] = []
@@ -111,12 +180,17 @@ def _hook_findings(bundle: Bundle) -> list[HookFinding]:
             continue
         if not changed.path.endswith((".yaml", ".yml", ".sh", ".bash", ".py")):
             continue
-        text = raw.decode("utf-8", "replace")
-        issues = file_issues(changed.path, text, policy)
-        if changed.path.endswith((".yaml", ".yml")):
-            issues += srtctl_issues(changed.path, text, policy)
-        for issue, variant in issues:
-            message, fix = explain(issue, variant)
+        text = _text(raw) or ""
+        before = _text(bundle.base.read(changed.path)) if changed.previous_path in (None, changed.path) else None
+        if before is not None and unchanged_for_rules(changed.path, before, text):
+            continue  # comments or layout only: what is there was there before (Check 13 judges it)
+        try:
+            issues = file_issues(changed.path, text, policy)
+        except UnreadableFile as exc:
+            out.append(HookFinding(Where(changed.path, 1), f"cannot check this file: {exc}", unreadable_fix()))
+            continue
+        for issue, where in issues:
+            message, fix = explain(issue, where)
             out.append(HookFinding(Where(changed.path, issue.line or 1), message, fix))
     return out
 
@@ -138,6 +212,8 @@ def local_bundle(repo: GitRepo, base_rev: str, head_rev: str | None, *, signer: 
     now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     bundle = build_bundle(repo, base, head, changed, PrFacts(title=title, body=commit.body, author=signer),
                           when=now, signoff=signoff, signer=signer)
+    if signoff is None and changed and touches_nothing_read(bundle):  # only the assumed sign-off (module docstring)
+        bundle = with_precision_record(bundle)
     bundle, _ = complete_launch_files(repo, bundle, base, head, when=now, upstream=upstream)
     return bundle, merge_base, head_rev is None
 
@@ -168,4 +244,5 @@ def judge_local(bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], *, ba
         else:
             out.rows.append(LocalRow(row.id, row.name, row.status.value, summary, _where(row.result)))
     out.hook = _hook_findings(bundle)
+    out.untouched = bool(bundle.pr.files) and touches_nothing_read(bundle)
     return out

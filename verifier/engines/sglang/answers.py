@@ -147,10 +147,13 @@ class SGLang(Engine):
         from verifier.engines.argspec.parsing import UnknownEngineVersion  # noqa: PLC0415
         from verifier.engines.sglang import pick_version  # noqa: PLC0415
 
-        model = recipe.get("model") if isinstance(recipe.get("model"), Mapping) else {}
-        identity = recipe.get("identity") if isinstance(recipe.get("identity"), Mapping) else {}
-        container = identity.get("container") if isinstance(identity.get("container"), Mapping) else {}
-        frameworks = identity.get("frameworks") if isinstance(identity.get("frameworks"), Mapping) else {}
+        def mapping(value: Any) -> Mapping[str, Any]:
+            return value if isinstance(value, Mapping) else {}
+
+        model = mapping(recipe.get("model"))
+        identity = mapping(recipe.get("identity"))
+        container = mapping(identity.get("container"))
+        frameworks = mapping(identity.get("frameworks"))
         image = container.get("image") or model.get("container")
         try:
             return pick_version(image=str(image) if image else None,
@@ -170,6 +173,12 @@ class SGLang(Engine):
         from verifier.engines.sglang import resolve_sglang  # noqa: PLC0415
 
         return resolve_sglang(argv, version=version)
+
+    def resolve_shell_version(self, argv: Sequence[str], version: str) -> Any:
+        """`resolve_sglang(argv, version=version, runtime=True)`: shell expansions taken out (`.runtime`)."""
+        from verifier.engines.sglang import resolve_sglang  # noqa: PLC0415
+
+        return resolve_sglang(argv, version=version, runtime=True)
 
     def dump_spec(self, out: str | None, *, image: str | None = None, stubs: Sequence[str] = (),
                   record: str | None = None, record_out: str | None = None) -> int:

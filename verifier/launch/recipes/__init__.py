@@ -10,8 +10,9 @@ Public API:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from verifier.core.lazy import lazy_exports
 
 # Public names and the submodule that defines each, imported on first use (PEP 562), so that the
 # pre-commit hook's `verifier.launch.recipes.variants` / `.argv` do not pull in the domain model.
@@ -49,10 +50,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _SUBMODULE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _SUBMODULE, globals())

@@ -24,6 +24,7 @@ from verifier.core.layout import policy_path
 from verifier.core.model import Bundle, ChangedFile, PullRequest, SignOff, Tree
 from verifier.core.yamlio import decode_text, load_yaml, plain
 from verifier.documents.checklist import TRIGGER, template_block
+from verifier.documents.policy_overrides import override_files
 from verifier.record.fetched import Completion, UpstreamSource, complete_bundle
 from verifier.record.git.repo import Entry, GitRepo
 from verifier.record.git.select import select_files
@@ -76,6 +77,8 @@ def read_sides(repo: GitRepo, base: Side, head: Side, changed: tuple[ChangedFile
 
     listing = {"base": base.paths, "head": head.paths}
     select_files(listing, changed, layout, fetch, got)
+    for side, paths in override_files(listing, layout).items():  # InferenceX's policy overrides, both trees
+        fetch(side, sorted(paths - set(got[side])))
     return got
 
 

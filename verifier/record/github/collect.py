@@ -47,6 +47,7 @@ from verifier.core.model import (
     Tree,
     UpstreamPR,
 )
+from verifier.documents.policy_overrides import override_files
 from verifier.record.github.archive import ArchiveLimits, extract_zip
 from verifier.record.github.client import Client, CollectStats, RetryPolicy, is_unreadable, to_github_error
 from verifier.record.github.links import UpstreamRef, page_urls, reuse_run_id, run_ids, upstream_refs
@@ -892,6 +893,7 @@ def _collect(c: _Collector, signoff_url: str | None, review_date: dt.date | None
     c.fetch_files(round2(got["base"], got["head"], paths, affected, layout,
                          context_recipes=int(c.limits["context_recipes"])), listings, got)
     c.fetch_files(round3(got, paths, layout), listings, got)
+    c.fetch_files(override_files(paths, layout), listings, got)  # InferenceX's policy overrides, both trees
 
     check_runs = c.check_runs([sha for sha, _ in commits])
 
