@@ -260,7 +260,9 @@ class _Layout:
             lines += _indent(wrap(summary, room, shorten=shorten), indent, indent)
         if row.status in (Status.FAIL, Status.WARN) or self.verbose:
             for item in shown:
-                item_lines = wrap(_evidence_text(item, self.bundle), room - 2, shorten=shorten)
+                # the evidence list is where a reader copies a path from: each one whole, on its own
+                # line (a path longer than the terminal runs past its edge rather than lose its middle)
+                item_lines = wrap(_evidence_text(item, self.bundle), room - 2, shorten=False)
                 lines += _indent(item_lines, indent + "- ", indent + "  ")
             if len(evidence) > len(shown):
                 lines.append(Text(f"{indent}- … {len(evidence) - len(shown)} more (-v shows all)", style="dim"))

@@ -3,11 +3,18 @@
 Every str parameter is sanitized before a template sees it: folded onto one line, capped, and
 wrapped in a Markdown code span, so that text taken from a PR (titles, quoted values, paths) can
 never forge our marker, header or rows, start a new line, or @-mention anyone.
+
+A template reads its params as `p.name` (or `p["name"]`), and that is always the param `name`, even
+when it is called like a dict method (`keys`, `items`, `get`...): params reach templates as `Params`,
+whose attributes are its params only. Rendering one finding never loses a verdict: if its template
+raises, that sentence degrades to a fixed one naming the check and message id (`render_finding`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import Any, Literal
 
@@ -67,6 +74,46 @@ def sanitize(value: Any) -> Any:
     return code_span(str(value))
 
 
+class Params(dict[str, Any]):
+    """A finding's sanitized params as a template sees them.
+
+    A plain dict to Python; to a template (through `TemplateEnvironment`), `p.name` and `p["name"]`
+    are the param `name` or, when there is none, the environment's Undefined (strict: an error),
+    never a dict method: a param named `keys`, `items`, `values`, `get`, `update`, `pop`, `copy`...
+    is that param. Nested mappings are Params too (`template_params`).
+    """
+
+    __slots__ = ()
+
+
+def template_params(value: Any) -> Any:
+    """Sanitized params as templates get them: every mapping, at any depth, a `Params`."""
+    if isinstance(value, Mapping):
+        return Params({k: template_params(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return [template_params(v) for v in value]
+    return value
+
+
+class TemplateEnvironment(jinja2.Environment):
+    """A jinja2 environment in which attribute and item access on `Params` reach the params only."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if isinstance(obj, Params):
+            if attribute in obj:
+                return obj[attribute]
+            return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        if isinstance(obj, Params):
+            try:
+                return obj[argument]
+            except (KeyError, TypeError):
+                return self.undefined(obj=obj, name=argument)
+        return super().getitem(obj, argument)
+
+
 def _fmt_num(value: Any, digits: int = 4) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}g}"
@@ -118,7 +165,7 @@ _ENV_OPTIONS = {
 @cache
 def environment() -> jinja2.Environment:
     """The jinja2 environment (strict: an unknown parameter is an error, not an empty string)."""
-    env = jinja2.Environment(
+    env = TemplateEnvironment(
         loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
         bytecode_cache=ContentBytecodeCache(repr(sorted(_ENV_OPTIONS.items()))),
         undefined=jinja2.StrictUndefined,
@@ -163,17 +210,59 @@ NOT_RUN_TEXT: dict[Lang, str] = {
 }
 
 
-def render_finding(check_id: int, item: Finding, lang: Lang) -> str:
-    """One finding as one sentence in one language."""
+# What a finding says when its template raised: a bug in the verifier, never in the PR. Fixed text, one
+# line, no template, so it cannot fail itself; `check` is a number, `message` a code span.
+UNRENDERABLE_TEXT: dict[Lang, str] = {
+    "en": "Check {check}: the text of this finding could not be rendered (message id {message}); this is a bug "
+          "in the verifier, and the row keeps the status the check gave it.",
+    "zh": "检查 {check}：无法生成此发现项的文字（消息 ID {message}）；这是验证器的缺陷，本行保持该检查给出的状态。",
+}
+
+# Every render that degraded, by (check id, message id); each distinct failure is also reported once on stderr.
+RENDER_FAILURES: Counter[tuple[int, str]] = Counter()
+_REPORTED: set[tuple[int, str, str, str]] = set()
+
+
+def render_failures() -> dict[tuple[int, str], int]:
+    """How many finding sentences degraded to `UNRENDERABLE_TEXT` in this process, by (check id, message id)."""
+    return dict(RENDER_FAILURES)
+
+
+def unrenderable_text(check_id: int, message_id: str, lang: Lang) -> str:
+    """The fixed sentence a finding degrades to when its template raised."""
+    return UNRENDERABLE_TEXT[lang].format(check=check_id, message=code_span(str(message_id)))
+
+
+def _guarded(check_id: int, message_id: str, lang: Lang, render: Callable[[], str]) -> str:
+    """render(), or, if it raises, the fixed degraded sentence (counted, and reported once on stderr)."""
+    try:
+        return render()
+    except Exception as error:  # any template error degrades one sentence, never the verdict
+        RENDER_FAILURES[(check_id, str(message_id))] += 1
+        key = (check_id, str(message_id), lang, type(error).__name__)
+        if key not in _REPORTED:
+            _REPORTED.add(key)
+            detail = " ".join(str(error).split())[:300]
+            print(f"verify-pr: warning: could not render Check {check_id} message {message_id!r} ({lang}): "
+                  f"{type(error).__name__}: {detail}; the row shows a fixed sentence instead", file=sys.stderr)
+        return unrenderable_text(check_id, str(message_id), lang)
+
+
+def _render_finding(check_id: int, item: Finding, lang: Lang) -> str:
     if item.message_id == NOT_RUN:
         return NOT_RUN_TEXT[lang].format(option=code_span(str(item.params.get("option", ""))))
     macro = message_macro(check_id, item.message_id, lang)
-    params = sanitize(item.params)
+    params = template_params(sanitize(item.params))
     if macro is None:
         # A missing template is a bug in the project, not the PR: say so, never drop the finding.
         fallback = message_macro(check_id, "untranslated-message", lang)
         return " ".join(str(fallback(code_span(item.message_id), params)).split())
     return " ".join(str(macro(params)).split())
+
+
+def render_finding(check_id: int, item: Finding, lang: Lang) -> str:
+    """One finding as one sentence in one language; a template that raises degrades it to `UNRENDERABLE_TEXT`."""
+    return _guarded(check_id, item.message_id, lang, lambda: _render_finding(check_id, item, lang))
 
 
 def render_summary(check_id: int, result: CheckResult, lang: Lang) -> str:
@@ -182,7 +271,8 @@ def render_summary(check_id: int, result: CheckResult, lang: Lang) -> str:
     text = " ".join(s for s in sentences if s)
     if text:
         return text
-    return str(message_macro(check_id, "no-findings", lang)({})).strip()
+    return _guarded(check_id, "no-findings", lang,
+                    lambda: str(message_macro(check_id, "no-findings", lang)(Params())).strip())
 
 
 def id_ranges(ids: Iterable[int]) -> str:
