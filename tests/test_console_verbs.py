@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.github.conftest import standin  # noqa: F401 - the stand-in fixture, shared with tests/github
 from tests.github.standin import TOKEN, StandIn
 from tests.kit import CASES, PROJECT
 
@@ -97,22 +98,7 @@ def test_precommit_flags_the_draft_only_kv_override() -> None:
     assert verify_pr("precommit", str(CASE / "tree" / "base" / "inferencex-e2e" / "perf-changelog.yaml")).returncode == 0
 
 
-@pytest.fixture
-def standin() -> Iterator[Callable[..., StandIn]]:
-    started: list[StandIn] = []
-
-    def make(bundle: Path = CASE) -> StandIn:
-        server = StandIn(bundle)
-        server.start()
-        started.append(server)
-        return server
-
-    yield make
-    for server in started:
-        server.stop()
-
-
-def test_pr_judges_live_against_a_local_github(standin: Callable[..., StandIn], tmp_path: Path) -> None:
+def test_pr_judges_live_against_a_local_github(standin: Callable[..., StandIn], tmp_path: Path) -> None:  # noqa: F811
     server = standin()
     done = verify_pr("pr", "4524", "--api-url", server.api_url, "--docs-proxy", server.docs_proxy,
                      "--record", str(tmp_path / "recorded"), "--format", "json", "-q",

@@ -242,7 +242,7 @@ def _guarded(check_id: int, message_id: str, lang: Lang, render: Callable[[], st
         key = (check_id, str(message_id), lang, type(error).__name__)
         if key not in _REPORTED:
             _REPORTED.add(key)
-            detail = " ".join(str(error).split())[:300]
+            detail = neutralize(" ".join(str(error).split())[:300])
             print(f"verify-pr: warning: could not render Check {check_id} message {message_id!r} ({lang}): "
                   f"{type(error).__name__}: {detail}; the row shows a fixed sentence instead", file=sys.stderr)
         return unrenderable_text(check_id, str(message_id), lang)
@@ -301,29 +301,25 @@ def partial_note(skipped: Iterable[int], lang: Lang = "en") -> str:
     return f"partial: check{'s' if len(ids) > 1 else ''} {listed} not run"
 
 
+_OVERRIDE_PARTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "en": (("applied", "Policy overrides applied from the base ({commit}): {files}"),
+           ("refused", "refused: {files} (see Check 5)"),
+           ("changed_by_pr", "changed by this PR, not applied: {files}")),
+    "zh": (("applied", "已应用基线（{commit}）中的策略覆盖：{files}"),
+           ("refused", "已拒绝：{files}（见检查 5）"),
+           ("changed_by_pr", "本 PR 修改、未应用：{files}")),
+}
+_OVERRIDE_PUNCTUATION = {"en": ("; ", "."), "zh": ("；", "。")}
+
+
 def overrides_note(overrides: Mapping[str, Any] | None, lang: Lang = "en") -> str | None:
     """One line naming the InferenceX policy overrides a verdict applied, refused, or saw the PR change
     (`verifier.documents.policy_overrides`); None when the base tree holds none."""
     if not overrides:
         return None
-    commit = str(overrides.get("base_commit") or "")[:12]
-
-    def files(key: str) -> str:
-        return ", ".join(code_span(str(item.get("file", ""))) for item in overrides.get(key) or ())
-
-    parts: list[str] = []
-    if lang == "zh":
-        if overrides.get("applied"):
-            parts.append(f"已应用基线（{code_span(commit)}）中的策略覆盖：{files('applied')}")
-        if overrides.get("refused"):
-            parts.append(f"已拒绝：{files('refused')}（见检查 5）")
-        if overrides.get("changed_by_pr"):
-            parts.append(f"本 PR 修改、未应用：{files('changed_by_pr')}")
-        return "；".join(parts) + "。" if parts else None
-    if overrides.get("applied"):
-        parts.append(f"Policy overrides applied from the base ({code_span(commit)}): {files('applied')}")
-    if overrides.get("refused"):
-        parts.append(f"refused: {files('refused')} (see Check 5)")
-    if overrides.get("changed_by_pr"):
-        parts.append(f"changed by this PR, not applied: {files('changed_by_pr')}")
-    return "; ".join(parts) + "." if parts else None
+    commit = code_span(str(overrides.get("base_commit") or "")[:12])
+    parts = [template.format(commit=commit, files=", ".join(code_span(str(item.get("file", "")))
+                                                           for item in overrides[key]))
+             for key, template in _OVERRIDE_PARTS[lang] if overrides.get(key)]
+    joiner, end = _OVERRIDE_PUNCTUATION[lang]
+    return joiner.join(parts) + end if parts else None
