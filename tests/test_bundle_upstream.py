@@ -81,3 +81,38 @@ def test_write_and_read_round_trip(tmp_path: Path) -> None:
     assert again.github.upstream_files == original.github.upstream_files
     assert isinstance(again.github.upstream_files[0], UpstreamFiles)
     assert again.github.upstream_files[0].files[1] == UpstreamFile(path="recipes/gone.yaml", absent=True)
+
+
+@pytest.mark.parametrize("facts", ["setup script: installs the NIXL wheel", 3, 2.5, True, None,
+                                   ["runs pip install", {"pins": "nixl==0.7"}], {"lines": 12, "what": "setup"}],
+                         ids=["text", "int", "float", "bool", "null", "list", "mapping"])
+def test_informational_facts_may_be_any_scalar_list_or_mapping(tmp_path: Path, facts: object) -> None:
+    """BUNDLE.md: `facts` is informational and free-form; null means absent. None of it is refused."""
+    root = _with_upstream(tmp_path, content=None)
+
+    def change(gh: dict) -> dict:  # type: ignore[type-arg]
+        gh["upstream_files"][0]["files"][0]["facts"] = facts
+        return gh
+
+    edit_yaml(root / "github.yaml", change)
+    bundle = read_bundle(root)
+    recorded = bundle.github.upstream_files[0].files[0].facts
+    expected = {} if facts is None else tuple(facts) if isinstance(facts, list) else facts
+    assert recorded == expected
+    assert bundle.upstream_file("NVIDIA/srt-slurm", "sa-submission-q2-2026", PATH).status == "facts-only"
+
+
+def test_free_form_facts_survive_a_write_and_read(tmp_path: Path) -> None:
+    root = _with_upstream(tmp_path, content=None)
+
+    def change(gh: dict) -> dict:  # type: ignore[type-arg]
+        gh["upstream_files"][0]["files"][0]["facts"] = ["runs pip install", {"pins": "nixl==0.7"}]
+        gh["upstream_files"][0]["files"][1]["facts"] = "fetched at run time"
+        return gh
+
+    edit_yaml(root / "github.yaml", change)
+    bundle = read_bundle(root)
+    write_bundle(bundle, tmp_path / "again")
+    again = read_bundle(tmp_path / "again")
+    assert [f.facts for f in again.github.upstream_files[0].files] == [
+        ("runs pip install", {"pins": "nixl==0.7"}), "fetched at run time"]

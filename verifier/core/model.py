@@ -12,7 +12,7 @@ import datetime as dt
 from collections.abc import Iterator
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from verifier.core.layout import FORMER_PATHS, Layout, policy_path
 
@@ -172,6 +172,16 @@ class UpstreamPR(Frozen):
     files: tuple[str, ...] = ()
 
 
+def _informational(value: object) -> object:
+    """An informational bundle field as recorded: null is absent (an empty mapping); lists are kept as
+    tuples (the model is immutable); any other scalar or mapping is kept."""
+    if value is None:
+        return {}
+    if isinstance(value, list):
+        return tuple(value)
+    return value
+
+
 class UpstreamFile(Frozen):
     """A file another repository serves to the launcher at run time, recorded as facts.
 
@@ -184,8 +194,9 @@ class UpstreamFile(Frozen):
     blob: str | None = None
     sha256: str | None = None
     absent: bool = False
-    # BUNDLE.md leaves the shape open: recorders write a mapping (fact -> value) or a list of facts.
-    facts: dict[str, object] | tuple[object, ...] = Field(default_factory=dict)
+    # Informational and free-form (BUNDLE.md): a string, a number, a list or a mapping; null = absent.
+    # Nothing is judged from it, so any shape is accepted and kept as recorded.
+    facts: Annotated[object, BeforeValidator(_informational)] = Field(default_factory=dict)
 
 
 class UpstreamFiles(Frozen):
