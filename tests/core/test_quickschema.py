@@ -13,7 +13,7 @@ import pytest
 
 from tests.kit import FIXTURES
 from verifier.core.bundle import _jsonable, _schema
-from verifier.core.policy import _json_keys
+from verifier.core.policy import json_keys
 from verifier.core.quickschema import accepts
 from verifier.core.resources import POLICY_DIR
 from verifier.core.yamlio import decode_text, load_yaml_data
@@ -37,7 +37,7 @@ def _documents() -> list[tuple[dict[str, Any], dict[str, Any], Any]]:
         out.append((root, {"$ref": f"#/$defs/{name}"}, _jsonable(_load(path))))
     for path in sorted(POLICY_DIR.glob("*.yaml")):
         schema = json.loads((POLICY_DIR / "schema" / f"{path.stem}.schema.json").read_text(encoding="utf-8"))
-        out.append((schema, schema, _json_keys(_load(path))))
+        out.append((schema, schema, json_keys(_load(path))))
     return out
 
 

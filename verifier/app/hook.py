@@ -59,6 +59,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from verifier.app.local.srtctl import (
+    UnreadableFile,
+    keep_first,
+    kv_issues,
+    recipe_variants,
+    server_argv,
+    variant_issues,
+)
 from verifier.core.errors import InputError
 from verifier.core.resources import POLICY_DIR
 from verifier.core.yaml11 import parse_yaml11
@@ -70,8 +78,8 @@ from verifier.engines.draft_precision import (
     raw_args_issues,
     sglang_issues,
 )
-from verifier.launch.recipes.argv import env_value, flag_name, value_tokens
-from verifier.launch.recipes.variants import RecipeError, Variant, expand, is_bundle
+from verifier.launch.recipes.argv import env_value, flag_name
+from verifier.launch.recipes.variants import Variant
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 # C0/C1 controls (but tab), DEL, and the bidi embedding/override/isolate marks: escaped on output.
@@ -178,55 +186,13 @@ def _variant_issues(variant: Variant, policy: Mapping[str, Any], auto_kv: str) -
         if not answers.models_kv_dtypes:  # read flag by flag, as Check 13 reads such an engine
             out += raw_args_issues(engine, args, origin_of, policy)
             continue
-        argv = ["--model-path", "/model"]
-        for key, value in args.items():
-            if str(key) in ("model-path", "model_path"):
-                continue
-            tokens = value_tokens(value)
-            if tokens is not None:
-                argv += [flag_name(str(key), engine), *tokens]
-        argv += [str(x) for x in extra]
+        argv = server_argv(args, extra, engine)
         try:
             resolved = answers.resolve_version(argv, answers.recipe_version(data) or answers.committed_versions()[0])
         except EngineArgsError:
             continue  # a command line the engine rejects is Check 18's finding, not this hook's
-        if not resolved.value("speculative_algorithm"):
-            continue
-        target = resolved.value(policy["target_kv_dest"]) or "auto"
-        effective = auto_kv if str(target).lower() == "auto" else target
-        out += sglang_issues(resolved, origin_of, policy, target_kv=effective, target_setting=str(target))
+        out += kv_issues(resolved, origin_of, policy, auto_kv)
     return out
-
-
-class UnreadableFile(Exception):
-    """A staged file the hook cannot judge; the message says why."""
-
-
-def _recipe_variants(path: str, text: str) -> list[Variant]:
-    """The variants of a recipe file (schema 2 or srtctl; [] for YAML that is neither).
-
-    Raises UnreadableFile when the YAML does not parse or its variants cannot be expanded.
-    """
-    try:
-        doc = parse_yaml11(text, path)
-    except InputError as exc:
-        raise UnreadableFile(f"not valid YAML: {exc.reason}") from None
-    data = doc.data
-    if not isinstance(data, Mapping) or not any(key in data for key in ("base", "roles", "backend")):
-        return []
-    try:
-        variants = expand(doc)
-        if is_bundle(data):
-            variants = [*expand(doc, "base"), *variants]
-    except RecipeError as exc:
-        raise UnreadableFile(f"recipe variants cannot be expanded: {exc}") from None
-    return variants
-
-
-def _add(found: list[Found], issue: DraftIssue, where: str | None) -> None:
-    """Keep the first report of an issue (same kind, place and value) across variants and worlds."""
-    if not any(issue.kind == i.kind and issue.where == i.where and issue.value == i.value for i, _ in found):
-        found.append((issue, where))
 
 
 def recipe_issues(path: str, text: str, policy: Mapping[str, Any]) -> list[Found]:
@@ -235,16 +201,14 @@ def recipe_issues(path: str, text: str, policy: Mapping[str, Any]) -> list[Found
 
     Raises UnreadableFile when the YAML does not parse or its variants cannot be expanded.
     """
-    from verifier.app.local.srtctl import variant_issues
-
     auto_kv = auto_kv_for(path, policy)
     found: list[Found] = []
-    for variant in _recipe_variants(path, text):
+    for variant in recipe_variants(path, text):
         named = variant.key not in ("", "base")
         for issue in _variant_issues(variant, policy, auto_kv):
-            _add(found, issue, f"variant {variant.key}" if named else None)
+            keep_first(found, issue, f"variant {variant.key}" if named else None)
         for issue, role in variant_issues(variant, policy, auto_kv):
-            _add(found, issue, f"role {role}" + (f", variant {variant.key}" if named else ""))
+            keep_first(found, issue, f"role {role}" + (f", variant {variant.key}" if named else ""))
     return found
 
 
@@ -318,7 +282,7 @@ def script_issues(path: str, text: str, policy: Mapping[str, Any]) -> list[Found
         engine = engine_named(server.engine)
         if not engine.models_kv_dtypes:
             for issue in raw_args_issues(engine.name, flag_map(tokens), origin_of, policy):
-                _add(found, issue, None)
+                keep_first(found, issue, None)
             continue
         resolved = newest_reading(engine, ["--model-path", "/model", *tokens], shell=True)
         if resolved is None:
@@ -329,7 +293,7 @@ def script_issues(path: str, text: str, policy: Mapping[str, Any]) -> list[Found
         target = "<run time>" if target_dest in resolved.runtime else resolved.value(target_dest) or "auto"
         effective = None if target == "<run time>" else auto_kv if str(target).lower() == "auto" else target
         for issue in sglang_issues(resolved, origin_of, policy, target_kv=effective, target_setting=str(target)):
-            _add(found, issue, None)
+            keep_first(found, issue, None)
     return found
 
 

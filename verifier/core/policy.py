@@ -26,20 +26,21 @@ from verifier.core.resources import POLICY_DIR
 _CACHE_KIND = "policies-v1"
 
 
-def _json_keys(value: Any) -> Any:
-    # Policies follow JSON semantics: mapping keys are strings (YAML `0:` becomes "0").
+def json_keys(value: Any) -> Any:
+    """Plain data with JSON semantics: every mapping key a string (YAML `14:` becomes "14")."""
     if isinstance(value, dict):
-        return {str(k): _json_keys(v) for k, v in value.items()}
+        return {str(k): json_keys(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_json_keys(v) for v in value]
+        return [json_keys(v) for v in value]
     return value
 
 
-def _freeze(value: Any) -> Any:
+def freeze(value: Any) -> Any:
+    """Plain data as a loaded policy is: mappings read-only (MappingProxyType), lists tuples."""
     if isinstance(value, dict):
-        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+        return MappingProxyType({k: freeze(v) for k, v in value.items()})
     if isinstance(value, list):
-        return tuple(_freeze(v) for v in value)
+        return tuple(freeze(v) for v in value)
     return value
 
 
@@ -80,16 +81,6 @@ def validate_policy(topic: str, data: Any, *, source: str, schema_dir: Path = PO
         raise PolicyError(f"{source}: field {field_name(problem[0])}: {problem[1]}")
 
 
-def json_keys(value: Any) -> Any:
-    """Plain data with JSON semantics: every mapping key a string (YAML `14:` becomes "14")."""
-    return _json_keys(value)
-
-
-def freeze(value: Any) -> Any:
-    """Plain data as a loaded policy is: mappings read-only (MappingProxyType), lists tuples."""
-    return _freeze(value)
-
-
 def thaw(value: Any) -> Any:
     """A loaded (frozen) policy document back as plain JSON-like data: dicts and lists."""
     if isinstance(value, Mapping):
@@ -117,7 +108,7 @@ def merge_policy(ours: Any, override: Any) -> Any:
 
 def load_policy_file(path: Path, *, schema_dir: Path = POLICY_DIR / "schema") -> Mapping[str, Any]:
     """Load and validate one policies/<topic>.yaml file."""
-    return _freeze(_validated(path, schema_dir))
+    return freeze(_validated(path, schema_dir))
 
 
 def _validated(path: Path, schema_dir: Path) -> Any:
@@ -125,7 +116,7 @@ def _validated(path: Path, schema_dir: Path) -> Any:
     from verifier.core.yamlio import decode_text, load_yaml_data
 
     try:
-        data = _json_keys(load_yaml_data(decode_text(path.read_bytes(), str(path)), str(path)))
+        data = json_keys(load_yaml_data(decode_text(path.read_bytes(), str(path)), str(path)))
     except InputError as exc:
         raise PolicyError(str(exc)) from None
     validate_policy(path.stem, data, source=str(path), schema_dir=schema_dir)
@@ -155,4 +146,4 @@ def load_policies(directory: Path = POLICY_DIR) -> Mapping[str, Mapping[str, Any
     if not isinstance(topics, dict) or sorted(topics) != sorted(p.stem for p in files):
         topics = {p.stem: _validated(p, schema_dir) for p in files}
         cache.write_json(_CACHE_KIND, key, topics)
-    return MappingProxyType({topic: _freeze(data) for topic, data in topics.items()})
+    return MappingProxyType({topic: freeze(data) for topic, data in topics.items()})

@@ -49,7 +49,7 @@ from urllib.parse import quote
 from verifier.core.layout import repo_relative, short_path
 from verifier.core.model import Bundle
 from verifier.core.results import FileEvidence, Finding, Status
-from verifier.core.runner import Report, Row
+from verifier.core.runner import Report, Row, registry_row
 from verifier.render.evidence import evidence_url
 from verifier.render.markdown import repository_paths
 from verifier.render.text import render_summary
@@ -163,9 +163,11 @@ def registry_names(report: Report) -> dict[int, tuple[str, bool]]:
     """
     from verifier.core.policy import load_policies
 
+    policies = load_policies()
     found: dict[int, tuple[str, bool]] = {}
-    for check_id, entry in load_policies()["checks"]["checks"].items():
-        found[int(check_id)] = (" ".join(str(entry["name"]).split()), entry["severity"] == "advisory")
+    for check_id in policies["checks"]["checks"]:
+        name, advisory = registry_row(policies, int(check_id))
+        found[int(check_id)] = (" ".join(name.split()), advisory)
     for row in report.rows:
         if row.result.name is None:
             found[row.id] = (" ".join(row.name.split()), row.advisory)

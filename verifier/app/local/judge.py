@@ -222,6 +222,7 @@ def judge_local(bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], *, ba
                 worktree: bool) -> LocalReport:
     """Run the content checks and the hook rules; the rest are listed as needing GitHub evidence."""
     from checks import ALL_CHECKS, judge
+    from verifier.core.runner import registry_row
     from verifier.render.text import render_summary
 
     conf = policies["local"]
@@ -232,7 +233,7 @@ def judge_local(bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], *, ba
     out = LocalReport(base=base, merge_base=merge_base, head=bundle.head.sha, worktree=worktree,
                       changed=len(bundle.pr.files))
     for module in ALL_CHECKS:
-        name = str(policies["checks"]["checks"][str(module.ID)]["name"])
+        name, _ = registry_row(policies, module.ID)
         if module.ID in needs:
             out.rows.append(LocalRow(module.ID, name, "NEEDS-GITHUB", "", needs=needs[module.ID]))
             continue

@@ -43,20 +43,56 @@ def newest_reading(engine: Engine, argv: list[str], *, shell: bool = False) -> A
     return None
 
 
-def _variants(path: str, text: str) -> list[Variant]:
+class UnreadableFile(Exception):
+    """A file the hook cannot judge; the message says why."""
+
+
+def recipe_variants(path: str, text: str) -> list[Variant]:
+    """The variants of a recipe file (schema 2 or srtctl; [] for YAML that is neither), each override
+    and zip variant expanded as srtctl does, and a bundle's `base:` too.
+
+    Raises UnreadableFile when the YAML does not parse or its variants cannot be expanded.
+    """
     try:
         doc = parse_yaml11(text, path)
-    except InputError:
-        return []  # the hook reports a file that is not YAML
-    if not isinstance(doc.data, Mapping):
+    except InputError as exc:
+        raise UnreadableFile(f"not valid YAML: {exc.reason}") from None
+    data = doc.data
+    if not isinstance(data, Mapping) or not any(key in data for key in ("base", "roles", "backend")):
         return []
     try:
         variants = expand(doc)
-        if is_bundle(doc.data):
+        if is_bundle(data):
             variants = [*expand(doc, "base"), *variants]
-    except RecipeError:
-        return []  # the hook reports variants that cannot be expanded
+    except RecipeError as exc:
+        raise UnreadableFile(f"recipe variants cannot be expanded: {exc}") from None
     return variants
+
+
+def keep_first(found: list[tuple[DraftIssue, str | None]], issue: DraftIssue, where: str | None) -> None:
+    """Keep the first report of an issue (same kind, place and value) across variants, roles and worlds."""
+    if not any(issue.kind == i.kind and issue.where == i.where and issue.value == i.value for i, _ in found):
+        found.append((issue, where))
+
+
+def server_argv(args: Mapping[str, Any], extra: list[Any], engine_name: str) -> list[str]:
+    """A role's engine arguments as the server command line srtctl writes (the model path stubbed)."""
+    argv = ["--model-path", "/model"]
+    for key, value in args.items():
+        tokens = value_tokens(value)
+        if tokens is not None and str(key) not in _PATH_KEYS:
+            argv += [flag_name(str(key), engine_name), *tokens]
+    return argv + [str(x) for x in extra]
+
+
+def kv_issues(resolved: Any, origin_of: Any, policy: Mapping[str, Any], auto_kv: str) -> list[DraftIssue]:
+    """Check 13's draft-precision rules on a parser's reading of a speculating role ([] when the
+    command line was rejected, which is another check's finding, or does not speculate)."""
+    if resolved is None or not resolved.value("speculative_algorithm"):
+        return []
+    target = resolved.value(policy["target_kv_dest"]) or "auto"
+    effective = auto_kv if str(target).lower() == "auto" else target
+    return sglang_issues(resolved, origin_of, policy, target_kv=effective, target_setting=str(target))
 
 
 def _role_issues(variant: Variant, engine: Engine, config_key: str, role: Any, args: Mapping[str, Any],
@@ -75,18 +111,7 @@ def _role_issues(variant: Variant, engine: Engine, config_key: str, role: Any, a
                     break
         return (origin.path, origin.line) if origin else (variant.file, None)
 
-    argv = ["--model-path", "/model"]
-    for key, value in args.items():
-        tokens = value_tokens(value)
-        if tokens is not None and str(key) not in _PATH_KEYS:
-            argv += [flag_name(str(key), engine.name), *tokens]
-    argv += [str(x) for x in extra]
-    resolved = newest_reading(engine, argv)
-    if resolved is None or not resolved.value("speculative_algorithm"):  # rejected: another check's finding
-        return []
-    target = resolved.value(policy["target_kv_dest"]) or "auto"
-    effective = auto_kv if str(target).lower() == "auto" else target
-    return sglang_issues(resolved, origin_of, policy, target_kv=effective, target_setting=str(target))
+    return kv_issues(newest_reading(engine, server_argv(args, extra, engine.name)), origin_of, policy, auto_kv)
 
 
 def variant_issues(variant: Variant, policy: Mapping[str, Any], auto_kv: str) -> list[tuple[DraftIssue, str]]:
@@ -126,9 +151,11 @@ def srtctl_issues(path: str, text: str, policy: Mapping[str, Any], *,
     """
     auto = auto_kv or policy["hook_auto_kv"]["default"]
     found: list[tuple[DraftIssue, str | None]] = []
-    for variant in _variants(path, text):
+    try:
+        variants = recipe_variants(path, text)
+    except UnreadableFile:
+        return []  # the hook reports a file that is not YAML or whose variants cannot be expanded
+    for variant in variants:
         for issue, role in variant_issues(variant, policy, auto):
-            if not any(issue.kind == i.kind and issue.where == i.where and issue.value == i.value for i, _ in found):
-                where = role if variant.key in ("", "base") else f"{role}, variant {variant.key}"
-                found.append((issue, where))
+            keep_first(found, issue, role if variant.key in ("", "base") else f"{role}, variant {variant.key}")
     return found
