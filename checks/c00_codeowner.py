@@ -3,16 +3,22 @@
 Rule: The sign-off author is a CODEOWNER for the changed files. Ownership comes from CODEOWNERS at the
     PR's base (the tip of the target branch); the LAST matching line wins and owners do not
     accumulate. A path whose only owner is the catch-all `*` line is covered by an owner of that
-    line or by a recognized CODEOWNER (an owner on some other, specific line); the catch-all never
-    makes anyone an owner of a specifically owned path. A renamed file is checked under its old and
+    line or by a CODEOWNER of this PR (the owner of a specific line that owns another changed path
+    of the PR); an owner of an unrelated path, whose lines own nothing the PR changes, does not
+    cover it, and the catch-all never makes anyone an owner of a specifically owned path. A renamed file is checked under its old and
     its new path. GitHub honours a CODEOWNER only with write access, so the signer's repository
     role must be admin, maintain or write. The changed-file list the decision runs over must agree
-    with the diff of the two trees and must not be cut at GitHub's listing cap.
+    with the diff of the two trees (a changed, added or removed file it omits is reported) and must
+    not be cut at GitHub's listing cap. The sign-off must be the comment the conversation records:
+    when comments.yaml holds a comment with the sign-off's id, its author, creation time and body
+    must equal signoff.yaml's; a bundle that contradicts itself about who signed what and when
+    does not identify a sign-off, and identity is what this check decides.
 Why: Only the owners of what a PR changes may vouch for it; a bot, or an account that merely quotes
     the sign-off phrase, is not an owner. Ownership is decided from what can be read: individual
     owners, the permission endpoint's role, and team membership only when its member list was read.
 Evidence: the changed path, the CODEOWNERS line that owns it and that line's owners; the sign-off
-    comment; the signer's permission; the paths where the changed-file list and the trees disagree.
+    comment; the signer's permission; the paths where the changed-file list and the trees disagree;
+    the fields where the sign-off and its copy in comments.yaml differ.
 N/A when: no changed path has any CODEOWNER.
 Unverifiable when: CODEOWNERS is missing from the base tree; the signer's permission was not
     recorded; an owning line names only teams whose membership was not read (the line cannot be
@@ -119,6 +125,37 @@ def _listing(ctx: CheckContext) -> list[Finding]:
     return out
 
 
+def _copy_mismatch(ctx: CheckContext, sign_ev: CommentEvidence) -> list[Finding]:
+    """Findings when comments.yaml holds the sign-off's comment (same id) with another author,
+    creation time or body: the bundle contradicts itself about the sign-off, so none is verified.
+
+    Only a conversation comment shares comments.yaml's id space (review ids are another series)."""
+    signoff = ctx.bundle.signoff
+    if signoff.kind != "conversation comment":
+        return []
+    out: list[Finding] = []
+    signed = signoff.body.replace("\r\n", "\n").rstrip()
+    for comment in ctx.bundle.comments:
+        if comment.id != signoff.id:
+            continue
+        fields: list[str] = []
+        if not same_login(comment.author, signoff.author):
+            fields.append(f"author {comment.author} vs {signoff.author}")
+        if comment.created_at != signoff.created_at:
+            fields.append(f"created_at {comment.created_at.isoformat()} vs {signoff.created_at.isoformat()}")
+        copy = comment.body.replace("\r\n", "\n").rstrip()
+        if copy != signed:
+            a, b = copy.splitlines(), signed.splitlines()
+            line = next((i for i, (x, y) in enumerate(zip(a, b, strict=False), start=1) if x != y),
+                        min(len(a), len(b)) + 1)
+            fields.append(f"body from line {line}")
+        if fields:
+            out.append(finding("signoff-copy-differs", sign_ev,
+                               CommentEvidence(id=comment.id, url=comment.url or signoff.url, author=comment.author),
+                               id=comment.id, fields=fields))
+    return out
+
+
 def _changed_paths(ctx: CheckContext) -> list[str]:
     changed: list[str] = []
     for f in ctx.bundle.pr.files:
@@ -143,22 +180,25 @@ def check(ctx: CheckContext) -> CheckResult:
     if _is_bot(ctx):
         return failed(finding("signer-is-bot", sign_ev, signer=login))
     notes = [f for f in (change_finding(doc),) if f is not None]
-    blocking = _listing(ctx)
+    blocking = _copy_mismatch(ctx, sign_ev) + _listing(ctx)
     permission = _permission(ctx, login, sign_ev)
     if permission is not None:
         blocking.append(permission)
 
-    recognized = any(_decide(rule, login, teams)[0] for rule in rules if not rule.is_catch_all)
     owned: list[tuple[str, Rule, FileEvidence]] = []
     catch_all_only: list[tuple[str, FileEvidence]] = []
     not_owned: list[tuple[str, Rule, FileEvidence]] = []
     undecided: dict[int, tuple[Rule, list[str], list[str]]] = {}
+    decided: list[tuple[str, Rule, FileEvidence, bool | None, list[str]]] = []
     for changed_path in _changed_paths(ctx):
         rule = owning_rule(rules, changed_path)
         if rule is None or not rule.owners:
             continue
-        ev = _line_evidence(path, rule)
-        ok, unreadable = _decide(rule, login, teams)
+        decided.append((changed_path, rule, _line_evidence(path, rule), *_decide(rule, login, teams)))
+    # A CODEOWNER of this PR owns a specific line that owns one of its changed paths; owning some
+    # unrelated line elsewhere in CODEOWNERS covers no catch-all path.
+    recognized = any(ok for _, rule, _, ok, _ in decided if not rule.is_catch_all)
+    for changed_path, rule, ev, ok, unreadable in decided:
         if ok or (rule.is_catch_all and recognized):
             (catch_all_only.append((changed_path, ev)) if rule.is_catch_all else owned.append((changed_path, rule, ev)))
         elif ok is None:

@@ -11,15 +11,24 @@ Evidence: the check-runs of every commit currently in the PR (checks.yaml), grou
     never counted. The run pinned by the reuse command (Check 4) is judged first, then runs on the
     pinned head, then newer commits. When the head moved after the sign-off, commits after the
     pinned head are not assessed (the row says so). A FAIL names every run it looked at.
-    A PR that edits the files that produce the evidence (the sweep workflow, its actions and
-    scripts, the result tooling: policies/ci.yaml `result_producers`) cannot pass on a run that
-    executes its own copy of them: every run on a PR commit runs the PR's scripts, and a
-    `pull_request` run also the PR's workflow file (FAIL naming the edited file and the run).
+    A PR that edits the files that produce the evidence (the executed closure of its points,
+    verifier.launch.closure: the workflows, the runner scripts, their libraries, the golden-AL
+    injector, the benchmark client, result writers and Python modules; policies/ci.yaml
+    `result_producers` globs as a floor) cannot pass on a run that executes its own copy of them:
+    every run on a PR commit runs the PR's scripts, and a `pull_request` run also the PR's
+    workflow file (FAIL naming the edited file, its role and the run).
+    Measured means measured: every point the PR adds or changes (verifier.facts.ci.changed_points: a
+    new exp-name, a changed master row or entry field, or an edited recipe) must have, in the
+    accepted run, an executed, successful job and an unexpired bmk_* result.json naming its config
+    key, its point and the run's commit. A point whose job was skipped or cancelled (e.g. after a
+    failed canary), whose artifact expired, whose result.json names another config key or commit,
+    or which the run does not hold at all FAILs, named.
 N/A when: never.
 Unverifiable when: checks.yaml holds no check-runs for the PR's commits.
 Policy: ci (eval_lanes, benchmark_lanes, aggregator_jobs, success_conclusions, not_executed_conclusions, reuse,
     result_producers),
-    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
+    launch (the affected configs and their launches, via verifier.configs / verifier.launch),
+    pareto (artifact_pattern, result_file: the bmk_* results that measured each point, via verifier.facts.ci)
 """
 
 from __future__ import annotations
@@ -80,6 +89,32 @@ def _why_not(ctx: CheckContext, rj: ci.RunJobs, stale: dict[int, tuple[str, ...]
     return finding("run-without-evals", ev, run=rj.run_id, sha=_short(rj.sha))
 
 
+MAX_POINTS_LISTED = 8
+
+
+def _unmeasured_points(ctx: CheckContext) -> list[Finding]:
+    """One finding per point the PR adds or changes that the accepted run did not measure (its job
+    skipped, cancelled or failed, its artifact expired or naming another config key or commit, or
+    the point absent from the run): a green run of other points does not measure it."""
+    coverage = ci.point_coverage(ctx)
+    missing = coverage.missing
+    if not missing or coverage.run_id is None:
+        return []
+    run_id = coverage.run_id
+    out = [finding("points-not-measured", ci.run_evidence(ctx, run_id), run=run_id, count=len(missing),
+                   total=len(coverage.points))]
+    for p in missing[:MAX_POINTS_LISTED]:
+        out.append(finding(
+            f"point-{p.status}", FileEvidence(path=p.file, line=p.line, text=f"{p.key}: {p.exp_name}", side="head"),
+            ci.run_evidence(ctx, run_id, job=p.job, artifact=p.artifact),
+            *([MissingEvidence(what=f"runs/{run_id}/{p.artifact}")] if p.status == "expired" else []),
+            *([MissingEvidence(what=p.detail)] if p.status == "no-result" and p.detail else []),
+            key=p.key, point=p.exp_name, run=run_id, job=p.job, conclusion=p.conclusion or "still running",
+            artifact=p.artifact, detail=p.detail,
+        ))
+    return out
+
+
 def check(ctx: CheckContext) -> CheckResult:
     """PASS when some commit of this PR (up to the pinned head) has a passing sweep with evals."""
     pr = ctx.bundle.pr
@@ -122,10 +157,14 @@ def check(ctx: CheckContext) -> CheckResult:
             run = ctx.bundle.runs.get(chosen.run_id)
             return failed(finding(
                 "run-of-rewritten-workflow", ci.run_evidence(ctx, chosen.run_id),
-                *(FileEvidence(path=e.path, side="head") for e in edited[:MAX_RUNS_LISTED]),
+                *(producers.file_evidence(ctx, e.path) for e in edited[:MAX_RUNS_LISTED]),
                 run=chosen.run_id, sha=_short(chosen.sha), event=(run.event if run else None) or "unknown",
                 files=[e.path for e in edited[:MAX_RUNS_LISTED]], count=len(edited),
+                roles=[e.role or "result producer" for e in edited[:MAX_RUNS_LISTED]],
             ), *findings)
+        unmeasured = _unmeasured_points(ctx)
+        if unmeasured:
+            return failed(*unmeasured, *findings)
         return passed(*findings)
 
     findings = [finding("no-passing-sweep", UrlEvidence(url=f"{pr.url}/checks"),

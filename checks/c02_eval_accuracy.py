@@ -14,7 +14,9 @@ Evidence: the eval artifacts (`eval_results_*`, `eval_*`) of the run Check 1 acc
     and the row names the edit; a file the base lacks is applied as the PR's named addition.
 N/A when: never.
 Unverifiable when: Check 1 found no passing in-PR run; the run, its eval artifact (expired or
-    absent) or thresholds.yaml is missing; a record's image, config entry or model prefix is unknown.
+    absent) or thresholds.yaml is missing; a record's image, config entry or model prefix is unknown;
+    the run executed the PR's own copy of a file that produces its eval results (the executed
+    closure, verifier.facts.producers: the row names the file and its role).
 Policy: evals (fallback_threshold, artifact_patterns, record_files, lm_eval_files,
     primary_metric_order, lm_eval_metrics, stricter_of_base_and_head), ci (via Check 1's run),
     launch (the affected configs and their launches, via verifier.configs / verifier.launch)
@@ -35,7 +37,7 @@ from verifier.core.results import (
     unverifiable,
 )
 from verifier.documents.rules import rule_changes, rule_document
-from verifier.facts import ci, evals
+from verifier.facts import ci, evals, producers
 
 ID = 2
 MAX_LISTED = 8
@@ -71,6 +73,10 @@ def check(ctx: CheckContext) -> CheckResult:
     if run is None:
         return unverifiable("sweep-run-not-recorded", run_ev, missing=f"runs/{chosen.run_id}/run.yaml",
                             run=chosen.run_id)
+    untrusted, params = producers.untrusted_evidence(ctx, MAX_LISTED)
+    if untrusted and not producers.run_trusted(ctx, run, producers.edited_producers(ctx)):
+        # the run executed the PR's own copy of a file that produces its artifacts (verifier.launch.closure)
+        return unverifiable("evidence-untrusted", run_ev, *untrusted, run=run.id, **params)
     table = evals.thresholds(ctx)
     if not table.available:
         if table.errors:
@@ -124,6 +130,17 @@ def check(ctx: CheckContext) -> CheckResult:
         if record.head_sha and record.head_sha != run.head_sha:
             fails.append(finding("eval-record-other-commit", art_ev, job=label, sha=record.head_sha[:9],
                                  run_sha=run.head_sha[:9]))
+            continue
+        # A record is this run's only when it names the run's commit and the config key its job ran.
+        named = ci.job_config_key(record.job) if record.job else None
+        if named is not None and record.config_key is not None and named != record.config_key:
+            fails.append(finding("eval-record-other-config", art_ev, job=label, config=record.config_key,
+                                 job_config=named))
+            continue
+        if not record.head_sha:
+            what = f"head_sha of eval record {record.where}"
+            unknown.append(finding("eval-record-commit-missing", art_ev, MissingEvidence(what=what), job=label,
+                                   missing=what, run_sha=run.head_sha[:9]))
             continue
         if facts is None:
             what = f"master-config entry {record.config_key}" if record.config_key else f"config key of {label}"

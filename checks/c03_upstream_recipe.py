@@ -23,7 +23,8 @@ N/A when: no vLLM/SGLang production serving config (policy `upstream.frameworks`
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a linked PR has no recorded facts, a linked page is not stored (or only PRs are
     linked and no published page with commands is recorded), the affected
-    launches cannot be resolved, or a command cannot be parsed for the image's SGLang version.
+    configs cannot be read, or a command cannot be parsed for the image's SGLang version. A point whose
+    launch does not resolve is Check 18's finding (verifier.launch.reported): listed here, not repeated.
 Policy: upstream,
     launch (the affected configs and their launches, via verifier.configs / verifier.launch)
 """
@@ -64,6 +65,7 @@ from verifier.engines import engine_or_generic
 from verifier.engines.common import flag_namespace
 from verifier.launch import Launch, launches
 from verifier.launch.affected import affected_keys, submitted_entries
+from verifier.launch.reported import reported_by_check18
 
 ID = 3
 MAX_REPORTED = 6
@@ -314,13 +316,15 @@ def check(ctx: CheckContext) -> CheckResult:
         launch_set = launches(ctx, "head", serving)
     except InputError as exc:
         return unverifiable("launches-unresolved", FileEvidence(path=exc.path), missing=exc.path, error=exc.reason)
-    if launch_set.fatal_errors:
-        err = launch_set.fatal_errors[0]
-        return unverifiable("launches-unresolved", FileEvidence(path=err.file, line=err.line),
-                            missing=f"launch of {err.exp_name or err.key}", error=err.message)
+    # unresolved launches are Check 18's (it names file, line and construct); the points that resolve
+    # are compared here, the others listed. Check 18 FAILs on them, so the verdict cannot be APPROVED.
+    scoped = reported_by_check18(launch_set.fatal_errors)
     if not launch_set.launches:
+        if scoped:
+            return not_applicable(*good, *notes, *scoped)
         return unverifiable("launches-unresolved", missing="launches of " + ", ".join(serving),
                             error="no point of the affected keys has a launch")
+    notes.extend(scoped)
 
     engines = policy["engines"]
     gaps: list[_Coverage] = []

@@ -4,7 +4,9 @@ Rule: Verified that as of the moment of typing this, this is the latest version 
     PR_REVIEW_CHECKLIST.md. The sign-off must carry every item of the current template (the
     `## Template` block of PR_REVIEW_CHECKLIST.md on the PR's base), nested items included, each
     checked. Minor wording drift is fine; a missing item is not, and neither is an unchecked item
-    unless the additional detail section explains it (a detail bullet on the item's subject that
+    unless the additional detail section explains it. A ticked item whose text withdraws the claim
+    (`NOT verified`, `not checked`, `did not`, `N/A - skipped`, a struck-through ~~span~~: more
+    negating words than the template item holds) is not attested: it counts as unchecked (a detail bullet on the item's subject that
     says it does not apply or cannot be satisfied and names the item, e.g. `**append-only:** N/A. ...`).
     The template's escape hatch ("If any of the above criteria cannot reasonably be satisfied, I
     have provided additional reasoning below") left unchecked passes when nothing above it needed
@@ -42,6 +44,7 @@ from verifier.documents.checklist import (
     detail_blocks,
     explained_items,
     match_items,
+    negated,
     normalize,
     template_block,
 )
@@ -90,9 +93,13 @@ def check(ctx: CheckContext) -> CheckResult:
     stopwords = frozenset(w for word in explain["stopwords"] for w in normalize(word))
     reasons = explained_items(template, blocks, markers, stopwords, int(explain["min_shared_words"]))
     hatches = [re.compile(h) for h in policy["escape_hatch_items"]]
+    # A ticked box whose text negates or strikes out the claim attests nothing: judged as unchecked.
+    withdrawn = {index: why for index, m in enumerate(matches)
+                 if m.signoff is not None and m.signoff.checked
+                 for why in [negated(m.template, m.signoff)] if why is not None}
     unchecked, explained, not_needed = [], [], []
     for index, m in enumerate(matches):
-        if m.signoff is None or m.signoff.checked:
+        if m.signoff is None or (m.signoff.checked and index not in withdrawn):
             continue
         reason = reasons.get(index)
         if reason is not None:
@@ -108,6 +115,7 @@ def check(ctx: CheckContext) -> CheckResult:
     unchecked += [m for _, m in still_needed]
     not_needed = [pair for pair in not_needed if pair not in still_needed]
     unchecked.sort(key=lambda m: m.template.line)
+    negated_at = {id(matches[i]): why for i, why in withdrawn.items()}
     for m in missing:
         findings.append(
             finding(
@@ -119,6 +127,21 @@ def check(ctx: CheckContext) -> CheckResult:
             )
         )
     for m in unchecked:
+        why = negated_at.get(id(m))
+        if why is not None and m.signoff is not None:
+            findings.append(
+                finding(
+                    "item-negated",
+                    FileEvidence(path=path, line=m.template.line, text=_quote(m.template.text, words), side="base"),
+                    sign_ev,
+                    item=_quote(m.template.text, words),
+                    signed=_quote(m.signoff.text, words * 2),
+                    words=why,
+                    signed_line=m.signoff.line,
+                    nested=m.template.depth > 0,
+                )
+            )
+            continue
         findings.append(
             finding(
                 "item-unchecked",

@@ -10,7 +10,10 @@ Why: InferenceX publishes what customers can run with the upstream engines; a fo
     model-enablement image or a vendor engine submitted first misrepresents the open engines.
 Evidence: the master-config `image:` line of each affected entry (repository, tag, digest; `#`
     counts as `/`), its runner's SKU (runner -> SKU: drop `cluster:`, text before the first `-`),
-    the MODELS.md support-matrix row (Date added) for a model-enablement image, and for a new
+    the MODELS.md support-matrix row (Date added) for a model-enablement image (an upstream image the
+    engine maintainers publish for the entry's model, as MODELS.md defines it: a `dev-<model>` tag or a
+    day-0 model tag such as `lmsysorg/sglang:minimax-m3`, recognised by the model's prefix, MODELS.md
+    name or HF repository name once build qualifiers are dropped), and for a new
     vendor-framework entry an open-source entry of the same model (model-prefix, or another prefix of
     its MODELS.md row) on the same hardware (SKU).
 An affected entry whose image the PR neither chooses (adds the entry, changes its image) nor re-runs
@@ -24,7 +27,7 @@ Unverifiable when: a master config cannot be read, an affected entry has no imag
     or a model-enablement image's model has no Date added in MODELS.md.
 Policy: images (established_skus, engines, open_source_frameworks, vendor_frameworks,
     vendor_image_prefixes, engine_first_requires_base, default_branch_tags, enablement_tag,
-    enablement_window_days, exceptions),
+    enablement_tag_qualifiers, enablement_window_days, exceptions),
     launch (the affected configs and their launches, via verifier.configs / verifier.launch),
     models (MODELS.md model identities, via verifier.documents.models_md)
 """
@@ -54,7 +57,7 @@ from verifier.documents.in_force import part_skipped
 from verifier.documents.models_md import models_doc
 from verifier.documents.rules import addition_finding
 from verifier.engines.argspec.parsing import UnknownEngineVersion
-from verifier.engines.images import ImageRef, parse_image
+from verifier.engines.images import ImageRef, enablement_model, parse_image
 from verifier.launch.affected import affected_keys, submitted_entries
 
 ID = 6
@@ -62,10 +65,6 @@ ID = 6
 RULE_IMAGES = "c06.upstream-images"
 RULE_DEFAULT_BRANCH = "c06.default-branch-images"
 RULE_ORDER = "c06.engine-order"
-
-
-def _alnum(text: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
 def _repo(ref: ImageRef) -> str:
@@ -90,11 +89,30 @@ def _image_evidence(entry: ConfigEntry) -> FileEvidence:
                         text=f"image: {entry.image}")
 
 
-def _tag_kind(ref: ImageRef, entry: ConfigEntry, policy: Mapping[str, Any]) -> str:
-    """'enablement' (dev-<model>), 'default-branch' (release / nightly / dev build) or 'unknown'."""
+def _model_identities(ctx: CheckContext, entry: ConfigEntry) -> list[str]:
+    """What an enablement tag may name for this entry's model: its model-prefix, the MODELS.md
+    support-matrix row of that prefix (its name, each `A / B` alternative, its prefixes; the base row,
+    else the head row of a model the base lacks) and the name of its HF repository (`model:`)."""
+    prefix = entry.model_prefix or ""
+    out = [prefix]
+    for side in ("base", "head"):
+        doc = models_doc(ctx, side)
+        row = doc.model(prefix) if doc is not None and prefix else None
+        if row is not None:
+            out += [*row.prefixes, row.name, *(p.strip() for p in row.name.split(" / "))]
+            break
+    if entry.model:
+        out.append(entry.model.rsplit("/", 1)[-1])
+    return [i for i in dict.fromkeys(out) if i]
+
+
+def _tag_kind(ctx: CheckContext, ref: ImageRef, entry: ConfigEntry, policy: Mapping[str, Any]) -> str:
+    """'enablement' (a tag the engine maintainers publish for this model: `dev-<model>`, a day-0
+    model tag; policy enablement_tag_qualifiers), 'default-branch' (release / nightly / dev build)
+    or 'unknown'."""
     tag = ref.tag or ""
-    prefix = _alnum(entry.model_prefix or "")
-    if re.search(policy["enablement_tag"], tag, re.I) and prefix and prefix in _alnum(tag):
+    if enablement_model(tag, _model_identities(ctx, entry), policy["enablement_tag"],
+                        policy["enablement_tag_qualifiers"]) is not None:
         return "enablement"
     if any(re.search(p, tag, re.I) for p in policy["default_branch_tags"]):
         return "default-branch"
@@ -223,7 +241,7 @@ def _judge(ctx: CheckContext, key: str, entry: ConfigEntry, added: bool, policy:
             return "fail", [finding("image-not-upstream", ev, key=key, image=_short(ref), framework=framework,
                                     sku=sku, allowed=allowed)]
         found = [finding("image-upstream", ev, key=key, image=_short(ref), framework=framework, sku=sku)]
-        kind = _tag_kind(ref, entry, policy)
+        kind = _tag_kind(ctx, ref, entry, policy)
         if kind in ("enablement", "unknown") and RULE_DEFAULT_BRANCH in skipped:
             return "pass", [*found, skipped[RULE_DEFAULT_BRANCH]]
         if kind == "enablement":

@@ -33,7 +33,10 @@ row `Deprecated since D` applies from D. Both are judged against the bundle's re
 Deprecations are taken from both trees, so a PR cannot lift one by editing MODELS.md; a model's
 support-matrix row is taken from the base (a PR that edits it is judged by the base row, the edit
 reported), and from the head only for a model the base does not list (a new model added in the
-same PR, named in the row as the PR's own addition).
+same PR, named in the row as the PR's own addition). A prefix the PR adds is not a new model when
+the base already knows its checkpoint: a base master entry serves the same `model` under a prefix
+the base MODELS.md lists, or a base row has the same model name. Such a key is judged by that base
+row (a retired or deprecated checkpoint cannot pass by a new name), the alias named in the row.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from verifier.configs import points
+from verifier.configs import candidate_entries, points
 from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
 from verifier.core.results import (
     CheckResult,
     FileEvidence,
@@ -115,11 +119,23 @@ def _judge_key(
         return [finding("model-not-listed", entry_ev, key=key, prefix=prefix,
                         models_md=docs[0].path if docs else "MODELS.md")], []
     side = "head" if row_doc is head_doc and not any(d.model(prefix) for d in docs if d is not head_doc) else "base"
+    alias: Finding | None = None
+    if side == "head":
+        known = _known_in_base(ctx, entry, row, [d for d in docs if d is not head_doc])
+        if known is not None:
+            # Rules come from the base: the checkpoint is an existing model, so its base row governs.
+            base_prefix, row, row_doc, alias = known
+            side = "base"
+            prefix_rows = {prefix, base_prefix}
+        else:
+            prefix_rows = {prefix}
+    else:
+        prefix_rows = {prefix}
     row_ev = FileEvidence(path=row_doc.path, line=row.line, text=f"{row.name} | {row.active}", side=side)
     # the prefixes the row's rules name: the entry's own, and the row's when the row covers the
     # entry's prefix as another version of its model without listing it (models_md.version_aliases)
-    match = {prefix} if prefix in row.prefixes else {prefix, *row.prefixes}
-    failures: list[Finding] = []
+    match = prefix_rows if prefix in row.prefixes else {*prefix_rows, *row.prefixes}
+    failures: list[Finding] = [alias] if alias is not None else []
     if row.retired:
         failures.append(finding("model-retired", entry_ev, row_ev, key=key, prefix=prefix, active=row.active))
         return failures, []
@@ -140,7 +156,8 @@ def _judge_key(
                 last_day=(dep.effective - dt.timedelta(days=1)).isoformat() if dep.notice else None,
                 models_md=doc.path.rsplit("/", 1)[-1], line=dep.line,
             ))
-        if scenario not in row.active_scenarios() and not any(f.params.get("scenario") == scenario for f in failures):
+        if (scenario not in row.active_scenarios()
+                and not any(f.params.get("scenario") == scenario for f in failures if f is not alias)):
             failures.append(finding("scenario-not-active", scen_ev, row_ev, key=key, prefix=prefix,
                                     scenario=scenario, active=row.active))
     arms = _judge_arms(ctx, key, entry, docs, match, [s for s, _ in scenarios])
@@ -152,7 +169,50 @@ def _judge_key(
         note = addition_finding(row_doc.path, f"MODELS.md row {row.name} ({prefix})", row.line)
         failures.extend([note] if failures else [])
         passes.append(note)
+    if alias is not None:
+        if failures == [alias]:
+            failures = []
+        passes.append(alias)
     return failures, passes + scoped
+
+
+def _name(text: str) -> str:
+    return "".join(text.lower().split())
+
+
+def _known_in_base(ctx: CheckContext, entry: Any, head_row: ModelRow, base_docs: list[ModelsDoc],
+                   ) -> tuple[str, ModelRow, ModelsDoc, Finding] | None:
+    """The base prefix, row and document of a checkpoint the PR lists under a new prefix, with the
+    note naming the alias; None for a model the base does not know.
+
+    Known means: a base master entry serves the same `model` (HF checkpoint) under a prefix the
+    base MODELS.md lists, or a base support-matrix row has the same model name."""
+    model = str(entry.model or "")
+    for doc in base_docs:
+        if model:
+            for base_entry in candidate_entries(ctx, "base", [model]):
+                try:
+                    same = str(base_entry.model or "") == model
+                    base_prefix = str(base_entry.model_prefix or "")
+                except InputError:
+                    continue
+                row = doc.model(base_prefix) if same else None
+                if row is not None:
+                    return base_prefix, row, doc, finding(
+                        "checkpoint-known-in-base",
+                        FileEvidence(path=base_entry.file, line=base_entry.field_line("model") or base_entry.line,
+                                     text=f"{base_entry.key}: model {model}", side="base"),
+                        FileEvidence(path=doc.path, line=row.line, text=row.name, side="base"),
+                        key=entry.key, prefix=str(entry.model_prefix or ""), base_prefix=base_prefix,
+                        model=model, via=base_entry.key, name=row.name)
+        for row in doc.models.values():
+            if _name(row.name) == _name(head_row.name):
+                base_prefix = row.prefixes[0] if row.prefixes else ""
+                return base_prefix, row, doc, finding(
+                    "checkpoint-known-in-base", FileEvidence(path=doc.path, line=row.line, text=row.name, side="base"),
+                    key=entry.key, prefix=str(entry.model_prefix or ""), base_prefix=base_prefix,
+                    model=model, via=None, name=row.name)
+    return None
 
 
 def _arm_rules(ctx: CheckContext, docs: list[ModelsDoc], prefixes: set[str], scenarios: list[str],

@@ -24,7 +24,8 @@ Unverifiable when: an affected launch cannot be resolved, or an integer all-redu
     after the cutoff (before it, every model was necessarily added before the cutoff).
 Policy: prohibited_settings (architecture: override_args, neutral_override_values,
     config_edit_patterns, prohibited_values, integer_allreduce), patches (scan_paths, skip_paths),
-    launch (the affected configs and their launches, via verifier.configs / verifier.launch),
+    launch, multinode (the affected configs and their launches, via verifier.configs / verifier.launch;
+    multinode: a multi-node agentic point's DRAM budget),
     models (MODELS.md model identities, via verifier.documents.models_md)
 """
 
@@ -254,7 +255,7 @@ def check(ctx: CheckContext) -> CheckResult:
     launch_set = launches(ctx, "head")
     try:
         scope = affected_files(ctx)
-        files = [p for p in scope.files if is_scanned(p, patches)]
+        files = scope.scanned(patches)
     except (InputError, LookupError, ValueError):
         files = [f.path for f in ctx.bundle.pr.files if f.status != "removed" and is_scanned(f.path, patches)]
     if not launch_set.keys and not files:

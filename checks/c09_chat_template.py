@@ -10,14 +10,24 @@ Evidence: per affected spec-decode point, the benchmark command of its bound rec
     fixed-sequence client, the bound `USE_CHAT_TEMPLATE` (true iff the recipe speculates). A script
     launch whose server script drives no client itself is judged by the script of its chain that
     does (multi-node AMD: `server_<engine>.sh` runs `bench.sh`; policy `client_invocations`).
+    A command or client script that runs a Python client (`python3 -m infx.bench agentic "$@"`,
+    `python3 -m infx.bench fixed-seq srt-single`, `python3 path.py`) is judged by that client's own
+    code in the tree, parsed with `ast` and never run (verifier.launch.python_client): its dispatch
+    table and argparse sub-command for the arguments the launch passes, then the argv the reached
+    code builds: the endpoint it passes (`--endpoint /v1/chat/completions`), or a chat-template flag
+    (`--use-chat-template`) that is always on or on iff a benchmark env variable (USE_CHAT_TEMPLATE)
+    holds the value the bound recipe gives it.
 N/A when: no affected config runs a speculative-decoding benchmark.
     Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: a spec-decode point cannot be resolved, its client script is missing from the
-    bundle, or the script shows neither a chat nor a raw-completion endpoint.
+    bundle, or the script shows neither a chat nor a raw-completion endpoint; for a Python client,
+    when a module it runs or imports is absent or not valid Python, its sub-command is unknown, or
+    the reached code shows no endpoint or chat-template choice (the row names what was not read).
 Policy: chat_template (chat_clients, use_chat_template_env, fixed_sequence_clients, chat_markers,
-    raw_completion_markers),
-    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
+    raw_completion_markers, python_clients),
+    launch, multinode (the affected configs and their launches, via verifier.configs / verifier.launch;
+    multinode: a multi-node agentic point's DRAM budget)
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ from verifier.core.results import (
 )
 from verifier.core.yamlio import text_or_none
 from verifier.launch import Launch, LaunchError, launches
+from verifier.launch.python_client import ClientRead, Invocation, invocations, read_client
 from verifier.launch.recipes.legacy_script import sourced_libraries
 from verifier.launch.reported import reported_by_check18
 
@@ -213,6 +224,112 @@ def _builtin(ctx: CheckContext, launch: Launch, bench: Mapping[str, Any], policy
                            changed=changed, parser=str(launch.arg("reasoning-parser") or "") or None)
 
 
+def _command_args(command: str, script: str | None) -> list[str]:
+    """The words a benchmark command passes to its client script (after the script's own word)."""
+    try:
+        words = shellwords.split(command)
+    except ValueError:
+        words = command.split()
+    if script is None:
+        return []
+    name = script.rsplit("/", 1)[-1]
+    index = next((i for i, w in enumerate(words) if w.rsplit("/", 1)[-1] == name), None)
+    return words[index + 1:] if index is not None else []
+
+
+def _python_script_path(ctx: CheckContext, inv: Invocation, caller: str | None) -> str | None:
+    """The repository path of a `python3 <path>.py` client: a workspace path, a path relative to the
+    repository root, or one after a variable naming a folder (`"$root/utils/x.py"`) tried against the
+    calling script's folder and the root."""
+    written = str(inv.script or "")
+    if not written.endswith(".py"):
+        return None
+    tail = re.split(r"\$\{?\w+\}?/|\)/", written)[-1].removeprefix("/infmax-workspace/")
+    if tail.startswith("/") or ".." in tail.split("/"):
+        return None
+    candidates = [repo_relative(tail, ctx.bundle.layout)]
+    if caller and "/" in caller:
+        candidates.insert(0, caller.rsplit("/", 1)[0] + "/" + tail)
+    return next((c for c in candidates if ctx.bundle.head.read(c) is not None), candidates[-1])
+
+
+def _python_clients(ctx: CheckContext, text: str, args: list[str], caller: str | None,
+                    policy: Mapping[str, Any], cache: dict[str, str | None]
+                    ) -> tuple[list[tuple[Invocation, ClientRead]], list[tuple[Invocation, ClientRead]]]:
+    """(decided, undecided): each Python client a shell text runs, read from the tree's modules
+    (verifier.launch.python_client); decided ones show chat, raw or an env-driven chat template."""
+    found = invocations(text, args)
+    if not found:
+        return [], []
+    root = repo_relative("x", ctx.bundle.layout)[:-1]
+    py_policy = policy.get("python_clients") or {}
+
+    def read(path: str) -> str | None:
+        if path not in cache:
+            cache[path] = text_or_none(ctx.bundle.head.read(path), path)
+        return cache[path]
+
+    decided: list[tuple[Invocation, ClientRead]] = []
+    undecided: list[tuple[Invocation, ClientRead]] = []
+    for inv in found:
+        path = _python_script_path(ctx, inv, caller) if inv.script else None
+        key = f"c09.python_client.{caller}.{inv.line}.{inv.target}.{' '.join(inv.argv)}"
+
+        def compute(inv: Invocation = inv, path: str | None = path) -> ClientRead:
+            return read_client(inv, read, root, py_policy, path)
+
+        result = ctx.memo(key, compute)
+        (undecided if result.state == "unknown" else decided).append((inv, result))
+    return decided, undecided
+
+
+def _judge_python(ctx: CheckContext, launch: Launch, decided: list[tuple[Invocation, ClientRead]],
+                  caller: str) -> tuple[str, Finding]:
+    """A launch judged by the Python clients its command or client script runs."""
+    for inv, result in decided:
+        if result.state == "raw":
+            return "fail", finding("raw-completions-client", FileEvidence(path=result.file or caller, line=result.line),
+                                   FileEvidence(path=caller, line=inv.line, text=inv.text[:200]),
+                                   key=launch.key, client=_python_label(inv, result), marker=result.marker)
+    for inv, result in decided:
+        if result.state != "env":
+            continue
+        var = str(result.env)
+        value = str(launch.benchmark_env.get(var, ""))
+        if value.lower() != str(result.value or "true").lower():
+            origin = launch.origins.get(("benchmark", "env", var))
+            where = [FileEvidence(path=origin.path, line=origin.line, text=f"{var}: {value}")] if origin else []
+            return "fail", finding("python-chat-template-off", FileEvidence(path=result.file or caller, line=result.line,
+                                                                            text=result.marker),
+                                   *where, key=launch.key, point=launch.exp_name, client=_python_label(inv, result),
+                                   flag=result.marker, var=var, want=str(result.value), value=value or "unset")
+    inv, result = next(((i, r) for i, r in decided if r.state == "chat"), decided[0])
+    marker = result.marker
+    if result.state == "env":
+        marker = f"{result.marker}, {result.env}={launch.benchmark_env.get(str(result.env))}"
+    changed = any(f.path in result.files or f.path == caller for f in ctx.bundle.pr.files)
+    message = "chat-client" if result.via == "endpoint" else "python-chat-template-client"
+    return "pass", finding(message, FileEvidence(path=result.file or caller, line=result.line if result.file else inv.line),
+                           key=launch.key, client=_python_label(inv, result), marker=marker, changed=changed,
+                           parser=str(launch.arg("reasoning-parser") or "") or None)
+
+
+def _python_label(inv: Invocation, result: ClientRead) -> str:
+    """`python3 -m infx.bench agentic (infx/bench/agentic/replay.py)`: the command and the deciding file."""
+    words = " ".join(["python3", inv.target, *[a for a in inv.argv if not a.startswith("$")][:3]])
+    return f"{words} ({short_path(result.file)})" if result.file else words
+
+
+def _python_unknown(launch: Launch, undecided: list[tuple[Invocation, ClientRead]], caller: str) -> tuple[str, Finding]:
+    # a client read in part (a module of the tree) says more than a server module the tree lacks
+    inv, result = next(((i, r) for i, r in undecided if r.files), undecided[0])
+    missing = (result.missing or f"the client python3 {inv.target} runs")[:300]
+    return "unverifiable", finding("python-client-unreadable",
+                                   FileEvidence(path=caller, line=inv.line, text=inv.text[:200]),
+                                   MissingEvidence(what=missing), key=launch.key,
+                                   client=" ".join(["python3", inv.target, *inv.argv[:2]]), missing=missing)
+
+
 def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: dict[str, str | None]
            ) -> tuple[str, Finding]:
     bench = launch.recipe.get("benchmark") if isinstance(launch.recipe.get("benchmark"), Mapping) else {}
@@ -228,6 +345,13 @@ def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: 
     if raw:
         return "fail", finding("raw-completions-command", FileEvidence(path=path, line=line, text=command[:200]),
                                key=launch.key, point=launch.exp_name, marker=raw, command=command)
+    if invocations(command):
+        # the benchmark command runs a Python client itself (`python3 -m <module> ...`)
+        decided, undecided = _python_clients(ctx, command, [], path, policy, cache)
+        if decided:
+            return _judge_python(ctx, launch, decided, path)
+        if undecided and _script(command, ctx.bundle.layout) is None:
+            return _python_unknown(launch, undecided, path)
     script = _script(command, ctx.bundle.layout)
     name = script.rsplit("/", 1)[-1] if script else None
     if name in policy["fixed_sequence_clients"]:
@@ -251,7 +375,15 @@ def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: 
         line_no = next((i for i, ln in enumerate(text.split("\n"), 1) if raw in ln), None)
         return "fail", finding("raw-completions-client", FileEvidence(path=script, line=line_no), key=launch.key,
                                client=short_path(script), marker=raw)
-    chat = _markers(text, policy["chat_markers"], code_only=False)
+    # A wrapper that runs a Python client (`exec ... python3 -m infx.bench agentic "$@"`) is judged by
+    # that client's own code, which outranks anything the wrapper's text (comments included) says.
+    decided, undecided = _python_clients(ctx, text, _command_args(command, script), script, policy, cache)
+    if decided:
+        return _judge_python(ctx, launch, decided, script)
+    if undecided and not _markers(text, policy["chat_markers"], code_only=True):
+        chat = None  # a comment naming the chat endpoint says nothing about the Python client that runs
+    else:
+        chat = _markers(text, policy["chat_markers"], code_only=False)
     client = short_path(script)
     if not chat:
         found = ctx.memo(f"c09.library_chat.{script}", lambda: _library_chat(ctx, script, text, policy))
@@ -267,6 +399,8 @@ def _judge(ctx: CheckContext, launch: Launch, policy: Mapping[str, Any], cache: 
                 return "fail", finding("raw-completions-client", FileEvidence(path=other, line=line_no),
                                        key=launch.key, client=short_path(other), marker=marker)
             script, client, chat = other, short_path(other), marker
+    if not chat and undecided:
+        return _python_unknown(launch, undecided, script)
     if not chat:
         return "unverifiable", finding("client-endpoint-unknown", FileEvidence(path=script),
                                        MissingEvidence(what=f"the endpoint {short_path(script)} drives"),

@@ -13,8 +13,20 @@ Evidence: every patch signature with its file and line (changed files of the PR,
     shared blocks, setup scripts and benchmark scripts of every affected config), the recipe line
     of a setup script whose content the bundle lacks (fetched from another repository at run time;
     github.yaml upstream_files facts included: such a setup script with no waiver is a patch whatever
-    it contains; one kept in the repository is scanned line by line like the benchmark scripts), and
-    the waiver file and sign-off link that cover it.
+    it contains), and the waiver file and sign-off link that cover it. A setup script kept in the
+    repository runs in the serving container before the engine starts, so each of its commands must
+    be a benign operation of the policy's allowlist (echo, mkdir, exports of non-engine variables, a
+    pinned pip install of an allowed client package, ...): any other command, and anything the shell
+    reader cannot read (a computed command name, a pipe into an interpreter, a command substitution
+    it cannot see into), is named with its line and why. A repository program a scanned script runs
+    (`python3 patch_x.py`, `python3 -m pkg.mod`, `bash fix.sh`) is followed into the scan (a shell
+    script a setup script runs is a setup script too; a Python program is read with `ast` for
+    monkeypatching of engine modules). An engine repository's source at a ref that is not a release
+    (`git clone`/`fetch`/`checkout` of a branch, commit or pull-request ref, `pip install
+    git+URL@REF`) and the fetch of an unmerged pull-request ref of the srt-slurm harness are named
+    with their line and ref. A waiver is filled out when each required section (what is patched, why
+    the shipped image cannot run it, an upstream issue or PR link, removal plan) has content of its
+    own; a waiver that only carries the section names does not count.
 N/A when: never (a PR that touches no benchmark file PASSes with nothing to scan). A PR whose
     appended changelog entries select no config re-runs nothing: a patch already on the base branch
     (in the file, or in the file it was moved from) is not judged (named in the row).
@@ -24,9 +36,10 @@ Unverifiable when: a script or shared block an affected config runs is missing f
     the affected configs cannot be resolved. A missing recipe leaves its launch unresolved, which
     Check 18 reports (verifier.launch.reported); this row scans what is present and lists it.
 Policy: patches (scan_paths, skip_paths, patch_file_suffixes, signatures, engine_locators,
-    write_markers, engine_path_markers, setup_keys, harness_packages, waiver_requirements,
-    waiver_not_in_force),
-    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
+    write_markers, engine_path_markers, setup_keys, harness_packages, waiver_sections,
+    waiver_not_in_force, programs, upstream_refs, setup_allowlist),
+    launch, multinode (the affected configs and their launches, via verifier.configs / verifier.launch;
+    multinode: a multi-node agentic point's DRAM budget)
 """
 
 from __future__ import annotations
@@ -34,7 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
@@ -65,7 +78,7 @@ MAX_LISTED = 6
 @dataclass(frozen=True)
 class _Waiver:
     path: str
-    side: str
+    side: Literal["head", "base"]
     text: str
     added_in_pr: bool
     problems: tuple[str, ...]
@@ -75,13 +88,6 @@ class _Waiver:
 def _read(ctx: CheckContext, side: str, path: str) -> str | None:
     tree = ctx.bundle.head if side == "head" else ctx.bundle.base
     return text_or_none(tree.read(path), path)
-
-
-def _waiver_problems(text: str, policy: Mapping[str, Any]) -> tuple[str, ...]:
-    low = text.lower()
-    problems = [name for name, rx in policy["waiver_requirements"].items() if not re.search(rx, text, re.I)]
-    problems += [f"marked '{m}'" for m in policy["waiver_not_in_force"] if m.lower() in low]
-    return tuple(problems)
 
 
 def _signoff_links(ctx: CheckContext, path: str) -> bool:
@@ -98,7 +104,8 @@ def _waivers(ctx: CheckContext) -> list[_Waiver]:
     directory = ctx.bundle.path("waiver_dir")
     added = {f.path for f in ctx.bundle.pr.files if f.status in ("added", "copied", "renamed")}
     out: list[_Waiver] = []
-    for side, tree in (("base", ctx.bundle.base), ("head", ctx.bundle.head)):
+    sides: tuple[tuple[Literal["head", "base"], Any], ...] = (("base", ctx.bundle.base), ("head", ctx.bundle.head))
+    for side, tree in sides:
         for path in tree.paths(directory):
             if not path.endswith(".md") or path.endswith("_zh.md"):
                 continue
@@ -106,7 +113,7 @@ def _waivers(ctx: CheckContext) -> list[_Waiver]:
                 continue
             text = _read(ctx, side, path) or ""
             out.append(_Waiver(path, side, text, side == "head" and path in added,
-                               _waiver_problems(text, policy), _signoff_links(ctx, path)))
+                               P.waiver_problems(text, policy), _signoff_links(ctx, path)))
     return out
 
 
@@ -146,6 +153,85 @@ def _scan(ctx: CheckContext, path: str, policy: Mapping[str, Any]) -> list[P.Pat
     return hits
 
 
+def _is_shell(path: str, text: str) -> bool:
+    return path.endswith((".sh", ".bash")) or (text.startswith("#!") and "sh" in text.split("\n", 1)[0])
+
+
+def _followed_hits(ctx: CheckContext, targets: list[str], setup_scripts: set[str], runs: set[str],
+                   policy: Mapping[str, Any]) -> list[P.PatchHit]:
+    """What reading scripts as commands finds beyond the line signatures: setup-script commands that
+    are not benign, engine sources at non-release refs, and the repository programs scripts run,
+    followed (each file read once per role, at most P.MAX_FOLLOWED of them) and scanned in turn. A
+    Python program is read for monkeypatching when something runs it (a followed program, or a file
+    an affected config runs); a changed Python file nothing runs is scanned by its lines only."""
+    has = ctx.bundle.head.has
+    root = ctx.bundle.path("root")
+    queue: list[tuple[str, bool, bool]] = [(p, p in setup_scripts, False) for p in targets]
+    done: set[tuple[str, bool]] = set()
+    line_scanned = set(targets)
+    python_read: set[str] = set()
+    followed = 0
+    hits: list[P.PatchHit] = []
+    while queue:
+        path, setup, via_program = queue.pop(0)
+        read_python = path.endswith(".py") and (via_program or path in runs) and path not in python_read
+        if (path, setup) in done and not read_python:
+            continue
+        done.add((path, setup))
+        text = _read(ctx, "head", path)
+        if text is None:
+            continue
+        if via_program and path not in line_scanned:
+            line_scanned.add(path)
+            hits += P.scan_text(path, text, policy, "head")  # a followed program: its line signatures
+        if path.endswith(".py"):
+            if read_python:
+                python_read.add(path)
+                hits += P.python_patch_hits(path, text, policy)
+            continue
+        if not _is_shell(path, text):
+            continue
+        hits += P.upstream_ref_hits(path, text, policy)
+        if setup:
+            found, programs = P.setup_script_reading(path, text, policy, has, root)
+            hits += found
+        else:
+            programs = P.programs_run(path, text, has, root, policy)
+        for program in programs:
+            role = setup and program.kind == "shell"
+            if (program.path, role) in done and program.path not in python_read and program.kind == "python":
+                queue.append((program.path, role, True))  # scanned by its lines already; now read as a program
+                continue
+            if (program.path, role) in done:
+                continue
+            if followed >= P.MAX_FOLLOWED:  # not read is not shown clean: the command is named
+                hits.append(P.PatchHit(path, program.line, f"{program.text} (runs {short_path(program.path)}, "
+                                       f"beyond the {P.MAX_FOLLOWED} programs followed)"[:300],
+                                       "program-not-followed", "head", program.text))
+                continue
+            followed += 1
+            queue.append((program.path, role, True))
+    return hits
+
+
+def _merge(line_hits: list[P.PatchHit], more: list[P.PatchHit]) -> list[P.PatchHit]:
+    """One hit per file line: a line signature first, then what reading commands found; but an
+    engine source at a non-release ref replaces the line's `pip install git+...` signature, as it
+    names the repository and the ref."""
+    at: dict[tuple[str, int], int] = {}
+    out: list[P.PatchHit] = []
+    for hit in [*line_hits, *more]:
+        key = (hit.path, hit.line or 0)
+        if hit.line and key in at:
+            if hit.signature == "upstream-ref" and out[at[key]].signature == "pip-install-engine":
+                out[at[key]] = hit
+            continue
+        if hit.line:
+            at[key] = len(out)
+        out.append(hit)
+    return sorted(out, key=lambda h: (h.path, h.line or 0))
+
+
 def _upstream_hits(ctx: CheckContext, scanned: set[str]) -> list[P.PatchHit]:
     """Setup scripts the launcher fetches from another repository (github.yaml upstream_files)."""
     hits = []
@@ -166,9 +252,34 @@ def _upstream_hits(ctx: CheckContext, scanned: set[str]) -> list[P.PatchHit]:
     return hits
 
 
+# signature -> the flag a row's template reads to say what kind of change it is (flags, not strings:
+# string params reach templates as code spans)
+_KINDS = {"setup-script-unreadable": "unreadable", "setup-command-not-allowed": "setup",
+          "setup-runs-program": "runs_program", "upstream-ref": "unreleased", "python-monkeypatch": "monkeypatch",
+          "program-not-followed": "not_followed"}
+
+
+def _on_base(ctx: CheckContext, path: str, hit: P.PatchHit,
+             cache: dict[str, tuple[str, frozenset[str]] | None]) -> bool:
+    """Whether the base branch already holds the line a hit names (at `path`): one set of the base
+    file's stripped lines, built once per file, so judging every hit stays linear (a text that spans
+    lines, an unreadable script, is compared whole)."""
+    if path not in cache:
+        text = _read(ctx, "base", path)
+        cache[path] = None if text is None else \
+            (text, frozenset(line.strip()[:300] for line in text.split("\n")))
+    got = cache[path]
+    if got is None:
+        return False
+    text, lines = got
+    written = hit.written
+    return written == text if "\n" in written else written.strip()[:300] in lines
+
+
 def _hit_params(hit: P.PatchHit) -> dict[str, Any]:
     return {"file": short_path(hit.path) + (f":{hit.line}" if hit.line else ""),
-            "signature": hit.signature, "text": hit.text}
+            "signature": hit.signature, "text": hit.text,
+            **{flag: hit.signature == signature for signature, flag in _KINDS.items()}}
 
 
 def check(ctx: CheckContext) -> CheckResult:
@@ -189,10 +300,15 @@ def check(ctx: CheckContext) -> CheckResult:
                   if e.file in missing_recipes or named.search(e.message)] if missing_recipes else []
     scoped = reported_by_check18(unresolved)
     missing = [p for p in missing if not (p in scope.recipes and scoped)]
-    targets = sorted({p for p in scope.files if P.is_scanned(p, policy) and ctx.bundle.head.has(p)})
+    # the policy's scan paths choose among the changed files; a file an affected config runs (its
+    # recipes, shared blocks, scripts and setup scripts) is scanned wherever it lives
+    targets = sorted({p for p in scope.scanned(policy) if ctx.bundle.head.has(p)})
+    runs = set(scope.required) | set(scope.setup_scripts)
     hits: list[P.PatchHit] = []
     for path in targets:
         hits += _scan(ctx, path, policy)
+    setup_scripts = {p for p in scope.setup_scripts if p in targets}
+    hits = _merge(hits, _followed_hits(ctx, targets, setup_scripts, runs, policy))
     # a fetched setup script is used by the fetched recipe that names it: the launches' files
     launch_files = {f for launch in launches(ctx, "head").launches for f in launch.files}
     hits += _upstream_hits(ctx, set(targets) | launch_files)
@@ -215,12 +331,11 @@ def check(ctx: CheckContext) -> CheckResult:
     # A PR whose appended changelog entries re-run no config benchmarks nothing: a patch already on
     # the base (at the file's path, or the path it moves from) is not part of any of its submissions.
     not_rerun: list[P.PatchHit] = []
+    base_lines: dict[str, tuple[str, frozenset[str]] | None] = {}
     if not affected_keys(ctx).changelog_keys:
         moved = {f.path: f.previous_path for f in ctx.bundle.pr.files if f.previous_path}
         for hit in list(hits):
-            base_text = _read(ctx, "base", moved.get(hit.path) or hit.path) \
-                if hit.signature != "upstream-setup-script" else None
-            if base_text is not None and hit.text in base_text:
+            if hit.signature != "upstream-setup-script" and _on_base(ctx, moved.get(hit.path) or hit.path, hit, base_lines):
                 not_rerun.append(hit)
         hits = [h for h in hits if h not in not_rerun]
     notes = [finding("preexisting-patches-not-rerun", count=len(not_rerun),
@@ -231,8 +346,7 @@ def check(ctx: CheckContext) -> CheckResult:
     uncovered: list[Finding] = []
     covered: list[Finding] = []
     for hit in hits:
-        base_text = _read(ctx, "base", hit.path) if hit.signature != "upstream-setup-script" else None
-        preexisting = base_text is not None and hit.text in base_text
+        preexisting = hit.signature != "upstream-setup-script" and _on_base(ctx, hit.path, hit, base_lines)
         subject = _subject(hit)
         candidates = [w for w in waivers if _covers(w, hit, subject)]
         if not preexisting:

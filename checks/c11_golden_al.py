@@ -6,7 +6,13 @@ Rule: For agentic workloads: verified that speculative-decoding configs (EAGLE /
     draft length. A submission may choose any supported draft length, but it may not substitute a
     different acceptance target. The target is the base tree's curve cell: a PR that edits a cell
     is judged by the base value (the edit is reported); a cell the base lacks (a curve for a new
-    model, a newly measured draft length) is taken from the PR and named as its addition.
+    model, a newly measured draft length) is a target the PR sets for itself and FAILs, naming the
+    cell, unless policy golden_al `added_cells` names it (then it is taken from the PR and named as
+    its addition). The curve is the served model's: the model-prefix picks the curve file, and the
+    checkpoint it was measured on (its top-level key) must be the model the config serves (the
+    master `model:` HF id, quantization words dropped, or a served model policy golden_al
+    `checkpoint_aliases` names for it); a different model's checkpoint FAILs against the borrowed
+    curve.
 Why: acceptance length drives spec-decode throughput; one committed golden value per (model,
     thinking mode, draft length) keeps every engine's results comparable.
 Evidence: per affected agentic spec-decode point, the spec parameters (method, draft length / DSpark
@@ -18,6 +24,9 @@ Evidence: per affected agentic spec-decode point, the spec parameters (method, d
     implies: a log whose worker environment (the generation worker: decode, else agg) carries no
     synthetic-acceptance knob, and whose command sets none either, shows a point that ran with real
     acceptance (its `accept len` lines give the measured value); it FAILs, naming the point.
+    A point without a server log is judged by its effective launch: the launcher's injected
+    synthetic acceptance (Launch.synthetic) or a knob the recipe or script sets itself; a launch
+    with neither FAILs, naming its file (a script that never enables simulated acceptance).
     A draft length without a committed golden cell FAILs unless one block of the sign-off's
     detail section states where its AL comes from (a link to a run or PR of the repository plus
     golden, AL and source words such as a pending golden-curve collection run; policy
@@ -27,11 +36,14 @@ N/A when: no affected config runs an agentic spec-decode point and no non-agenti
     Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: an agentic spec-decode point cannot be resolved from its recipe (other than a
-    missing golden cell, which FAILs).
+    missing golden cell, which FAILs), or the checkpoint its golden curve was measured on or the
+    model it serves cannot be read.
 Policy: prohibited_settings (simulated_acceptance: env, side_env, args, json_keys, offsets,
     default_thinking_mode, tolerance), signoff_records (golden_source),
+    golden_al (checkpoint_qualifiers, checkpoint_aliases, added_cells),
     ci (the runs that measured the points, via verifier.facts.ci),
-    launch (the affected configs and their launches, via verifier.configs / verifier.launch),
+    launch, multinode (the affected configs and their launches, via verifier.configs / verifier.launch;
+    multinode: a multi-node agentic point's DRAM budget),
     patches (which files a launch runs, via verifier.launch.scope)
 """
 
@@ -39,7 +51,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from verifier.configs import points
 from verifier.core.context import CheckContext
@@ -50,20 +62,21 @@ from verifier.core.results import (
     CommentEvidence,
     FileEvidence,
     Finding,
+    MissingEvidence,
     UrlEvidence,
     failed,
     finding,
     not_applicable,
     passed,
 )
-from verifier.documents.patches import is_scanned
 from verifier.documents.rules import addition_finding
 from verifier.documents.signoff_records import golden_source_statement
 from verifier.engines import engine_or_generic
 from verifier.engines.common import format_al
 from verifier.facts.runlogs import PointLog, point_logs
 from verifier.launch import Launch, LaunchError, launches
-from verifier.launch.recipes.golden import GoldenRule, golden_al, golden_rule
+from verifier.launch.closure import point_closures
+from verifier.launch.recipes.golden import GoldenAL, GoldenRule, curve_doc, golden_al, golden_rule
 from verifier.launch.reported import reported_by_check18
 from verifier.launch.scope import affected_files, scan_texts
 
@@ -129,11 +142,11 @@ def _not_simulated(ctx: CheckContext, la: Launch, log: PointLog, golden: Any) ->
     accept = sl.accept_lens
     measured = sorted({f"{a.value:g}" for a in accept})
     line = accept[0].line if accept else (worker.command_line if worker is not None else None)
-    where = FileEvidence(path=f"{log.artifact}/{log.file}", line=line,
-                         text=f"accept len: {measured[0]}" if measured else None)
+    where = log.evidence(ctx).model_copy(update={"path": log.file, "line": line,
+                                                 "text": f"accept len: {measured[0]}" if measured else None})
     cell = {"golden": golden.text, "curve": short_path(golden.file or ""), "mode": golden.thinking_mode,
             "length": golden.draft_length or 0} if golden is not None else {}
-    return finding("point-not-simulated", log.evidence(ctx), where, key=la.key, point=la.exp_name, run=log.run_id,
+    return finding("point-not-simulated", where, key=la.key, point=la.exp_name, run=log.run_id,
                    worker=worker.name if worker is not None else "", accept=measured[:4], **cell)
 
 
@@ -190,6 +203,97 @@ def _change_note(rule: GoldenRule) -> Finding:
                    file=head.file or "", change="modified", detail=f"golden cell {rule.detail}")
 
 
+def _words(name: str, qualifiers: list[re.Pattern[str]]) -> str:
+    """A checkpoint name's letters and digits without its quantization / packaging words (policy
+    golden_al checkpoint_qualifiers) and without an HF organisation."""
+    base = name.strip().rsplit("/", 1)[-1]
+    kept = [w for w in re.split(r"[-_\s]+", base) if w and not any(q.fullmatch(w) for q in qualifiers)]
+    return re.sub(r"[^a-z0-9]", "", "".join(kept).lower())
+
+
+def _curve_checkpoint(ctx: CheckContext, golden: GoldenAL, side: Literal["base", "head"]
+                      ) -> tuple[str, int | None] | None:
+    """(the checkpoint a curve was measured on: its single top-level key, line) or None when unread."""
+    if not golden.curve:
+        return None
+    try:
+        doc = curve_doc(ctx, side, golden.curve)
+    except InputError:
+        return None
+    data = doc.data if doc is not None else None
+    if not isinstance(data, dict) or len(data) != 1:
+        return None
+    (name,) = data
+    return str(name), doc.line(name) if doc is not None else None
+
+
+def _identity(ctx: CheckContext, la: Launch, golden: GoldenAL, side: Literal["base", "head"],
+              own: Mapping[str, Any]) -> Finding | None:
+    """A finding when the served model is not the checkpoint the golden curve was measured on (the
+    curve is chosen by the config's model-prefix; a different model must not borrow it), None when it is."""
+    qualifiers = [re.compile(str(q), re.IGNORECASE) for q in own["checkpoint_qualifiers"]]
+    curve = _curve_checkpoint(ctx, golden, side)
+    origin = la.origins.get(("identity", "model", "repo"))
+    model_ev = FileEvidence(path=origin.path if origin else la.point.file,
+                            line=origin.line if origin else la.point.line, text=f"model: {la.point.model}")
+    curve_ev = FileEvidence(path=golden.file or "", line=curve[1] if curve else None, side=side,
+                            text=f"{curve[0]}:" if curve else None)
+    if curve is None or not la.point.model:
+        missing = f"{short_path(golden.file or '')}: the checkpoint the curve was measured on" if curve is None \
+            else f"{la.key}: model"
+        return finding("golden-identity-unknown", curve_ev, model_ev, MissingEvidence(what=missing), key=la.key,
+                       curve=short_path(golden.file or ""), model=la.point.model or "", missing=missing)
+    served = _words(la.point.model, qualifiers)
+    aliases = [str(a) for a in (own.get("checkpoint_aliases") or {}).get(curve[0], ())]
+    if served and any(served == _words(name, qualifiers) for name in (curve[0], *aliases)):
+        return None
+    return finding("golden-curve-other-model", model_ev, curve_ev, key=la.key, model=la.point.model,
+                   checkpoint=curve[0], curve=short_path(golden.file or ""), prefix=la.point.model_prefix or "")
+
+
+def _added_allowed(own: Mapping[str, Any], rule: GoldenRule) -> Mapping[str, Any] | None:
+    """The policy's named exception for a golden cell the PR adds (golden_al added_cells), or None."""
+    head = rule.head
+    return next((e for e in own["added_cells"] if e["curve"] == head.curve and e["mode"] == head.thinking_mode
+                 and e["length"] == head.draft_length), None)
+
+
+def _synthetic_in_launch(la: Launch, policy: Mapping[str, Any]) -> bool:
+    """True when the effective launch runs with simulated acceptance: the launcher injected the golden
+    AL (srt-slurm's synthetic-acceptance connector, Launch.synthetic), or the recipe or script sets a
+    synthetic-acceptance knob itself (a legacy script, a complete recipe)."""
+    syn = la.synthetic
+    if syn is not None and syn.active and syn.injected:
+        return True
+    # a knob whose value the engine derives from the AL (ATOM's acceptance rate = (AL - 1) / tokens)
+    # shows simulation is on even when its value is computed at run time
+    if any(la.has_flag(name) or la.arg(name) is not None for name in policy.get("presence_args", ())):
+        return True
+    return bool(_launch_knobs(la, policy))
+
+
+def _point_simulated(launches_: list[Launch], la: Launch, policy: Mapping[str, Any]) -> bool:
+    """Simulated acceptance in any role launch of the point (a disaggregated point pins it on the
+    decode workers, which generate; its prefill launch shows nothing)."""
+    return any(_synthetic_in_launch(other, policy) for other in launches_
+               if other.key == la.key and other.exp_name == la.exp_name and other.world == la.world)
+
+
+def _runner_injects(ctx: CheckContext, la: Launch) -> bool:
+    """True when the point's executed closure (built from the base tree's workflow and runner) has the
+    golden-AL injector named by a harness file: the trusted runner injects the golden AL into the recipe
+    at run time (InferenceX's `inject_synthetic_acceptance "$CONFIG_FILE"` before `srtctl apply`), which
+    the launch of a complete recipe does not show by itself."""
+    harness = {"workflow", "action", "runner", "library"}
+    for closure in point_closures(ctx):
+        if closure.side != "head" or closure.key != la.key or closure.exp_name != la.exp_name:
+            continue
+        roles = {m.path: m.role for m in closure.members}
+        if any(m.role == "injector" and m.via is not None and roles.get(m.via) in harness for m in closure.members):
+            return True
+    return False
+
+
 def check(ctx: CheckContext) -> CheckResult:
     """FAIL when an agentic spec-decode point's acceptance target is not its golden AL."""
     policy = ctx.policy("prohibited_settings")["simulated_acceptance"]
@@ -228,6 +332,9 @@ def check(ctx: CheckContext) -> CheckResult:
     groups: dict[tuple[str, str, int | None, str, float | None], dict[str, Any]] = {}
     missing: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     notes: dict[str, Finding] = {}
+    own = ctx.policy("golden_al")
+    identities: dict[tuple[str, str, str], Finding | None] = {}
+    added: dict[str, Finding] = {}
     for la in agentic:
         syn = la.synthetic
         golden = syn.golden if syn is not None else _legacy_golden(ctx, la)
@@ -235,8 +342,24 @@ def check(ctx: CheckContext) -> CheckResult:
             spec = syn.spec if syn is not None else la.spec
             rule = golden_rule(ctx, golden, spec.draft_model if spec else None, spec.sample_method if spec else None)
             golden = rule.golden  # the base curve's cell is the target, whatever the PR's curve says
+            if rule.change == "added" and _added_allowed(own, rule) is None:
+                # a cell only the PR's own curve has: a target the PR set for itself (policy added_cells)
+                if rule.detail not in added:
+                    head = rule.head
+                    added[rule.detail] = finding(
+                        "golden-cell-added-by-pr", FileEvidence(path=head.file or "", line=head.line, side="head",
+                                                                text=f"{head.draft_length}: {head.text}"),
+                        key=la.key, point=la.exp_name, cell=rule.detail, curve=short_path(head.file or ""),
+                        mode=head.thinking_mode, length=head.draft_length or 0, golden=head.text)
+                continue
             if rule.change is not None and rule.detail not in notes:
                 notes[rule.detail] = _change_note(rule)
+            curve_side: Literal["base", "head"] = "head" if rule.change == "added" else "base"
+            ident = (la.point.model or "", str(golden.file), curve_side)
+            if ident not in identities:
+                identities[ident] = _identity(ctx, la, golden, curve_side, own)
+            if identities[ident] is not None:
+                continue
         if golden is None or not golden.ok or golden.value is None:
             spec = syn.spec if syn is not None else la.spec
             length = spec.draft_length if spec is not None else None
@@ -255,6 +378,13 @@ def check(ctx: CheckContext) -> CheckResult:
         group["points"].append(la.exp_name)
         log = logs.get(la.exp_name)
         if log is None:
+            # no server log at hand: the effective launch is the evidence (InferenceX PR 2488: a script
+            # that never enables simulated acceptance must not pass for want of a log)
+            if not _point_simulated(agentic, la, policy) and not _runner_injects(ctx, la):
+                fails.append(finding("launch-not-simulated", FileEvidence(path=la.recipe_path), key=la.key,
+                                     point=la.exp_name, file=short_path(la.recipe_path), kind=la.kind or "",
+                                     golden=golden.text, curve=short_path(golden.file or ""),
+                                     mode=golden.thinking_mode, length=golden.draft_length or 0))
             continue
         if _logged_knobs(la, log, policy) == {}:
             fails.append(_not_simulated(ctx, la, log, golden))
@@ -302,8 +432,10 @@ def check(ctx: CheckContext) -> CheckResult:
     stated = _stated_sources(ctx, missing_cells)
     if stated is None:
         fails.extend(missing_cells)
+    fails.extend(added.values())
+    fails.extend(f for f in identities.values() if f is not None)
     try:
-        scope_files = [p for p in affected_files(ctx).files if is_scanned(p, ctx.policy("patches"))]
+        scope_files = affected_files(ctx).scanned(ctx.policy("patches"))
     except (InputError, LookupError, ValueError):
         scope_files = sorted(golden_by_recipe)
     for path, line, knob, al in _hardcoded(ctx, policy, sorted(set(scope_files) | set(golden_by_recipe))):

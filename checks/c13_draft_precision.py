@@ -38,7 +38,8 @@ Policy: prohibited_settings (draft_precision: prohibited_env, off_values, draft_
     atom_online_quant_args, atom_draft_layer_markers), patches (scan_paths, skip_paths),
     signoff_records (draft_precision_record); MODELS.md "Agreed draft model(s) (PoR)" column (bundle tree),
     ci (the runs that measured the points, via verifier.facts.ci),
-    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
+    launch, multinode (the affected configs and their launches, via verifier.configs / verifier.launch;
+    multinode: a multi-node agentic point's DRAM budget)
 """
 
 from __future__ import annotations
@@ -64,7 +65,6 @@ from verifier.core.results import (
     passed,
 )
 from verifier.core.yamlio import decode_text
-from verifier.documents.patches import is_scanned
 from verifier.documents.rules import rule_document
 from verifier.documents.signoff_records import draft_precision_record, precision_record_item
 from verifier.engines import Engine, default_engine, engine_or_generic
@@ -454,9 +454,7 @@ def _scan_texts(ctx: CheckContext, state: _State) -> None:
         return
     patches_policy = ctx.policy("patches")
     policy = ctx.policy("prohibited_settings")["draft_precision"]
-    for path in scope.files:
-        if not is_scanned(path, patches_policy):
-            continue
+    for path in scope.scanned(patches_policy):
         issues = [replace(i, line=i.line + offset) if offset and i.line else i
                   for text, offset in scan_texts(ctx, path) for i in env_text_issues(path, text, policy)]
         for issue in issues:

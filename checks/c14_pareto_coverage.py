@@ -17,7 +17,9 @@ N/A when: never (a PR that triggers a sweep affects at least one curve).
     Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: there is neither a passing in-PR run nor a pinned run; the run is not in the bundle; it has no
-    bmk_* artifact, or one is expired or unreadable (advisory: WARN).
+    bmk_* artifact, or one is expired or unreadable, or names another commit than the run's or a
+    config key the head master configs do not hold (not this run's point); the run executed the PR's own copy of a file that
+    produces its results (the executed closure, verifier.facts.producers) (advisory: WARN).
 Policy: pareto (min_frontier_points, artifact_pattern, result_file, throughput_field,
     latency_field, percentile_label, admin_bypass),
     ci (the runs that measured the points, via verifier.facts.ci),
@@ -29,6 +31,7 @@ from __future__ import annotations
 import re
 
 from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
 from verifier.core.results import (
     CheckResult,
     CommentEvidence,
@@ -40,7 +43,7 @@ from verifier.core.results import (
     warned,
 )
 from verifier.documents import pareto
-from verifier.facts import ci
+from verifier.facts import ci, producers
 
 ID = 14
 MAX_LISTED = 6
@@ -92,6 +95,10 @@ def check(ctx: CheckContext) -> CheckResult:
     run = ctx.bundle.runs.get(run_id)
     if run is None:
         return unverifiable("sweep-run-not-recorded", run_ev, missing=f"runs/{run_id}/run.yaml", run=run_id)
+    untrusted, params = producers.untrusted_evidence(ctx, MAX_LISTED)
+    if untrusted and not producers.run_trusted(ctx, run, producers.edited_producers(ctx)):
+        # the run executed the PR's own copy of a file that produces its artifacts (verifier.launch.closure)
+        return unverifiable("evidence-untrusted", run_ev, *untrusted, run=run.id, **params)
     policy = ctx.policy("pareto")
     minimum = int(policy["min_frontier_points"])
     measured = pareto.measured_curves(ctx, run)
@@ -123,6 +130,14 @@ def check(ctx: CheckContext) -> CheckResult:
         unknown.append(finding(f"measured-point-{kind}", ci.run_evidence(ctx, run.id, artifact=artifact),
                                MissingEvidence(what=f"{artifact}/{policy['result_file']}"), artifact=artifact,
                                detail=detail))
+    # A result.json naming another commit or an unknown config key is not this run's point.
+    try:
+        foreign = ci.foreign_results(ctx, run)
+    except InputError as exc:
+        foreign = [(exc.path, exc.reason)]
+    for artifact, why in foreign[:MAX_LISTED]:
+        unknown.append(finding("measured-point-foreign", ci.run_evidence(ctx, run.id, artifact=artifact),
+                               artifact=artifact, detail=why, run=run.id))
     note = [finding("measured-run-pinned", run_ev, run=run.id)] if source == "pinned" else []
     if warns or unknown:
         return warned(*warns, *unknown, *_bypass_findings(ctx), *note, *oks)

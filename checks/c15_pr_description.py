@@ -10,7 +10,9 @@ Evidence: the PR body (English part; the collapsed translation and the AI disclo
     the head launches of the affected keys (`verifier.launch`), each resolved with SGLang's parser;
     the PR's changed files; the appended changelog entries; the recorded runs.
 N/A when: the body makes no concrete technical claim.
-Unverifiable when: the affected configs or their launches cannot be resolved.
+Unverifiable when: the affected configs cannot be read. A point whose launch does not resolve is Check 18's
+    finding (verifier.launch.reported): the row is N/A and lists it, since claims cannot be compared with
+    points that have no launch.
 Policy: launch (the affected configs, via verifier.launch; claim shapes are fixed in
     verifier.documents.claims)
 """
@@ -25,6 +27,7 @@ from verifier.core.errors import InputError
 from verifier.core.results import (
     CheckResult,
     FileEvidence,
+    Finding,
     UrlEvidence,
     finding,
     not_applicable,
@@ -36,6 +39,7 @@ from verifier.documents.claims import ConfigFacts, Judged, PointFacts, evaluate,
 from verifier.engines import engine_or_generic
 from verifier.launch import Launch, launches
 from verifier.launch.affected import submitted_entries
+from verifier.launch.reported import reported_by_check18
 
 ID = 15
 _ARG_OF_CLAIM = {"host-cache-per-rank": "hicache-size", "schedule-policy": "schedule-policy"}
@@ -53,13 +57,21 @@ def _float(value: Any) -> float | None:
         return None
 
 
+class _Unresolved(Exception):
+    """Points of the affected keys have no launch: Check 18's finding, listed here (`notes`)."""
+
+    def __init__(self, notes: list[Finding]) -> None:
+        super().__init__("unresolved launches")
+        self.notes = notes
+
+
 def _facts(ctx: CheckContext) -> tuple[ConfigFacts, list[Launch]]:
     submitted = submitted_entries(ctx)
     keys = list(submitted)
     launch_set = launches(ctx, "head", keys)
     if launch_set.fatal_errors:
-        err = launch_set.fatal_errors[0]
-        raise InputError(err.file, f"launch of {err.exp_name or err.key}: {err.message}")
+        # a claim cannot be compared with points that have no launch (a range would look contradicted)
+        raise _Unresolved(reported_by_check18(launch_set.fatal_errors))
     points = tuple(
         PointFacts(
             key=launch.key, exp_name=launch.exp_name, tp=launch.point.tp, conc=launch.point.conc,
@@ -133,6 +145,8 @@ def check(ctx: CheckContext) -> CheckResult:
     except InputError as exc:
         return unverifiable("claims-facts-unavailable", FileEvidence(path=exc.path), missing=exc.path,
                             error=exc.reason)
+    except _Unresolved as unresolved:
+        return not_applicable(*unresolved.notes)
     judged = evaluate(claims, facts)
     contradictions = [j for j in judged if j.outcome == "contradiction"]
     matched = [j for j in judged if j.outcome == "match"]

@@ -12,11 +12,17 @@ Evidence: the effective (merged and bound) recipe of every launch of the affecte
 N/A when: no affected config key uses a framework in policy `metrics.frameworks` (dynamo-trt).
     Also N/A when the base's checklist template has no item stating the rule (verifier.documents.in_force:
     the rule was not yet in force for the PR; the row names the document and the item).
+    The effective settings are those of the launch model only when every changed file in the
+    points' executed closure is read by it (verifier.launch.closure, verifier.facts.producers
+    `unread_changes`): a changed runner, client, injector or Python module, or a recipe command that
+    is not a plain file call, FAILs the row naming the file and construct.
 Unverifiable when: an affected dynamo-trt key generates no launch at all. A point whose launch cannot
     be resolved is reported by Check 18 (verifier.launch.reported) and listed here; the others are judged,
     and with none left the row is N/A.
 Policy: metrics,
-    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
+    ci (result_producers: the executed closure, via verifier.facts.producers),
+    launch, multinode (the affected configs and their launches, via verifier.configs / verifier.launch;
+    multinode: a multi-node agentic point's DRAM budget)
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from verifier.core.results import (
 )
 from verifier.documents.upstream import detail_section
 from verifier.engines import engine_or_generic
+from verifier.facts import producers
 from verifier.launch import Launch, launches
 from verifier.launch.affected import submitted_entries
 from verifier.launch.reported import reported_by_check18
@@ -166,6 +173,12 @@ def check(ctx: CheckContext) -> CheckResult:
     match = re.search(str(policy["version_pattern"]), section.text) if section else None
     if match is None:
         problems.append(finding("dynamo-version-unrecorded", sign_ev, keys=keys))
+    unread = producers.unread_changes(ctx, keys)
+    if unread:
+        # the launch model is not what runs: a changed closure file (runner, client, recipe command) is not read
+        problems.insert(0, finding("closure-unread", *(producers.file_evidence(ctx, u.path, u.line) for u in unread[:8]),
+                                   files=[u.path for u in unread[:8]], constructs=[u.construct for u in unread[:8]],
+                                   count=len(unread), keys=keys))
     if problems:
         return failed(*problems[:8], *scoped)
     if not launch_set.launches:

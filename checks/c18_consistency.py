@@ -1,6 +1,8 @@
 """Check 18: Recipe/image/sweep consistency.
 
-Rule: The recipes, images and sweep of the affected configs are consistent: every generated point
+Rule: The head master configs repeat no key (a config key written twice, or a key repeated inside a
+    submitted entry: the generator's PyYAML keeps the last copy silently, and so does the verifier).
+    The recipes, images and sweep of the affected configs are consistent: every generated point
     binds exactly one recipe variant (CONC, TP/GPU count, KV offloading, spec decoding) with no
     generation error; host-DRAM cache sizes (hicache-size per rank x ranks, '@dram' values, a
     literal TOTAL_CPU_DRAM_GB) fit the point's DRAM budget (FORMATS §3.5); every new image is named
@@ -18,7 +20,8 @@ Unverifiable when: launches cannot be resolved, a DRAM budget cannot be computed
     baseline run (or its bmk_* results) is missing for a key that existed before the PR.
 Policy: consistency, pareto,
     ci (the runs that measured the points, via verifier.facts.ci),
-    launch (the affected configs and their launches, via verifier.configs / verifier.launch)
+    launch, multinode (the affected configs and their launches, via verifier.configs / verifier.launch;
+    multinode: a multi-node agentic point's DRAM budget)
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from verifier.configs import Point, candidate_entries, master_entries, points
+from verifier.configs import Point, candidate_entries, master_configs, master_entries, points
 from verifier.configs.changelog import changelog_report, match_config_keys
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
@@ -421,6 +424,30 @@ def _baseline(ctx: CheckContext, keys: list[str], head_set: LaunchSet, texts: st
 
 
 # --------------------------------------------------------------------------------------------
+# 0. duplicate keys (the generator's PyYAML keeps the last copy)
+
+
+def _duplicates(ctx: CheckContext, keys: list[str]) -> list[Finding]:
+    """Each key the head master configs repeat: a config key written twice in one file, or a key
+    repeated inside a submitted entry. PyYAML's safe_load (what the generator runs) keeps the LAST
+    copy silently, so the reviewed text may not be what runs; the verifier judges the last copy too."""
+    out: list[Finding] = []
+    configs = master_configs(ctx, "head")
+    for err in configs.errors:
+        if err.kind == "duplicate-key" and err.first_line is not None:
+            out.append(finding("master-duplicate-key", FileEvidence(path=err.file, line=err.first_line, side="head"),
+                               FileEvidence(path=err.file, line=err.line, side="head"),
+                               file=err.file, key=err.key, first=err.first_line, line=err.line, inside=None))
+    for key in keys:
+        entry = configs.entries.get(key)
+        if entry is None:
+            continue
+        for path, first, line in entry.duplicates():
+            field = ".".join(str(p) for p in path)
+            out.append(finding("master-duplicate-key", FileEvidence(path=entry.file, line=first, side="head"),
+                               FileEvidence(path=entry.file, line=line, side="head"),
+                               file=entry.file, key=field, first=first, line=line, inside=key))
+    return out
 
 
 def check(ctx: CheckContext) -> CheckResult:
@@ -429,14 +456,15 @@ def check(ctx: CheckContext) -> CheckResult:
     try:
         affected = affected_keys(ctx)
         keys = list(submitted_entries(ctx))
+        duplicates = _duplicates(ctx, keys)
     except InputError as exc:
         return unverifiable("affected-configs-unreadable", FileEvidence(path=exc.path), missing=exc.path)
     report = changelog_report(ctx)
-    if not keys and not report.changed:
+    if not keys and not report.changed and not duplicates:
         return not_applicable(finding("nothing-affected", removed=list(affected.removed)))
 
     texts = "\n".join(d for e in report.appended for d in e.description)
-    problems: list[Finding] = []
+    problems: list[Finding] = list(duplicates)
     oks: list[Finding] = []
     if keys:
         try:

@@ -533,12 +533,49 @@ def _vendor_entry(key: str, framework: str, runner: str, image: str) -> str:
 
 
 ENABLEMENT = "lmsysorg/sglang:dev-quill2flash@sha256:" + "5e" * 32
+# a day-0 model tag (MODELS.md: an image the engine maintainers publish for the model), no `dev-`
+DAY0 = "lmsysorg/sglang:quill-2-flash-cu130"
 NO_DATE_MODELS = MODELS_MD.replace("| Quill-2-Flash | `quill2flash` | {date} ([#5000](https://github.com/SemiAnalysisAI/InferenceX/pull/5000)) | Agentic coding | |\n", "")
 SPEC_NONE_MASTER = master_text(rows=(
     f"      - {{ tp: 4, kv-offloading: none, spec-decoding: none, conc-list: [4, 8], srt-recipe: {RECIPE} }}\n"))
 UNBOUND_MASTER = master_text(rows=(
     f"      - {{ tp: 4, kv-offloading: none, spec-decoding: draft_model, conc-list: [4, 8, 16], srt-recipe: {RECIPE} }}\n"))
 ROCM_MASTER = master_text("lmsysorg/sglang-rocm:v0.5.23-rocm700-mi35x", runner="cluster:mi355x-amds")
+
+# Check 9: the Python clients of the current layout (our own small stand-ins of infx/bench: a wrapper
+# script that runs `python3 -m infx.bench <command>`, a dispatch table, an argparse sub-command and
+# the argv the client builds). Read by the check with `ast`, never run.
+PY_WRAPPER = ("#!/usr/bin/env bash\n# AgentX client for srt-slurm recipes; the Python module owns the client policy.\n"
+              "here=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")/..\" && pwd)\" || exit 1\n"
+              "exec env PYTHONSAFEPATH=1 PYTHONPATH=\"$here\" \\\n    python3 -m infx.bench agentic \"$@\"\n")
+PY_MAIN = ('"""`python3 -m infx.bench <command>`."""\n\nimport importlib\nimport sys\n\n'
+           'COMMANDS = {\n    "agentic": "infx.bench.agentic.run",\n    "fixed-seq": "infx.bench.fixed_seq",\n}\n\n\n'
+           'def main(argv):\n    module = importlib.import_module(COMMANDS[argv[0]])\n    return module.main(argv[1:])\n\n\n'
+           'if __name__ == "__main__":\n    sys.exit(main(sys.argv[1:]))\n')
+PY_ENV = ('"""Environment inputs."""\n\nimport os\n\n\n'
+          'def flag(name):\n    return os.environ.get(name, "false") == "true"\n\n\n'
+          'def need(name):\n    return os.environ[name]\n')
+PY_RUN = ('"""`agentic`: replay traces against a ready server."""\n\nimport argparse\nimport subprocess\n\n'
+          'from infx.bench import env\nfrom infx.bench.agentic.replay import Replay, replay_argv\n\n\n'
+          'def main(argv):\n    argparse.ArgumentParser(prog="python3 -m infx.bench agentic").parse_args(argv)\n'
+          '    cfg = Replay.from_env()\n    return subprocess.call(replay_argv(cfg))\n')
+PY_REPLAY = ('"""The trace-replay argv."""\n\nfrom dataclasses import dataclass\n\nfrom infx.bench import env\n\n\n'
+             '@dataclass(frozen=True)\nclass Replay:\n    url: str\n    model: str\n    render_locally: bool = False\n\n'
+             '    @classmethod\n    def from_env(cls):\n        return cls(url=env.need("SERVER_URL"), model=env.need("MODEL"),\n'
+             '                   render_locally={render})\n\n\n'
+             'def replay_argv(cfg):\n    argv = ["aiperf", "profile", "--url", cfg.url, "--endpoint", "{endpoint}"]\n'
+             '    argv += ["--model", cfg.model]\n    if cfg.render_locally:\n        argv.append("--apply-chat-template")\n'
+             '    return argv\n')
+
+
+def _py_client(endpoint: str = "/v1/chat/completions", render: str = "False") -> dict[str, str]:
+    """The Python client files (wrapper, dispatch, sub-command, argv builder) of one fixture side."""
+    return {"benchmarks/srt_agentic.sh": PY_WRAPPER, "infx/bench/__init__.py": "", "infx/bench/__main__.py": PY_MAIN,
+            "infx/bench/env.py": PY_ENV, "infx/bench/agentic/__init__.py": "", "infx/bench/agentic/run.py": PY_RUN,
+            "infx/bench/agentic/replay.py": PY_REPLAY.replace("{endpoint}", endpoint).replace("{render}", render)}
+
+
+PY_RAW_ENV = _py_client("/v1/completions", 'env.flag("USE_CHAT_TEMPLATE")')
 
 FIXTURES_SPEC.update({
     "c06": {
@@ -550,6 +587,8 @@ FIXTURES_SPEC.update({
             "quill2flash-fp4-b300-trtllm-agentic", "trt", "cluster:b300-dsxe",
             "nvcr.io#nvidia/tensorrt-llm/release:1.3.0rc23.post1")},
         "fail-enablement-expired": {"image": ENABLEMENT, "base_image": ENABLEMENT, "date_added": "2026-09-01"},
+        "pass-day0-model-tag-in-window": {"image": DAY0, "base_image": DAY0, "date_added": "2026-11-01"},
+        "fail-day0-model-tag-expired": {"image": DAY0, "base_image": DAY0, "date_added": "2026-09-01"},
         "fail-fork-image": {"image": "ghcr.io#quill-ai/sglang:v0.5.23-quill", "logs": False},
         "fail-vendor-before-open-source": {"master": master_text() + _vendor_entry(
             "quill2flash-fp4-mi355x-atom-agentic", "atom", "cluster:mi355x-amds", "rocm/atom:v0.4.0")},
@@ -583,6 +622,15 @@ FIXTURES_SPEC.update({
         "unverifiable-client-endpoint-unknown": {"head_files": {"benchmarks/srt_agentic.sh":
                                                                 "#!/usr/bin/env bash\nexec quill-bench \"$@\"\n"}},
         "na-no-spec": {"drop_args": NOSPEC, "logs": False, "master": SPEC_NONE_MASTER},
+        "pass-python-client-chat-endpoint": {"base_files": _py_client(), "head_files": _py_client()},
+        "fail-python-client-raw-endpoint": {"base_files": _py_client(),
+                                            "head_files": _py_client("/v1/completions")},
+        "unverifiable-python-client-module-missing": {
+            "base_files": _py_client(), "head_files": _py_client(),
+            "remove_head": ("infx/bench/agentic/run.py",)},
+        "fail-python-client-chat-template-env-unset": {"base_files": PY_RAW_ENV, "head_files": PY_RAW_ENV},
+        "pass-python-client-chat-template-env-true": {"base_files": PY_RAW_ENV, "head_files": PY_RAW_ENV,
+                                                      "benchmark_env": {"USE_CHAT_TEMPLATE": "true"}},
     },
     "c11": {
         "pass-golden": {},
@@ -592,6 +640,11 @@ FIXTURES_SPEC.update({
         "fail-hardcoded-al-differs": {"env": {"SGLANG_SIMULATE_ACC_LEN": "3.9"}},
         "pass-launch-reported-by-check18": {"master": UNBOUND_MASTER, "logs": False},
         "na-no-spec": {"drop_args": NOSPEC, "logs": False, "master": SPEC_NONE_MASTER},
+        "fail-golden-cell-added-by-pr": {"base_files": {f"infx/golden_al_distribution/{PREFIX}_dspark.yaml":
+                                                        GOLDEN_TEXT.replace("{cells}", "    4: 3.22\n    6: 3.9\n")}},
+        "fail-golden-curve-other-model": {"master": master_text().replace(f"model: {MODEL}\n", "model: acme/Quill-3\n")},
+        "pass-golden-curve-quantized-checkpoint": {
+            "master": master_text().replace(f"model: {MODEL}\n", f"model: {MODEL}-NVFP4\n")},
     },
 })
 

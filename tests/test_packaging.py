@@ -114,6 +114,10 @@ def test_prefix_install_judges_identically(tmp_path: Path) -> None:
     site = Path(sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)}))
     assert (site / "verifier" / "_data" / "policies" / "checks.yaml").is_file()
     assert not (prefix / "share").exists()  # no data outside the package
+    # the prebuilt layer (verifier/core/cache.py): policies validated and templates compiled at build time
+    prebuilt = site / "verifier" / "_data" / "prebuilt"
+    assert (prebuilt / "policies.json").is_file() and (prebuilt / "templates" / "manifest.json").is_file()
+    assert len(list((prebuilt / "templates").glob("t_*.py"))) == len(list((PROJECT / "templates").rglob("*.j2")))
     bundle = tmp_path / "bundle"
     shutil.copytree(CASES / "pr4524", bundle)
     workdir = tmp_path / "elsewhere"  # not the source tree: nothing may be read from it
@@ -133,3 +137,15 @@ def test_prefix_install_judges_identically(tmp_path: Path) -> None:
     assert source.returncode == 1, source.stderr
     assert json.loads(installed.stdout) == json.loads(source.stdout)
     assert installed.stdout == source.stdout
+    # ... and the installed package takes every policy and template from it, with no user cache: parsing a
+    # policy here would fail, and every template's code is the shipped module's
+    probe = ("import sys, verifier; from verifier.core import cache, policy; from verifier.render import text\n"
+             "policy._parsed = None\n"
+             "topics = policy.load_policies()\n"
+             "env = text.environment()\n"
+             "files = {env.get_template(n).root_render_func.__code__.co_filename for n in env.list_templates()}\n"
+             "print(len(topics), sorted({str(cache.PREBUILT_DIR / 'templates') == f.rsplit('/', 1)[0] for f in files}),"
+             " 'jsonschema' in sys.modules)")
+    used = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, cwd=workdir,
+                          env={**env, "INFX_VERIFIER_CACHE": "off"}, timeout=300)
+    assert used.stdout.split() == [str(len(list((PROJECT / "policies").glob("*.yaml")))), "[True]", "False"], used.stderr

@@ -52,9 +52,16 @@ def clone(case: Path, tmp_path: Path) -> Path:
 
 
 def edit_signoff_body(bundle: Path, old: str, new: str) -> None:
-    """The same edit in the sign-off and in its copy among the conversation comments."""
+    """The same edit in the sign-off and in its copy among the conversation comments (the copy is
+    edited as data: its block scalar is indented differently, and Check 0 compares the two)."""
     replace_text(bundle / "signoff.yaml", old, new)
-    replace_text(bundle / "comments.yaml", old, new)
+    signoff = read_yaml(bundle / "signoff.yaml")
+
+    def edit(comments: list[dict[str, Any]]) -> None:
+        for comment in comments:
+            if comment["id"] == signoff["id"]:
+                comment["body"] = signoff["body"]
+    edit_yaml(bundle / "comments.yaml", edit)
 
 
 def signoff_line(bundle: Path, needle: str) -> str:
@@ -588,11 +595,14 @@ def test_invalid_point_warns(tmp_path: Path) -> None:
                 mentions={14: ["1 invalid", "tp2_conc40_kvdram-hicache_spec-draft_model", CURVE]})
 
 
-def test_expired_measured_artifact_warns(tmp_path: Path) -> None:
+def test_expired_measured_artifact_of_a_changed_point_fails(tmp_path: Path) -> None:
+    """Measured means measured: the point the PR adds has no unexpired result, so Check 1 (the owner)
+    FAILs naming it; Check 14 (advisory) still warns that its curve cannot be read."""
     bundle = clone(APPROVED, tmp_path)
     name = "bmk_agentic_minimaxm31flash_tp2_conc44_kvdram-hicache_spec-draft_model"
     expire_artifact(bundle, PIN, name)
-    assert_rows(verdict(bundle), APPROVED, {14: "WARN"}, mentions={14: ["could not be verified", name, "expired"]})
+    assert_rows(verdict(bundle), APPROVED, {1: "FAIL", 14: "WARN"},
+                mentions={1: [name, "expired"], 14: ["could not be verified", name, "expired"]})
 
 
 def test_checklist_text_is_not_an_admin_bypass_claim() -> None:

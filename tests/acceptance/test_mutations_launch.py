@@ -477,11 +477,15 @@ C8: dict[str, Mutation] = {
     "hf-overrides": Mutation(APPROVED, lambda b: tp2_args(b, [f"hf-overrides: '{OVERRIDE}'"],
                                                           f"--hf-overrides {OVERRIDE}", page=False),
                              {8: "FAIL", 3: "FAIL", 13: "FAIL"}, {8: ["hf-overrides", "agentic-tp2.yaml:37"]}),
+    # srtctl knows no top-level `publish_events_and_metrics`: the recipe key is refused by name (Check 18,
+    # the launch does not resolve); the prohibited value is still named by Check 8's text scan.
     "publish-events-false": Mutation(APPROVED, lambda b: replace_text(
-        b / TP2, "  health_check:\n", "  publish_events_and_metrics: false\n  health_check:\n"), {8: "FAIL"},
-        {8: ["publish_events_and_metrics", "false", "agentic-tp2.yaml:16"]}),
+        b / TP2, "  health_check:\n", "  publish_events_and_metrics: false\n  health_check:\n"),
+        {8: "FAIL", 15: "N/A", 18: "FAIL"},
+        {8: ["publish_events_and_metrics", "false", "agentic-tp2.yaml:16"], 18: ["publish_events_and_metrics"]}),
     "publish-events-true": Mutation(APPROVED, lambda b: replace_text(
-        b / TP2, "  health_check:\n", "  publish_events_and_metrics: true\n  health_check:\n")),
+        b / TP2, "  health_check:\n", "  publish_events_and_metrics: true\n  health_check:\n"),
+        {15: "N/A", 18: "FAIL"}, {18: ["publish_events_and_metrics", "neither modelled nor known"]}),
 }
 
 
@@ -504,7 +508,9 @@ def _raw_client(b: Path) -> None:
 
 
 C9: dict[str, Mutation] = {
-    "raw-completions-client": Mutation(APPROVED, _raw_client, {9: "FAIL"}, {9: ["/v1/completions", "srt_agentic.sh"]}),
+    # the client is in the executed closure, so the PR's own run of it is not evidence (Checks 1, 2, 14)
+    "raw-completions-client": Mutation(APPROVED, _raw_client, {1: "FAIL", 2: "FAIL", 9: "FAIL", 14: "WARN"},
+                                       {9: ["/v1/completions", "srt_agentic.sh"], 1: ["srt_agentic.sh"]}),
 }
 
 
@@ -573,8 +579,12 @@ C10: dict[str, Mutation] = {
                              {10: ["setup_script: patch-sglang-dspark.sh", "agentic-tp2.yaml:16"]}),
     # A setup script kept in the repository is judged by its own lines (docs/BREADTH.md): one that
     # only prints the environment patches nothing; the row names it as scanned.
-    "setup-script-benign": Mutation(APPROVED, lambda b: _setup_script(b, "print-env.sh", "#!/usr/bin/env bash\nenv\n"),
-                                    {}, {10: ["setup_script: print-env.sh", "scanned line by line"]}),
+    "setup-script-benign": Mutation(APPROVED, lambda b: _setup_script(b, "print-env.sh",
+                                                                      "#!/usr/bin/env bash\necho ready\nmkdir -p /tmp/x\n"),
+                                    {}, {10: ["setup_script: print-env.sh"]}),
+    # `env` with no arguments prints, but `env CMD` runs CMD: not on the allowlist of benign operations
+    "setup-script-env": Mutation(APPROVED, lambda b: _setup_script(b, "print-env.sh", "#!/usr/bin/env bash\nenv\n"),
+                                 {10: "FAIL"}, {10: ["print-env.sh:2", "env"]}),
     "patch-file": Mutation(APPROVED, lambda b: add_file(
         b, "inferencex-e2e/benchmarks/patches/sglang-dspark-hicache.patch",
         "diff --git a/python/sglang/srt/speculative/dspark_worker_v2.py b/python/sglang/srt/speculative/dspark_worker_v2.py\n"

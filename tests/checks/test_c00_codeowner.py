@@ -143,12 +143,28 @@ def _only_changelog_changes(case: Path) -> None:
     (case / "tree/head" / recipes / "agentic-tp2.yaml").unlink()
 
 
-def test_catch_all_only_is_covered_by_any_codeowner(tmp_path: Path) -> None:
+def test_catch_all_only_needs_the_catch_all_owner_or_an_owner_of_this_pr(tmp_path: Path) -> None:
+    """Hostile: nvpohanh owns NVIDIA lines, none of which owns a path this PR changes: an owner of
+    an unrelated path does not cover the catch-all (GitHub asks the `*` line's owners)."""
     case = _case(tmp_path)
     _only_changelog_changes(case)
-    assert row(judge(case, only={0}), 0).status is Status.PASS
+    result = row(judge(case, only={0}), 0)
+    assert result.status is Status.FAIL
+    f = result.result.findings[0]
+    assert f.message_id == "signer-not-owner" and f.params["pattern"] == "*"
+    assert f.params["path"] == "inferencex-e2e/perf-changelog.yaml"
+    edit_yaml(case / "github.yaml", lambda d: d["teams"]["InferenceX/core"].append("nvpohanh"))
+    assert row(judge(case, only={0}), 0).status is Status.PASS  # an owner of the `*` line
     edit_yaml(case / "signoff.yaml", lambda d: d.__setitem__("author", "stranger"))
     assert row(judge(case, only={0}), 0).status is Status.FAIL
+
+
+def test_catch_all_path_is_covered_by_an_owner_of_another_changed_path() -> None:
+    """pr4524: perf-changelog.yaml falls under `*` only; nvpohanh owns the master config it also changes."""
+    result = row(judge(CASES / "pr4524", only={0}), 0)
+    assert result.status is Status.PASS
+    f = next(f for f in result.result.findings if f.message_id == "catch-all-only")
+    assert f.params["paths"] == ["inferencex-e2e/perf-changelog.yaml"]
 
 
 def test_changed_file_list_hiding_a_change_fails(tmp_path: Path) -> None:

@@ -67,10 +67,17 @@ def test_failed_pinned_run_falls_back_to_another_in_pr_commit(case: Path) -> Non
 
     _set(case, fail_and_rename)
     r = _judge(case)
-    assert r.status is Status.PASS
     text = row_summary(r)
     assert "40345805111" in text and "6/6 `agentic /`" in text and "1/1 `agentic eval /`" in text
     assert f"{PINNED}, is not a passing in-PR sweep" in text
+    # The fallback run is chosen, but it ran only the TP2 points and the bundle holds none of its
+    # artifacts: the TP4 points this PR changes are absent from it, and green TP2 jobs alone do not
+    # show their points measured (issue 21, "measured means measured").
+    assert r.status is Status.FAIL
+    summary = next(f for f in r.result.findings if f.message_id == "points-not-measured")
+    assert summary.params["run"] == 40345805111 and summary.params["count"] == summary.params["total"] == 16
+    kinds = {f.message_id for f in r.result.findings if f.message_id.startswith("point-")}
+    assert kinds == {"point-absent"}  # the first 8 listed are TP4 points, absent from the run
 
 
 def test_rerun_attempt_replaces_the_failed_attempt(case: Path) -> None:

@@ -13,6 +13,7 @@ from tests.kit import CASES, clone_bundle, edit_yaml, judge, replace_text, row, 
 from verifier.core.results import Status
 
 PINNED = 40739166138
+HEAD_SHA = "51bb400fde2167c9a265ec9d7e19f61a61d7b7ee"
 KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"
 IMAGE = "lmsysorg/sglang:dev-minimax-m31-flash@sha256:614b1509f63adaffb3c13cdea7eded07ea96bbf8eb05491a719b3c4f6b8895d5"
 THRESHOLDS = "tree/{side}/inferencex-e2e/infx/evals/thresholds.yaml"
@@ -181,7 +182,8 @@ def test_lm_eval_every_exact_match_metric_is_compared(case: Path) -> None:
 
 
 def test_lm_eval_passes_with_identity(case: Path) -> None:
-    meta = {"infmax_model_prefix": "minimaxm31flash", "config_key": KEY, "image": IMAGE}
+    # identity: config key, image and the run's commit (a record naming no commit is not established)
+    meta = {"infmax_model_prefix": "minimaxm31flash", "config_key": KEY, "image": IMAGE, "head_sha": HEAD_SHA}
     _use_lm_eval(case, _lm_eval(0.95, 0.96), meta)
     r = _judge(case)
     assert r.status is Status.PASS
@@ -197,7 +199,8 @@ def test_lm_eval_integration_error_fails(case: Path) -> None:
 
 def test_lm_eval_without_image_is_unverifiable(case: Path) -> None:
     # meta_env.json has no image field (FORMATS 11.2): image parity cannot be established from it.
-    _use_lm_eval(case, _lm_eval(0.95, 0.96), {"infmax_model_prefix": "minimaxm31flash", "config_key": KEY})
+    _use_lm_eval(case, _lm_eval(0.95, 0.96), {"infmax_model_prefix": "minimaxm31flash", "config_key": KEY,
+                                              "head_sha": HEAD_SHA})
     r = _judge(case)
     assert r.status is Status.FAIL
     assert "is unknown" in row_summary(r)

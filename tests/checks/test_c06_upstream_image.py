@@ -98,3 +98,47 @@ def test_a_fork_image_the_pr_neither_chooses_nor_reruns_is_not_judged(tmp_path: 
     assert params(result, "image-not-resubmitted")["image"] == fork
     rerun = build(tmp_path / "rerun", master=head, base_master=base)  # the minibundle appends a changelog entry
     assert params(run_one(rerun, 6), "image-not-upstream")["image"] == fork
+
+
+def test_day0_model_tag_is_an_enablement_image() -> None:
+    """MODELS.md: a new model may use "a model-enablement image that the engine maintainers publish
+    for it"; a day-0 model tag without `dev-` (`lmsysorg/sglang:minimax-m3`) is one, judged by the
+    window from its Date added, not failed as a non-default-branch build."""
+    ok = run_one(_fx("pass-day0-model-tag-in-window"), 6)
+    assert params(ok, "enablement-image-in-window")["image"] == "lmsysorg/sglang:quill-2-flash-cu130"
+    late = run_one(_fx("fail-day0-model-tag-expired"), 6)
+    p = params(late, "enablement-window-expired")
+    assert (p["image"], p["date_added"]) == ("lmsysorg/sglang:quill-2-flash-cu130", "2026-09-01")
+    assert "image-not-default-branch" not in [f.message_id for f in late.findings]
+
+
+def test_another_models_day0_tag_is_not_this_models_enablement_image(tmp_path: Path) -> None:
+    from tests.minibundle import build
+
+    other = "lmsysorg/sglang:quill-3-cu130"
+    result = run_one(build(tmp_path / "b", image=other, base_image=other, date_added="2026-11-01"), 6)
+    assert result.status.value == "FAIL"
+    assert params(result, "image-not-default-branch")["tag"] == "quill-3-cu130"
+
+
+@pytest.mark.parametrize(("tag", "identities", "expected"), [
+    ("minimax-m3", ["minimaxm3", "MiniMax-M3"], "minimaxm3"),
+    ("deepseekv4-cu129", ["dsv4", "DeepSeek-V4-Pro"], "DeepSeek-V4-Pro"),
+    ("dev-minimax-m31-flash", ["minimaxm31flash", "MiniMax-M3.1-Flash"], "minimaxm31flash"),
+    ("dev-quill2flash-fix2", ["quill2flash"], "quill2flash"),
+    # another model's day-0 tag: M3 is not M3.1-Flash, V4 is not V4.1-Flash
+    ("minimax-m3", ["minimaxm31flash", "MiniMax-M3.1-Flash"], None),
+    ("deepseekv4-cu129", ["dsv41flash", "DeepSeek-V4.1-Flash"], None),
+    # default-branch builds name no model
+    ("v0.5.23-cu130", ["minimaxm31flash", "MiniMax-M3.1-Flash"], None),
+    ("dev-cu130", ["quill2flash"], None),
+    ("nightly-20261101", ["quill2flash"], None),
+    ("minimax-m3-5894fdf", ["minimaxm3", "MiniMax-M3"], "minimaxm3"),
+    ("nightly-dev-x86_64-cu13.0.1-5894fdf", ["kimik3", "Kimi-K3"], None),
+    (None, ["quill2flash"], None),
+])
+def test_enablement_tag_recognition(tag: str | None, identities: list[str], expected: str | None) -> None:
+    from verifier.engines.images import enablement_model
+
+    policy = load_policies()["images"]
+    assert enablement_model(tag, identities, policy["enablement_tag"], policy["enablement_tag_qualifiers"]) == expected

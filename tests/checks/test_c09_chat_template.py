@@ -98,3 +98,24 @@ def test_libraries_sourced_from_the_script_folder_or_the_repository_root() -> No
                  'source "${INFERENCEX_ROOT}/benchmarks/benchmark_lib.sh"'):
         assert _libraries(ctx, script, line) == ["benchmarks/benchmark_lib.sh"], line  # type: ignore[arg-type]
     assert _libraries(ctx, script, 'source "$SOMEWHERE/benchmarks/benchmark_lib.sh"') == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("replay", [
+    # hostile: the chat endpoint is built only on a branch the run never takes; the argv it runs has none
+    ('def replay_argv(cfg):\n    argv = ["aiperf", "profile", "--url", cfg.url]\n'
+     '    if cfg.model == "never-served":\n        argv += ["--endpoint", "/v1/chat/completions"]\n    return argv\n'),
+    # hostile: the raw endpoint hides behind a name; a chat route probe string sits beside it
+    ('PROBE = "/v1/chat/completions"\nRAW = "/v1/completions"\n\n\n'
+     'def replay_argv(cfg):\n    return ["aiperf", "profile", "--url", cfg.url, "--endpoint", RAW]\n'),
+    # plain twin: the raw endpoint written out
+    'def replay_argv(cfg):\n    return ["aiperf", "profile", "--url", cfg.url, "--endpoint", "/v1/completions"]\n',
+], ids=["chat-only-on-a-dead-branch", "raw-behind-a-name", "plain-raw"])
+def test_python_client_that_hides_a_raw_endpoint_is_rejected(tmp_path: Path, replay: str) -> None:
+    from tests.kit import judge
+    from tests.minibundle import PY_REPLAY, _py_client, build
+
+    text = PY_REPLAY.split("def replay_argv")[0].replace("{render}", "False") + replay
+    bundle = build(tmp_path / "b", base_files=_py_client(), head_files={**_py_client(), "infx/bench/agentic/replay.py": text})
+    result = run_one(bundle, 9)
+    assert result.status.value == "FAIL", [f.message_id for f in result.findings]
+    assert judge(bundle).verdict == "REJECTED"

@@ -114,3 +114,102 @@ def test_missing_cell_fails_without_a_statement(tmp_path: Path, extra: str) -> N
     result = run_one(bundle, 11)
     assert result.status.value == "FAIL"
     assert params(result, "golden-cell-missing")["length"] == 5
+
+
+def _judge_with(bundle: Path, policies: object) -> object:
+    from checks import judge, select
+    from tests.kit import row
+    from verifier.core.bundle import read_bundle
+
+    return row(judge(read_bundle(bundle), policies, select(only={11})), 11).result  # type: ignore[arg-type]
+
+
+def test_added_golden_cell_passes_only_through_a_named_policy_exception() -> None:
+    """The failing fixture's twin: the same PR-added cell, named in policies/golden_al.yaml added_cells."""
+    bundle = _fx("fail-golden-cell-added-by-pr")
+    assert params(run_one(bundle, 11), "golden-cell-added-by-pr")["cell"] == "quill2flash_dspark thinking_on[5] = 3.61"
+    base = load_policies()
+    allowed = {**base["golden_al"], "added_cells": [{"curve": "quill2flash_dspark", "mode": "thinking_on", "length": 5,
+                                                     "reason": "measured by the golden-curve run of PR 5000"}]}
+    result = _judge_with(bundle, {**base, "golden_al": allowed})
+    assert result.status.value == "PASS", [f.message_id for f in result.findings]
+    assert "rule-added-by-pr" in [f.message_id for f in result.findings]
+    other = {**base["golden_al"], "added_cells": [{"curve": "quill2flash_dspark", "mode": "thinking_on", "length": 6,
+                                                   "reason": "another cell"}]}
+    assert _judge_with(bundle, {**base, "golden_al": other}).status.value == "FAIL"
+
+
+def test_served_checkpoint_not_config_prefix_chooses_the_curve() -> None:
+    """InferenceX #2158: the model-prefix selects the curve file, but the served checkpoint must be the
+    one the curve was measured on; its quantized packaging (`-NVFP4`) is the same checkpoint."""
+    p = params(run_one(_fx("fail-golden-curve-other-model"), 11), "golden-curve-other-model")
+    assert (p["model"], p["checkpoint"], p["prefix"]) == ("acme/Quill-3", "quill-2-flash", "quill2flash")
+    assert run_one(_fx("pass-golden-curve-quantized-checkpoint"), 11).status.value == "PASS"
+
+
+def _without_logs(tmp_path: Path) -> Path:
+    from tests.kit import clone_bundle
+
+    case = clone_bundle(CASES / "pr4524-approved", tmp_path / "case")
+    for log in case.rglob("server.log"):
+        log.unlink()
+    return case
+
+
+def test_no_log_launch_with_injected_acceptance_passes(tmp_path: Path) -> None:
+    """The passing twin of the static judgement: no server log, and the launcher injects the golden AL."""
+    result = run_one(_without_logs(tmp_path), 11)
+    assert result.status.value == "PASS", [f.message_id for f in result.findings]
+    assert "launch-not-simulated" not in [f.message_id for f in result.findings]
+
+
+def test_no_log_launch_without_simulated_acceptance_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """InferenceX PR 2488: a launch that never enables simulated acceptance passed when no log was at
+    hand. Here the connector injects nothing (its injection list emptied) and no recipe knob is set."""
+    import dataclasses
+
+    from verifier.launch import launches as real_launches
+
+    def stripped(ctx: object, side: str = "head", keys: object = None) -> object:
+        found = real_launches(ctx, side, keys)  # type: ignore[arg-type]
+        for i, la in enumerate(found.launches):
+            if la.synthetic is not None and la.synthetic.injected:
+                env = {k: v for k, v in la.env.items() if not k.startswith("SGLANG_SIMULATE_ACC")}
+                found.launches[i] = dataclasses.replace(
+                    la, env=env, synthetic=dataclasses.replace(la.synthetic, injected=()))
+        return found
+
+    monkeypatch.setattr(c11, "launches", stripped)
+    result = run_one(_without_logs(tmp_path), 11)
+    assert result.status.value == "FAIL"
+    p = params(result, "launch-not-simulated")
+    assert (p["golden"], p["mode"], p["length"]) == ("4.04", "thinking_on", 7)
+    assert p["file"].endswith("agentic.yaml") or p["file"].endswith("agentic-tp2.yaml")
+
+
+@pytest.mark.parametrize(("curve", "model", "same"), [
+    ("minimax-m3", "MiniMaxAI/MiniMax-M3-MXFP8", True),
+    ("qwen3.5-397b-a17b-nvfp4", "Qwen/Qwen3.5-397B-A17B-FP8", True),
+    ("kimi-k2.5-nvfp4", "nvidia/Kimi-K2.5-NVFP4", True),
+    ("kimi-k2.5-nvfp4", "nvidia/Kimi-K2.6-NVFP4", False),  # another model borrowing K2.5's curve
+    ("minimax-m3", "MiniMaxAI/MiniMax-M3.1-Flash", False),
+    ("quill-2-flash", "acme/Quill-2-Flash-Turbo", False),  # a longer name is another checkpoint
+    ("deepseek-v4-pro", "deepseek-ai/DeepSeek-V3", False),
+])
+def test_checkpoint_names_compare_without_quantization_words(curve: str, model: str, same: bool) -> None:
+    import re
+
+    qualifiers = [re.compile(q, re.IGNORECASE) for q in load_policies()["golden_al"]["checkpoint_qualifiers"]]
+    assert (c11._words(curve, qualifiers) == c11._words(model, qualifiers)) is same
+
+
+def test_a_named_checkpoint_alias_is_the_curves_checkpoint(tmp_path: Path) -> None:
+    """policies/golden_al.yaml checkpoint_aliases: a served model the policy names as the curve's
+    checkpoint passes; without the alias the same bundle fails as another model."""
+    from tests.minibundle import MODEL, build, master_text
+
+    bundle = build(tmp_path / "b", master=master_text().replace(f"model: {MODEL}\n", "model: acme/Quill-2-Flash-DSpark\n"))
+    assert params(run_one(bundle, 11), "golden-curve-other-model")["model"] == "acme/Quill-2-Flash-DSpark"
+    base = load_policies()
+    named = {**base["golden_al"], "checkpoint_aliases": {"quill-2-flash": ["acme/Quill-2-Flash-DSpark"]}}
+    assert _judge_with(bundle, {**base, "golden_al": named}).status.value == "PASS"

@@ -130,12 +130,14 @@ def test_no_claims_is_not_applicable(case: Path) -> None:
     assert "no concrete technical claim" in row_summary(r)
 
 
-def test_unresolvable_configuration_warns_as_unverifiable(case: Path) -> None:
+def test_unresolvable_configuration_is_check18s_finding_listed_here(case: Path) -> None:
+    """One root cause, one owner: a point without a launch FAILs Check 18; this row lists it, N/A."""
     (case / "tree" / "head" / TP2).unlink()
     r = _row(case)
-    assert r.status is Status.WARN
-    assert r.result.findings[0].message_id == "claims-facts-unavailable"
-    assert "agentic-tp2.yaml" in row_summary(r)
+    assert r.status is Status.NA
+    assert r.result.findings[0].message_id == "launch-reported-by-check18"
+    report = judge(case, only={15, 18})
+    assert row(report, 18).status is Status.FAIL and "agentic-tp2.yaml" in row_summary(row(report, 18))
 
 
 def test_unknown_setting_names_are_not_contradictions() -> None:

@@ -15,3 +15,12 @@ def test_missing_recipe_is_one_fail_row_of_check18() -> None:
         assert r.status is not Status.FAIL, (check_id, row_summary(r))
         assert "Check 18" in row_summary(r) and "Check 18" in row_summary(r).split("\n")[1]
     assert report.verdict.value == "REJECTED"
+
+
+def test_checks_3_and_15_do_not_repeat_an_unresolved_launch() -> None:
+    """No cascade: Check 3 (upstream recipe) and Check 15 (PR description) list the point, never FAIL/WARN on it."""
+    report = judge(FIXTURES / "c13" / "na-recipe-missing-reported-by-check18")
+    repeated = {"launches-unresolved", "claims-facts-unavailable"}
+    for check_id in (3, 15):
+        ids = {f.message_id for f in row(report, check_id).result.findings}
+        assert not ids & repeated, (check_id, row_summary(row(report, check_id)))

@@ -58,12 +58,13 @@ def test_a_verdict_parses_only_the_entries_it_needs_and_each_once(tmp_path: Path
 
 def test_a_verdict_of_a_valid_bundle_imports_no_schema_library_or_round_trip_yaml() -> None:
     """jsonschema only words a refusal; ruamel only round-trips documents a verdict does not edit; the
-    shell reader and the runner reader load only for points started by scripts (the seed has none)."""
+    runner reader loads only for points started by scripts (the seed has none). The shell parser does
+    load: the executed closure reads the base tree's runner script (verifier.launch.closure)."""
     code = ("import io, sys, contextlib\nfrom verifier.app.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    main(['--bundle', {str(FIXTURES / 'pr4524')!r}, '--format', 'json'])\n"
             "print(sorted(({'jsonschema', 'ruamel'} & {m.split('.')[0] for m in sys.modules})\n"
-            "             | ({'verifier.shell', 'verifier.launch.runner'} & set(sys.modules))))\n")
+            "             | ({'verifier.launch.runner'} & set(sys.modules))))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
 

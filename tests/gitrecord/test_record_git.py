@@ -173,3 +173,25 @@ def test_both_trees_hold_the_same_selection(tmp_path: Path) -> None:
 
     ctx = CheckContext(bundle=bundle, policies=load_policies())
     assert affected_keys(ctx).keys == ["quill2flash-fp4-b200-sglang-agentic-mtp"]
+
+
+def test_recorded_bundle_holds_the_python_client_package_and_the_tree_listing(tmp_path: Path) -> None:
+    """A script that runs `python3 -m infx.bench ...` runs the tree's own package: the recorder takes its
+    sources (Check 9 reads the client that runs), and the tree listings (a rule document the commit
+    lacks is absent, not unread)."""
+    repo_dir = init(tmp_path / "ix")
+    client = b'#!/usr/bin/env bash\nexec python3 -m infx.bench agentic "$@"\n'
+    package = {"inferencex-e2e/infx/__init__.py": b"", "inferencex-e2e/infx/bench/__init__.py": b"",
+               "inferencex-e2e/infx/bench/__main__.py": b"print('client')\n",
+               "inferencex-e2e/infx/matrix/generate.py": b"x = 1\n"}
+    base = {**fixture_tree("c13/fail-draft-kv-fp8", "base"), **package,
+            "inferencex-e2e/benchmarks/srt_agentic.sh": client}
+    head = {**fixture_tree("c13/fail-draft-kv-fp8", "head"), **package,
+            "inferencex-e2e/benchmarks/srt_agentic.sh": client}
+    base_sha = commit(repo_dir, base, "base")
+    head_sha = commit(repo_dir, head, "Retune (#7)")
+    with GitRepo(repo_dir) as repo:
+        bundle = record_revisions(repo, base_sha, head_sha)
+    assert "inferencex-e2e/infx/bench/__main__.py" in bundle.head.files
+    assert bundle.base.listing is not None and "inferencex-e2e/infx/matrix/generate.py" in bundle.base.listing
+    assert bundle.base.absent("inferencex-e2e/docs/NO_SUCH.md")

@@ -51,6 +51,19 @@ def test_selects_squash_merges_that_change_a_master_config(tmp_path: Path) -> No
         assert merged_prs(repo, since="2026-07-04", until="2026-07-05") == []
 
 
+def test_selects_master_configs_of_every_era(tmp_path: Path) -> None:
+    """`.github/configs/` (until 2026-07-02), `configs/`, then `inferencex-e2e/configs/`: all are master configs."""
+    repo_dir = init(tmp_path / "era")
+    tree = {"README.md": b"x\n"}
+    commit(repo_dir, tree, "Initial tree", when="2025-11-01T10:00:00+00:00")
+    for number, path in ((1, ".github/configs/nvidia-master.yaml"), (2, "configs/amd-master.yaml"),
+                         (3, "inferencex-e2e/configs/nvidia-master.yaml")):
+        tree = {**tree, path: f"# {number}\n".encode()}
+        commit(repo_dir, tree, f"Retune (#{number})", when=f"2025-11-0{number + 1}T10:00:00+00:00")
+    with GitRepo(repo_dir) as repo:
+        assert [p.number for p in merged_prs(repo, since="2025-11-01")] == [1, 2, 3]
+
+
 def test_replay_writes_json_lines_and_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     repo_dir, _ = _history(tmp_path)
     out = tmp_path / "replay.jsonl"

@@ -6,7 +6,10 @@ makes it hostile in one way. `expect` says what the verdict may be afterwards:
 * "any": the input is hostile to the parser (huge, malformed, quadratic) but breaks no rule, so
   any verdict is right as long as the contract holds (one JSON object, or rc 2 with one line);
 * "not-approved": the input breaks a blocking rule or makes a fact unreadable, so APPROVED
-  would be a false approval.
+  would be a false approval;
+* "rejected": a trick against the trust boundary (issue 21's classes: the executed closure, the
+  reading InferenceX's own tools make, sign-off identity, unmodelled shell): only REJECTED (or a
+  refusal, rc 2) is right, never APPROVED or WARN.
 
 Deterministic: every random choice comes from
 `random.Random(seed)`.
@@ -22,14 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from tests.kit import edit_yaml
+from tests.kit import edit_yaml, read_yaml
 
 SEED = 20261201
 PINNED_RUN = "40739166138"
 MASTER = "tree/head/inferencex-e2e/configs/nvidia-master.yaml"
 BIDI_ANSI = "\u202eevil\u202c \u2066x\u2069 \u200f \x1b[31mred\x1b[0m \x1b]8;;http://x\x07link"
 
-Expect = Literal["any", "not-approved"]
+Expect = Literal["any", "not-approved", "rejected"]
 Mutator = Callable[[Path, random.Random, int], None]
 
 
@@ -304,6 +307,100 @@ def backdated_commit(bundle: Path, rng: random.Random, n: int) -> None:
     edit_yaml(bundle / "pr.yaml", edit)
 
 
+# ---------------------------------------------------------------- the trust boundary (issue 21)
+
+ROOT = "inferencex-e2e/"
+RUNNER = ROOT + "runners/launch_b300-dsxe.sh"
+CLIENT = ROOT + "benchmarks/srt_agentic.sh"
+KEY = "minimaxm31flash-fp4-b300-sglang-agentic-dspark"
+
+
+def _tree(bundle: Path, side: str) -> dict[str, bytes]:
+    root = bundle / "tree" / side
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def sync_files(bundle: Path) -> None:
+    """pr.yaml `files` = the diff of the two trees (BUNDLE.md: they must agree)."""
+    base, head = _tree(bundle, "base"), _tree(bundle, "head")
+    files = []
+    for path in sorted(base.keys() | head.keys()):
+        if path not in base:
+            files.append({"path": path, "status": "added"})
+        elif path not in head:
+            files.append({"path": path, "status": "removed"})
+        elif base[path] != head[path]:
+            files.append({"path": path, "status": "modified"})
+    edit_yaml(bundle / "pr.yaml", lambda pr: pr.update(files=files))
+
+
+def _signoff_id(bundle: Path) -> int:
+    return int(read_yaml(bundle / "signoff.yaml")["id"])
+
+
+def _head_file(bundle: Path, path: str, text: str) -> None:
+    target = bundle / "tree" / "head" / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
+def runner_rescales_results(bundle: Path, rng: random.Random, n: int) -> None:
+    """The PR's own runner (what its pinned run executed) rewrites result.json after the benchmark."""
+    scale = rng.choice(["9", "2", "1"])
+    _head_file(bundle, RUNNER, "#!/usr/bin/bash\nsrtctl apply -f \"$CONFIG_FILE\"\n"
+               f"sed -i 's/\"tput_per_gpu\": \\([0-9]*\\)/\"tput_per_gpu\": {scale}\\1/' outputs/*/result.json\n")
+    sync_files(bundle)
+
+
+def client_hides_a_flag(bundle: Path, rng: random.Random, n: int) -> None:
+    """The benchmark client the launch runs, edited through an indirection the line scanners miss."""
+    path = bundle / "tree" / "head" / CLIENT
+    text = path.read_text(encoding="utf-8")
+    name = rng.choice(["X", "CMD", "P"])
+    path.write_text(text.replace("exit 1", f'{name}="ev""al"; ${name} "$(echo c2VkIC1pIHMvZnAvLyBsb2c= | base64 -d)"\nexit 1', 1),
+                    encoding="utf-8")
+    sync_files(bundle)
+
+
+def duplicate_master_key(bundle: Path, rng: random.Random, n: int) -> None:
+    """A second copy of the reviewed entry further down (the generator, PyYAML, runs the last one)."""
+    master = bundle / MASTER
+    text = master.read_text(encoding="utf-8")
+    entry = text[text.index(f"{KEY}:"):]
+    fork = rng.choice(["ghcr.io/fork/sglang:fast", "docker.io/someone/sglang:tuned"])
+    copy = re.sub(r"(?m)^(  image: ).*$", lambda m: m.group(1) + fork, entry, count=1)
+    master.write_text(text + "\n# tuned copy\n" + copy, encoding="utf-8")
+    sync_files(bundle)
+
+
+def negated_checklist_item(bundle: Path, rng: random.Random, n: int) -> None:
+    """A ticked checklist item rewritten to withdraw its claim, in the sign-off and its comment copy."""
+    word = rng.choice(["NOT verified: ", "Not checked: ", "N/A - skipped. "])
+
+    def change(body: str) -> str:
+        return re.sub(r"(?m)^(- \[x\] )", lambda m: m.group(1) + word, body, count=1)
+
+    edit_yaml(bundle / "signoff.yaml", lambda d: d.__setitem__("body", change(str(d["body"]))))
+    signoff = _signoff_id(bundle)
+
+    def edit(comments: list[dict[str, Any]]) -> None:
+        for c in comments:
+            if c["id"] == signoff:
+                c["body"] = change(str(c["body"]))
+    edit_yaml(bundle / "comments.yaml", edit)
+
+
+def signoff_copy_differs(bundle: Path, rng: random.Random, n: int) -> None:
+    """signoff.yaml says one thing, the recorded comment with the same id another."""
+    signoff = _signoff_id(bundle)
+
+    def edit(comments: list[dict[str, Any]]) -> None:
+        for c in comments:
+            if c["id"] == signoff:
+                c["body"] = str(c["body"]).replace("- [x]", "- [ ]", 1)
+    edit_yaml(bundle / "comments.yaml", edit)
+
+
 CLASSES: tuple[HostileClass, ...] = (
     HostileClass("ws-comment", ws_comment, "any", 65_536),
     HostileClass("body-unclosed", body_unclosed, "any", 20_000),
@@ -335,6 +432,11 @@ CLASSES: tuple[HostileClass, ...] = (
     # an attack here: the contract must hold. The live attack (a pusher-chosen committer date) is
     # tests/github/test_fail_closed.py::test_backdated_commit_does_not_move_the_pin.
     HostileClass("backdated-commit", backdated_commit, "any"),
+    HostileClass("runner-rescales-results", runner_rescales_results, "rejected"),
+    HostileClass("client-hides-a-flag", client_hides_a_flag, "rejected"),
+    HostileClass("duplicate-master-key", duplicate_master_key, "rejected"),
+    HostileClass("negated-checklist-item", negated_checklist_item, "rejected"),
+    HostileClass("signoff-copy-differs", signoff_copy_differs, "rejected"),
 )
 
 

@@ -55,6 +55,8 @@ def test_hostile_class_keeps_the_contract(tmp_path: Path, cls: G.HostileClass) -
     assert not crashed, f"{cls.name}: check-crashed rows {crashed}"
     if cls.expect == "not-approved":
         assert doc["verdict"] != "APPROVED", f"{cls.name}: false APPROVED"
+    if cls.expect == "rejected":
+        assert doc["verdict"] == "REJECTED", f"{cls.name}: {doc['verdict']}, a trick against the trust boundary"
     from verifier.render.markdown import render_markdown
     from verifier.render.terminal import render_table
 

@@ -139,15 +139,20 @@ def test_sa_bench_without_the_key_uses_srtctls_default_chat_template() -> None:
     assert "srtctl default" in result.findings[0].params["marker"]
 
 
-def test_new_layout_fragment_rule_unchanged() -> None:
+def test_new_layout_complete_recipe_written_the_clone_way_runs_as_written() -> None:
+    """A new-layout row written `CONFIG_FILE=recipes/...` hands the recipe to srtctl as it is: a recipe
+    naming its own model is complete there (not a fragment refused for naming it); a row under an
+    entry's srt-recipe-dir composes every recipe as a fragment."""
     assert is_complete({"model": {"path": "x"}}, "old")
     assert not is_complete({"model": {"path": "x"}}, "new")
+    assert is_complete({"model": {"path": "x"}}, "new", composed=False)
     assert not is_complete({"roles": {}}, "old")
     ctx = make_ctx({PREFIX + "configs/nvidia-master.yaml": MASTER.encode(),
                     PREFIX + "configs/runners.yaml": (LAUNCH / "old-runners.yaml").read_bytes(),
                     PREFIX + RECIPE: RECIPE_TEXT.encode()})
     ls = launches(ctx, "head", [KEY])
-    assert any("the launcher binds them" in e.message for e in ls.errors), [str(e) for e in ls.errors]
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    assert ls.launches and {launch.kind for launch in ls.launches} == {"srt-complete"}
 
 
 def test_to_roles_moves_origins() -> None:

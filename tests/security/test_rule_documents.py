@@ -49,16 +49,31 @@ def test_pr_that_edits_its_golden_curve_is_judged_by_the_base_curve(tmp_path: Pa
 
 
 def test_new_golden_curve_is_applied_only_as_a_named_addition(tmp_path: Path) -> None:
-    """A curve the base lacks (a new model's) is judged by, and the row names it as the PR's addition."""
+    """A curve the base lacks (a new model's) is a target the PR sets for itself: without a named
+    exception (policies/golden_al.yaml added_cells) it FAILs naming the cell; with one it is judged by
+    and the row names it as the PR's addition."""
+    from checks import judge as judge_with
+    from checks import select
+    from verifier.core.bundle import read_bundle
+    from verifier.core.policy import load_policies
+
     case = _case(tmp_path)
     (case / "tree/base" / CURVE).unlink()
     _list_change(case, CURVE, "added")
     report = judge(case, only={0, 11})
     r11 = row(report, 11)
+    assert r11.status is Status.FAIL
+    cell = next(f for f in r11.result.findings if f.message_id == "golden-cell-added-by-pr")
+    assert "thinking_on[7] = 4.04" in cell.params["cell"]
+    assert row(report, 0).status is Status.PASS  # the file list agrees with the trees
+    policies = load_policies()
+    named = {**policies["golden_al"], "added_cells": [{"curve": "minimaxm31flash_dspark", "mode": "thinking_on",
+                                                       "length": 7, "reason": "new model's curve"}]}
+    allowed = judge_with(read_bundle(case), {**policies, "golden_al": named}, select(only={11}))
+    r11 = row(allowed, 11)
     assert r11.status is Status.PASS
     added = next(f for f in r11.result.findings if f.message_id == "rule-added-by-pr")
     assert added.params["file"] == CURVE and "thinking_on[7] = 4.04" in added.params["detail"]
-    assert row(report, 0).status is Status.PASS  # the file list agrees with the trees
 
 
 def test_pr_that_edits_models_md_is_judged_by_the_base_row(tmp_path: Path) -> None:

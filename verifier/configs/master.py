@@ -5,8 +5,14 @@ few of them in detail. So the file is split into top-level entries by the lines 
 column 0 (a key followed by `:`), and each entry is parsed on first use with the YAML 1.1 loader
 of `verifier.core.yaml11`. An entry whose text is byte-identical on the base and head sides is
 parsed once. Anything the splitter does not understand (a quoted or odd top-level key, document
-markers, an alias to an anchor in another entry) falls back to parsing the whole file, so the
-result never depends on the shortcut.
+markers) and a file where any entry uses an alias or merge key (which may point into another
+entry) is parsed whole instead, so the result never depends on the shortcut. Either way every text
+is parsed at most once per verdict: parses, and refusals (an alias bomb), are kept in the
+verdict's cache keyed by the text.
+
+Duplicate keys follow PyYAML's `safe_load`, which the generator uses: the LAST copy of a repeated
+key wins, at the top level (a config key written twice) and inside an entry. Each repeat is a
+MasterError naming both lines (`duplicates`); checks report them.
 
 Schema (FORMATS.md §3.1-3.2, `infx/matrix/validation.py`): every top-level key is a config key;
 keys are unique across both master files and never contain `*`.
@@ -14,6 +20,7 @@ keys are unique across both master files and never contain `*`.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -65,7 +72,8 @@ class SearchRow:
 
 
 class _Chunk:
-    """The text of one top-level entry and, once needed, its parsed form (shared across sides)."""
+    """The text of one top-level entry (or of a whole file) and, once needed, its parsed form or the
+    refusal parsing it gave (shared across sides and checks: a text is parsed once per verdict)."""
 
     __slots__ = ("_indirect", "doc", "error", "text")
 
@@ -87,8 +95,30 @@ class _Chunk:
                 if not line.lstrip().startswith("#")))
         return self._indirect
 
+    @property
+    def aliased(self) -> bool:
+        """True when the entry may use an alias or merge key outside a comment line (it may refer
+        to an anchor of another entry, so only a parse of the whole file reads it right)."""
+        text = self.text
+        return any(m in text for m in ("*", "<<")) and any(
+            _ALIAS_OR_MERGE.search(line) for line in text.split("\n") if not line.lstrip().startswith("#"))
+
+    def parse(self, path: str) -> Doc:
+        """The parsed text (parsed on first use); raises the InputError of a refused text every time."""
+        if self.doc is None and self.error is None:
+            try:
+                self.doc = parse_yaml11(self.text, path)
+            except InputError as exc:
+                self.error = exc
+        if self.error is not None:
+            raise self.error
+        assert self.doc is not None
+        return self.doc
+
 
 _INDIRECT_MARKS = ("*", "<<", "\\")
+# An alias (`*name` where a node starts) or a merge key (`<<:`); a `*` inside a scalar (a glob) is neither.
+_ALIAS_OR_MERGE = re.compile(r"(?:^|[\s\[{,:?-])\*[^\s,\[\]{}]|(?:^|[\s{,?])<<\s*:")
 
 
 @dataclass(eq=False)
@@ -127,6 +157,11 @@ class ConfigEntry:
         if not path:
             return self.line
         return self._parsed[1].get(tuple(path))
+
+    def duplicates(self) -> list[tuple[tuple[Any, ...], int, int]]:
+        """Keys repeated inside the entry: (path below the entry, first copy's line, the winning
+        repeat's line). Raises InputError if the entry is unparsable."""
+        return self._owner.duplicates(self)
 
     def doc_lines(self) -> dict[tuple[Any, ...], int]:
         """The line of every path as a parse of the whole file gives it: `(key,)` and `(key, *path)`."""
@@ -227,6 +262,7 @@ class MasterError:
     line: int | None
     key: str | None
     message: str
+    first_line: int | None = None  # duplicate-key in one file: the line of the copy that lost
 
 
 class _MasterFile:
@@ -240,8 +276,13 @@ class _MasterFile:
         self.entries: list[ConfigEntry] = []
         self._full: Doc | None = None
         self._cache = cache
+        self.whole = False  # entries are read from a parse of the whole file
+        self.top_duplicates: list[tuple[str, int, int]] = []  # (config key, first line, repeat line)
         if not self._split():
+            self.entries = []
             self._split_full()
+        elif any(e._chunk.aliased for e in self.entries):
+            self.whole = True
 
     def _split(self) -> bool:
         starts: list[tuple[str, int]] = []
@@ -270,14 +311,35 @@ class _MasterFile:
 
     def _full_doc(self) -> Doc:
         if self._full is None:
-            self._full = parse_yaml11(self.text, self.path)
-            if self._full.data is not None and not isinstance(self._full.data, dict):
+            chunk = self._cache.get(self.text)
+            if chunk is None:
+                chunk = self._cache[self.text] = _Chunk(self.text)
+            doc = chunk.parse(self.path)
+            if doc.data is not None and not isinstance(doc.data, dict):
                 raise InputError(self.path, "top level is not a mapping of config keys")
+            self._full = doc
         return self._full
+
+    def duplicates(self, entry: ConfigEntry) -> list[tuple[tuple[Any, ...], int, int]]:
+        """Keys repeated inside an entry: (path below the entry, line of the first copy, line of
+        the repeat that wins); parses the entry."""
+        chunk = entry._chunk
+        if not self.whole and chunk.text:
+            try:
+                doc = chunk.parse(self.path)
+            except InputError:
+                doc = None
+            if doc is not None and isinstance(doc.data, dict) and list(doc.data) == [entry.key]:
+                offset = entry.line - 1
+                return [(p[1:], a + offset, b + offset) for p, a, b in doc.duplicate_pairs if len(p) > 1]
+        full = self._full_doc()
+        return [(p[1:], a, b) for p, a, b in full.duplicate_pairs if len(p) > 1 and p[0] == entry.key]
 
     def _split_full(self) -> None:
         doc = self._full_doc()
         data = doc.data or {}
+        # The parse keeps the last copy of a repeated config key; its first copy is still an error.
+        self.top_duplicates = [(str(p[0]), a, b) for p, a, b in doc.duplicate_pairs if len(p) == 1]
         for key in data:
             line = doc.line(key) or 1
             chunk = _Chunk("")
@@ -285,12 +347,10 @@ class _MasterFile:
 
     def parse_entry(self, entry: ConfigEntry) -> tuple[dict[str, Any], dict[tuple[Any, ...], int]]:
         chunk = entry._chunk
-        if chunk.text and chunk.doc is None and chunk.error is None:
-            try:
-                chunk.doc = parse_yaml11(chunk.text, self.path)
-            except InputError as exc:
-                chunk.error = exc
-        doc = chunk.doc
+        doc: Doc | None = None
+        if chunk.text and not self.whole:
+            with contextlib.suppress(InputError):
+                doc = chunk.parse(self.path)
         if doc is not None and isinstance(doc.data, dict) and list(doc.data) == [entry.key]:
             offset = entry.line - 1
             rel = {p[1:]: ln + offset for p, ln in doc.lines.items() if len(p) > 1}
@@ -342,6 +402,10 @@ def load_master(ctx: CheckContext, side: str) -> MasterConfigs:
             continue
         files[vendor] = path
         master = _MasterFile(vendor, side, path, text, cache)
+        for key, first_line, line in master.top_duplicates:
+            errors.append(MasterError("duplicate-key", path, line, key,
+                                      f"config key {key!r} also defined at {path}:{first_line}", first_line))
+        own: set[str] = set()
         for entry in master.entries:
             if "*" in entry.key:
                 errors.append(MasterError("wildcard-key", path, entry.line, entry.key,
@@ -349,8 +413,15 @@ def load_master(ctx: CheckContext, side: str) -> MasterConfigs:
             if entry.key in entries:
                 first = entries[entry.key]
                 errors.append(MasterError("duplicate-key", path, entry.line, entry.key,
-                                          f"config key {entry.key!r} also defined at {first.file}:{first.line}"))
-                continue
+                                          f"config key {entry.key!r} also defined at {first.file}:{first.line}",
+                                          first.line if first.file == path else None))
+                if entry.key not in own:
+                    # Keys are unique across the vendor files (the generator refuses the pair): the
+                    # other vendor's entry stays.
+                    continue
+            # Within one file PyYAML's safe_load keeps the LAST copy (the dict keeps the first
+            # copy's position), so the generator runs the repeat: so does every check.
+            own.add(entry.key)
             entries[entry.key] = entry
     return MasterConfigs(side=side, entries=entries, files=files, errors=errors)
 

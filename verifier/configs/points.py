@@ -92,6 +92,16 @@ def seq_name(isl: Any, osl: Any) -> str:
     return f"{isl}_{osl}"
 
 
+# Where master rows' recipe references live (configs/CONFIGS.md: "Recipe directory under
+# benchmarks/<single|multi>_node/srt-slurm-recipes/"). The srt driver copies the multi-node tree into
+# the srt-slurm clone's `recipes/`, so a `recipes/<...>` reference (CONFIG_FILE=, or an srt-recipe
+# written that way) names a file of the multi-node folder whatever key wrote it.
+RECIPE_ROOTS = {"single": "benchmarks/single_node/srt-slurm-recipes/",
+                "multi": "benchmarks/multi_node/srt-slurm-recipes/"}
+CLONE_PREFIX = "recipes/"
+ROOT_PREFIXES = ("benchmarks/", "configs/", "inferencex-e2e/")
+
+
 @dataclass(frozen=True)
 class RecipeRef:
     """A recipe named by a master row: repository path (resolved for the layout) + selector."""
@@ -100,25 +110,58 @@ class RecipeRef:
     selector: str | None
     written: str
     source: str  # "srt-recipe" | "eval-srt-recipe" | "CONFIG_FILE" | "EVAL_CONFIG_FILE"
+    # The entry's `srt-recipe-dir` the path was resolved against (None: the row wrote the whole path).
+    recipe_dir: str | None = None
 
     @property
     def text(self) -> str:
         """`<path>[:<selector>]` as the master row wrote it."""
         return self.written
 
+    @property
+    def clone_spelled(self) -> bool:
+        """Written the way the srt-slurm clone names it (`CONFIG_FILE=`, or `recipes/...`): the launcher
+        copied the recipe tree into the clone and ran the named file with `srtctl apply` as it is."""
+        return self.source in ("CONFIG_FILE", "EVAL_CONFIG_FILE") or \
+            self.written.strip().removeprefix("./").startswith(CLONE_PREFIX)
 
-def parse_recipe_ref(value: str, source: str, layout: str, recipe_dir: str | None = None) -> RecipeRef:
-    """Split `path.yaml[:selector]`, resolve it against srt-recipe-dir / the InferenceX root."""
+
+def recipe_root(multinode: bool | None) -> str:
+    """The recipe folder (from the InferenceX root) an `srt-recipe-dir` is relative to."""
+    return RECIPE_ROOTS["multi" if multinode else "single"]
+
+
+def parse_recipe_ref(value: str, source: str, layout: str, recipe_dir: str | None = None,
+                     multinode: bool | None = None) -> RecipeRef:
+    """Split `path.yaml[:selector]` and resolve the path from the InferenceX root.
+
+    * `recipes/<...>` (any key: `CONFIG_FILE=`, or a row's `srt-recipe`) names the clone's copy of the
+      multi-node recipe folder: `benchmarks/multi_node/srt-slurm-recipes/<...>`;
+    * a path already written from the root (`benchmarks/...`, `configs/...`) is kept;
+    * otherwise the path is relative to the entry's `srt-recipe-dir`, itself relative to
+      `benchmarks/<single|multi>_node/srt-slurm-recipes/` (`multinode` picks the folder; a dir written
+      from the root or as `recipes/...` resolves the same way as a path would).
+    """
     written = value.strip()
     path, selector = written, None
     head, sep, tail = written.rpartition(":")
     if sep and head.endswith((".yaml", ".yml")):
         path, selector = head, tail or None
-    if source in ("CONFIG_FILE", "EVAL_CONFIG_FILE") and path.startswith("recipes/"):
-        path = "benchmarks/multi_node/srt-slurm-recipes/" + path.removeprefix("recipes/")
-    elif recipe_dir and not path.startswith(("benchmarks/", "configs/", "inferencex-e2e/")):
-        path = recipe_dir.rstrip("/") + "/" + path
-    return RecipeRef(path=repo_relative(path, layout), selector=selector, written=written, source=source)  # type: ignore[arg-type]
+    path = path.strip().removeprefix("./")
+    used_dir: str | None = None
+    if path.startswith(CLONE_PREFIX):
+        path = RECIPE_ROOTS["multi"] + path.removeprefix(CLONE_PREFIX)
+    elif recipe_dir and recipe_dir.strip() and not path.startswith(ROOT_PREFIXES):
+        used_dir = recipe_dir.strip().removeprefix("./").strip("/")
+        if used_dir.startswith(CLONE_PREFIX):
+            folder = RECIPE_ROOTS["multi"] + used_dir.removeprefix(CLONE_PREFIX)
+        elif used_dir.startswith(ROOT_PREFIXES):
+            folder = used_dir
+        else:
+            folder = recipe_root(multinode) + used_dir
+        path = folder.rstrip("/") + "/" + path
+    return RecipeRef(path=repo_relative(path, layout), selector=selector, written=written,  # type: ignore[arg-type]
+                     source=source, recipe_dir=used_dir)
 
 
 @dataclass(frozen=True)
@@ -290,13 +333,24 @@ def _int_field(data: Mapping[str, Any], name: str, default: int) -> int:
     return value if _is_int(value) else default
 
 
-def _recipes(entry: ConfigEntry, row: Mapping[str, Any], layout: str) -> tuple[RecipeRef | None, RecipeRef | None]:
+def _in_folder(ref: RecipeRef | None, folder: str, layout: str) -> RecipeRef | None:
+    """A `CONFIG_FILE=` reference re-resolved under a launcher's own recipe folder (llm-d)."""
+    if ref is None or ref.source not in ("CONFIG_FILE", "EVAL_CONFIG_FILE"):
+        return ref
+    written = ref.written.partition(":")[0].strip().removeprefix("./")
+    return RecipeRef(path=repo_relative(folder + written, layout), selector=ref.selector,  # type: ignore[arg-type]
+                     written=ref.written, source=ref.source)
+
+
+def _recipes(entry: ConfigEntry, row: Mapping[str, Any], layout: str,
+             config_folder: str | None = None) -> tuple[RecipeRef | None, RecipeRef | None]:
     recipe_dir = entry.get("srt-recipe-dir")
     recipe_dir = recipe_dir if isinstance(recipe_dir, str) else None
     srt = row.get("srt-recipe")
     ev = row.get("eval-srt-recipe")
-    main = parse_recipe_ref(srt, "srt-recipe", layout, recipe_dir) if isinstance(srt, str) else None
-    evr = parse_recipe_ref(ev, "eval-srt-recipe", layout, recipe_dir) if isinstance(ev, str) else None
+    multinode = entry.multinode
+    main = parse_recipe_ref(srt, "srt-recipe", layout, recipe_dir, multinode) if isinstance(srt, str) else None
+    evr = parse_recipe_ref(ev, "eval-srt-recipe", layout, recipe_dir, multinode) if isinstance(ev, str) else None
     if main is None:  # legacy: worker additional-settings CONFIG_FILE=recipes/...
         for role in ("worker", "prefill", "decode"):
             worker = row.get(role)
@@ -306,6 +360,8 @@ def _recipes(entry: ConfigEntry, row: Mapping[str, Any], layout: str) -> tuple[R
                     main = parse_recipe_ref(item.split("=", 1)[1], "CONFIG_FILE", layout)
                 elif isinstance(item, str) and item.startswith("EVAL_CONFIG_FILE=") and evr is None:
                     evr = parse_recipe_ref(item.split("=", 1)[1], "EVAL_CONFIG_FILE", layout)
+    if config_folder:  # the launcher reads CONFIG_FILE from its own folder, not the srt-slurm clone
+        main, evr = _in_folder(main, config_folder, layout), _in_folder(evr, config_folder, layout)
     return main, evr
 
 
@@ -316,6 +372,10 @@ def entry_points(ctx: CheckContext, side: str, entry: ConfigEntry) -> list[Point
     duration = int(policy["matrix"]["agentic-duration"])
     extra_len = int(policy["matrix"]["max-model-len-extra"])
     layout = ctx.bundle.layout
+    llmd = policy.get("llm-d")
+    # configs/CONFIGS.md: "Only llmd-vllm keeps CONFIG_FILE", a file of the llm-d recipe folder
+    config_folder = str(llmd["recipe-dir"]) if isinstance(llmd, Mapping) and layout != "old" and \
+        (entry.framework or "") in llmd.get("frameworks", ()) else None
     out: list[Point] = []
     prefix = entry.model_prefix or "?"
     for row in entry.rows:
@@ -325,7 +385,7 @@ def entry_points(ctx: CheckContext, side: str, entry: ConfigEntry) -> list[Point
             concs = conc_values(data, step)
         except ValueError as exc:
             concs, errors = [], [str(exc)]
-        srt, ev = _recipes(entry, data, layout)
+        srt, ev = _recipes(entry, data, layout, config_folder)
         spec = str(data.get("spec-decoding", "none"))
         kv = data.get("kv-offloading")
         kv = str(kv) if kv is not None else ("none" if row.scenario == AGENTIC else None)

@@ -207,7 +207,22 @@ class BundleReader:
             raise BundleError(rel, ".".join(str(p) for p in err["loc"]), err["msg"]) from None
 
     def _tree(self, side: str, sha: str) -> Tree:
-        return Tree(sha=sha, files=self._folder(f"tree/{side}"))
+        files = self._folder(f"tree/{side}")
+        return Tree(sha=sha, files=files, listing=self._listing(side, files))
+
+    def _listing(self, side: str, files: dict[str, bytes]) -> frozenset[str] | None:
+        """`tree/<side>.listing` (optional): every path of the commit, one per line, as `git ls-tree -r
+        --name-only` prints them. It must name every file the bundle holds on that side."""
+        rel = f"tree/{side}.listing"
+        path = self.root / rel
+        if not path.is_file() and not path.is_symlink():
+            return None
+        text = decode_text(self._bytes(rel), rel)
+        listing = frozenset(line for line in text.split("\n") if line)
+        unlisted = next((name for name in files if name not in listing), None)
+        if unlisted is not None:
+            raise BundleError(rel, None, f"does not list {unlisted!r}, which tree/{side}/ holds")
+        return listing
 
     def _folder(self, rel: str) -> dict[str, bytes]:
         """Every regular file below a folder of the bundle, by path relative to it, in path order.

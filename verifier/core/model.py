@@ -246,10 +246,18 @@ class Tree(Frozen):
 
     sha: str
     files: dict[str, bytes]
+    # Every path of the commit's tree, when the recorder listed it whole (`tree/<side>.listing`, written
+    # by the git and GitHub recorders): it proves a file absent from the commit, not just from the bundle.
+    listing: frozenset[str] | None = None
 
     def has(self, path: str) -> bool:
         """True when the tree holds this exact path."""
         return path in self.files
+
+    def absent(self, path: str) -> bool:
+        """True only when the commit is known not to have this path (its listing lacks it); a file the
+        bundle merely does not hold is not absent, it is unread."""
+        return self.listing is not None and path not in self.listing and path not in self.files
 
     def read(self, path: str) -> bytes | None:
         """The raw bytes of a file, or None if the tree does not hold it."""

@@ -6,6 +6,11 @@ naming the file and the offending field.
 InferenceX may override some of this data from its own base tree (verifier.documents.policy_overrides);
 the rule that lays an override over ours is `merge_policy` here, and the merged document is held to
 the same schema (`schema_problem`).
+
+A wheel ships the policies already validated (verifier.core.cache, the prebuilt layer): a file whose bytes
+and whose schema's bytes match the digests recorded at build time is taken from there, without parsing
+or validating it again (and without importing jsonschema); any other file (edited, or from a
+`--policies` directory) is parsed and validated here as always.
 """
 
 from __future__ import annotations
@@ -111,23 +116,64 @@ def load_policy_file(path: Path, *, schema_dir: Path = POLICY_DIR / "schema") ->
     return freeze(_validated(path, schema_dir))
 
 
-def _validated(path: Path, schema_dir: Path) -> Any:
-    """One policy file parsed and validated, as plain JSON-like data."""
+def _prebuilt(path: Path, raw: bytes, schema_dir: Path) -> Any | None:
+    """The prebuilt validated data of this policy file, when it and its schema are byte for byte the ones
+    the wheel validated at build time; else None."""
+    try:
+        schema = (schema_dir / f"{path.stem}.schema.json").read_bytes()
+    except OSError:
+        return None
+    return cache.prebuilt_policy(path.stem, raw, schema)
+
+
+def _parsed(path: Path, raw: bytes, schema_dir: Path) -> Any:
+    """One policy file parsed and validated here, as plain JSON-like data."""
     from verifier.core.yamlio import decode_text, load_yaml_data
 
     try:
-        data = json_keys(load_yaml_data(decode_text(path.read_bytes(), str(path)), str(path)))
+        data = json_keys(load_yaml_data(decode_text(raw, str(path)), str(path)))
     except InputError as exc:
         raise PolicyError(str(exc)) from None
     validate_policy(path.stem, data, source=str(path), schema_dir=schema_dir)
     return data
 
 
-def _policy_set_key(files: list[Path], schema_dir: Path) -> str:
+def _validated(path: Path, schema_dir: Path, raw: bytes | None = None) -> Any:
+    """One policy file validated, as plain JSON-like data: prebuilt when its digests match, else parsed here."""
+    try:
+        raw = path.read_bytes() if raw is None else raw
+    except OSError as exc:
+        raise PolicyError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    prebuilt = _prebuilt(path, raw, schema_dir)
+    return prebuilt if prebuilt is not None else _parsed(path, raw, schema_dir)
+
+
+def prebuild_policies(directory: Path = POLICY_DIR) -> dict[str, dict[str, Any]]:
+    """Build time (setup.py, for verifier.core.cache.build_prebuilt): every policy file of `directory` that
+    validates, by topic, with the SHA-256 of its bytes and of its schema's. A file that does not validate here
+    (or that needs jsonschema where the build environment has none) is left out: a run validates it and says why."""
+    schema_dir = directory / "schema"
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        raw = path.read_bytes()
+        try:
+            data = _parsed(path, raw, schema_dir)
+            schema = (schema_dir / f"{path.stem}.schema.json").read_bytes()
+        except (PolicyError, ImportError, OSError):
+            continue
+        if json.loads(json.dumps(data)) != data:
+            continue  # not plain JSON data (it would not come back from policies.json as it is)
+        out[path.stem] = {"sha256": cache.sha256(raw), "schema_sha256": cache.sha256(schema), "data": data}
+    return out
+
+
+def _policy_set_key(raws: Mapping[Path, bytes], schema_dir: Path) -> str:
     """Content key of a policy set: every policy file and every schema, names and bytes."""
     schemas = sorted(schema_dir.glob("*.json")) if schema_dir.is_dir() else []
     blobs: list[bytes] = []
-    for path in [*files, *schemas]:
+    for path, raw in raws.items():
+        blobs += [path.name.encode(), raw]
+    for path in schemas:
         blobs += [path.name.encode(), path.read_bytes()]
     return cache.content_key(_CACHE_KIND, blobs)
 
@@ -136,14 +182,20 @@ def _policy_set_key(files: list[Path], schema_dir: Path) -> str:
 def load_policies(directory: Path = POLICY_DIR) -> Mapping[str, Mapping[str, Any]]:
     """Every policies/*.yaml, by topic (the file stem).
 
-    Parsing and validating 20 files is most of a cold verdict's fixed cost, so the validated set is
-    kept in the content-addressed cache (verifier.core.cache) under the hash of every policy and schema byte.
+    Parsing and validating 20 files is most of a cold verdict's fixed cost. A wheel ships them validated
+    (`_prebuilt`); whatever does not match that is validated here, and the validated set is kept in the
+    content-addressed cache (verifier.core.cache) under the hash of every policy and schema byte.
     """
     files = sorted(directory.glob("*.yaml"))
     schema_dir = directory / "schema"
-    key = _policy_set_key(files, schema_dir)
-    topics = cache.read_json(_CACHE_KIND, key)
-    if not isinstance(topics, dict) or sorted(topics) != sorted(p.stem for p in files):
-        topics = {p.stem: _validated(p, schema_dir) for p in files}
-        cache.write_json(_CACHE_KIND, key, topics)
+    raws = {path: path.read_bytes() for path in files}
+    topics = {path.stem: data for path in files if (data := _prebuilt(path, raws[path], schema_dir)) is not None}
+    if len(topics) < len(files):
+        key = _policy_set_key(raws, schema_dir)
+        cached = cache.read_json(_CACHE_KIND, key)
+        if isinstance(cached, dict) and sorted(cached) == sorted(p.stem for p in files):
+            topics = cached
+        else:
+            topics = {p.stem: topics[p.stem] if p.stem in topics else _parsed(p, raws[p], schema_dir) for p in files}
+            cache.write_json(_CACHE_KIND, key, topics)
     return MappingProxyType({topic: freeze(data) for topic, data in topics.items()})

@@ -43,6 +43,11 @@ class RunEvidence(_Evidence):
     url: str
     job: str | None = None
     artifact: str | None = None
+    # a file inside the artifact, and its line: artifact files live in the run, not in the repository,
+    # so they are linked through the run (a repository blob URL for them would not exist)
+    path: str | None = None
+    line: int | None = None
+    text: str | None = None
 
 
 class CommentEvidence(_Evidence):

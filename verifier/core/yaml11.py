@@ -49,6 +49,12 @@ class _Loader(_Base):  # type: ignore[misc,valid-type]
         return tag
 
 MAX_NODES = 2_000_000
+# Built values per node the document itself holds, plus a floor: without aliases every node is
+# built once, so this bounds alias and merge expansion (a "billion laughs" of 500 bytes used to
+# build 2,000,000 values, ~6 s and 1 GB, once per re-parse) to cost linear in the input, while a
+# recipe that merges a defaults block into its variants stays far below it. MAX_NODES stays the ceiling.
+EXPANSION = 8
+NODE_FLOOR = 50_000
 # Key/value pairs handled while resolving `<<` merge keys (each cached merge source counts its
 # size again where it is reused). The real master config needs a few thousand.
 MAX_MERGE_WORK = 1_000_000
@@ -67,6 +73,9 @@ class Doc:
     path: str
     lines: dict[Path, int] = field(default_factory=dict)
     duplicates: list[tuple[Path, int]] = field(default_factory=list)
+    # Each repeated key: its path, the line of its first copy and of the repeat (the repeat wins,
+    # as in PyYAML's safe_load).
+    duplicate_pairs: list[tuple[Path, int, int]] = field(default_factory=list)
 
     def line(self, *path: Any) -> int | None:
         """1-based line of the key (or sequence item) at this path; None if absent."""
@@ -87,13 +96,15 @@ class Doc:
 class _Builder:
     """Turns a composed node graph into plain data, recording lines; expands aliases by copy."""
 
-    def __init__(self, loader: Any, path: str, line_offset: int) -> None:
+    def __init__(self, loader: Any, path: str, line_offset: int, max_nodes: int = MAX_NODES) -> None:
         self.loader = loader
         self.path = path
         self.offset = line_offset
         self.count = 0
+        self.max_nodes = max_nodes
         self.lines: dict[Path, int] = {}
         self.duplicates: list[tuple[Path, int]] = []
+        self.duplicate_pairs: list[tuple[Path, int, int]] = []
         self.active: set[int] = set()
         self.merging: set[int] = set()
         self.pairs_of: dict[int, list[tuple[Node, Node, bool]]] = {}
@@ -104,8 +115,9 @@ class _Builder:
 
     def build(self, node: Node, path: Path) -> Any:
         self.count += 1
-        if self.count > MAX_NODES:
-            raise InputError(self.path, "YAML aliases expand past the node limit (alias bomb refused)")
+        if self.count > self.max_nodes:
+            raise InputError(self.path, f"YAML aliases or merge keys expand past {self.max_nodes} values, the limit "
+                                        "for a document of this size (alias bomb refused)")
         if isinstance(node, ScalarNode):
             return self.scalar(node)
         if node.tag not in _COLLECTION_TAGS:
@@ -207,7 +219,7 @@ class _Builder:
         # Only the pair that wins each key is built: a value overridden by a later key (or by an
         # explicit key over a merged one) is never expanded, so no work is spent on it.
         winners: dict[Any, tuple[Node, Node]] = {}
-        seen_explicit: set[Any] = set()
+        seen_explicit: dict[Any, int] = {}
         for key_node, value_node, is_explicit in self._pairs(node):
             if not isinstance(key_node, ScalarNode):
                 raise InputError(self.path, f"complex mapping key at line {self.line(key_node)}")
@@ -217,9 +229,12 @@ class _Builder:
             except TypeError:
                 raise InputError(self.path, f"unhashable mapping key at line {self.line(key_node)}") from None
             if is_explicit:
-                if key in seen_explicit:
+                first = seen_explicit.get(key)
+                if first is not None:
                     self.duplicates.append(((*path, key), self.line(key_node)))
-                seen_explicit.add(key)
+                    self.duplicate_pairs.append(((*path, key), first, self.line(key_node)))
+                else:
+                    seen_explicit[key] = self.line(key_node)
             # The key written last wins, as in PyYAML; its line is the one that counts.
             winners[key] = (key_node, value_node)
         out: dict[Any, Any] = {}
@@ -228,6 +243,29 @@ class _Builder:
             self.lines[sub] = self.line(key_node)
             out[key] = self.build(value_node, sub)
         return out
+
+
+def _composed(node: Node) -> int:
+    """How many distinct nodes the composed document holds (an alias is the node it names)."""
+    seen: set[int] = set()
+    stack: list[Node] = [node]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, SequenceNode):
+            stack.extend(current.value)
+        elif isinstance(current, MappingNode):
+            for key, value in current.value:
+                stack.append(key)
+                stack.append(value)
+    return len(seen)
+
+
+def node_limit(node: Node) -> int:
+    """The most values a document may build: EXPANSION per composed node plus NODE_FLOOR, at most MAX_NODES."""
+    return min(MAX_NODES, NODE_FLOOR + EXPANSION * _composed(node))
 
 
 def parse_yaml11(text: str, path: str, *, line_offset: int = 0) -> Doc:
@@ -240,7 +278,7 @@ def parse_yaml11(text: str, path: str, *, line_offset: int = 0) -> Doc:
         node = loader.get_single_node()
         if node is None:
             return Doc(data=None, path=path)
-        builder = _Builder(loader, path, line_offset)
+        builder = _Builder(loader, path, line_offset, node_limit(node))
         data = builder.build(node, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
@@ -252,7 +290,8 @@ def parse_yaml11(text: str, path: str, *, line_offset: int = 0) -> Doc:
         raise InputError(path, "YAML nests too deeply") from None
     finally:
         loader.dispose()
-    return Doc(data=data, path=path, lines=builder.lines, duplicates=builder.duplicates)
+    return Doc(data=data, path=path, lines=builder.lines, duplicates=builder.duplicates,
+               duplicate_pairs=builder.duplicate_pairs)
 
 
 def iter_leaves(data: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:

@@ -9,6 +9,7 @@ ordered-list item (`1. [x] ...`) is one.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import cache
@@ -77,6 +78,45 @@ def _stem(word: str) -> str:
     if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
+
+
+# Words that turn an attestation into its opposite ("NOT verified", "did not check", "N/A - skipped").
+# A sign-off item counts as attested only when it uses none of them more often than its template item:
+# the template's own wording ("does not patch", "N/A if no curves are affected") stays neutral.
+_NEGATION = re.compile(
+    r"(?<![\w/])(?:not|no|never|none|nothing|cannot|neither|nor|without|unable|unverified|unchecked|"
+    r"untested|skip|skipped|skipping|omitted|pending|todo|tbd|n/a|na)(?![\w/])"
+    r"|\w+n['’]t\b",
+    re.IGNORECASE,
+)
+# GitHub renders `~~text~~` (and `~text~`) struck through: a struck-out claim is withdrawn.
+_STRUCK = re.compile(r"(?<!~)~~?(?=[^~\s])[^~]*?[^~\s]~~?(?!~)")
+
+
+def negations(text: str) -> list[str]:
+    """The negating words of an item's text (link targets dropped, case kept as written)."""
+    return [m.group(0) for m in _NEGATION.finditer(_LINK.sub(r"\1", text).replace("`", " "))]
+
+
+def negated(template: Item, signed: Item) -> str | None:
+    """Why a checked sign-off item does not attest its template item, else None.
+
+    A struck-through span, or a negating word used more often than in the template item (`NOT
+    verified`, `not checked`, `did not`, `N/A - skipped`): the box is ticked but the text withdraws
+    the claim.
+    """
+    struck = _STRUCK.search(signed.text)
+    if struck is not None and _STRUCK.search(template.text) is None:
+        return struck.group(0)
+    # Word by word: dropping the template's "N/A if no curves" does not license adding "did not".
+    base = Counter(w.lower() for w in negations(template.text))
+    seen: Counter[str] = Counter()
+    extra: list[str] = []
+    for word in negations(signed.text):
+        seen[word.lower()] += 1
+        if seen[word.lower()] > base[word.lower()]:
+            extra.append(word)
+    return ", ".join(dict.fromkeys(extra)) if extra else None
 
 
 def normalize(text: str) -> list[str]:

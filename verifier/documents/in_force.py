@@ -15,8 +15,11 @@ must contain (`mentions`).
 
 The template is a rule document (verifier.documents.rules): it is read from the base tree only, so a PR that
 adds or removes an item changes nothing for itself (the row names the edit). When the base
-template cannot be read (absent from the bundle, no `## Template` section, too large or not
-UTF-8), every rule is in force: fail closed.
+template cannot be read (not held by the bundle, no `## Template` section, too large or not
+UTF-8), every rule is in force: fail closed. When the base commit is known to have no template at
+all (its recorded tree listing lacks it: InferenceX before 2026-06-22), no rule of it was in force:
+every check with rules, and the always-judged checks whose governing document is the template
+(policies/rules.yaml `template_governed`), are N/A naming the document.
 
 API: `rule_in_force(ctx, rule_id) -> Ruling`, `check_gate(ctx, check_id) -> CheckResult | None`
 (the runner's gate: the N/A result of a check none of whose rules is in force), and
@@ -32,7 +35,7 @@ from typing import Any
 
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
-from verifier.core.results import CheckResult, FileEvidence, Finding, finding, not_applicable
+from verifier.core.results import CheckResult, FileEvidence, Finding, UrlEvidence, finding, not_applicable
 from verifier.core.yamlio import decode_text
 from verifier.documents.checklist import Item, checkboxes, match_items, normalize, template_block
 from verifier.documents.rules import RuleDocument, change_finding, rule_document
@@ -49,6 +52,7 @@ class StatedItems:
     readable: bool  # False: the template could not be read, so every rule is in force
     stated: dict[str, Item]  # canonical item id -> the base template's item that states it
     reason: str = ""  # why the template could not be read
+    absent: bool = False  # the base commit has no template at all: none of its rules was in force
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,8 @@ class Ruling:
 def _read(ctx: CheckContext) -> StatedItems:
     doc: RuleDocument = rule_document(ctx, ctx.policy(POLICY)["document"])
     if doc.rule is None:
+        if doc.base_absent:
+            return StatedItems(doc.path, True, {}, absent=True)
         return StatedItems(doc.path, False, {}, "absent from the base tree")
     policy = ctx.policy(POLICY)
     canonical = tuple((str(k), " ".join(str(v).split())) for k, v in policy["items"].items())
@@ -190,10 +196,13 @@ def check_gate(ctx: CheckContext, check_id: int) -> CheckResult | None:
     Checks listed in policies/rules.yaml `always_in_force`, and checks with no rule there, are
     always judged.
     """
-    if POLICY not in ctx.policies or str(check_id) in ctx.policy(POLICY)["always_in_force"]:
+    if POLICY not in ctx.policies:
         return None
+    policy = ctx.policy(POLICY)
     rules = check_rules(ctx, check_id)
-    if not rules:
+    if (rules or check_id in policy.get("template_governed", ())) and stated_items(ctx).absent:
+        return _template_absent(ctx)
+    if str(check_id) in policy["always_in_force"] or not rules:
         return None
     rulings = [rule_in_force(ctx, r) for r in rules]
     if any(r.in_force for r in rulings):
@@ -201,3 +210,12 @@ def check_gate(ctx: CheckContext, check_id: int) -> CheckResult | None:
     notes = [_note(ctx, "rule-not-in-force", r) for r in rulings]
     change = change_finding(rule_document(ctx, ctx.policy(POLICY)["document"]))
     return not_applicable(*notes, *([change] if change is not None else []))
+
+
+def _template_absent(ctx: CheckContext) -> CheckResult:
+    """N/A: the base commit has no checklist template, so the rules it states were not yet in force."""
+    bundle = ctx.bundle
+    path = stated_items(ctx).path
+    tree = UrlEvidence(url=f"https://github.com/{bundle.pr.repo}/tree/{bundle.base.sha}",
+                       text=f"base tree {bundle.base.sha[:12]}")
+    return not_applicable(finding("template-absent", tree, file=path, sha=bundle.base.sha[:12]))

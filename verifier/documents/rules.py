@@ -9,7 +9,8 @@ row for a new model) is judged by the addition only with the addition named in t
 Documents the PR must update as part of its work (the vendor overview, the changelog) are not rule
 documents; their checks keep reading the head.
 
-A document the base tree lacks is never a rule by itself: a check that takes rules from an
+A document the base commit does not have (`RuleDocument.base_absent`, known from the recorded tree
+listing) sets no rule: its rules were not in force for the PR. A document the base tree lacks is never a rule by itself: a check that takes rules from an
 addition names it in its row (`rule-added-by-pr`), and CODEOWNERS is never taken from the head.
 
 `rule_document(ctx, name, suffix="")` returns a RuleDocument (memoized per verdict);
@@ -36,6 +37,9 @@ class RuleDocument:
     base: bytes | None
     head: bytes | None
     listed: bool  # the PR's changed-file list names the path
+    # the base commit is known not to have the document (its tree listing lacks it): the rule it would
+    # set was not in force, as opposed to a document the bundle merely does not hold (unread)
+    base_absent: bool = False
 
     @property
     def change(self) -> ChangeKind:
@@ -69,14 +73,16 @@ def _read(ctx: CheckContext, path: str) -> RuleDocument:
     listed = any(path in (f.path, f.previous_path) for f in bundle.pr.files)
     base = bundle.base.read(path)
     head = bundle.head.read(path)
-    return RuleDocument(name=path, path=path, base=base, head=head, listed=listed)
+    return RuleDocument(name=path, path=path, base=base, head=head, listed=listed,
+                        base_absent=bundle.base.absent(path))
 
 
 def rule_document(ctx: CheckContext, name: str, suffix: str = "") -> RuleDocument:
     """The rule document with logical name `name` (verifier.core.layout), plus `suffix` for files in a directory."""
     path = ctx.bundle.path(name) + suffix
     doc = ctx.memo(f"rules.document.{path}", lambda: _read(ctx, path))
-    return RuleDocument(name=name + suffix, path=doc.path, base=doc.base, head=doc.head, listed=doc.listed)
+    return RuleDocument(name=name + suffix, path=doc.path, base=doc.base, head=doc.head, listed=doc.listed,
+                        base_absent=doc.base_absent)
 
 
 def change_finding(doc: RuleDocument, detail: str | None = None) -> Finding | None:

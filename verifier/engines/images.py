@@ -2,13 +2,13 @@
 
 `parse_image` splits `registry/repository:tag@digest` (srt-slurm's `registry#repository` too);
 `version_by_image_rules` applies an engine policy's `images` rules (policies/sglang.yaml,
-policies/vllm.yaml) to a reference.
+policies/vllm.yaml) to a reference; `enablement_model` recognises a model-enablement tag (Check 6).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,4 +87,51 @@ def version_by_image_rules(ref: ImageRef, images: Mapping[str, Any], *, ignore_d
         m = re.fullmatch(rule["tag"], ref.tag)
         if m:
             return str(rule.get("version") or m.group("version"))
+    return None
+
+
+def _alnum(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def model_spellings(identity: str) -> set[str]:
+    """The spellings a tag may use for one model identity (a MODELS.md name, a prefix, an HF repo's name):
+    the whole identity's letters and digits, and each run of its leading words of two or more words
+    (`DeepSeek-V4-Pro` -> `deepseekv4pro`, `deepseekv4`). A word keeps its dots (`M3.1` is one word,
+    `m31`), so `MiniMax-M3.1-Flash` never yields `minimaxm3`."""
+    name = identity
+    words = [w for w in (_alnum(w) for w in re.split(r"[-_\s/]+", name)) if w]
+    out = {_alnum(name)} if _alnum(name) else set()
+    for end in range(2, len(words)):
+        out.add("".join(words[:end]))
+    return out
+
+
+def enablement_model(tag: str | None, identities: Iterable[str], marker: str,
+                     qualifiers: Iterable[str]) -> str | None:
+    """The model identity a tag names when it is a model-enablement tag, else None.
+
+    MODELS.md defines a model-enablement image as one "the engine maintainers publish for" a model
+    (`lmsysorg/sglang:dev-<model>`; day-0 builds such as `lmsysorg/sglang:minimax-m3` or
+    `vllm/vllm-openai:deepseekv4-cu129` alike). The tag is split at `-`; words that are only build
+    qualifiers (policy `enablement_tag_qualifiers`: `dev`, CUDA / ROCm / arch suffixes, versions,
+    dates; full-match regexes, case-insensitive) are dropped, and what remains must spell the model
+    (`model_spellings`). A tag with the enablement `marker` (`^dev-`) also counts when what remains
+    contains the model's whole name (`dev-quill2flash-fix2`)."""
+    if not tag:
+        return None
+    compiled = [re.compile(q, re.I) for q in qualifiers]
+    kept = [w for w in tag.split("-") if w and not any(rx.fullmatch(w) for rx in compiled)]
+    core = _alnum("".join(kept))
+    if not core:
+        return None
+    marked = re.search(marker, tag, re.I) is not None
+    for identity in identities:
+        if not identity:
+            continue
+        if core in model_spellings(identity):
+            return identity
+        whole = _alnum(identity)
+        if marked and len(whole) >= 4 and whole in core:
+            return identity
     return None

@@ -314,8 +314,12 @@ def _files(ctx: CheckContext, facts: AppendOnlyFacts) -> None:
         if f.previous_path:
             paths.append(f.previous_path)
     selected = set(facts.selected)
+    # a folder never makes a file neutral when a point's launch or run reaches it (verifier.launch.closure)
+    from verifier.launch.closure import changed_members
+
+    executed = {hit.path for hit in changed_members(ctx) if not hit.member.folder}
     for path in dict.fromkeys(paths):
-        if path in skip or any(p.search(path) for p in neutral):
+        if path in skip or (path not in executed and any(p.search(path) for p in neutral)):
             continue
         users = by_file.get(path, [])
         if not users:

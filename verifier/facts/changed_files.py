@@ -9,7 +9,8 @@ prove, never a file merely missing from a side the PR does not change:
 * a listed path whose status contradicts the trees (added but in the base, removed but in the
   head, added/modified/renamed but missing from the head, modified/removed but missing from the
   base, modified but byte-identical on both sides, renamed but its old path still in the head);
-* an unlisted path held on both sides with different bytes (a change the list hides).
+* an unlisted path held on both sides with different bytes (a change the list hides);
+* an unlisted path only the head holds (an addition the list hides).
 
 A list as long as a listing cap may be truncated and is never trusted either.
 """
@@ -80,6 +81,12 @@ def _reconcile(ctx: CheckContext, cap: int) -> Reconciliation:
     for path in sorted(base.files.keys() & head.files.keys()):
         if path not in listed and base.files[path] != head.files[path]:
             out.append(Disagreement(path, "unlisted-change"))
+    # A file only the head holds that the list omits is an addition the list hides. When the base tree's
+    # listing is recorded, it decides: a file the base commit has (only not recorded in the bundle, as
+    # a recorder fetches launch files per side) is no addition.
+    for path in sorted(head.files.keys() - base.files.keys()):
+        if path not in listed and (base.listing is None or base.absent(path)):
+            out.append(Disagreement(path, "unlisted-added"))
     count = len(bundle.pr.files)
     return Reconciliation(listed=count, cap=cap if count >= cap else None, disagreements=tuple(out))
 

@@ -509,3 +509,190 @@ def measured_run(ctx: CheckContext) -> tuple[int | None, Literal["sweep", "pinne
     if pinned is not None:
         return pinned, "pinned"
     return None, "none"
+
+
+# --------------------------------------------------------------------------------------------
+# Per-point measurement (Checks 1 and 14): every point the PR adds or changes was measured
+
+
+@dataclass(frozen=True)
+class PointMeasure:
+    """How one point the PR adds or changes stands in the measured run.
+
+    `status`: "measured" (an executed, successful job and its unexpired bmk_* result.json naming
+    this config key, point and the run's commit), "job-not-passed" (its job was skipped, cancelled
+    or failed and left no result), "expired" (its artifact expired: nothing can be read),
+    "foreign" (the only result.json for it names another config key or commit), "no-result" (its
+    job passed but the bundle holds no result.json of it), or "absent" (the run has neither a job
+    nor an artifact for it).
+    """
+
+    key: str
+    exp_name: str
+    file: str
+    line: int | None
+    status: Literal["measured", "job-not-passed", "expired", "foreign", "no-result", "absent"]
+    job: str | None = None
+    conclusion: str | None = None
+    artifact: str | None = None
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class PointCoverage:
+    """The points the PR adds or changes, judged against the measured run."""
+
+    run_id: int | None
+    points: tuple[PointMeasure, ...] = ()
+
+    @property
+    def missing(self) -> tuple[PointMeasure, ...]:
+        """Points that were not measured in the run."""
+        return tuple(p for p in self.points if p.status != "measured")
+
+
+def _recipe_changed(ctx: CheckContext, path: str | None) -> bool:
+    return path is not None and ctx.bundle.base.read(path) != ctx.bundle.head.read(path)
+
+
+def _signature(point: Any) -> tuple[Any, ...]:
+    recipe = point.srt_recipe.text if point.srt_recipe is not None else None
+    eval_recipe = point.eval_srt_recipe.text if point.eval_srt_recipe is not None else None
+    return (point.image, point.model, point.precision, point.framework, point.runner, point.scenario,
+            repr(sorted(point.row.items(), key=str)), recipe, eval_recipe, point.isl, point.osl)
+
+
+def changed_points(ctx: CheckContext) -> list[Any]:
+    """The head points of the submitted configs that the PR adds or changes: a point the base does
+    not have (by exp-name), whose master row or entry fields differ from the base point's, or whose
+    recipe file the PR edits. Unchanged points of an append-only PR keep their earlier evidence."""
+
+    def compute() -> list[Any]:
+        from verifier.configs import points
+        from verifier.launch.affected import submitted_entries
+
+        out: list[Any] = []
+        for key in submitted_entries(ctx):
+            base = {p.exp_name: p for p in points(ctx, "base", key)}
+            for point in points(ctx, "head", key):
+                old = base.get(point.exp_name)
+                recipes = [r.path for r in (point.srt_recipe, point.eval_srt_recipe) if r is not None]
+                if old is None or _signature(old) != _signature(point) or any(_recipe_changed(ctx, r) for r in recipes):
+                    out.append(point)
+        return out
+
+    return ctx.memo("ci.changed_points", compute)
+
+
+def bmk_results(ctx: CheckContext, run: Run) -> list[tuple[str, bool, dict[str, Any] | None]]:
+    """(artifact, expired, result.json object or None) of every bmk_* artifact of a run (memoized)."""
+    return ctx.memo(f"ci.bmk_results.{run.id}", lambda: _results(ctx, run))
+
+
+def foreign_results(ctx: CheckContext, run: Run) -> list[tuple[str, str]]:
+    """(artifact, why) of the bmk_* results of a run that are not its own points: the result.json
+    names another commit than the run's, or a config key the head master configs do not hold."""
+    from verifier.configs import master_entries
+
+    keys = master_entries(ctx, "head")
+    out: list[tuple[str, str]] = []
+    for artifact, _expired, data in bmk_results(ctx, run):
+        if data is None:
+            continue
+        sha, key = data.get("head_sha"), data.get("config_key")
+        if sha != run.head_sha:
+            out.append((artifact, f"head_sha {str(sha)[:9]}, run {run.head_sha[:9]}"))
+        elif isinstance(key, str) and key not in keys:
+            out.append((artifact, f"config_key {key}"))
+    return out
+
+
+def _results(ctx: CheckContext, run: Run) -> list[tuple[str, bool, dict[str, Any] | None]]:
+    from verifier.core.errors import InputError
+    from verifier.core.yamlio import decode_text, load_json
+
+    policy = ctx.policy("pareto")
+    pattern = re.compile(policy["artifact_pattern"])
+    out: list[tuple[str, bool, dict[str, Any] | None]] = []
+    for artifact in run.artifacts:
+        if not pattern.search(artifact.name):
+            continue
+        data: dict[str, Any] | None = None
+        raw = None if artifact.expired else artifact.files.get(policy["result_file"])
+        if raw is not None:
+            try:
+                loaded = load_json(decode_text(raw, f"{artifact.name}/{policy['result_file']}"), artifact.name)
+            except InputError:
+                loaded = None
+            data = loaded if isinstance(loaded, dict) else None
+        out.append((artifact.name, artifact.expired, data))
+    return out
+
+
+def _job_suffix(name: str, key: str) -> str | None:
+    """`tp2_conc32_kvdram-hicache_spec-draft_model` of `agentic / <key> tp2 conc32 kvdram-hicache
+    spec-draft_model` (the point part of a matrix job's name, as the exp-name spells it)."""
+    lane, sep, rest = name.partition(" / ")
+    words = rest.split()
+    if not sep or not words or words[0] != key:
+        return None
+    return "_".join(words[1:])
+
+
+def _point_coverage(ctx: CheckContext) -> PointCoverage:
+    run_id, _source = measured_run(ctx)
+    wanted = changed_points(ctx)
+    if run_id is None or not wanted:
+        return PointCoverage(run_id=run_id)
+    run = ctx.bundle.runs.get(run_id)
+    jobs = next((rj for rj in run_jobs(ctx) if rj.run_id == run_id), None)
+    results = bmk_results(ctx, run) if run is not None else []
+    sha = run.head_sha if run is not None else None
+    bench = list(jobs.benchmark_jobs) if jobs is not None else []
+    success = set(ctx.policy("ci")["success_conclusions"])
+    out: list[PointMeasure] = []
+    for point in wanted:
+        base: dict[str, Any] = {"key": point.key, "exp_name": point.exp_name, "file": point.file, "line": point.line}
+        named = [j for j in bench if (s := _job_suffix(j.name, point.key)) and point.exp_name.endswith("_" + s)]
+        mine = [(a, d) for a, expired, d in results if d is not None and not expired
+                and d.get("exp_name", a.removeprefix("bmk_agentic_").removeprefix("bmk_")) == point.exp_name
+                and d.get("config_key") in (point.key, None)]
+        own = [(a, d) for a, d in mine if d.get("config_key") == point.key and d.get("head_sha") == sha]
+        passed_jobs = [j for j in named if j.conclusion in success]
+        if own and (passed_jobs or not named):
+            out.append(PointMeasure(**base, status="measured", artifact=own[0][0],
+                                    job=passed_jobs[0].name if passed_jobs else None))
+            continue
+        if own:  # a result exists, but the job that should have produced it did not pass
+            job = named[0]
+            out.append(PointMeasure(**base, status="job-not-passed", job=job.name, conclusion=job.conclusion,
+                                    artifact=own[0][0]))
+            continue
+        expired = [a for a, gone, _ in results if gone and a.endswith("_" + point.exp_name)]
+        if expired:
+            out.append(PointMeasure(**base, status="expired", artifact=expired[0]))
+            continue
+        # The artifact named for this point (artifact names are unique in a run) whose result.json
+        # names another config key or commit: not this run's measurement of the point.
+        foreign = [(a, d) for a, gone, d in results if d is not None and not gone and a.endswith("_" + point.exp_name)]
+        if foreign:
+            a, d = foreign[0]
+            detail = (f"config_key {d.get('config_key')}" if d.get("config_key") != point.key
+                      else f"head_sha {str(d.get('head_sha'))[:9]}")
+            out.append(PointMeasure(**base, status="foreign", artifact=a, detail=detail))
+            continue
+        if named and not passed_jobs:
+            job = named[0]
+            out.append(PointMeasure(**base, status="job-not-passed", job=job.name, conclusion=job.conclusion))
+            continue
+        if passed_jobs:  # the job passed, but the run holds no result of it (artifacts not recorded)
+            out.append(PointMeasure(**base, status="no-result", job=passed_jobs[0].name,
+                                    detail=f"runs/{run_id}/bmk_*_{point.exp_name}/result.json"))
+            continue
+        out.append(PointMeasure(**base, status="absent"))
+    return PointCoverage(run_id=run_id, points=tuple(out))
+
+
+def point_coverage(ctx: CheckContext) -> PointCoverage:
+    """Each point the PR adds or changes against the measured run (memoized)."""
+    return ctx.memo("ci.point_coverage", lambda: _point_coverage(ctx))

@@ -1,13 +1,24 @@
-"""Files that produce a run's evidence, and whether a PR edits them (finding: evidence from a rewritten workflow).
+"""Which changed files produced a run's evidence, and whether the run can still stand as evidence.
 
-A `pull_request` run executes the PR's own workflow file, and every run on a PR commit executes
-the PR's own result-producing scripts, so a PR that edits them can fabricate every artifact its
-runs upload. `edited_producers(ctx)` lists the changed files that match policies/ci.yaml
-`result_producers.globs` (paths relative to the InferenceX root, so both layouts match), minus
-the rule data judged elsewhere (`exclude`: golden curves, thresholds). `run_trusted(ctx, run,
-edited)` says whether a run can still stand as evidence: only a run whose event executes the base's
-workflow (`trusted_events`, e.g. pull_request_target), and only when the PR edits workflow
-definitions alone, not the scripts every run executes.
+Trust only what was read: a run's artifacts (result.json, eval results, server logs) are evidence
+only when the PR changes none of the files that produce them. Those files are the executed closure
+of the affected points (verifier.launch.closure: the workflows, the runner of each cluster, the
+libraries it sources, the golden-AL injector, the benchmark client a recipe's command runs, the
+result and eval writers, the Python packages they run), computed from the base tree's workflow
+definitions and launch resolution, never from a folder name. `edited_producers(ctx)` lists every
+changed file (either side of a rename) that is a producer member of some point's closure, plus
+the files policies/ci.yaml `result_producers.globs` match: a floor for what the closure cannot see
+(a file reached through a run-time value), never the decision; `exclude` keeps the rule data that
+other checks judge from the base (golden curves, thresholds) out of both.
+
+`run_trusted(ctx, run, edited)` says whether a run can still stand as evidence: only a run whose
+event executes the base's workflow (`trusted_events`, e.g. pull_request_target), and only when the
+PR edits workflow definitions alone, not the scripts every run executes.
+
+`unread_changes(ctx, keys)` is the allowlist for the launch files: every changed file in the
+closure of those keys' points is either read whole by a model (recipes, shared blocks, the launch
+scripts the static shell reader followed) or named here with the construct no model covers (a
+producer, a recipe command that is not a plain file call); a check that depends on it cannot PASS.
 """
 
 from __future__ import annotations
@@ -16,11 +27,13 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
 from verifier.core.layout import short_path
 from verifier.core.model import Run
+from verifier.core.results import FileEvidence
 from verifier.documents.codeowners import glob_to_regex
 
 
@@ -44,8 +57,31 @@ class EditedProducer:
     """A changed file that defines how results are produced."""
 
     path: str
-    glob: str
+    glob: str  # the floor glob that matched ("" when the closure alone names it)
     workflow: bool  # a workflow definition (trusted events run the base's copy), not a script
+    role: str = ""  # its closure role (workflow, runner, injector, client, ...), "" for the floor alone
+    why: str = ""  # how the closure reaches it
+
+    @property
+    def label(self) -> str:
+        """`path (role)` as rows name it."""
+        return f"{self.path} ({self.role})" if self.role else self.path
+
+
+@dataclass(frozen=True)
+class Unread:
+    """A changed closure file (or one construct in it) that no model reads whole."""
+
+    path: str
+    line: int | None
+    role: str
+    construct: str  # what is not covered: the role's file as a whole, or the construct's text
+
+    @property
+    def label(self) -> str:
+        """`path:line (construct)` as rows name it."""
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where} ({self.construct})"
 
 
 def _policy(ctx: CheckContext) -> Mapping[str, Any]:
@@ -53,17 +89,86 @@ def _policy(ctx: CheckContext) -> Mapping[str, Any]:
 
 
 def edited_producers(ctx: CheckContext) -> list[EditedProducer]:
-    """Changed files (either side of a rename) matching the result-producer globs, in list order."""
+    """Changed files that produce evidence: producer members of the closure, then the floor globs."""
+    from verifier.launch.closure import changed_members
+
+    return ctx.memo("producers.edited", lambda: _edited(ctx, changed_members(ctx)))
+
+
+def _edited(ctx: CheckContext, hits: list[Any]) -> list[EditedProducer]:
     policy = _policy(ctx)
     out: dict[str, EditedProducer] = {}
+    for hit in hits:
+        if hit.member.role == "setup-script" and not _line_scanned(ctx, hit.path):
+            # a setup script runs PR code in the container before the server; only Check 10's line scan
+            # reads it, so one that scan leaves out (a folder its policy skips) produced unread evidence
+            out[hit.path] = EditedProducer(hit.path, "", False, "setup-script not scanned", hit.member.why)
+            continue
+        if hit.member.producer and not matches_any(hit.path, policy["exclude"]):
+            glob = matches_any(hit.path, policy["globs"]) or ""
+            workflow = hit.member.role == "workflow" or matches_any(hit.path, policy["workflow_globs"]) is not None
+            out[hit.path] = EditedProducer(hit.path, glob, workflow, hit.member.role, hit.member.why)
     for f in ctx.bundle.pr.files:
         for path in (f.path, f.previous_path):
             if not path or path in out or matches_any(path, policy["exclude"]):
                 continue
-            glob = matches_any(path, policy["globs"])
-            if glob is not None:
-                out[path] = EditedProducer(path, glob, matches_any(path, policy["workflow_globs"]) is not None)
+            floor = matches_any(path, policy["globs"])
+            if floor is not None:
+                out[path] = EditedProducer(path, floor, matches_any(path, policy["workflow_globs"]) is not None)
     return list(out.values())
+
+
+def _line_scanned(ctx: CheckContext, path: str) -> bool:
+    """Whether Check 10's line scan reads this file: a setup script of an affected config wherever it
+    lives (verifier.launch.scope), else by its policy's scan paths (verifier.documents.patches)."""
+    from verifier.documents.patches import is_scanned
+    from verifier.launch.scope import affected_files
+
+    try:
+        if path in affected_files(ctx).setup_scripts:
+            return True
+    except InputError:
+        pass
+    return is_scanned(path, ctx.policy("patches"))
+
+
+def unread_changes(ctx: CheckContext, keys: Iterable[str] | None = None) -> list[Unread]:
+    """Changed closure files of these keys' points that no model reads whole, and uncovered constructs.
+
+    A setup script is read line by line by Check 10 (patch signatures, waivers), so it is listed only
+    when that scan leaves it out.
+    """
+    from verifier.launch.closure import changed_members, constructs
+
+    policy = _policy(ctx)
+    out: list[Unread] = []
+    for hit in changed_members(ctx, keys):
+        if hit.member.modelled or matches_any(hit.path, policy["exclude"]):
+            continue
+        if hit.member.role == "setup-script" and _line_scanned(ctx, hit.path):
+            continue
+        out.append(Unread(hit.path, None, hit.member.role, f"{hit.member.role} file"))
+    for c in constructs(ctx, keys):
+        out.append(Unread(c.path, c.line, "recipe", c.text))
+    return out
+
+
+def file_evidence(ctx: CheckContext, path: str, line: int | None = None, text: str | None = None) -> FileEvidence:
+    """Evidence for a changed file: its head copy, or its base copy when the head no longer has it."""
+    side: Literal["head", "base"] = "head" if ctx.bundle.head.has(path) or not ctx.bundle.base.has(path) else "base"
+    return FileEvidence(path=path, line=line, text=text, side=side)
+
+
+def untrusted_evidence(ctx: CheckContext, limit: int) -> tuple[list[FileEvidence], dict[str, Any]]:
+    """Evidence and params (`files`, `count`, `missing`) naming the edited producers; ([], {}) when none."""
+    edited = edited_producers(ctx)
+    if not edited:
+        return [], {}
+    shown = edited[:limit]
+    return ([file_evidence(ctx, e.path) for e in shown],
+            {"files": [e.path for e in shown], "roles": [e.role or "result producer" for e in shown],
+             "count": len(edited),
+             "missing": f"a run that executes the base's copy of {edited[0].path}"})
 
 
 def run_trusted(ctx: CheckContext, run: Run | None, edited: list[EditedProducer]) -> bool:

@@ -21,7 +21,7 @@ from verifier.configs.points import AGENTIC, FIXED, launch_policy, parse_recipe_
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
 from verifier.core.layout import repo_relative, short_path
-from verifier.launch.legacy_scripts import legacy_script_matches, legacy_script_stems
+from verifier.launch.legacy_scripts import legacy_script_matches, legacy_script_stems, script_folder
 
 _WORKSPACE_PATH = re.compile(r"/infmax-workspace/([\w./-]+)")
 
@@ -135,7 +135,7 @@ def _entry_recipes(entry: ConfigEntry, layout: str) -> Iterator[tuple[str, int |
         data = row.data
         for source in ("srt-recipe", "eval-srt-recipe"):
             if isinstance(data.get(source), str):
-                yield parse_recipe_ref(data[source], source, layout, recipe_dir).path, row.line, source
+                yield parse_recipe_ref(data[source], source, layout, recipe_dir, entry.multinode).path, row.line, source
         for role in ("worker", "prefill", "decode"):
             worker = data.get(role)
             settings = worker.get("additional-settings") if isinstance(worker, dict) else None
@@ -156,28 +156,36 @@ def _lanes(entry: ConfigEntry) -> set[tuple[str, str]]:
 def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: dict[str, Any]) -> bool:
     """Whether `path` is (or, on either side, may be) an old-layout launcher script of `entry`.
 
-    As the runners pick it (verifier.launch.legacy_scripts.legacy_script_path): in the folder of a scenario the
-    entry runs (policy `legacy-script.dirs`), the exact name the runner tries first; a looser name
+    As the runners pick it (verifier.launch.legacy_scripts.legacy_script_path): in the folder the
+    runners take a scenario the entry runs from (`script_folder`, on either side: a PR may move the
+    scripts), the exact name the runner tries first; a looser name
     (`<prefix>_<precision>_<sku>_<framework>...`) only when no exact name exists in that folder.
     """
     folder, name = posixpath.split(path)
     stem = name.removesuffix(".sh")
-    bench = ctx.bundle.path("benchmarks_dir")
-    dirs = conf.get("dirs") or {}
-    rows = [r for r in entry.rows if dirs.get(r.scenario)
-            and folder == bench + str(dirs[r.scenario]).strip("/")]
+    rows = []
+    for r in entry.rows:
+        where = {script_folder(ctx, side, r.scenario) for side in ("base", "head")}
+        if any(w is not None and w.path == folder + "/" for w in where):
+            rows.append(r)
     if not rows:
         return False
     specs = sorted({str(r.data.get("spec-decoding") or "none") for r in rows})
     chosen: set[str] = set()  # the name the runner takes on either side: the first of its names that exists
-    for tree in (ctx.bundle.base, ctx.bundle.head):
+    trees = (ctx.bundle.base, ctx.bundle.head)
+    for tree in trees:
         for spec in specs:
             names = legacy_script_stems(entry, entry.framework, spec, conf)
-            first = next((n for n in names if tree.has(f"{folder}/{n}.sh")), None)
+            first = next((n for n in names if tree.has(f"{folder}/{n}.sh") or
+                          tree.listing is not None and f"{folder}/{n}.sh" in tree.listing), None)
             if first is not None:
                 chosen.add(first)
     if chosen:
         return stem in chosen
+    if all(tree.listing is not None for tree in trees):
+        # both commits are listed whole: none of the names the runner tries exists, so no script is the
+        # entry's (a looser name is another entry's script, which the runner would not start for it)
+        return False
     return legacy_script_matches(entry, stem)
 
 

@@ -20,7 +20,7 @@ import posixpath
 import re
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from verifier.launch.commands import WRAPPERS, wrapper
@@ -290,7 +290,7 @@ class _Walker:
         result = reader.run_inline(code, env, args, cwd=plain(event.cwd) if is_known(event.cwd) else "",
                                    file=event.file)
         self.absorb(reader, result, event.file)
-        self.visit(result.events, chain, mounts, image, depth + 1)
+        self.visit(_tainted(result.events, event), chain, mounts, image, depth + 1)
 
     def script(self, path: Text, args: list[Text], env: dict[str, Text], cwd: Text, event: Event,
                chain: tuple[str, ...], mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
@@ -316,7 +316,7 @@ class _Walker:
         for file, line, message in reading.problems:
             if "cannot be read statically" in message or "too long" in message:
                 self.out.problems.append(Problem(file, line, message))
-        self.visit(reading.events, (*chain, rel), mounts, image, depth + 1)
+        self.visit(_tainted(reading.events, event), (*chain, rel), mounts, image, depth + 1)
 
     def read(self, rel: str, text: str, env: dict[str, Text], args: list[Text], workdir: str, zero: str,
              mounts: Mapping[str, str]) -> _Reading:
@@ -348,6 +348,15 @@ class _Walker:
     def budget(self) -> bool:
         self.out.readings += 1
         return self.out.readings <= MAX_READINGS
+
+
+def _tainted(events: list[Event], parent: Event) -> list[Event]:
+    """A script started after a construct the reader does not model (`Event.taint`: an `eval` of a
+    command's output, a process-substituted `source`) inherits it: what that construct set may reach
+    the child's servers through the environment, so they fail closed too."""
+    if parent.taint is None:
+        return events
+    return [e if e.taint is not None else replace(e, taint=parent.taint) for e in events]
 
 
 def _after_eq(text: Text) -> Text:

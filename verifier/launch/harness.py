@@ -10,9 +10,11 @@ follows that chain statically (verifier.shell, never executed) for every cluster
 label covers (`configs/runners.yaml` labels), and returns each distinct way the benchmark script
 is started, labelled with the clusters and the branches that lead to it.
 
-When the trusted tree lacks the workflow or the runner scripts (a bundle recorded without them),
-the policy rule of `policies/launch.yaml` `legacy-script` stands in for them: the script name the
-runners use (`legacy_script_path`) and the environment the workflow sets (`legacy_env`).
+When the trusted tree lacks the runner scripts (a bundle recorded without them, or a runner label
+`configs/runners.yaml` does not list), the policy rule of `policies/launch.yaml` `legacy-script`
+stands in for them: the script the runners pick (`legacy_script_path`, in the folder of the tree's
+era, `script_folder`) and the environment the workflow sets (its own `env:` when the tree holds
+it, else `legacy_env`).
 """
 
 from __future__ import annotations
@@ -81,33 +83,48 @@ def _workflow(job: KeyJob) -> Workflow | None:
     full = path
 
     def compute() -> Workflow | None:
-        raw = job.tree.read(full)
+        raw = job.read(full)
         return try_read_workflow(raw.decode("utf-8", "replace") if raw is not None else None, full)
 
     return job.ctx.memo(f"launch.workflow.{job.side}.{full}", compute)
 
 
+def file_state(job: KeyJob, path: str) -> str:
+    """Whether this side's commit has a file: `present` (the bundle holds it, or the recorder fetched
+    it), `unrecorded` (the commit's listing names it but the bundle does not hold it), `absent` (the
+    listing lacks it, or, without a listing, a launch script below policy `complete-dirs`, which a
+    bundle holds completely), else `unknown`."""
+    if job.has(path):
+        return "present"
+    listing = job.tree.listing
+    if listing is not None:
+        return "unrecorded" if path in listing else "absent"
+    complete = tuple(str(p) for p in _conf(job).get("complete-dirs") or ("benchmarks/",))
+    return "absent" if path.endswith(".sh") and path.startswith(complete) else "unknown"
+
+
 def shell_options(job: KeyJob, mode: str, cwd: str = "") -> Options:
-    """Options for evaluating this side's scripts: the tree as the file system."""
+    """Options for evaluating this side's scripts: the tree as the file system (read through the job,
+    so a recorder fetches what the bundle lacks)."""
     conf = _conf(job)
     tree = job.tree
     modules = {str(m): str(e) for e, m in (job.policy.get("launcher", {}).get("modules") or {}).items()}
     commands = shell_commands({**default_modules(), **modules})
-    complete = tuple(str(p) for p in conf.get("complete-dirs") or ("benchmarks/",))
 
     def reader(path: str) -> str | None:
-        raw = tree.read(path)
+        raw = job.read(path)
         return None if raw is None else raw.decode("utf-8", "replace")
 
     def file_test(op: str, path: str) -> bool | None:
         if op in ("-f", "-e", "-r", "-s", "-a"):
-            if tree.has(path):
-                return True
-            if path.endswith(".sh") and path.startswith(complete):
-                return False
-            return None
+            state = file_state(job, path)
+            return True if state in ("present", "unrecorded") else False if state == "absent" else None
         if op == "-d":
-            return True if next(tree.paths(path.rstrip("/") + "/"), None) is not None else None
+            from verifier.launch.legacy_scripts import holds_folder
+
+            if holds_folder(job.ctx, job.side, path.rstrip("/") + "/"):
+                return True
+            return False if tree.listing is not None else None
         return None
 
     roots = [str(r) for r in conf.get("repository-roots") or ("/workspace/", "/ix/", "/infmax-workspace/")]
@@ -193,12 +210,13 @@ def _workflow_env(job: KeyJob, wf: Workflow, point: Point, machine: str) -> tupl
 
 
 def _policy_env(job: KeyJob, point: Point, machine: str) -> dict[str, Binding]:
-    from verifier.launch.legacy_scripts import legacy_env
+    from verifier.launch.legacy_scripts import legacy_env, script_folder
 
     conf = _conf(job)
     env = {n: (v, ("", 0)) for n, v in legacy_env(point, conf.get("env-defaults") or {}).items()}
-    sub = (conf.get("dirs") or {}).get(point.scenario)
-    env.setdefault("SCENARIO_SUBDIR", (str(sub).split("/", 1)[-1].rstrip("/") + "/" if sub else "", ("", 0)))
+    where = script_folder(job.ctx, job.side, point.scenario)
+    var = str(conf.get("scenario-subdir-var") or "SCENARIO_SUBDIR")
+    env.setdefault(var, (where.subdir if where else "", (where.file, where.line or 0) if where else ("", 0)))
     env.setdefault("EXP_NAME", (point.exp_name, ("", 0)))
     env.setdefault("MODEL_PREFIX", (point.model_prefix or "", ("", 0)))
     env.setdefault("IS_AGENTIC", ("1" if point.is_agentic else "0", ("", 0)))
@@ -280,7 +298,6 @@ def _evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env: Mapp
 def script_starts(job: KeyJob, point: Point) -> Harness:
     """Every way the harness starts this point's benchmark script (see the module docstring)."""
     out = Harness()
-    tree = job.tree
     conf = _conf(job)
     wf = _workflow(job)
     template = str(conf.get("runner-script") or "runners/launch_{cluster}.sh")
@@ -289,7 +306,8 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
     by_key: dict[tuple[Any, ...], ScriptStart] = {}
     for cluster, machine in clusters:
         runner = template.format(cluster=cluster)
-        if not tree.has(runner):
+        raw = job.read(runner)
+        if raw is None:
             continue
         followed = True
         if wf is not None:
@@ -308,8 +326,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
                         break
             except (ShellSyntaxError, ShellLimit):
                 pass
-        raw = tree.read(runner)
-        text = raw.decode("utf-8", "replace") if raw is not None else ""
+        text = raw.decode("utf-8", "replace")
         try:
             ev = _evaluate(job, ("runner", job.side, runner), text, runner, runner_env, shell_options(job, "child"),
                            runner)
@@ -360,12 +377,15 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
     from verifier.launch.legacy_scripts import legacy_script_path
 
     out.source = "policy"
-    path, problem = legacy_script_path(job.ctx, job.side, job.entry, point)
+    path, problem = legacy_script_path(job.ctx, job.side, job.entry, point, job.read)
     if path is None:
         out.problems.append((point.file, point.line, f"row names no srt-recipe and {problem}"))
         return out
     machine = clusters[0][1] if clusters else (point.runner or "")
     env = _policy_env(job, point, machine)
+    if wf is not None:  # the tree's workflow sets the point's variables itself
+        wf_env, _ = _workflow_env(job, wf, point, machine)
+        env.update(wf_env)
     env["PWD"] = ("/workspace", ("", 0))
     out.starts.append(ScriptStart(path, path, env, "/workspace", tuple(c for c, _ in clusters), (), None, None))
     return out

@@ -30,6 +30,7 @@ from verifier.launch.recipes.bind import (
 )
 from verifier.launch.recipes.complete import is_alias
 from verifier.launch.recipes.spec import spec_parameters
+from verifier.launch.recipes.srtctl import check_keys, srtctl_facts
 from verifier.launch.recipes.variants import Origin, Variant
 
 Path = tuple[Any, ...]
@@ -86,6 +87,8 @@ def materialize(job: KeyJob, point: Point, variant: Variant, rejected: dict[str,
     if not complete:  # a complete recipe carries its own model / container / benchmark values
         data = bind(data, origins, point, _bound_values(point, entry, variant.data))
     data = resolve_dram(data, origins, point, variant.file)
+    srtctl_conf = policy["srtctl"]
+    check_keys(data, origins, srtctl_conf, variant.file)  # an unknown key is refused by name
     engine = engine_type(data) or policy["engines"].get(point.framework or "") or ""
     synthetic: Synthetic | None = None  # a complete recipe pins its own acceptance (like a legacy script)
     if not complete:
@@ -170,7 +173,11 @@ def materialize(job: KeyJob, point: Point, variant: Variant, rejected: dict[str,
         if isinstance(gpus, int) and isinstance(per_node, int) and 0 < gpus < per_node:
             gpus_origin = origins.get(("roles", role, "gpus")) or per_node_origin
             cuda = (",".join(str(i) for i in range(gpus)), gpus_origin)
-        env, env_origins = build_env(data, role, origins, outer, cuda)
+        # srun --export (recipe, then role srun_options) is the step environment srtctl's own worker
+        # env is applied over; container mounts of tree files are files the launch runs
+        facts = srtctl_facts(data, origins, role, srtctl_conf, job.tree, ctx.bundle.layout, variant.file)
+        env, env_origins = build_env(data, role, origins, [*outer, *facts.env], cuda)
+        role_files = tuple(dict.fromkeys([*files, *facts.files]))
         job.add(Launch(
             key=entry.key, side=job.side, point=point, role=role, recipe_path=variant.file,
             selector=point.srt_recipe.selector if point.srt_recipe else None, variant=variant.key,
@@ -178,5 +185,5 @@ def materialize(job: KeyJob, point: Point, variant: Variant, rejected: dict[str,
             argv=cmd.argv, env=env, benchmark_env=bench_env, args=args,
             spec=spec_parameters(role, args, engine), synthetic=synthetic, model_path=model_path,
             served_model_name=served, arg_origins=cmd.arg_origins, env_origins=env_origins,
-            origins=origins, rejected=rejected, kind=kind, files=files, frontend=frontend,
+            origins=origins, rejected=rejected, kind=kind, files=role_files, frontend=frontend,
         ))

@@ -73,8 +73,11 @@ def _launch(job: KeyJob, point: Point, server: ServerStart, files: tuple[str, ..
     )
 
 
-def _blocking(server: ServerStart) -> tuple[str, int | None, str] | None:
-    """The construct that keeps a server's command from being known (None: it is known)."""
+def _blocking(server: ServerStart, machine_flags: frozenset[str] = frozenset()) -> tuple[str, int | None, str] | None:
+    """The construct that keeps a server's command from being known (None: it is known).
+
+    `machine_flags` (policy `multinode.machine-flags`): flags whose value names the node's own devices;
+    a value the run's facts choose there is a fact of the node, like the model directory."""
     if server.event.taint is not None:
         file, line, what = server.event.taint
         return file, line, f"the server command runs after a line that {what}, which is not read statically"
@@ -86,7 +89,9 @@ def _blocking(server: ServerStart) -> tuple[str, int | None, str] | None:
             # value where it names the model; anywhere else it could be a setting: not guessed
             bad = next((s for s in text if not s.known and s.why == "branch"), None)
             if bad is not None and (i == server.program and server.model_positional or
-                                    i > 0 and words[i - 1] in ("--model", "--model-path")):
+                                    i > 0 and words[i - 1] in ("--model", "--model-path") or
+                                    i > 0 and words[i - 1].startswith("--") and
+                                    words[i - 1][2:] in machine_flags):
                 bad = None
         if bad is not None:
             reason = "is set under a condition only the run decides" if bad.why == "branch" else \
@@ -133,11 +138,12 @@ def resolve_multinode_launch(job: KeyJob, point: Point, *, kind: str, roles: tup
             job.error(point, script, None, f"the launch chain ({chain}) starts no server command the verifier "
                                            "knows (policy multinode.servers)", "runner")
         return
+    machine_flags = frozenset(str(f) for f in job.ctx.policy("multinode").get("machine-flags") or ())
     for role in roles:
         server = by_role.get(role)
         if server is None:
             continue
-        bad = _blocking(server)
+        bad = _blocking(server, machine_flags)
         if bad is not None:
             job.error(point, bad[0], bad[1], f"multi-node {role} server cannot be resolved: {bad[2]}", "runner")
             continue

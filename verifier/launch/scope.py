@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from verifier.configs import ConfigEntry, launch_policy, master_configs, master_entries, points
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
 from verifier.core.layout import repo_relative
 from verifier.core.yamlio import text_or_none
+from verifier.documents.patches import is_scanned
 from verifier.launch.affected import submitted_entries
 
 _WORKSPACE = re.compile(r"/infmax-workspace/([\w./-]+)")
@@ -41,6 +44,13 @@ class Scope:
     changed: tuple[str, ...]
     setup_scripts: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     launch_line: str | None = None
+
+    def scanned(self, patches_policy: Mapping[str, Any]) -> list[str]:
+        """The files a scanner of the serving stack reads: every file an affected config runs (its
+        recipes, shared blocks, scripts and setup scripts) wherever it lives, a `tests/` or `docs/`
+        folder included, and the other changed files the policy's scan paths choose."""
+        runs = set(self.required) | set(self.setup_scripts)
+        return [p for p in self.files if p in runs or is_scanned(p, patches_policy)]
 
 
 def _text(ctx: CheckContext, path: str) -> str | None:

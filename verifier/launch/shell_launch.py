@@ -13,7 +13,7 @@ from typing import Any
 from verifier.configs.points import Point
 from verifier.engines import engine_named
 from verifier.launch.argv import flag_map
-from verifier.launch.harness import ScriptStart, script_starts, shared_evaluate, shell_options
+from verifier.launch.harness import ScriptStart, file_state, script_starts, shared_evaluate, shell_options
 from verifier.launch.job import KeyJob
 from verifier.launch.model import Launch
 from verifier.launch.recipes.spec import spec_parameters
@@ -23,7 +23,7 @@ from verifier.shell.values import Opaque, Unknown, shown
 
 
 def _evaluate(job: KeyJob, start: ScriptStart) -> Evaluation:
-    raw = job.tree.read(start.path)
+    raw = job.read(start.path)
     text = (raw or b"").decode("utf-8", "replace")
     key = ("script", job.side, start.path, start.cwd, start.arg0)
     return shared_evaluate(job, key, text, start.path, start.env, shell_options(job, "server", start.cwd),
@@ -44,19 +44,20 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
             message += ", so its launch command is not resolvable"
         job.error(point, file, line, message, "no-recipe")
         return
-    present = [s for s in harness.starts if job.tree.has(s.path)]
+    states = {s.path: file_state(job, s.path) for s in harness.starts}
+    present = [s for s in harness.starts if states[s.path] == "present"]
     for start in harness.starts:
         if start not in present and present:  # jobs that land on this cluster fail; the others run
             where = f"{start.runner_file}:{start.loc[1]}" if start.runner_file and start.loc else "the runner"
             job.error(point, start.runner_file or point.file, start.loc[1] if start.loc else None,
-                      f"on {'/'.join(start.clusters)} the runner ({where}) starts {start.path}, which is not in the "
-                      "tree", "legacy-script", fatal=False)
+                      f"on {'/'.join(start.clusters)} the runner ({where}) starts {start.path}, which "
+                      f"{_missing(states[start.path])}", "legacy-script", fatal=False)
     if not present:
         start = harness.starts[0]
         where = f" ({start.runner_file}:{start.loc[1]})" if start.runner_file and start.loc else ""
         job.error(point, point.file, point.line,
-                  f"row names no srt-recipe and the runner starts {start.path}{where}, which is not in the tree, "
-                  "so its launch command is not resolvable", "no-recipe")
+                  f"row names no srt-recipe and the runner starts {start.path}{where}, which "
+                  f"{_missing(states[start.path])}, so its launch command is not resolvable", "no-recipe")
         return
     groups: dict[Any, list[tuple[WorldResult, ScriptStart, Evaluation]]] = {}
     conf = job.policy.get("legacy-script") or {}
@@ -99,6 +100,13 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
     several = len(groups) > 1
     for members in groups.values():
         _add_launch(job, point, members, several, kind)
+
+
+def _missing(state: str) -> str:
+    """Why a started script cannot be read, in words (verifier.launch.harness.file_state)."""
+    if state == "unrecorded":
+        return "the commit holds but the bundle does not record"
+    return "is not in the tree"
 
 
 def _signature(server: ServerStart, prefixes: tuple[str, ...], workflow: str) -> tuple[Any, ...]:
@@ -259,7 +267,7 @@ def _llm_api_options(job: KeyJob, server: ServerStart, target: str, start: Scrip
         repo = posixpath.normpath(target)
     if repo is None or repo.startswith(".."):
         return {}, {}, None
-    raw = job.tree.read(repo)
+    raw = job.read(repo)
     if raw is None:
         return {}, {}, None
     try:

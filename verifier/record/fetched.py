@@ -253,8 +253,10 @@ class Recorder:
                 tuple(self.facts.values()) == bundle.github.upstream_files:
             return bundle
         return bundle.model_copy(update={
-            "base": Tree(sha=bundle.base.sha, files={**bundle.base.files, **self.trees["base"]}),
-            "head": Tree(sha=bundle.head.sha, files={**bundle.head.files, **self.trees["head"]}),
+            "base": Tree(sha=bundle.base.sha, files={**bundle.base.files, **self.trees["base"]},
+                         listing=bundle.base.listing),
+            "head": Tree(sha=bundle.head.sha, files={**bundle.head.files, **self.trees["head"]},
+                         listing=bundle.head.listing),
             "github": bundle.github.model_copy(update={"upstream_files": tuple(self.facts.values())}),
             "upstream": {**bundle.upstream, **self.contents},
         })
@@ -283,6 +285,7 @@ def complete_bundle(
     from verifier.launch import launches_for_key
     from verifier.launch.affected import affected_keys
     from verifier.launch.job import RECORDING
+    from verifier.launch.legacy_scripts import unrecorded_launch_files
 
     report = Completion(rounds=1)
     recorder = Recorder(bundle, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
@@ -298,10 +301,47 @@ def complete_bundle(
         except (VerifierError, ValueError, LookupError):
             continue
         for key in keys:
-            if key not in present or not _may_fetch(present[key]):
-                continue
+            # an entry that cannot be read (invalid YAML) is recorded as it is: Check 18 names it
             try:
+                if key not in present or not (_may_fetch(present[key]) or
+                                              unrecorded_launch_files(ctx, side, present[key])):
+                    continue
                 launches_for_key(ctx, side, key)
             except (VerifierError, ValueError, LookupError):
                 continue
-    return recorder.apply(bundle), report
+    return _with_python_packages(recorder.apply(bundle), tree_fetch), report
+
+
+# `python3 -m pkg.mod` in a script or recipe the bundle holds: the client runs the tree's own package
+_PYTHON_MODULE = re.compile(rb"\bpython3?(?:\.\d+)?\s+(?:-\w+\s+)*-m\s+([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*")
+MAX_PACKAGE_FILES = 400
+
+
+def _with_python_packages(bundle: Bundle, tree_fetch: TreeFetch | None) -> Bundle:
+    """The bundle with the Python sources of every tree package its scripts and recipes run with
+    `python3 -m` (InferenceX's benchmark clients, `python3 -m infx.bench ...`): Check 9 reads the client
+    that actually runs (verifier.launch.python_client), so a recorded bundle holds it. Needs the
+    side's tree listing; at most MAX_PACKAGE_FILES files per package and side."""
+    if tree_fetch is None:
+        return bundle
+    root = "inferencex-e2e/" if bundle.layout == "new" else ""
+    trees: dict[str, dict[str, bytes]] = {}
+    for side in ("base", "head"):
+        tree = bundle.base if side == "base" else bundle.head
+        if tree.listing is None:
+            continue
+        packages = {m.group(1).decode() for path, data in tree.files.items()
+                    if path.endswith((".sh", ".bash", ".yaml", ".yml")) for m in _PYTHON_MODULE.finditer(data)}
+        want: list[str] = []
+        for package in sorted(packages):
+            folder = f"{root}{package}/"
+            found = sorted(p for p in tree.listing if p.startswith(folder) and p.endswith(".py"))
+            want += [p for p in found[:MAX_PACKAGE_FILES] if p not in tree.files]
+        if want:
+            trees[side] = dict(tree_fetch(side, want))
+    if not trees:
+        return bundle
+    return bundle.model_copy(update={
+        side: Tree(sha=tree.sha, files={**tree.files, **trees.get(side, {})}, listing=tree.listing)
+        for side, tree in (("base", bundle.base), ("head", bundle.head))
+    })

@@ -63,6 +63,11 @@ def evidence_label(item: Evidence) -> str:
         label = code_span(where)
         return f"{label} {code_span(item.text)}" if item.text else label
     if isinstance(item, RunEvidence):
+        if item.path:  # a file inside an artifact: run, artifact, path, line
+            where = f"{item.artifact}/{item.path}" if item.artifact else item.path
+            where += f":{item.line}" if item.line else ""
+            label = f"run {item.run_id} artifact {code_span(where)}"
+            return f"{label} {code_span(item.text)}" if item.text else label
         extra = f" {code_span(item.job or item.artifact or '')}" if (item.job or item.artifact) else ""
         return f"run {item.run_id}{extra}"
     if isinstance(item, CommentEvidence):

@@ -40,6 +40,11 @@ def _evidence(item: Evidence, report: Report) -> dict[str, Any]:
             out["job"] = item.job
         if item.artifact:
             out["artifact"] = item.artifact
+        if item.path:
+            out["path"] = item.path
+            out["line"] = item.line
+        if item.text is not None:
+            out["text"] = item.text
         return out
     if isinstance(item, CommentEvidence):
         return {"kind": "comment", "id": item.id, "url": evidence_url(item, report.bundle)}

@@ -193,7 +193,8 @@ def _evidence_text(item: Evidence, bundle: Bundle) -> Text:
         return Text(f"missing: {neutralize(item.what)}")
     if isinstance(item, RunEvidence):
         out = Text(f"run {item.run_id}")
-        for extra in (item.job, item.artifact):
+        inside = f"{item.path}:{item.line}" if item.path and item.line else item.path
+        for extra in (item.job, item.artifact, inside):
             if extra:
                 out.append(" ")
                 out.append(neutralize(" ".join(extra.split())), style="cyan")

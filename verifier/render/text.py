@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from functools import cache
+from importlib.machinery import SourceFileLoader
+from pathlib import Path
 from typing import Any, Literal
 
 import jinja2
 import jinja2.bccache
 
 from verifier.core import cache as content_cache
-from verifier.core.resources import TEMPLATE_DIR
+from verifier.core.resources import TEMPLATE_DIR, TEMPLATE_OPTIONS
 from verifier.core.results import CheckResult, Finding
 from verifier.core.runner import NOT_RUN
 
@@ -153,26 +155,55 @@ class ContentBytecodeCache(jinja2.BytecodeCache):
         content_cache.write_bytes(self._path(bucket.key), bucket.bytecode_to_string())
 
 
-_ENV_OPTIONS = {
-    "undefined": "strict",
-    "autoescape": False,
-    "keep_trailing_newline": False,
-    "trim_blocks": True,
-    "lstrip_blocks": True,
-}
+class PrebuiltLoader(jinja2.FileSystemLoader):
+    """The templates folder, each template taken compiled from the wheel's prebuilt layer when that was
+    compiled from exactly this source by an environment like this one (verifier.core.cache); any other
+    template (edited, or no prebuilt layer: a source checkout, an editable install) compiles as usual,
+    through the environment's bytecode cache."""
+
+    _signature: str | None = None
+
+    def load(self, environment: jinja2.Environment, name: str,
+             globals: MutableMapping[str, Any] | None = None) -> jinja2.Template:
+        source, filename, uptodate = self.get_source(environment, name)
+        if self._signature is None:
+            self._signature = content_cache.template_signature(environment)
+        module = content_cache.prebuilt_template(name, source, self._signature)
+        if module is not None:
+            try:
+                loader = SourceFileLoader(f"_infx_template_{module.stem}", str(module))
+                code = loader.get_code(loader.name)  # the .pyc pip wrote at install, else compiled (and cached) now
+                namespace: dict[str, Any] = {"__name__": loader.name, "__file__": filename}
+                exec(code, namespace)  # type: ignore[arg-type]  # noqa: S102 - our own shipped module
+                template = environment.template_class.from_module_dict(environment, namespace, globals or {})
+                template._uptodate = uptodate
+                return template
+            except Exception:  # a damaged prebuilt module only costs the compile below
+                pass
+        return super().load(environment, name, globals)
+
+
+# The bytecode cache's key: these options (the same as before templates were prebuilt, so that a user cache stays valid).
+_ENV_OPTIONS = {"undefined": "strict", **TEMPLATE_OPTIONS}
 
 
 @cache
 def environment() -> jinja2.Environment:
     """The jinja2 environment (strict: an unknown parameter is an error, not an empty string)."""
+    return make_environment(TEMPLATE_DIR)
+
+
+def make_environment(template_dir: Path) -> jinja2.Environment:
+    """A jinja2 environment of the templates in template_dir, as `environment()` is of ours.
+
+    Its options are verifier.core.resources.TEMPLATE_OPTIONS and its filters TEMPLATE_FILTERS: setup.py
+    compiles the shipped templates with the same (PrebuiltLoader uses those only while they match).
+    """
     env = TemplateEnvironment(
-        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        loader=PrebuiltLoader(str(template_dir)),
         bytecode_cache=ContentBytecodeCache(repr(sorted(_ENV_OPTIONS.items()))),
         undefined=jinja2.StrictUndefined,
-        autoescape=False,
-        keep_trailing_newline=False,
-        trim_blocks=True,
-        lstrip_blocks=True,
+        **TEMPLATE_OPTIONS,
     )
     env.filters["num"] = _fmt_num
     env.filters["pct"] = _pct

@@ -14,6 +14,14 @@ on something only the machine knows (a file on the node, a command's exit status
 variable) splits the world; if every world starts the same server, the launch is resolved; if the
 worlds differ, each distinct server start is a launch of its own, labelled with the branches that
 lead to it. At most `Options.max_worlds` worlds are followed at once (equal worlds merge first).
+
+Nothing is dropped: a construct the reader does not model raises `ShellLimit` naming its file, line
+and construct, which the launch layer turns into an unresolved launch (a process-substituted
+`source <(...)`, a file the script fetches (`curl -o`, `wget`, `git clone`) or writes at run time and
+then sources, `eval` of a command's output or of text it lost track of, a name reference it cannot
+follow). `declare -n` / `local -n` / `typeset -n` name references are followed (reads and writes go
+to the variable they name). Limits fail closed the same way: call depth (`MAX_CALL_DEPTH`), source
+depth, steps (`MAX_STEPS`) and worlds. Cost is linear in the script (tests/shell/test_growth.py).
 """
 
 from __future__ import annotations

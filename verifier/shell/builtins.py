@@ -6,11 +6,13 @@ Modelled (their effect and output are known): `:` `true` `false` `echo` `printf`
 `declare`/`typeset`/`local`/`readonly` (`-a -A -x -i -l -u -g`) `unset` `shift` `set` (`--`)
 `source`/`.` `eval` `exit` `return` `break` `continue` `let` `read` (`-r -a -d`) `mapfile`/
 `readarray` `command` `exec` and no-op builtins (`cd`, `trap`, `wait`, `shopt`, `sleep`, ...).
-Any other command is external: its status is unknown and its output opaque.
+Any other command is external: its status is unknown and its output opaque. `declare -n` name
+references are followed; what `source` and `eval` cannot read fails closed (`_source`, `_eval`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 import shlex
@@ -196,6 +198,8 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     # an external command: unknown status, opaque output
     if head in ("hf", "huggingface-cli") and "download" in values:
         _note_download(ev, values)
+    if head in _FETCHERS:
+        _note_fetch(ev, head, values, loc)
     _output_unknown(w, loc, cmd)
     w.status = None
     return [w]
@@ -222,6 +226,53 @@ def _note_download(ev: Evaluator, values: list[Val]) -> None:
             target = v.split("=", 1)[1]
     if isinstance(repo, str) and isinstance(target, str) and not repo.startswith("-"):
         ev.downloads[posixpath.normpath(target)] = repo
+
+
+_FETCHERS = frozenset({"curl", "wget", "git", "scp", "rsync", "cp", "mv", "install", "ln", "tar", "unzip"})
+# `scp`/`rsync` bring remote files: their last word is fetched like a download's target
+
+
+def _note_fetch(ev: Evaluator, head: str, values: list[Val], loc: Loc) -> None:
+    """Files a command brings onto the machine at run time (`curl -o F`, `wget -O F` / `wget URL`,
+    `git clone URL DIR`, `cp SRC DST`, ...): sourcing one of them fails closed (`_source`)."""
+    words = [shown(v) for v in values[1:]]
+    targets: list[str] = []
+    if head == "curl":
+        for i, v in enumerate(words):
+            if v in ("-o", "--output") and i + 1 < len(words):
+                targets.append(words[i + 1])
+            elif v.startswith("--output="):
+                targets.append(v.split("=", 1)[1])
+            elif v in ("-O", "--remote-name"):
+                targets += [posixpath.basename(u.split("?")[0]) for u in words if "://" in u]
+    elif head == "wget":
+        named = [words[i + 1] for i, v in enumerate(words) if v in ("-O", "--output-document") and i + 1 < len(words)]
+        named += [v.split("=", 1)[1] for v in words if v.startswith("--output-document=")]
+        targets += named or [posixpath.basename(u.split("?")[0]) for u in words if "://" in u]
+        targets += [words[i + 1] for i, v in enumerate(words) if v in ("-P", "--directory-prefix") and i + 1 < len(words)]
+    elif head in ("scp", "rsync"):
+        plain_words = [v for v in words if not v.startswith("-")]
+        if len(plain_words) >= 2 and any(":" in v for v in plain_words[:-1]):
+            targets.append(plain_words[-1])
+    elif head == "git":
+        if words[:1] == ["clone"]:
+            rest = [v for v in words[1:] if not v.startswith("-")]
+            if len(rest) >= 2:
+                targets.append(rest[1])
+            elif rest:
+                targets.append(posixpath.basename(rest[0].rstrip("/")).removesuffix(".git"))
+    else:  # copy / move / link / unpack a fetched file: where it lands is fetched too
+        plain_words = [v for v in words if not v.startswith("-")]
+        if head in ("tar", "unzip"):
+            archive = next((words[i + 1] for i, v in enumerate(words[:-1]) if v in ("-f", "--file")),
+                           plain_words[0] if head == "unzip" and plain_words else None)
+            if archive is not None and _fetched_by(ev, archive) is not None:
+                targets += [words[i + 1] for i, v in enumerate(words[:-1]) if v in ("-C", "-d", "--directory")]
+        elif len(plain_words) >= 2 and any(_fetched_by(ev, v) is not None for v in plain_words[:-1]):
+            targets.append(plain_words[-1])
+    for t in targets:
+        if t:
+            ev.fetched.setdefault(posixpath.normpath(t), loc)
 
 
 def _output_unknown(w: World, loc: Loc, cmd: Simple) -> None:
@@ -276,15 +327,16 @@ def run_child(ev: Evaluator, cmd: Simple, fields: list[Binding], child: object, 
         return [w]
     repo = ev.repo_path(script_value)
     text = ev.options.reader(repo) if repo is not None and ev.options.follow_children else None
-    if text is None or ev.source_depth >= 8:
+    if text is not None and ev.source_depth >= 8:
+        raise _limit(f"scripts run each other more than 8 deep (limit; {script_value})", loc)
+    if text is None:
         _output_unknown(w, loc, cmd)
         w.status = None
         return [w]
     try:
         script = parse(text, repo or script_value)
-    except ShellSyntaxError:
-        w.status = None
-        return [w]
+    except ShellSyntaxError as exc:
+        raise _limit(f"{repo or script_value}:{exc.line}: {exc.message}", loc) from exc
     ev.children.append(repo or script_value)
     ev.scripts.append(script)
     sub = World()
@@ -319,8 +371,8 @@ def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding]
     from verifier.shell.evaluator import MAX_CALL_DEPTH
 
     if ev.call_depth >= MAX_CALL_DEPTH:
-        w.status = None
-        return [w]
+        raise _limit(f"functions call each other more than {MAX_CALL_DEPTH} deep (limit; `{func.name}` on line "
+                     f"{loc[1]})", loc)
     saved_pos = w.pos
     temp: dict[str, Binding | None] = {}
     for a in cmd.assigns:
@@ -335,7 +387,10 @@ def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding]
         ev.call_depth -= 1
     for x in outs:
         frame = x.frames[-1] if x.frames else {}
-        for name, (var, arr, table, exported) in frame.items():
+        for name, (var, arr, table, exported, ref) in frame.items():
+            x.refs.pop(name, None)
+            if ref is not None:
+                x.refs[name] = ref
             x.vars.pop(name, None)
             x.arrays.pop(name, None)
             x.assocs.pop(name, None)
@@ -366,6 +421,14 @@ def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding]
 def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False) -> None:
     """One assignment (`NAME=v`, `NAME+=v`, `NAME[i]=v`, `NAME=(...)`)."""
     loc = (src, a.line)
+    if w.refs and a.name in w.refs and (a.array is not None or a.index is not None):
+        target = ev.deref(w, a.name, loc)  # an array written through a name reference
+        if not target:
+            from verifier.shell.evaluator import ShellLimit
+
+            raise ShellLimit(f"an array is assigned through the name reference `{a.name}`, which refers to "
+                             "nothing yet", loc)
+        a = dataclasses.replace(a, name=target)
     if a.array is not None:
         if assoc or a.name in w.assocs:
             table: dict[str, Binding] = dict(w.assocs.get(a.name, {})) if a.append else {}
@@ -460,6 +523,9 @@ def declare(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> World:
     if "f" in flags:
         w.status = True
         return w
+    if "n" in flags and kind != "export":
+        _declare_refs(ev, cmd, w, names, loc)
+        return w
     for name in names:
         if not _NAME.fullmatch(name):
             continue
@@ -489,6 +555,29 @@ def declare(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> World:
             w.exported.add(a.name)
     w.status = True
     return w
+
+
+def _declare_refs(ev: Evaluator, cmd: Simple, w: World, names: list[str], loc: Loc) -> None:
+    """`declare -n REF=NAME` / `local -n` / `typeset -n`: REF stands for NAME from now on (every read
+    and write through REF goes to NAME); `declare -n REF` alone is pointed by its next assignment."""
+    from verifier.shell.evaluator import ShellLimit
+
+    for name in names:
+        if _NAME.fullmatch(name):
+            w.refs[name] = w.refs.get(name, "")
+            w.vars.pop(name, None)
+    for a in cmd.assigns:
+        if a.value is None or a.index is not None or a.append:
+            raise ShellLimit(f"the name reference `{a.name}` (declare -n) is not followed statically", (cmd.src, a.line))
+        value, _ = ev.expand_scalar(a.value, w, (cmd.src, a.line))
+        if not isinstance(value, str) or not (value == "" or _NAME.fullmatch(value)):
+            raise ShellLimit(f"the name reference `{a.name}` (declare -n) refers to {shown(value)}, which is not "
+                             "followed statically", (cmd.src, a.line))
+        if value == a.name:
+            raise ShellLimit(f"the name reference `{a.name}` (declare -n) refers to itself", (cmd.src, a.line))
+        w.refs[a.name] = value
+        w.vars.pop(a.name, None)
+    w.status = True
 
 
 # ------------------------------------------------------------------------------- builtins
@@ -826,12 +915,16 @@ def _test(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
 
 def _unset(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
            loc: Loc) -> list[World]:
-    funcs = False
+    funcs = refs = False
     for v, _ in fields[1:]:
         if not isinstance(v, str):
             continue
         if v.startswith("-"):
             funcs = "f" in v
+            refs = "n" in v
+            continue
+        if refs and v in w.refs:  # `unset -n REF`: the reference itself
+            del w.refs[v]
             continue
         if funcs:
             w.funcs.pop(v, None)
@@ -868,27 +961,85 @@ def _set(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: lis
     return [w]
 
 
+def _limit(message: str, loc: Loc) -> Exception:
+    from verifier.shell.evaluator import ShellLimit
+
+    return ShellLimit(message, loc)
+
+
+_RUNTIME_TEXT = ("$(", "`", "<(")  # an Opaque value holding these is a command's output
+
+
+def _where(loc: Loc) -> str:
+    return f"{posixpath.basename(loc[0]) or 'the script'}:{loc[1]}"
+
+
+def _fetched_by(ev: Evaluator, path: str) -> Loc | None:
+    """Where the script fetched a file at run time (`curl -o`, `wget`, `git clone` into its directory)."""
+    norm = posixpath.normpath(path) if path else path
+    for target, where in ev.fetched.items():
+        if norm == target or norm.startswith(target.rstrip("/") + "/"):
+            return where
+    return None
+
+
 def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
             loc: Loc) -> list[World]:
+    """`source FILE` / `. FILE`: a repository file or a file the script generated with known text is
+    run in place. What the reader cannot know fails closed (`ShellLimit` naming the line): a process
+    substitution (`source <(curl ...)`), a path that is a command's output or that the evaluator lost
+    track of, a file the script fetched or wrote at run time. A known path outside the repository
+    that nothing in the script wrote (an image's environment file) is recorded in `unread`."""
     from verifier.shell.evaluator import MAX_SOURCE_DEPTH
 
     if len(fields) < 2:
         w.status = False
         return [w]
     target = fields[1][0]
-    repo = ev.repo_path(target) if isinstance(target, str) else None
-    text = ev.options.reader(repo) if repo else None
-    if text is None or ev.source_depth >= MAX_SOURCE_DEPTH:
+    word = " ".join(x.raw for x in cmd.words[:3])[:120]
+    if isinstance(target, Unknown):
+        raise _limit(f"`{word}` sources a file whose path is not known statically ({target.reason}, line "
+                     f"{target.loc[1]})", loc)
+    if isinstance(target, Opaque):
+        if target.text.startswith("<("):
+            raise _limit(f"`{word}` sources the output of a process substitution, which is not read statically", loc)
+        if any(t in target.text for t in _RUNTIME_TEXT):
+            raise _limit(f"`{word}` sources a file whose path is a command's output at run time", loc)
+        fetched = _fetched_by(ev, target.text)
+        if fetched is not None:
+            raise _limit(f"`{word}` sources a file the script fetches at run time ({_where(fetched)})", loc)
+        ev.unread.setdefault(target.text, loc)
+        w.status = None
+        return [w]
+    if target.startswith(("/dev/stdin", "/dev/fd/", "/proc/self/fd/")):
+        raise _limit(f"`{word}` sources its input stream, which is not read statically", loc)
+    if ev.source_depth >= MAX_SOURCE_DEPTH:
+        raise _limit(f"`{word}` sources files nested more than {MAX_SOURCE_DEPTH} deep (limit)", loc)
+    gen = w.files.get(target) or w.files.get(posixpath.normpath(target))
+    repo = ev.repo_path(target)
+    if gen is not None:
+        if gen.lines is None:
+            raise _limit(f"`{word}` sources {target}, which the script writes at run time with contents not known "
+                         f"statically ({_where(gen.loc) if gen.loc[0] else 'line ' + str(gen.loc[1])})", loc)
+        ev.promote(target)
+        text: str | None = gen.text
+        name = repo or posixpath.normpath(target)
+    else:
+        fetched = _fetched_by(ev, target)
+        if fetched is not None:
+            raise _limit(f"`{word}` sources {target}, which the script fetches at run time ({_where(fetched)})", loc)
+        text = ev.options.reader(repo) if repo else None
+        name = repo or ""
+    if text is None:
         ev.unread.setdefault(repo or shown(target), loc)
         w.status = None
         return [w]
     try:
-        script = parse(text, repo or "")
+        script = parse(text, name)
     except ShellSyntaxError as exc:
-        from verifier.shell.evaluator import ShellLimit
-
-        raise ShellLimit(f"{repo}:{exc.line}: {exc.message}", loc) from exc
-    ev.sourced.append(repo or "")
+        raise _limit(f"{name}:{exc.line}: {exc.message}", loc) from exc
+    if gen is None:
+        ev.sourced.append(repo or "")
     ev.scripts.append(script)
     saved_pos, saved_sources = w.pos, w.sources
     if len(fields) > 2:
@@ -910,16 +1061,26 @@ def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: 
 
 def _eval(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
           loc: Loc) -> list[World]:
+    """`eval TEXT`: known text is parsed and run in place. Text with a run-time value inside (a machine
+    variable) is run from its source text, so the value stays run-time; text that is a command's
+    output, a value the evaluator lost track of, or text that does not parse fails closed."""
     values = _vals(fields[1:])
-    if not all(isinstance(v, str) for v in values):
-        w.status = None
-        return [w]
-    text = " ".join(str(v) for v in values)
+    word = " ".join(x.raw for x in cmd.words)[:120]
+    pieces: list[str] = []
+    for v in values:
+        if isinstance(v, Unknown):
+            raise _limit(f"`{word}` evaluates text that is not known statically ({v.reason}, line {v.loc[1]})", loc)
+        if isinstance(v, Opaque):
+            if any(t in v.text for t in _RUNTIME_TEXT):
+                raise _limit(f"`{word}` evaluates the output of a command, which is not read statically", loc)
+            pieces.append(v.text)
+        else:
+            pieces.append(v)
+    text = " ".join(pieces)
     try:
         script = parse(text, loc[0])
-    except ShellSyntaxError:
-        w.status = None
-        return [w]
+    except ShellSyntaxError as exc:
+        raise _limit(f"`{word}` evaluates text that cannot be read statically: {exc.message}", loc) from exc
     from verifier.shell.evaluator import _relocate
 
     return ev.run_body(_relocate(script.body, loc), [w])

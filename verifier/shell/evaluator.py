@@ -254,23 +254,28 @@ def function_identifiers(script: Script) -> frozenset[str]:
 
 
 _DONE_CACHE: dict[Any, bool] = {}
-_SUFFIX_CACHE: dict[int, tuple[Body, list[frozenset[str]]]] = {}
+_LAST_CACHE: dict[int, tuple[Body, dict[str, int], list[list[str]]]] = {}
 
 
-def _suffix_identifiers(body: Body) -> list[frozenset[str]]:
-    """For each statement index, the identifiers the statements after it mention."""
-    cached = _SUFFIX_CACHE.get(id(body))
+def _last_mentions(body: Body) -> tuple[dict[str, int], list[list[str]]]:
+    """For each identifier the statements mention, the index of the last statement mentioning it,
+    and per statement the identifiers it mentions last. Linear in the text: a variable is live after
+    statement i while its last mention is later (one set shrinks as the walk goes, `run_top`),
+    never a set of later identifiers per statement (quadratic in a script of distinct names)."""
+    cached = _LAST_CACHE.get(id(body))
     if cached is not None and cached[0] is body:
-        return cached[1]
-    suffix: list[frozenset[str]] = [frozenset()] * (len(body) + 1)
-    acc: set[str] = set()
-    for k in range(len(body) - 1, -1, -1):
-        acc |= identifiers(body[k])
-        suffix[k] = frozenset(acc)
-    if len(_SUFFIX_CACHE) > 512:
-        _SUFFIX_CACHE.clear()
-    _SUFFIX_CACHE[id(body)] = (body, suffix)
-    return suffix
+        return cached[1], cached[2]
+    last: dict[str, int] = {}
+    for k, item in enumerate(body):
+        for name in identifiers(item):
+            last[name] = k
+    deaths: list[list[str]] = [[] for _ in body]
+    for name, k in last.items():
+        deaths[k].append(name)
+    if len(_LAST_CACHE) > 512:
+        _LAST_CACHE.clear()
+    _LAST_CACHE[id(body)] = (body, last, deaths)
+    return last, deaths
 
 
 class _Operands:
@@ -322,11 +327,14 @@ class Evaluator:
         self.reads: set[str] = set()
         self.weak_reads: set[str] = set()  # variables read only to test whether they are empty
         self.downloads: dict[str, str] = {}  # `hf download REPO --local-dir DIR`: DIR -> REPO
+        self.fetched: dict[str, Loc] = {}  # files a command brings in at run time (`curl -o F`): F -> line
         self.sink: str | None = None  # the file the output being expanded goes to (see builtins._sink)
         self.sink_reads: dict[str, set[str]] = {}
         self.weak = False
         self.read_all = False
         self.steps = 0
+        self.done_work = 0  # statements scanned deciding whether worlds can stop early (`_done`)
+        self.snapshot_work = 0  # bindings copied for checkpoints (`run_top`)
         self.call_depth = 0
         self.source_depth = 0
         self.initial: dict[str, Binding] = {}
@@ -368,6 +376,7 @@ class Evaluator:
         self.sourced, self.children = list(state["sourced"]), list(state["children"])
         self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
         self.downloads = dict(state["downloads"])
+        self.fetched = dict(state["fetched"])
         self.sink_reads = {k: set(v) for k, v in state["sinks"].items()}
         if self.options.accesses is not None:
             kept = state.get("accesses")
@@ -381,15 +390,17 @@ class Evaluator:
         return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
                 "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
+                "fetched": dict(self.fetched),
                 "sinks": {k: frozenset(v) for k, v in self.sink_reads.items()},
                 "accesses": None if self.options.accesses is None else tuple(self.options.accesses)}
 
     def run_top(self, body: Body, worlds: list[World]) -> list[World]:
         """The main script's statements; a world that has found what it looks for and cannot find
         more stops early, and variables nothing later reads are dropped so worlds can merge."""
-        suffix = _suffix_identifiers(body)
+        last, deaths = _last_mentions(body)
         store, key = self.options.checkpoints, self.options.checkpoint_key
         start, worlds = self._restore(0, worlds)
+        later = {name for name, k in last.items() if k >= start}  # mentioned by a statement still to run
         keeping = store is not None and key is not None
         if keeping:
             store.begin(key, body)  # type: ignore[union-attr]
@@ -398,7 +409,12 @@ class Evaluator:
             before = (len(self.reads), len(self.weak_reads), self.read_all)
             # the worlds before a statement are kept only where a checkpoint may be stored (an
             # optimisation only: a checkpoint not stored makes a later evaluation resume earlier)
-            snapshot = [w.copy() for w in worlds] if keeping and i > 0 and store.wanted(key, body, i) else None
+            # (bounded by a multiple of the script's size: copying every binding before every
+            # statement of a script of many distinct names would be quadratic)
+            snapshot = [w.copy() for w in worlds] if keeping and i > 0 and store.wanted(key, body, i) \
+                and self.snapshot_work <= 16 * len(body) + 50_000 else None
+            if snapshot is not None:
+                self.snapshot_work += sum(len(w.vars) + len(w.arrays) + len(w.assocs) + 1 for w in snapshot)
             state = self._state() if snapshot is not None else None
             nxt: list[World] = []
             for w in worlds:
@@ -410,8 +426,9 @@ class Evaluator:
                     nxt.append(w)
                     continue
                 nxt.extend(self.run_andor(item, w))
+            later.difference_update(deaths[i])
             if len(nxt) > 1:
-                self.drop_dead(nxt, suffix[i + 1])
+                self.drop_dead(nxt, later)
             worlds = self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
             if keeping and i > 0 and (len(self.reads), len(self.weak_reads), self.read_all) != before:
                 if snapshot is not None and state is not None:
@@ -422,25 +439,29 @@ class Evaluator:
             store.finished(key, body)  # type: ignore[union-attr]
         return worlds
 
-    def drop_dead(self, worlds: list[World], later: frozenset[str]) -> None:
-        """Forget variables no later statement, no function and no started command can read."""
+    def drop_dead(self, worlds: list[World], later: set[str]) -> None:
+        """Forget variables no later statement (`later`), no function and no started command can read."""
         if self.read_all:
             return
-        key = (id(later), tuple(id(sc) for sc in self.scripts))
-        live = self._live.get(key)
-        if live is None:
-            grown = set(later)
+        key = tuple(id(sc) for sc in self.scripts)
+        funcs = self._live.get(key)
+        if funcs is None:
+            grown: set[str] = set()
             for sc in self.scripts:
                 grown |= function_identifiers(sc)
-            live = self._live[key] = frozenset(grown)
+            self._live.clear()  # one entry: the scripts only grow during an evaluation
+            funcs = self._live[key] = frozenset(grown)
         for w in worlds:
             if w.flow is not None:
                 continue
             for table in (w.vars, w.arrays, w.assocs):
                 if not table:
                     continue
-                dead = table.keys() - live  # set difference in C; most names are live
+                dead = table.keys() - later  # set differences in C; most names are live
                 if dead:
+                    dead -= funcs
+                    if w.refs:  # what a reference names is read through it, under a name no later text mentions
+                        dead -= set(w.refs.values())
                     for name in dead:
                         if name not in w.exported and name not in self.initial:
                             del table[name]
@@ -450,6 +471,12 @@ class Evaluator:
         the benchmark script has started)."""
         if self.options.mode == "child":
             return True
+        # deciding costs up to the rest of the script per statement: past a multiple of the
+        # script's size (only a hostile script gets there) worlds simply run on, which is what the
+        # early stop saves (it is an optimisation: nothing after it can start a server)
+        if self.done_work > 4 * len(body) + 4_000:
+            return False
+        self.done_work += 1 + len(w.funcs) // 8
         commands = self.options.commands
         key = (id(body), i, tuple(sorted((k, id(v)) for k, v in w.funcs.items())),
                tuple(id(sc) for sc in self.scripts), commands)
@@ -465,6 +492,7 @@ class Evaluator:
             for sc in self.scripts:
                 for name, texts in assigned_texts(sc).items():
                     assigned.setdefault(name, []).extend(texts)
+            self.done_work += len(body) - i + len(funcs) + len(assigned)
             cached = not may_launch(body[i:], commands, launching_functions(funcs, commands, assigned), assigned)
             if len(_DONE_CACHE) > 4096:
                 _DONE_CACHE.clear()
@@ -898,8 +926,30 @@ class Evaluator:
 
     # =========================================================================== variables
 
+    def deref(self, w: World, name: str, loc: Loc) -> str:
+        """The variable a name stands for: itself, or what the `declare -n` references it names lead
+        to ("" for a reference not yet pointed anywhere). A reference the evaluator cannot follow (a
+        cycle, an array element, one that differs between the ways joined here) is a `ShellLimit`."""
+        seen = 0
+        while name in w.refs:
+            self.reads.add(name)
+            target = w.refs[name]
+            seen += 1
+            if not target:
+                return ""
+            if seen > 8 or not _NAME.fullmatch(target):
+                shown_target = "a value that differs between ways through the script" if target == "?" else target
+                raise ShellLimit(f"the name reference `{name}` (declare -n) to {shown_target} is not followed "
+                                 "statically", loc)
+            name = target
+        return name
+
     def lookup(self, w: World, name: str, loc: Loc) -> Val | None:
         """A variable's value (None when unset); records the read (see verifier.shell.memo)."""
+        if w.refs and name in w.refs:
+            name = self.deref(w, name, loc)
+            if not name:
+                return None
         if self.sink is not None:
             self.sink_reads.setdefault(self.sink, set()).add(name)
         elif self.weak:
@@ -940,6 +990,15 @@ class Evaluator:
 
     def assign(self, w: World, name: str, value: Val, loc: Loc, append: bool = False) -> None:
         """`name=value` (`+=`: append); an array's first element when the name is an array."""
+        if w.refs and name in w.refs:
+            target = self.deref(w, name, loc)
+            if not target:  # `declare -n r; r=NAME`: the assignment points the reference
+                if not isinstance(value, str) or not _NAME.fullmatch(value):
+                    raise ShellLimit(f"the name reference `{name}` (declare -n) is pointed at {shown(value)}, "
+                                     "which is not followed statically", loc)
+                w.refs[name] = value
+                return
+            name = target
         attr = w.attrs.get(name, "")
         if "i" in attr and isinstance(value, str):
             value = self.arith(value, w, loc)
@@ -966,12 +1025,18 @@ class Evaluator:
         frame = w.frames[-1]
         if name in frame:
             return
-        frame[name] = (w.vars.get(name), w.arrays.get(name), w.assocs.get(name), name in w.exported)
+        frame[name] = (w.vars.get(name), w.arrays.get(name), w.assocs.get(name), name in w.exported,
+                       w.refs.get(name))
+        w.refs.pop(name, None)
         w.vars.pop(name, None)
         w.arrays.pop(name, None)
         w.assocs.pop(name, None)
 
     def unset(self, w: World, name: str) -> None:
+        if w.refs and name in w.refs:
+            name = self.deref(w, name, (w.sources[-1] if w.sources else "", 0))
+            if not name:
+                return
         w.vars.pop(name, None)
         w.arrays.pop(name, None)
         w.assocs.pop(name, None)
@@ -1199,6 +1264,10 @@ class Evaluator:
 
     def elements(self, name: str, w: World, loc: Loc) -> list[Binding]:
         self.reads.add(name)
+        if w.refs and name in w.refs:
+            name = self.deref(w, name, loc)
+            if not name:
+                return []
         if name in ("@", "*"):
             return list(w.pos)
         if name == "BASH_SOURCE":
@@ -1218,6 +1287,10 @@ class Evaluator:
                 return stack[int(idx)], loc
             return ("" if isinstance(idx, str) else Opaque(f"${{BASH_SOURCE[{subscript}]}}", loc)), loc
         self.reads.add(name)
+        if w.refs and name in w.refs:
+            name = self.deref(w, name, loc)
+            if not name:
+                return "", loc
         if name in w.assocs:
             key = self.expand_text(subscript, w, loc)
             if not isinstance(key, str):
@@ -1264,6 +1337,9 @@ class Evaluator:
         m2 = _NAME_REST.match(expr)
         if not m2:
             return Opaque("${!" + expr + "}", loc), loc
+        if not m2.group(2) and m2.group(1) in w.refs:  # `${!REF}` of a name reference: the name it refers to
+            self.reads.add(m2.group(1))
+            return w.refs[m2.group(1)], loc
         weak, self.weak = self.weak, False
         try:
             target = self.lookup(w, m2.group(1), loc)

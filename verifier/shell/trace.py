@@ -12,10 +12,18 @@ value is unknown (kept as its source text). A condition that cannot be decided r
 and merges them: a variable the branches leave different becomes unknown (its origin is the
 condition's line), and the events of each branch carry that condition as a guard. A branch that
 ends in `exit` is the end of a failed run and is dropped. `while`/`until` bodies are not run.
+
+Nothing is dropped: a construct the reader does not model (a process-substituted `source <(...)`, a
+file fetched (`curl -o`, `wget`, `git clone`) or written by a command and then sourced, `eval` of a
+command's output, a name reference it cannot follow) is a problem "cannot be read statically" and
+taints every later command (`Event.taint`), so a server started after it is not resolved. `declare
+-n` name references are followed. Limits (steps, call and source depth) end the reading as a
+problem naming the limit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -68,6 +76,7 @@ _FILE_TESTS = frozenset({"-f", "-d", "-e", "-s", "-r", "-x", "-w"})  # asked of 
 _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
           "printf", "mkdir", "rm", "alias", "unalias", "pushd", "popd", "sync"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FETCHERS = frozenset({"curl", "wget", "git"})
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
 _PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$",
                     re.DOTALL)
@@ -109,7 +118,30 @@ class _Return(Exception):
 
 
 class _Budget(Exception):
-    pass
+    """A limit of the reading (steps, call depth): the script is not followed further (fails closed)."""
+
+    def __init__(self, what: str = "") -> None:
+        super().__init__(what)
+        self.what = what
+
+
+class _Vars(dict[str, Text]):
+    """A copy of a state's variables that remembers which names were written since it was made,
+    so that merging branches looks only at those (linear, not every variable per condition)."""
+
+    __slots__ = ("touched",)
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)  # type: ignore[arg-type]
+        self.touched: set[str] = set()
+
+    def __setitem__(self, key: str, value: Text) -> None:
+        self.touched.add(key)
+        super().__setitem__(key, value)
+
+    def pop(self, key: str, *default: object) -> object:  # type: ignore[override]
+        self.touched.add(key)
+        return super().pop(key, *default)
 
 
 @dataclass
@@ -130,11 +162,12 @@ class State:
     # would set is unknown from there on
     taint: tuple[str, int, str] | None = None
     source_text: str = ""  # ${BASH_SOURCE[0]}: the path the current file was run or sourced by
+    refs: dict[str, str] = field(default_factory=dict)  # `declare -n REF=NAME`: REF -> NAME
 
     def copy(self) -> State:
-        return State(dict(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
+        return State(_Vars(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
                      set(self.unset), dict(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
-                     dict(self.unresolved), self.taint, self.source_text)
+                     dict(self.unresolved), self.taint, self.source_text, dict(self.refs))
 
 
 @dataclass
@@ -190,6 +223,7 @@ class Reader:
         self.return_unknown = False  # a function returned on an undecided path: its status is unknown
         self.sentinels: list[Seg] = []  # unknown values written into re-read shell text (shell_text)
         self.reads: set[str] = set()  # every variable name the script expanded or tested
+        self.fetched: dict[str, int] = {}  # files a command brings in at run time (`curl -o F`): F -> line
 
     # ------------------------------------------------------------------ entry points
 
@@ -220,8 +254,8 @@ class Reader:
             pass
         except ShellSyntaxError as exc:
             self.problems.append((path, exc.line, f"{unreadable}: {exc.message}"))
-        except _Budget:
-            self.problems.append((path, None, too_long))
+        except _Budget as limit:
+            self.problems.append((path, None, f"{too_long} ({limit.what})" if limit.what else too_long))
         return ReadResult(st, self.events, stopped, self.problems)
 
     def run_inline(self, code: Text, env: Mapping[str, Text | str] | None = None, args: Sequence[Text | str] = (),
@@ -257,7 +291,7 @@ class Reader:
     def tick(self) -> None:
         self.steps += 1
         if self.steps > self.max_steps:
-            raise _Budget()
+            raise _Budget(f"more than {self.max_steps} commands")
 
     def body(self, items: Body, st: State) -> bool | None:
         status: bool | None = True
@@ -450,7 +484,11 @@ class Reader:
 
     def merge(self, st: State, states: list[State], guard: tuple[str, int], why: str = "undecided") -> None:
         first = states[0]
-        names = set().union(*(s.vars.keys() for s in states)) | set(st.vars)
+        touched = [getattr(s.vars, "touched", None) for s in states]
+        if all(t is not None for t in touched):  # every branch is a copy of `st`: only what they wrote changed
+            names = set().union(*touched)  # type: ignore[arg-type]
+        else:
+            names = set().union(*(s.vars.keys() for s in states)) | set(st.vars)
         before = st.vars
         for name in names:
             kept = before.get(name)
@@ -551,6 +589,8 @@ class Reader:
             return True
         name = plain(argv[0]) if is_known(argv[0]) else None
         stdin = self.stdin(node, st)
+        if node.redirects and self.capture is None:
+            self.note_written(node, st)
         if name in _DECLARERS:
             return self.declare(name, argv[1:], node, st)
         if name in ("source", "."):
@@ -572,10 +612,16 @@ class Reader:
             code = plain(argv[1]) if len(argv) > 1 else "0"
             raise _Return(None if not code.isdigit() else code == "0")
         if name == "unset":
+            by_name = any(plain(a).startswith("-") and "n" in plain(a) for a in argv[1:])
             for a in argv[1:]:
                 n = plain(a)
                 if n.startswith("-"):
                     continue
+                if n in st.refs:  # `unset REF` unsets what it refers to; `unset -n REF` the reference
+                    if by_name:
+                        del st.refs[n]
+                        continue
+                    n = self.deref(n, st, node.line) or n
                 st.vars.pop(n, None)
                 st.arrays.pop(n, None)
                 st.exported.discard(n)
@@ -629,6 +675,8 @@ class Reader:
                 file, line = found[0], found[1]
             elif self.event_line is not None:
                 line = self.event_line
+        if name in _FETCHERS:
+            self.note_fetch(name, [plain(a) for a in argv[1:]], node.line)
         self.events.append(Event(file, line, tuple(argv), env, st.cwd, tuple(self.guards), stdin,
                                  taint=st.taint))
         if self.stop_at is not None and not self.guards and self.stop_at([plain(a) for a in argv[:3]]):
@@ -636,6 +684,30 @@ class Reader:
         if self.capture is not None and not self.redirected(node):
             self.external_in_capture = True
         return None
+
+    def note_written(self, node: Simple, st: State) -> None:
+        """Files a command's output is written to (`cmd > F`): the reader does not keep their text,
+        so sourcing one fails closed (`source`)."""
+        for r in node.redirects:
+            if r.op in (">", ">>", ">|", "&>", "&>>") and r.fd in ("", "1") and r.target is not None:
+                target = plain(self.expand_one(r.target, st))
+                if target and target not in ("/dev/null", "/dev/stderr", "/dev/stdout"):
+                    self.fetched.setdefault(posixpath.normpath(target), node.line)
+
+    def note_fetch(self, name: str, words: list[str], line: int) -> None:
+        """Files `curl -o F` / `wget [-O F] URL` / `git clone URL DIR` bring in at run time."""
+        targets: list[str] = []
+        if name == "curl":
+            targets += [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-o", "--output")]
+        elif name == "wget":
+            targets += [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-O", "--output-document")] or \
+                [posixpath.basename(w.split("?")[0]) for w in words if "://" in w]
+        elif name == "git" and words[:1] == ["clone"]:
+            rest = [w for w in words[1:] if not w.startswith("-")]
+            if len(rest) >= 2:
+                targets.append(rest[1])
+        for t in targets:
+            self.fetched.setdefault(posixpath.normpath(t), line)
 
     def may_start(self, name: str | None) -> bool:
         """Whether a command can start a script or a server (an unknown program might)."""
@@ -665,6 +737,18 @@ class Reader:
 
     def assign(self, node: Assign, st: State, export: bool) -> None:
         """`NAME=value`, `NAME+=value`, `NAME[i]=value`, `NAME=(...)`, `NAME+=(...)`."""
+        if st.refs and node.name in st.refs:
+            target = self.deref(node.name, st, node.line)
+            if not target:
+                if node.array is None and node.index is None and node.value is not None and not node.append:
+                    pointed = plain(self.expand_one(node.value, st))
+                    if _NAME.match(pointed):
+                        st.refs[node.name] = pointed  # `declare -n r; r=NAME` points the reference
+                        return
+                self.unmodelled(st, node.line, f"assigns through the name reference `{node.name}`, which refers "
+                                               "to nothing known")
+                return
+            node = dataclasses.replace(node, name=target)
         if node.array is not None:
             items: list[Text] = []
             for word in node.array:
@@ -703,6 +787,8 @@ class Reader:
             st.exported.add(name)
 
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
+        if name != "export" and any(plain(a).startswith("-") and "n" in plain(a) for a in args):
+            return self.declare_refs(args, node, st)
         export = name == "export" or any(plain(a).startswith("-") and "x" in plain(a) for a in args)
         for assign in node.assigns:
             if assign.array is not None:
@@ -745,9 +831,47 @@ class Reader:
                         st.unset.discard(text)
         return True
 
+    def declare_refs(self, args: list[Text], node: Simple, st: State) -> bool | None:
+        """`declare -n REF=NAME` / `local -n` / `typeset -n`: REF stands for NAME from now on."""
+        for assign in node.assigns:
+            value = plain(self.expand_one(assign.value, st)) if assign.value is not None else ""
+            known = assign.value is None or is_known(self.expand_one(assign.value, st))
+            if assign.array is not None or assign.index is not None or not known or \
+                    (value and not _NAME.match(value)) or value == assign.name:
+                self.unmodelled(st, node.line, f"declares the name reference `{assign.name}` to "
+                                               f"`{value[:80]}`, which is not followed")
+                continue
+            st.refs[assign.name] = value
+            st.vars.pop(assign.name, None)
+        for arg in args:
+            text = plain(arg)
+            if text.startswith("-"):
+                continue
+            var, eq, value = text.partition("=")
+            if eq and _NAME.match(var) and (not value or _NAME.match(value)) and is_known(arg) and value != var:
+                st.refs[var] = value
+                st.vars.pop(var, None)
+            elif not eq and _NAME.match(text):
+                st.refs.setdefault(text, "")
+                st.vars.pop(text, None)
+            else:
+                self.unmodelled(st, node.line, f"declares the name reference `{text[:80]}`, which is not followed")
+        return True
+
     def source(self, args: list[Text], node: Simple, st: State) -> bool | None:
         if not args:
             return True
+        word = node.words[1] if len(node.words) > 1 else None
+        if word is not None and any(part.kind == "proc" for part in word.parts):
+            self.unmodelled(st, node.line, f"sources the output of a process substitution (`{word.raw[:100]}`)")
+            return None
+        path = posixpath.normpath(plain(args[0]))
+        fetched = next((ln for f, ln in self.fetched.items() if path == f or path.startswith(f.rstrip("/") + "/")),
+                       None)  # the file itself, or a file under a directory cloned at run time
+        if fetched is not None:
+            self.unmodelled(st, node.line, f"sources {plain(args[0])[:100]}, which the script fetches or writes at "
+                                           f"run time (line {fetched})")
+            return None
         loaded = self.load(args[0], st) if self.load is not None else None
         if loaded is None:
             self.problems.append((st.file, node.line, f"sources {plain(args[0])}, which is not followed"))
@@ -761,7 +885,7 @@ class Reader:
         self.depth += 1
         if self.depth > MAX_CALL_DEPTH:
             self.depth -= 1
-            raise _Budget()
+            raise _Budget(f"functions and sourced files nest more than {MAX_CALL_DEPTH} deep")
         try:
             return self.body(_parse(text, path), st)
         except ShellSyntaxError as exc:
@@ -780,15 +904,13 @@ class Reader:
         lead = next((seg for seg in code if seg.text.strip()), None)
         opaque = lead if lead is not None and not lead.known and lead.text.startswith(("$(", "`")) else None
         if opaque is not None:
-            st.taint = (st.file, node.line, f"evaluates the output of `{opaque.text[:120]}`")
-            self.problems.append((st.file, node.line, f"evaluates the output of `{opaque.text[:120]}`, "
-                                                      "which is not read statically"))
+            self.unmodelled(st, node.line, f"evaluates the output of `{opaque.text[:120]}`")
             return None
         source, owners = self.shell_text(code)
         try:
             body = _parse(source, st.file)
         except ShellSyntaxError as exc:
-            self.problems.append((st.file, node.line, f"evaluates text that cannot be read statically: {exc.message}"))
+            self.unmodelled(st, node.line, f"evaluates text that does not parse ({exc.message})")
             return None
 
         def where(word: Word) -> tuple[str, int] | None:
@@ -812,7 +934,7 @@ class Reader:
         self.depth += 1
         if self.depth > MAX_CALL_DEPTH:
             self.depth -= 1
-            raise _Budget()
+            raise _Budget(f"functions and sourced files nest more than {MAX_CALL_DEPTH} deep")
         saved, saved_file, saved_flag = st.positional, st.file, self.return_unknown
         body, st.file = st.funcs[name]
         st.positional = list(args)
@@ -994,6 +1116,10 @@ class Reader:
     def lookup(self, name: str, st: State, line: int | None) -> Text:
         if name.startswith("__v") and name[3:].isdigit() and int(name[3:]) < len(self.sentinels):
             return (self.sentinels[int(name[3:])],)
+        if st.refs and name in st.refs:
+            name = self.deref(name, st, line)
+            if not name:
+                return ()
         self.reads.add(name)
         if name in st.vars:
             return st.vars[name]
@@ -1004,7 +1130,37 @@ class Reader:
             return ()
         return (Seg(f"${{{name}}}", st.file, line, False, "runtime"),)
 
+    def deref(self, name: str, st: State, line: int | None) -> str:
+        """The variable a `declare -n` reference stands for ("" when it is not pointed yet); one the
+        reader cannot follow (a cycle, an array element, a run-time name) is a problem and taints
+        what follows (fails closed)."""
+        hops = 0
+        while name in st.refs:
+            self.reads.add(name)
+            target = st.refs[name]
+            hops += 1
+            if not target:
+                return ""
+            if hops > 8 or not _NAME.match(target):
+                self.unmodelled(st, line or 0, f"reads or writes through the name reference `{name}` (declare -n), "
+                                               "which is not followed")
+                return ""
+            name = target
+        return name
+
+    def unmodelled(self, st: State, line: int, what: str) -> None:
+        """A construct the reader does not model: every command after it carries it (`Event.taint`:
+        a server it starts is not resolved) and it is a problem of the reading ("cannot be read
+        statically"), so a launch that needs this script fails closed."""
+        if st.taint is None:
+            st.taint = (st.file, line, what)
+        self.problems.append((st.file, line, f"{what}, so the script cannot be read statically"))
+
     def is_set(self, name: str, st: State) -> bool | None:
+        if st.refs and name in st.refs:
+            name = self.deref(name, st, None)
+            if not name:
+                return None
         self.reads.add(name)
         if name in st.vars or name in st.arrays:
             return True
@@ -1030,6 +1186,9 @@ class Reader:
                 (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         if inner.startswith("!"):  # indirect: ${!NAME} is the variable NAME names
             m = _PARAM.match(inner[1:])
+            if m and m.group("index") is None and not m.group("rest") and m.group("name") in st.refs:
+                self.reads.add(m.group("name"))  # `${!REF}` of a name reference: the name it refers to
+                return text_of(st.refs[m.group("name")], st.file, line)
             if m and m.group("index") is None and _NAME.match(m.group("name")):
                 target = self.lookup(m.group("name"), st, line)
                 if is_known(target) and _NAME.match(plain(target)):
@@ -1039,6 +1198,8 @@ class Reader:
         if not m:
             return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         name, index, rest = m.group("name"), m.group("index"), m.group("rest")
+        if st.refs and name in st.refs:
+            name = self.deref(name, st, line) or "__unset_reference__"
         if name == "@":
             return list(st.positional)
         if name == "*":

@@ -71,7 +71,7 @@ class World:
     """The mutable shell state of one way through the script."""
 
     __slots__ = ("vars", "arrays", "assocs", "exported", "funcs", "files", "pos", "arg0", "sources", "frames",
-                 "found", "status", "flow", "assume", "out", "exit_loc", "attrs")
+                 "found", "status", "flow", "assume", "out", "exit_loc", "attrs", "refs")
 
     def __init__(self) -> None:
         self.vars: dict[str, Binding] = {}
@@ -91,6 +91,7 @@ class World:
         self.out: list[tuple[Val, Loc]] | None = None
         self.exit_loc: Loc | None = None
         self.attrs: dict[str, str] = {}  # declare -l/-u/-i
+        self.refs: dict[str, str] = {}  # `declare -n REF=NAME`: REF -> NAME (reads and writes go to NAME)
 
     def copy(self) -> World:
         """An independent copy (assoc arrays are copied on write, see `set_assoc`)."""
@@ -112,6 +113,7 @@ class World:
         w.out = None if self.out is None else list(self.out)
         w.exit_loc = self.exit_loc
         w.attrs = dict(self.attrs)
+        w.refs = dict(self.refs) if self.refs else {}
         return w
 
     def set_assoc(self, name: str, key: str, binding: Binding) -> None:
@@ -131,6 +133,7 @@ class World:
                 and self.exported == other.exported and self.files == other.files and self.found == other.found
                 and self.flow == other.flow and self.pos == other.pos and self.sources == other.sources
                 and self.frames == other.frames and self.out == other.out and self.attrs == other.attrs
+                and self.refs == other.refs
                 and self.funcs.keys() == other.funcs.keys()
                 and all(f is other.funcs[k] for k, f in self.funcs.items()))
 
@@ -148,6 +151,7 @@ class World:
             tuple(f.signature() for f in self.found), self.flow,
             None if self.out is None else tuple(v for v, _ in self.out),
             tuple(sorted(self.attrs.items())),
+            tuple(sorted(self.refs.items())),
         )
 
 
@@ -168,7 +172,8 @@ def join(worlds: list[World], reason: str, loc: Loc) -> World:
     unknown = Unknown(reason, loc)
     out = first.copy()
     for w in worlds[1:]:
-        for name in set(out.vars) | set(w.vars):
+        # only the names whose bindings differ (a set operation in C: most bindings are shared)
+        for name in {name for name, _ in out.vars.items() ^ w.vars.items()}:
             joined = _join_val(out.vars.get(name), w.vars.get(name), unknown)
             if joined is None:
                 out.vars.pop(name, None)
@@ -189,6 +194,9 @@ def join(worlds: list[World], reason: str, loc: Loc) -> World:
                         table[key] = joined
                 out.assocs[name] = table
         out.exported |= w.exported
+        for name, target in w.refs.items():  # a reference one way through the script makes and another not
+            if out.refs.setdefault(name, target) != target:
+                out.refs[name] = "?"  # refers to nothing known: reads and writes through it fail closed
         for name, func in w.funcs.items():
             out.funcs.setdefault(name, func)
         for path in set(out.files) | set(w.files):

@@ -1,7 +1,8 @@
 """`verify-pr replay`: judge merged PRs of a local clone, print a per-check table, write JSON lines.
 
-Selects first-parent squash merges whose subject ends with `(#N)` (and `refs/pull/N/head` where the
-clone has them) that change a master config (`--all-prs`: every PR), judges each at its merge commit
+Selects first-parent squash merges whose subject ends with `(#N)` that change a master config
+(`--all-prs`: every PR; `--unmerged`: also PR heads `refs/pull/N/head` the clone has that never
+reached the branch; a PR named with `--pr` is found either way), judges each at its merge commit
 against its first parent, and with `--policies` / `--policies-from` judges it a second time under
 the proposed rules and lists the verdict and row flips PR by PR.
 """
@@ -41,6 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--until", help="merged on or before this date")
     parser.add_argument("--rev", default="HEAD", help="the branch whose first-parent history is replayed")
     parser.add_argument("--all-prs", action="store_true", help="also PRs that change no master config")
+    parser.add_argument("--unmerged", action="store_true",
+                        help="also PR heads (refs/pull/N/head) that never reached the branch")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--out", type=Path, help="JSON-lines file (appended; PRs already in it are skipped)")
     proposal = parser.add_mutually_exclusive_group()
@@ -50,7 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                "at REV: judge every PR twice")
     parser.add_argument("--upstream", action="append", metavar="OWNER/NAME=PATH",
                         help="a local clone of a repository the runners fetch from (e.g. "
-                             "NVIDIA/srt-slurm=/path/to/clone); repeatable. Branches resolve as of each PR's merge")
+                             "NVIDIA/srt-slurm=/path/to/clone, a bare clone will do); repeatable. Branches resolve "
+                             "as of each PR's merge. Without it, a recipe a runner fetches from that repository is "
+                             "not recorded and Check 18 reports the point's launch unresolved")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
@@ -113,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
     with GitRepo(args.repo_dir) as repo:
         prs = merged_prs(repo, rev=args.rev, numbers=args.pr, since=args.since, until=args.until,
-                         all_prs=args.all_prs)
+                         all_prs=args.all_prs, unmerged=args.unmerged)
         documents = repo_documents(repo, args.policies_from) if args.policies_from else None
     if args.pr:
         missing = sorted(args.pr - {p.number for p in prs})

@@ -12,12 +12,14 @@ import datetime as dt
 import re
 from dataclasses import asdict, dataclass
 
-from verifier.core.layout import POLICY_PATHS
+from verifier.core.layout import FORMER_PATHS, POLICY_PATHS
 from verifier.record.git.repo import GitRepo
 
 _PR_SUFFIX = re.compile(r"\(#(\d{1,7})\)\s*$")
 _PULL_REF = re.compile(r"^refs/pull/(\d{1,7})/head$")
-MASTER_PATHS = frozenset(p for name in ("nvidia_master", "amd_master") for p in POLICY_PATHS[name])
+# every place a master config has lived, in every era (`.github/configs/`, `configs/`, `inferencex-e2e/configs/`)
+MASTER_PATHS = frozenset(p for name in ("nvidia_master", "amd_master")
+                         for p in (*POLICY_PATHS[name], *FORMER_PATHS.get(name, ())))
 
 
 @dataclass(frozen=True)
@@ -58,9 +60,12 @@ def _changed_names(repo: GitRepo, rev: str, since: str | None, until: str | None
 
 def merged_prs(
     repo: GitRepo, *, rev: str = "HEAD", numbers: set[int] | None = None, since: str | None = None,
-    until: str | None = None, all_prs: bool = False,
+    until: str | None = None, all_prs: bool = False, unmerged: bool = False,
 ) -> list[MergedPR]:
-    """The PRs to replay, oldest first: by number, or by merge date; master-config PRs unless all_prs."""
+    """The PRs to replay, oldest first: by number, or by merge date; master-config PRs unless all_prs.
+
+    A PR head the clone has (`refs/pull/N/head`) that never reached the branch is replayed only when
+    asked for: by number, or with `unmerged` (a date window of merged PRs is merged PRs only)."""
     until_day = until
     if until and _DAY.fullmatch(until):
         until_day = _midnight((dt.date.fromisoformat(until) + dt.timedelta(days=1)).isoformat())  # inclusive day
@@ -83,6 +88,8 @@ def merged_prs(
     for ref, sha in sorted(repo.refs("refs/pull/").items()):
         m = _PULL_REF.match(ref)
         if not m or int(m.group(1)) in found or numbers is not None and int(m.group(1)) not in numbers:
+            continue
+        if numbers is None and not unmerged:
             continue
         base = repo.run("merge-base", main, sha).strip()
         if not base or base == sha:

@@ -56,8 +56,8 @@ class RepoDocuments:
             base[path] = data
             if path not in changed:
                 head[path] = data
-        return bundle.model_copy(update={"base": Tree(sha=bundle.base.sha, files=base),
-                                         "head": Tree(sha=bundle.head.sha, files=head)})
+        return bundle.model_copy(update={"base": Tree(sha=bundle.base.sha, files=base, listing=bundle.base.listing),
+                                         "head": Tree(sha=bundle.head.sha, files=head, listing=bundle.head.listing)})
 
 
 def repo_documents(repo: GitRepo, rev: str) -> RepoDocuments:

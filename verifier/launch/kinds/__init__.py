@@ -12,9 +12,17 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from verifier.launch.kinds import multinode_script, shell_script, srt_complete, srt_fetched, srt_fragment
+from verifier.launch.kinds import (
+    llmd,
+    multinode_script,
+    shell_script,
+    srt_complete,
+    srt_fetched,
+    srt_fragment,
+)
 
 KINDS: tuple[ModuleType, ...] = (
+    llmd,
     srt_complete,
     multinode_script,
     srt_fetched,

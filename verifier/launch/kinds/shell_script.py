@@ -1,9 +1,10 @@
-"""Per-config launcher script (old layout): `benchmarks/single_node/<scenario dir>/<name>.sh`.
+"""Per-config launcher script (old layout): `benchmarks/single_node/[<scenario dir>/]<name>.sh`.
 
 A single-node row without srt-recipe is started by the runner script of the machine the job lands
 on, which picks and runs a benchmark script (verifier.launch.harness follows the workflow and the
-runners; without them in the tree, the policy rule `legacy-script` names the script: the
-framework-tagged name, else the historical one). The script is evaluated statically
+runners; without the runners in the tree, verifier.launch.legacy_scripts names the script: in the
+folder of the tree's era, which its workflow's SCENARIO_SUBDIR decides, the framework-tagged name,
+else the historical one). The script is evaluated statically
 (verifier.shell: never executed) with the environment the runner passes, in every world the
 evaluator cannot rule out:
 

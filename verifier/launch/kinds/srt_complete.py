@@ -1,8 +1,11 @@
-"""Complete srtctl recipe (old layout): `srtctl apply -f $CONFIG_FILE` runs the named file as it is.
+"""Complete srtctl recipe: `srtctl apply -f $CONFIG_FILE` runs the named file as it is.
 
-Before InferenceX moved under `inferencex-e2e/`, a row named its recipe and the runner handed that
-file to srtctl unchanged: nothing is composed under it or bound into it, so the new-layout fragment
-rule does not apply (its duplicate keys are still reported). The recipe's own model, container,
+Before InferenceX moved under `inferencex-e2e/`, and in the new layout until master entries gained
+`srt-recipe-dir` (rows written `CONFIG_FILE=recipes/...` or `srt-recipe: recipes/...`), a row named
+its recipe and the launcher handed that file to srtctl unchanged: a recipe that names its own model
+(`model.path` / `model.container`) is complete, nothing is composed under it or bound into it, so the
+fragment rule does not apply (its duplicate keys are still reported). A recipe of the same commit
+that names no model is a fragment (verifier.launch.kinds.srt_fragment). The recipe's own model, container,
 workers, args and environment are what runs (verifier.launch.recipes.complete).
 """
 
@@ -10,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from verifier.configs.points import Point
+from verifier.configs.points import Point, RecipeRef
 from verifier.core.yaml11 import Doc
 from verifier.launch.job import KeyJob
 from verifier.launch.materialize import materialize
@@ -21,12 +24,21 @@ from verifier.launch.recipes.variants import RecipeError, Variant, expand
 NAME = "srt-complete"
 
 
+def composes(job: KeyJob, ref: RecipeRef) -> bool:
+    """Whether the row's launcher composes and binds its recipe as a fragment: a new-layout row that
+    names its recipe from the InferenceX tree (`srt-recipe: benchmarks/...`, or relative to the entry's
+    `srt-recipe-dir`). Old-layout rows, and new-layout rows written the way the srt-slurm clone names
+    the file (`CONFIG_FILE=recipes/...`, `srt-recipe: recipes/...`), hand the file to srtctl as is."""
+    return job.ctx.bundle.layout != "old" and not ref.clone_spelled
+
+
 def claims(job: KeyJob, point: Point) -> bool:
-    """An old-layout row whose srt-recipe is a complete recipe (it names its own model)."""
-    if point.srt_recipe is None:
+    """A row whose recipe is a complete recipe (it names its own model) its launcher runs unbound."""
+    ref = point.srt_recipe
+    if ref is None:
         return False
-    doc = recipe_doc(job.ctx, job.side, point.srt_recipe.path)
-    return doc is not None and is_complete(doc.data, job.ctx.bundle.layout)
+    doc = recipe_doc(job.ctx, job.side, ref.path)
+    return doc is not None and is_complete(doc.data, job.ctx.bundle.layout, composes(job, ref))
 
 
 def resolve(job: KeyJob, point: Point) -> None:

@@ -26,13 +26,28 @@ CLASSIC_ROLES = {"prefill": "prefill", "decode": "decode", "aggregated": "agg"}
 MODEL_KEYS = ("path", "container")
 
 
-def is_complete(data: Any, layout: str) -> bool:
-    """True for an old-layout recipe (or override bundle) that names its own model: a complete srtctl recipe."""
-    if layout != "old" or not isinstance(data, Mapping):
+def names_model(data: Any) -> bool:
+    """True for a recipe (or override bundle) that names its own model (`model.path` / `model.container`)."""
+    if not isinstance(data, Mapping):
         return False
-    block = data.get("base") if isinstance(data.get("base"), Mapping) else data  # an override bundle's base
+    base = data.get("base")
+    block: Mapping[str, Any] = base if isinstance(base, Mapping) else data  # an override bundle's base
     model = block.get("model")
     return isinstance(model, Mapping) and any(k in model for k in MODEL_KEYS)
+
+
+def is_complete(data: Any, layout: str, composed: bool | None = None) -> bool:
+    """True for a recipe srtctl runs as written: one that names its own model, handed over unbound.
+
+    `composed` says whether the row's launcher composes and binds every recipe as a fragment (a row
+    under an entry's `srt-recipe-dir`: the launcher of that era rejects a fragment naming its model).
+    Unset, the layout decides: the old layout never composes, the new one does. A new-layout row
+    written `CONFIG_FILE=recipes/...` / `srt-recipe: recipes/...` (no srt-recipe-dir) predates the
+    binder: its launcher copied the recipe into the srt-slurm clone and ran it as it is.
+    """
+    if composed is None:
+        composed = layout != "old"
+    return not composed and names_model(data)
 
 
 def is_classic(data: Mapping[str, Any]) -> bool:

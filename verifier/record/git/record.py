@@ -167,8 +167,8 @@ def build_bundle(
         recorded_at=dt.datetime.now(dt.UTC).replace(microsecond=0),
         pr=pull,
         signoff=signoff,
-        base=Tree(sha=base.sha, files=got["base"]),
-        head=Tree(sha=head.sha, files=got["head"]),
+        base=Tree(sha=base.sha, files=got["base"], listing=frozenset(base.paths)),
+        head=Tree(sha=head.sha, files=got["head"], listing=frozenset(head.paths)),
     )
 
 

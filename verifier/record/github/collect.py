@@ -979,8 +979,8 @@ def _collect(c: _Collector, signoff_url: str | None, review_date: dt.date | None
         runs=runs,
         pages=page_files,
         checkpoints=checkpoints,
-        base=Tree(sha=base_sha, files=got["base"]),
-        head=Tree(sha=head_sha, files=got["head"]),
+        base=Tree(sha=base_sha, files=got["base"], listing=frozenset(listings["base"])),
+        head=Tree(sha=head_sha, files=got["head"], listing=frozenset(listings["head"])),
     )
     return c.launch_files(bundle, listings, when)
 

@@ -156,6 +156,8 @@ def bundle_files(bundle: Bundle) -> dict[str, bytes]:
     for side, tree in (("base", bundle.base), ("head", bundle.head)):
         for rel, data in tree.files.items():
             out[_safe(f"tree/{side}/{rel}")] = data
+        if tree.listing is not None:
+            out[f"tree/{side}.listing"] = "".join(f"{p}\n" for p in sorted(tree.listing)).encode()
     return out
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from verifier.configs.points import parse_recipe_ref
 from verifier.core.errors import InputError
-from verifier.core.layout import POLICY_PATHS, Layout, policy_path, repo_relative
+from verifier.core.layout import FORMER_PATHS, POLICY_PATHS, Layout, policy_path, repo_relative
 from verifier.core.model import ChangedFile
 from verifier.core.yaml11 import parse_yaml11
 from verifier.core.yamlio import decode_text
@@ -47,7 +47,17 @@ def detect_layout(paths: Iterable[str]) -> Layout:
 
 def _both_layouts(name: str) -> tuple[str, ...]:
     old, new = POLICY_PATHS[name]
-    return (old, new) if old != new else (old,)
+    # and where an old-layout file lived before (FORMER_PATHS: master configs and runners.yaml under
+    # .github/configs/ until 2026-07-02), so an older tree's files are selected too
+    return (*((old, new) if old != new else (old,)), *FORMER_PATHS.get(name, ()))
+
+
+def _located(files: Files, name: str, layout: Layout) -> str:
+    """The path of a logical file in a side's files: the current one, else a former one it holds."""
+    current = policy_path(name, layout)
+    if current in files or layout != "old":
+        return current
+    return next((p for p in FORMER_PATHS.get(name, ()) if p in files), current)
 
 
 def _parse(data: bytes | None, path: str) -> Any:
@@ -124,7 +134,7 @@ def _masters(files: Files, layout: Layout) -> tuple[dict[str, dict[str, Any]], d
     entries: dict[str, dict[str, Any]] = {}
     vendor: dict[str, str] = {}
     for name, vend in MASTERS.items():
-        path = policy_path(name, layout)
+        path = _located(files, name, layout)
         doc = _parse(files.get(path), path)
         if isinstance(doc, dict):
             for key, entry in doc.items():
@@ -140,11 +150,11 @@ def entry_recipes(entry: Mapping[str, Any], layout: Layout) -> set[str]:
     recipe_dir = entry.get("srt-recipe-dir") if isinstance(entry.get("srt-recipe-dir"), str) else None
     for key, value in _walk(entry):
         if key in _RECIPE_KEYS and isinstance(value, str) and value.strip():
-            out.add(parse_recipe_ref(value, str(key), layout, recipe_dir).path)
+            out.add(parse_recipe_ref(value, str(key), layout, recipe_dir, entry.get("multinode") is True).path)
         elif key is None and isinstance(value, str) and "=" in value:
             name, _, ref = value.partition("=")
             if name in ("CONFIG_FILE", "EVAL_CONFIG_FILE") and ref.strip():
-                out.add(parse_recipe_ref(ref, name, layout, recipe_dir).path)
+                out.add(parse_recipe_ref(ref, name, layout, recipe_dir, entry.get("multinode") is True).path)
     return out
 
 
@@ -244,7 +254,8 @@ def _harness_files(entry: Mapping[str, Any], files: Files, layout: Layout) -> se
     """The workflow and runner scripts that start a recipe-less row's benchmark script: the runner
     label's machines (`configs/runners.yaml` labels) name their clusters' `runners/launch_<cluster>.sh`."""
     out = {WORKFLOW}
-    runners = _parse(files.get(policy_path("runners", layout)), policy_path("runners", layout))
+    runners_path = _located(files, "runners", layout)
+    runners = _parse(files.get(runners_path), runners_path)
     labels = runners.get("labels") if isinstance(runners, dict) and isinstance(runners.get("labels"), dict) else \
         runners if isinstance(runners, dict) else {}  # the oldest format: `label: [machine, ...]` at the top
     label = str(entry.get("runner") or "")

@@ -1,0 +1,124 @@
+"""Generated bash scripts that grow one construct class at a time (tests/shell/test_growth.py,
+benchmarks/shell_growth.py).
+
+Each generator returns (script text, repository files it may source) for a size n: n statements of
+one class, then one server start, so the static reader's cost can be compared at n, 2n, 4n. The
+hostile ones (`recursion`, `nameref`, `wide`) are written to make a careless reader blow up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from verifier.launch.commands import shell_commands
+from verifier.shell import Evaluation, Options, evaluate
+from verifier.shell.trace import Reader, ReadResult
+
+SERVE = 'vllm serve "$MODEL" --tensor-parallel-size "$TP"'
+PATH = "benchmarks/single_node/fixed_seq_len/growth.sh"
+ENV = {"MODEL": "org/model", "TP": "4", "CONC": "8", "PWD": "/workspace"}
+Script = tuple[str, dict[str, str]]
+
+
+def assignments(n: int) -> Script:
+    """n distinct variables, each assigned once and all read again at the end (all stay live)."""
+    lines = [f"V{k}=value{k}" for k in range(n)]
+    lines += [f'echo "$V{k}" >> /tmp/all.txt' for k in range(n)]
+    return "\n".join(lines + [SERVE]) + "\n", {}
+
+
+def functions(n: int) -> Script:
+    """n functions, each defined and called once."""
+    lines = [f"f{k}() {{ local x=$1; F{k}=$x; }}\nf{k} a{k}" for k in range(n)]
+    return "\n".join(lines + [SERVE]) + "\n", {}
+
+
+def loops(n: int) -> Script:
+    """n short loops with a known word list."""
+    lines = [f"for i in 1 2 3; do L{k}=$i; done" for k in range(n)]
+    return "\n".join(lines + [SERVE]) + "\n", {}
+
+
+def branches(n: int) -> Script:
+    """n conditions only the machine decides (each splits the worlds, which merge again)."""
+    lines = [f"if [ -f /etc/flag{k} ]; then B{k}=1; else B{k}=0; fi; echo $B{k}" for k in range(n)]
+    return "\n".join(lines + [SERVE]) + "\n", {}
+
+
+def sources(n: int) -> Script:
+    """n repository libraries, each sourced once and setting one variable."""
+    files = {f"benchmarks/lib{k}.sh": f"S{k}=from-lib{k}\n" for k in range(n)}
+    lines = [f"source benchmarks/lib{k}.sh" for k in range(n)]
+    return "\n".join(lines + [SERVE]) + "\n", files
+
+
+def recursion(n: int) -> Script:
+    """n doubly recursive functions (`f(){ f; f; }`), each called: the depth limit stops the first."""
+    lines = [f"r{k}() {{ r{k}; r{k}; }}" for k in range(n)] + [f"r{k}" for k in range(n)]
+    return "\n".join(lines + [SERVE]) + "\n", {}
+
+
+def nameref(n: int) -> Script:
+    """n name references, each written through once."""
+    lines = [f"declare -n R{k}=T{k}\nR{k}=v{k}" for k in range(n)]
+    return "\n".join(lines + [SERVE + ' --x "$T0"']) + "\n", {}
+
+
+def wide(n: int) -> Script:
+    """n distinct assignments on undecidable branches, all live to the end (worlds that cannot merge
+    are joined at the world limit)."""
+    lines = [f"[ -f /etc/w{k} ] && W{k}=1" for k in range(n)]
+    lines += [f'echo "$W{k}" >> /tmp/all.txt' for k in range(n)]
+    return "\n".join(lines + [SERVE]) + "\n", {}
+
+
+def tail(n: int) -> Script:
+    """A server started first, then n function definitions and undecidable branches: deciding after
+    every statement whether the rest can still start a server must not rescan the rest each time."""
+    lines = [SERVE] + [f"g{k}() {{ :; }}\nif [ -f /etc/t{k} ]; then T{k}=1; fi" for k in range(n)]
+    return "\n".join(lines + [SERVE + " --x 1"]) + "\n", {}
+
+
+CLASSES: dict[str, Callable[[int], Script]] = {
+    "assignments": assignments, "functions": functions, "loops": loops, "branches": branches,
+    "sources": sources, "recursion": recursion, "nameref": nameref, "wide": wide, "tail": tail,
+}
+
+
+def evaluate_script(script: Script) -> Evaluation | Exception:
+    """The single-node evaluation of a generated script (an exception the reader raises is returned)."""
+    text, files = script
+
+    def file_test(op: str, path: str) -> bool | None:
+        return True if path in files else None
+
+    options = Options(reader=files.get, file_test=file_test, commands=shell_commands())
+    try:
+        return evaluate(text, PATH, ENV, options)
+    except Exception as exc:  # noqa: BLE001 - a limit or syntax error is an outcome to report
+        return exc
+
+
+def trace_script(script: Script) -> ReadResult:
+    """The multi-node reading (verifier.shell.trace) of a generated script."""
+    text, files = script
+
+    def load(path: object, _st: object) -> tuple[str, str] | None:
+        from verifier.shell.text import plain
+
+        name = plain(path)  # type: ignore[arg-type]
+        return (name, files[name]) if name in files else None
+
+    return Reader(load=load, commands=shell_commands()).run(PATH, text, ENV)
+
+
+def outcome(result: Evaluation | Exception | ReadResult) -> str:
+    """A short word for what a reading ended in."""
+    if isinstance(result, Exception):
+        return type(result).__name__
+    if isinstance(result, ReadResult):
+        return "problems" if result.problems else f"{len(result.events)} events"
+    return f"{sum(1 for r in result.results if r.server is not None)} servers"
+
+
+__all__ = ["CLASSES", "evaluate_script", "trace_script", "outcome"]
