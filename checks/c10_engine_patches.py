@@ -303,7 +303,7 @@ def check(ctx: CheckContext) -> CheckResult:
     # the policy's scan paths choose among the changed files; a file an affected config runs (its
     # recipes, shared blocks, scripts and setup scripts) is scanned wherever it lives
     targets = sorted({p for p in scope.scanned(policy) if ctx.bundle.head.has(p)})
-    runs = set(scope.required) | set(scope.setup_scripts)
+    runs = scope.runs
     hits: list[P.PatchHit] = []
     for path in targets:
         hits += _scan(ctx, path, policy)

@@ -272,26 +272,18 @@ def _synthetic_in_launch(la: Launch, policy: Mapping[str, Any]) -> bool:
     return bool(_launch_knobs(la, policy))
 
 
-def _point_simulated(launches_: list[Launch], la: Launch, policy: Mapping[str, Any]) -> bool:
-    """Simulated acceptance in any role launch of the point (a disaggregated point pins it on the
-    decode workers, which generate; its prefill launch shows nothing)."""
-    return any(_synthetic_in_launch(other, policy) for other in launches_
-               if other.key == la.key and other.exp_name == la.exp_name and other.world == la.world)
+def _simulated_points(launches_: list[Launch], policy: Mapping[str, Any]) -> set[tuple[str, str, str]]:
+    """(key, exp-name, world) of the points with simulated acceptance in any of their role launches
+    (a disaggregated point pins it on the decode workers, which generate; its prefill launch shows
+    nothing)."""
+    return {(la.key, la.exp_name, la.world) for la in launches_ if _synthetic_in_launch(la, policy)}
 
 
-def _runner_injects(ctx: CheckContext, la: Launch) -> bool:
-    """True when the point's executed closure (built from the base tree's workflow and runner) has the
-    golden-AL injector named by a harness file: the trusted runner injects the golden AL into the recipe
-    at run time (InferenceX's `inject_synthetic_acceptance "$CONFIG_FILE"` before `srtctl apply`), which
-    the launch of a complete recipe does not show by itself."""
-    harness = {"workflow", "action", "runner", "library"}
-    for closure in point_closures(ctx):
-        if closure.side != "head" or closure.key != la.key or closure.exp_name != la.exp_name:
-            continue
-        roles = {m.path: m.role for m in closure.members}
-        if any(m.role == "injector" and m.via is not None and roles.get(m.via) in harness for m in closure.members):
-            return True
-    return False
+def _injected_by_runner(ctx: CheckContext) -> set[tuple[str, str]]:
+    """(key, exp-name) of the head points whose executed closure (from the base tree's workflow and
+    runner) runs the golden-AL injector: the launch of a complete recipe does not show that injection
+    by itself."""
+    return {(c.key, c.exp_name) for c in point_closures(ctx) if c.side == "head" and c.harness_injects}
 
 
 def check(ctx: CheckContext) -> CheckResult:
@@ -304,6 +296,9 @@ def check(ctx: CheckContext) -> CheckResult:
     unknown: list[Finding] = []
     missing_cells: list[Finding] = []
     unresolved: list[LaunchError] = []
+    # computed on the first point without a log
+    injected: set[tuple[str, str]] | None = None
+    simulated: set[tuple[str, str, str]] = set()
     for error in launch_set.fatal_errors:
         point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
         if point is not None and (not point.is_agentic or point.spec_decoding == "none"):
@@ -380,7 +375,10 @@ def check(ctx: CheckContext) -> CheckResult:
         if log is None:
             # no server log at hand: the effective launch is the evidence (InferenceX PR 2488: a script
             # that never enables simulated acceptance must not pass for want of a log)
-            if not _point_simulated(agentic, la, policy) and not _runner_injects(ctx, la):
+            if injected is None:
+                injected = _injected_by_runner(ctx)
+                simulated = _simulated_points(agentic, policy)
+            if (la.key, la.exp_name, la.world) not in simulated and (la.key, la.exp_name) not in injected:
                 fails.append(finding("launch-not-simulated", FileEvidence(path=la.recipe_path), key=la.key,
                                      point=la.exp_name, file=short_path(la.recipe_path), kind=la.kind or "",
                                      golden=golden.text, curve=short_path(golden.file or ""),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,3 +101,21 @@ def list_tree_changes(bundle_dir: Path) -> list[str]:
         entries = "".join(f"{indent}- {{path: {p}, status: modified}}\n" for p in added)
         pr.write_text(text.replace(marker, marker + entries, 1), encoding="utf-8")
     return added
+
+
+def call_events(fn: Callable[[], Any]) -> int:
+    """Python and C call events while fn runs: a deterministic count of the work done (tests of
+    linear cost compare counts, never timings)."""
+    count = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count

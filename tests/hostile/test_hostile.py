@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.hostile import generator as G
-from tests.kit import CASES, clone_bundle
+from tests.kit import CASES, call_events, clone_bundle
 from tests.test_fuzz_bundles import run_cli
 
 BASE = CASES / "pr4524-approved"
@@ -76,25 +75,10 @@ def test_the_base_is_approved() -> None:
 # ---------------------------------------------------------------- linear work
 
 
-def _work(fn: Callable[[], Any]) -> int:
-    """Python and C call events while fn runs: a deterministic count of the work done."""
-    count = 0
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return count
 
 
 def _assert_linear(make: Callable[[int], Callable[[], Any]], n: int, factor: int = 4, bound: float = 6.0) -> None:
-    small, large = _work(make(n)), _work(make(n * factor))
+    small, large = call_events(make(n)), call_events(make(n * factor))
     assert large <= bound * max(small, 50), f"work {small} at n={n}, {large} at n={n * factor}"
 
 
@@ -171,4 +155,4 @@ def test_merge_key_work_is_capped() -> None:
     text = G.merge_bomb_text(3000)
     with pytest.raises(InputError, match="merge-key bomb"):
         yaml11.parse_yaml11(text, "bomb.yaml")
-    assert _work(_merge_bomb(3000)) < 40 * yaml11.MAX_MERGE_WORK
+    assert call_events(_merge_bomb(3000)) < 40 * yaml11.MAX_MERGE_WORK

@@ -14,6 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.gitrecord.gitkit import commit, init
+from tests.launch.test_eras_legacy_folder import KEY
+from tests.launch.test_eras_legacy_folder import MASTER as ENTRY
 from verifier.core.context import CheckContext
 from verifier.core.policy import load_policies
 from verifier.launch import launches
@@ -22,26 +24,7 @@ from verifier.launch.job import KeyJob
 from verifier.record.git.record import record_revisions
 from verifier.record.git.repo import GitRepo
 
-KEY = "qwen9-fp8-h200-sglang"
-MASTER = f"""{KEY}:
-  image: lmsysorg/sglang:v0.5.9
-  model: Org/Qwen9
-  model-prefix: qwen9
-  runner: h200
-  precision: fp8
-  framework: sglang
-  multinode: false
-  scenarios:
-    fixed-seq-len:
-    - isl: 1024
-      osl: 1024
-      search-space:
-      - {{ tp: 8, conc-start: 4, conc-end: 4 }}
-    agentic-coding:
-    - duration: 600
-      search-space:
-      - {{ tp: 8, offloading: none, conc-list: [2] }}
-"""
+MASTER = ENTRY.decode()  # the era tests' single-node entry: fixed-seq-len and agentic rows
 
 WORKFLOW = """name: benchmark
 on:

@@ -10,33 +10,17 @@ a pass.
 
 from __future__ import annotations
 
-import sys
 import tracemalloc
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 
+from tests.kit import call_events
 from tests.shell.growth import CLASSES, evaluate_script, trace_script
 from verifier.shell import ShellLimit
 
 N = 60
 
 
-def _work(fn: Callable[[], Any]) -> int:
-    count = 0
-
-    def profile(frame: Any, event: str, arg: Any) -> None:
-        nonlocal count
-        if event in ("call", "c_call"):
-            count += 1
-
-    sys.setprofile(profile)
-    try:
-        fn()
-    finally:
-        sys.setprofile(None)
-    return count
 
 
 @pytest.mark.parametrize("reader", ["single", "multi"])
@@ -45,8 +29,8 @@ def test_work_is_linear(name: str, reader: str) -> None:
     read = evaluate_script if reader == "single" else trace_script
     make = CLASSES[name]
     small_script, large_script = make(N), make(4 * N)
-    small = _work(lambda: read(small_script))
-    large = _work(lambda: read(large_script))
+    small = call_events(lambda: read(small_script))
+    large = call_events(lambda: read(large_script))
     assert large <= 6 * max(small, 50), f"{name}/{reader}: work {small} at n={N}, {large} at n={4 * N}"
 
 

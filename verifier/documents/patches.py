@@ -435,29 +435,27 @@ def program_of(script: str, cmd: Command, has: Any, root: str, policy: Mapping[s
     if not words or words[0] is None:
         return None
     head = words[0]
-    shells = policy["programs"]["shells"]
+    stops: tuple[str, ...]
     if _python_word(head, policy):
+        kind, stops = "python", ("-c", "-")
+    elif head.rsplit("/", 1)[-1] in policy["programs"]["shells"]:
+        kind, stops = "shell", ("-c", "-s")
+    else:
+        kind, stops = "", ()
+    if kind:
+        # the interpreter's options, up to the program it runs (`-m MODULE` for Python); code given
+        # inline (`-c`, stdin) is no repository program
         i = 1
         while i < len(words) and words[i] is not None and str(words[i]).startswith("-"):
-            if words[i] == "-m" and i + 1 < len(words) and words[i + 1] is not None:
+            if kind == "python" and words[i] == "-m" and i + 1 < len(words) and words[i + 1] is not None:
                 found = _module_program(script, str(words[i + 1]), has, root, policy, cwd)
-                return Program(found, "python", script, cmd.line, cmd.text) if found else None
-            if words[i] in ("-c", "-"):
+                return Program(found, kind, script, cmd.line, cmd.text) if found else None
+            if words[i] in stops:
                 return None
             i += 1
         if i < len(words) and words[i] is not None:
             found = resolve_program(script, str(words[i]), has, root, policy, cwd)
-            return Program(found, "python", script, cmd.line, cmd.text) if found else None
-        return None
-    if head.rsplit("/", 1)[-1] in shells:
-        i = 1
-        while i < len(words) and words[i] is not None and str(words[i]).startswith("-"):
-            if words[i] in ("-c", "-s"):
-                return None
-            i += 1
-        if i < len(words) and words[i] is not None:
-            found = resolve_program(script, str(words[i]), has, root, policy, cwd)
-            return Program(found, "shell", script, cmd.line, cmd.text) if found else None
+            return Program(found, kind, script, cmd.line, cmd.text) if found else None
         return None
     if head.endswith((".sh", ".bash", ".py")):
         found = resolve_program(script, head, has, root, policy, cwd)

@@ -48,6 +48,8 @@ from verifier.core.yaml11 import parse_yaml11
 PRODUCER_ROLES = frozenset({"workflow", "action", "runner", "library", "injector", "result-writer", "client",
                             "python-module", "script", "mount", "data"})
 LAUNCH_ROLES = frozenset({"recipe", "shared-block", "launch-script", "setup-script"})
+# The harness around a launch: a file of these roles that names the golden-AL injector runs it.
+HARNESS_ROLES = frozenset({"workflow", "action", "runner", "library"})
 
 _SHELL_EXT = (".sh", ".bash")
 _FILE_EXT = (".sh", ".bash", ".py", ".yaml", ".yml", ".json", ".jinja", ".j2", ".toml", ".cfg", ".txt", ".patch",
@@ -56,7 +58,8 @@ _TOKEN = re.compile(r"""[^\s'"`;|&()<>=]+""")
 # `$(dirname "${BASH_SOURCE[0]}")`, `$(dirname "$0")`, `${BASH_SOURCE%/*}` and friends: the script's folder.
 _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?\$\{?(?:BASH_SOURCE(?:\[0\])?|0)\}?["']?\s*\)"""
                          r"""|\$\{BASH_SOURCE(?:\[0\])?%/\*\}|\$\{0%/\*\}""")
-_MODULE = re.compile(r"\bpython[0-9.]*\s+(?:-[A-Za-z]+\s+)*-m\s+([A-Za-z_][\w.]*)")
+# `python3 -m pkg.mod`: the tree's own package runs (also how recorders choose the packages to record)
+PYTHON_MODULE = re.compile(r"\bpython[0-9.]*\s+(?:-[A-Za-z]+\s+)*-m\s+([A-Za-z_][\w.]*)")
 _WORKFLOW_CALL = re.compile(r"^\./(\.github/workflows/[\w./-]+\.ya?ml)$")
 _MAX_MEMBERS = 20000  # a hostile tree cannot make the closure unbounded (linear in the files it names)
 
@@ -114,6 +117,15 @@ class PointClosure:
         """The first member covering the path (a file before a folder), else None."""
         exact = next((m for m in self.members if m.path == path), None)
         return exact or next((m for m in self.members if m.covers(path)), None)
+
+    @property
+    def harness_injects(self) -> bool:
+        """True when a harness file (workflow, action, runner, library) of this closure names the
+        golden-AL injector: the trusted runner injects the golden AL into the recipe at run time
+        (InferenceX's `inject_synthetic_acceptance "$CONFIG_FILE"` before `srtctl apply`)."""
+        roles = {m.path: m.role for m in self.members}
+        return any(m.role == "injector" and m.via is not None and roles.get(m.via) in HARNESS_ROLES
+                   for m in self.members)
 
     def paths(self, role: str | None = None) -> list[str]:
         """Member paths, in order (of one role when given)."""
@@ -238,7 +250,7 @@ class _Collector:
             if not line.strip():
                 continue
             line = _SCRIPT_DIR.sub(lambda _m: here, line)  # the script's own folder, before tokenizing
-            for m in _MODULE.finditer(line):
+            for m in PYTHON_MODULE.finditer(line):
                 self.follow_module(m.group(1), path, n)
             for token in _TOKEN.findall(line):
                 self._token(token, path, n, role_sh)

@@ -45,11 +45,16 @@ class Scope:
     setup_scripts: dict[str, tuple[str, int | None]] = field(default_factory=dict)
     launch_line: str | None = None
 
+    @property
+    def runs(self) -> set[str]:
+        """The files an affected config runs: its recipes, shared blocks, scripts and setup scripts."""
+        return set(self.required) | set(self.setup_scripts)
+
     def scanned(self, patches_policy: Mapping[str, Any]) -> list[str]:
-        """The files a scanner of the serving stack reads: every file an affected config runs (its
-        recipes, shared blocks, scripts and setup scripts) wherever it lives, a `tests/` or `docs/`
-        folder included, and the other changed files the policy's scan paths choose."""
-        runs = set(self.required) | set(self.setup_scripts)
+        """The files a scanner of the serving stack reads: every file an affected config runs
+        (`runs`) wherever it lives, a `tests/` or `docs/` folder included, and the other changed
+        files the policy's scan paths choose."""
+        runs = self.runs
         return [p for p in self.files if p in runs or is_scanned(p, patches_policy)]
 
 

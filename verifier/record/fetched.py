@@ -312,8 +312,6 @@ def complete_bundle(
     return _with_python_packages(recorder.apply(bundle), tree_fetch), report
 
 
-# `python3 -m pkg.mod` in a script or recipe the bundle holds: the client runs the tree's own package
-_PYTHON_MODULE = re.compile(rb"\bpython3?(?:\.\d+)?\s+(?:-\w+\s+)*-m\s+([A-Za-z_]\w*)(?:\.[A-Za-z_]\w*)*")
 MAX_PACKAGE_FILES = 400
 
 
@@ -324,14 +322,17 @@ def _with_python_packages(bundle: Bundle, tree_fetch: TreeFetch | None) -> Bundl
     side's tree listing; at most MAX_PACKAGE_FILES files per package and side."""
     if tree_fetch is None:
         return bundle
+    from verifier.launch.closure import PYTHON_MODULE
+
     root = "inferencex-e2e/" if bundle.layout == "new" else ""
     trees: dict[str, dict[str, bytes]] = {}
     for side in ("base", "head"):
         tree = bundle.base if side == "base" else bundle.head
         if tree.listing is None:
             continue
-        packages = {m.group(1).decode() for path, data in tree.files.items()
-                    if path.endswith((".sh", ".bash", ".yaml", ".yml")) for m in _PYTHON_MODULE.finditer(data)}
+        packages = {m.group(1).split(".")[0] for path, data in tree.files.items()
+                    if path.endswith((".sh", ".bash", ".yaml", ".yml"))
+                    for m in PYTHON_MODULE.finditer(data.decode("utf-8", "replace"))}
         want: list[str] = []
         for package in sorted(packages):
             folder = f"{root}{package}/"

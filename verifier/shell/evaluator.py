@@ -69,9 +69,11 @@ from verifier.shell.values import (
     Loc,
     Opaque,
     Pattern,
+    RefNotFollowed,
     Unknown,
     Val,
     concat,
+    follow_ref,
     glob_match,
     replace_pattern,
     shown,
@@ -930,19 +932,12 @@ class Evaluator:
         """The variable a name stands for: itself, or what the `declare -n` references it names lead
         to ("" for a reference not yet pointed anywhere). A reference the evaluator cannot follow (a
         cycle, an array element, one that differs between the ways joined here) is a `ShellLimit`."""
-        seen = 0
-        while name in w.refs:
-            self.reads.add(name)
-            target = w.refs[name]
-            seen += 1
-            if not target:
-                return ""
-            if seen > 8 or not _NAME.fullmatch(target):
-                shown_target = "a value that differs between ways through the script" if target == "?" else target
-                raise ShellLimit(f"the name reference `{name}` (declare -n) to {shown_target} is not followed "
-                                 "statically", loc)
-            name = target
-        return name
+        try:
+            return follow_ref(w.refs, name, self.reads)
+        except RefNotFollowed as exc:
+            target = "a value that differs between ways through the script" if exc.target == "?" else exc.target
+            raise ShellLimit(f"the name reference `{exc.name}` (declare -n) to {target} is not followed "
+                             "statically", loc) from None
 
     def lookup(self, w: World, name: str, loc: Loc) -> Val | None:
         """A variable's value (None when unset); records the read (see verifier.shell.memo)."""

@@ -65,7 +65,14 @@ from verifier.shell.text import (
     split_fields,
     text_of,
 )
-from verifier.shell.values import Pattern, glob_match, replace_pattern, strip_pattern
+from verifier.shell.values import (
+    Pattern,
+    RefNotFollowed,
+    follow_ref,
+    glob_match,
+    replace_pattern,
+    strip_pattern,
+)
 
 MAX_STEPS = 300_000
 MAX_CALL_DEPTH = 24
@@ -1134,19 +1141,12 @@ class Reader:
         """The variable a `declare -n` reference stands for ("" when it is not pointed yet); one the
         reader cannot follow (a cycle, an array element, a run-time name) is a problem and taints
         what follows (fails closed)."""
-        hops = 0
-        while name in st.refs:
-            self.reads.add(name)
-            target = st.refs[name]
-            hops += 1
-            if not target:
-                return ""
-            if hops > 8 or not _NAME.match(target):
-                self.unmodelled(st, line or 0, f"reads or writes through the name reference `{name}` (declare -n), "
-                                               "which is not followed")
-                return ""
-            name = target
-        return name
+        try:
+            return follow_ref(st.refs, name, self.reads)
+        except RefNotFollowed as exc:
+            self.unmodelled(st, line or 0, f"reads or writes through the name reference `{exc.name}` (declare -n), "
+                                           "which is not followed")
+            return ""
 
     def unmodelled(self, st: State, line: int, what: str) -> None:
         """A construct the reader does not model: every command after it carries it (`Event.taint`:

@@ -36,6 +36,38 @@ class Unknown:
 
 Val = str | Opaque | Unknown
 
+# `declare -n` chains longer than this are not followed (a cycle, or a chain built to be expensive)
+MAX_REF_HOPS = 8
+_REF_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class RefNotFollowed(Exception):
+    """A `declare -n` reference the readers do not follow: a cycle or long chain, an array element,
+    a run-time name, one that differs between merged ways (`?`)."""
+
+    def __init__(self, name: str, target: str) -> None:
+        super().__init__(name)
+        self.name = name
+        self.target = target
+
+
+def follow_ref(refs: dict[str, str], name: str, reads: set[str]) -> str:
+    """The variable `name` stands for through `declare -n` references (itself when it is none; "" for
+    a reference not pointed anywhere yet); each reference passed is added to `reads`. Both walkers
+    use it (verifier.shell.evaluator, verifier.shell.trace); each fails closed its own way on
+    `RefNotFollowed`."""
+    hops = 0
+    while name in refs:
+        reads.add(name)
+        target = refs[name]
+        hops += 1
+        if not target:
+            return ""
+        if hops > MAX_REF_HOPS or not _REF_NAME.fullmatch(target):
+            raise RefNotFollowed(name, target)
+        name = target
+    return name
+
 
 def concat(pieces: list[Val], loc: Loc) -> Val:
     """Join value pieces: Unknown wins, then Opaque (with the joined source text), else the text."""
