@@ -1,6 +1,6 @@
 """Side-by-side speed figures: the parse floor, the cold process, the warm judge, per check and per layer.
 
-Run:  python benchmarks/perf.py [--repo-dir CLONE [--tree-pr N ...]] [--repeats N] [--instructions] [BUNDLE ...]
+Run:  python benchmarks/perf.py [--repo-dir CLONE [--tree-pr N ...]] [--repeats N] [--instructions] [--replay JSONL] [BUNDLE ...]
 
 For each bundle (default: the seed case and the full-size bundle; with --repo-dir also a whole-tree
 bundle of each --tree-pr, built by benchmarks/tree_bundle.py) it prints, in one interleaved run (so a
@@ -38,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 PROJECT = Path(__file__).resolve().parents[1]
 SHARED = PROJECT.parent / "shared"
@@ -238,6 +239,7 @@ def report(bundle: Path, repeats: int, count_instructions: bool) -> None:
     print(f"  cold verify-pr     : {cold:6.3f} s wall, {ccpu:6.3f} s CPU   = {cold / full:4.2f}x wall, "
           f"{ccpu / fcpu:4.2f}x CPU of floor-full; peak RSS {rss / 1024:.0f} MiB")
     print(f"    cold split (CPU) : {cold_split(bundle)}")
+    launch_costs(bundle)
     if count_instructions:
         ci, fi = instructions(cold_process(bundle)), instructions(floor_process(masters))
         if ci is not None and fi is not None:
@@ -249,6 +251,69 @@ def report(bundle: Path, repeats: int, count_instructions: bool) -> None:
     print("    layers (CPU)     : " + ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in cpus.items()))
     slow = sorted(per_check.items(), key=lambda kv: -kv[1])
     print("    checks (wall ms) : " + ", ".join(f"{k}:{v * 1000:.0f}" for k, v in slow))
+
+
+def launch_costs(bundle: Path) -> None:
+    """CPU of launch resolution per launch kind, on a fresh context (every memo empty): the time each
+    kind spends deciding whether it owns a point (`claims`, which may read a runner) and resolving the
+    points it owns, per point resolved."""
+    from verifier.core.bundle import read_bundle
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
+    from verifier.launch import launches
+    from verifier.launch.kinds import KINDS
+
+    spent: dict[tuple[str, str], float] = {}
+    points: dict[str, int] = {}
+    originals = [(kind, kind.claims, kind.resolve) for kind in KINDS]
+
+    def timed(kind_name: str, what: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                # nested calls (a kind resolving through another) are charged to both; rare
+                spent[(kind_name, what)] = spent.get((kind_name, what), 0.0) + time.process_time() - start
+                if what == "resolve":
+                    points[kind_name] = points.get(kind_name, 0) + 1
+        return run
+
+    for kind, claims, resolve in originals:
+        kind.claims = timed(kind.NAME, "claims", claims)  # type: ignore[attr-defined]
+        kind.resolve = timed(kind.NAME, "resolve", resolve)  # type: ignore[attr-defined]
+    try:
+        ctx = CheckContext(read_bundle(bundle), load_policies())
+        start = time.process_time()
+        for side in ("base", "head"):
+            launches(ctx, side)
+        total = time.process_time() - start
+    finally:
+        for kind, claims, resolve in originals:
+            kind.claims, kind.resolve = claims, resolve  # type: ignore[attr-defined]
+    print(f"  launches (CPU)     : {total:6.3f} s for both trees; per kind: points resolved, "
+          "resolve ms per point, claims ms in all")
+    for kind in KINDS:
+        n = points.get(kind.NAME, 0)
+        if n or spent.get((kind.NAME, "claims")):
+            per = spent.get((kind.NAME, "resolve"), 0.0) / max(n, 1) * 1000
+            print(f"    {kind.NAME:18s} {n:5d} points, {per:7.1f} ms/point, claims "
+                  f"{spent.get((kind.NAME, 'claims'), 0.0) * 1000:7.0f} ms")
+
+
+def replay_figures(path: Path) -> None:
+    """Total, median, p99 and worst judging CPU per PR of a `verify-pr replay` JSON-lines file."""
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    cpu = sorted(float(r.get("cpu_seconds") or 0.0) for r in records)
+    if not cpu:
+        print(f"{path}: no records")
+        return
+    p99 = cpu[min(len(cpu) - 1, int(round(0.99 * (len(cpu) - 1))))]
+    worst = sorted(records, key=lambda r: -float(r.get("cpu_seconds") or 0.0))[:5]
+    print(f"replay {path.name}: {len(cpu)} PRs, judging CPU total {sum(cpu):.1f} s, median "
+          f"{statistics.median(cpu):.2f} s, p99 {p99:.2f} s, max {cpu[-1]:.2f} s, "
+          f"{sum(1 for c in cpu if c > 2.0)} PRs over 2 s")
+    print("  slowest: " + ", ".join(f"#{r.get('number')} {float(r.get('cpu_seconds') or 0):.2f} s" for r in worst))
 
 
 def synthetic_pr(source: Path, entries: int, out: Path) -> Path:
@@ -326,7 +391,11 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--instructions", action="store_true", help="also count instructions (valgrind)")
     parser.add_argument("--no-growth", action="store_true")
     parser.add_argument("--growth-bundle", type=Path, help="the bundle the synthetic PRs grow from")
+    parser.add_argument("--replay", type=Path, action="append", default=[],
+                        help="a `verify-pr replay` JSON-lines file: print its total and p99 judging CPU per PR")
     args = parser.parse_args(argv)
+    for path in args.replay:
+        replay_figures(path)
     compileall.compile_dir(PROJECT / "verifier", quiet=1)
     compileall.compile_dir(PROJECT / "checks", quiet=1)
     fullsize = SHARED / "perf" / "pr4524-fullsize"

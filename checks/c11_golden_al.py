@@ -10,8 +10,8 @@ Rule: For agentic workloads: verified that speculative-decoding configs (EAGLE /
     cell, unless policy golden_al `added_cells` names it (then it is taken from the PR and named as
     its addition). The curve is the served model's: the model-prefix picks the curve file, and the
     checkpoint it was measured on (its top-level key) must be the model the config serves (the
-    master `model:` HF id, quantization words dropped, or a served model policy golden_al
-    `checkpoint_aliases` names for it); a different model's checkpoint FAILs against the borrowed
+    master `model:` HF id, quantization words and a release revision of them dropped, or a served
+    model policy golden_al `checkpoint_aliases` names for it); a different model's checkpoint FAILs against the borrowed
     curve.
 Why: acceptance length drives spec-decode throughput; one committed golden value per (model,
     thinking mode, draft length) keeps every engine's results comparable.
@@ -26,7 +26,10 @@ Evidence: per affected agentic spec-decode point, the spec parameters (method, d
     acceptance (its `accept len` lines give the measured value); it FAILs, naming the point.
     A point without a server log is judged by its effective launch: the launcher's injected
     synthetic acceptance (Launch.synthetic) or a knob the recipe or script sets itself; a launch
-    with neither FAILs, naming its file (a script that never enables simulated acceptance).
+    with neither FAILs, naming its file (a script that never enables simulated acceptance), when
+    every harness file of the point's executed closure (workflow, runner, libraries: where the
+    golden-AL injector is run) was read; one the bundle lacks leaves the point unverified, naming
+    that file.
     A draft length without a committed golden cell FAILs unless one block of the sign-off's
     detail section states where its AL comes from (a link to a run or PR of the repository plus
     golden, AL and source words such as a pending golden-curve collection run; policy
@@ -37,10 +40,10 @@ N/A when: no affected config runs an agentic spec-decode point and no non-agenti
     the rule was not yet in force for the PR; the row names the document and the item).
 Unverifiable when: an agentic spec-decode point cannot be resolved from its recipe (other than a
     missing golden cell, which FAILs), or the checkpoint its golden curve was measured on or the
-    model it serves cannot be read.
+    model it serves cannot be read, or a log-less point's runner is not in the bundle.
 Policy: prohibited_settings (simulated_acceptance: env, side_env, args, json_keys, offsets,
     default_thinking_mode, tolerance), signoff_records (golden_source),
-    golden_al (checkpoint_qualifiers, checkpoint_aliases, added_cells),
+    golden_al (checkpoint_qualifiers, checkpoint_revisions, checkpoint_aliases, added_cells),
     ci (the runs that measured the points, via verifier.facts.ci),
     launch, multinode (the affected configs and their launches, via verifier.configs / verifier.launch;
     multinode: a multi-node agentic point's DRAM budget),
@@ -50,7 +53,7 @@ Policy: prohibited_settings (simulated_acceptance: env, side_env, args, json_key
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from verifier.configs import points
@@ -75,7 +78,7 @@ from verifier.engines import engine_or_generic
 from verifier.engines.common import format_al
 from verifier.facts.runlogs import PointLog, point_logs
 from verifier.launch import Launch, LaunchError, launches
-from verifier.launch.closure import point_closures
+from verifier.launch.closure import HARNESS_ROLES, point_closures
 from verifier.launch.recipes.golden import GoldenAL, GoldenRule, curve_doc, golden_al, golden_rule
 from verifier.launch.reported import reported_by_check18
 from verifier.launch.scope import affected_files, scan_texts
@@ -203,11 +206,19 @@ def _change_note(rule: GoldenRule) -> Finding:
                    file=head.file or "", change="modified", detail=f"golden cell {rule.detail}")
 
 
-def _words(name: str, qualifiers: list[re.Pattern[str]]) -> str:
+def _words(name: str, qualifiers: Sequence[re.Pattern[str]], revisions: Sequence[re.Pattern[str]] = ()) -> str:
     """A checkpoint name's letters and digits without its quantization / packaging words (policy
-    golden_al checkpoint_qualifiers) and without an HF organisation."""
+    golden_al checkpoint_qualifiers), without a release revision of such a word (checkpoint_revisions:
+    `NVFP4-V2`, only right after a qualifier) and without an HF organisation."""
     base = name.strip().rsplit("/", 1)[-1]
-    kept = [w for w in re.split(r"[-_\s]+", base) if w and not any(q.fullmatch(w) for q in qualifiers)]
+    kept: list[str] = []
+    after_qualifier = False
+    for word in (w for w in re.split(r"[-_\s]+", base) if w):
+        if any(q.fullmatch(word) for q in qualifiers):
+            after_qualifier = True
+        elif not (after_qualifier and any(r.fullmatch(word) for r in revisions)):
+            kept.append(word)
+            after_qualifier = False
     return re.sub(r"[^a-z0-9]", "", "".join(kept).lower())
 
 
@@ -232,6 +243,7 @@ def _identity(ctx: CheckContext, la: Launch, golden: GoldenAL, side: Literal["ba
     """A finding when the served model is not the checkpoint the golden curve was measured on (the
     curve is chosen by the config's model-prefix; a different model must not borrow it), None when it is."""
     qualifiers = [re.compile(str(q), re.IGNORECASE) for q in own["checkpoint_qualifiers"]]
+    revisions = [re.compile(str(r), re.IGNORECASE) for r in own.get("checkpoint_revisions") or ()]
     curve = _curve_checkpoint(ctx, golden, side)
     origin = la.origins.get(("identity", "model", "repo"))
     model_ev = FileEvidence(path=origin.path if origin else la.point.file,
@@ -243,9 +255,9 @@ def _identity(ctx: CheckContext, la: Launch, golden: GoldenAL, side: Literal["ba
             else f"{la.key}: model"
         return finding("golden-identity-unknown", curve_ev, model_ev, MissingEvidence(what=missing), key=la.key,
                        curve=short_path(golden.file or ""), model=la.point.model or "", missing=missing)
-    served = _words(la.point.model, qualifiers)
+    served = _words(la.point.model, qualifiers, revisions)
     aliases = [str(a) for a in (own.get("checkpoint_aliases") or {}).get(curve[0], ())]
-    if served and any(served == _words(name, qualifiers) for name in (curve[0], *aliases)):
+    if served and any(served == _words(name, qualifiers, revisions) for name in (curve[0], *aliases)):
         return None
     return finding("golden-curve-other-model", model_ev, curve_ev, key=la.key, model=la.point.model,
                    checkpoint=curve[0], curve=short_path(golden.file or ""), prefix=la.point.model_prefix or "")
@@ -279,11 +291,28 @@ def _simulated_points(launches_: list[Launch], policy: Mapping[str, Any]) -> set
     return {(la.key, la.exp_name, la.world) for la in launches_ if _synthetic_in_launch(la, policy)}
 
 
-def _injected_by_runner(ctx: CheckContext) -> set[tuple[str, str]]:
+def _injected_by_runner(ctx: CheckContext) -> tuple[set[tuple[str, str]], dict[tuple[str, str], str]]:
     """(key, exp-name) of the head points whose executed closure (from the base tree's workflow and
     runner) runs the golden-AL injector: the launch of a complete recipe does not show that injection
-    by itself."""
-    return {(c.key, c.exp_name) for c in point_closures(ctx) if c.side == "head" and c.harness_injects}
+    by itself; and, for the other points, why the harness could not be read whole: the first harness
+    file (runner first, then libraries and workflows) the bundle does not hold, or `""` when the base
+    tree has no runner script for the point's runner label. "No injection" is a finding only when
+    the whole harness was read."""
+    closures = [c for c in point_closures(ctx) if c.side == "head"]
+    injected = {(c.key, c.exp_name) for c in closures if c.harness_injects}
+    unread: dict[tuple[str, str], str] = {}
+    base = ctx.bundle.base
+    for c in closures:
+        if (c.key, c.exp_name) in injected:
+            continue
+        harness = sorted((m for m in c.members if m.role in HARNESS_ROLES and not m.folder),
+                         key=lambda m: m.role != "runner")
+        missing = next((m.path for m in harness if m.path not in base.files and not base.absent(m.path)), None)
+        if missing is not None:
+            unread[(c.key, c.exp_name)] = missing
+        elif not any(m.role == "runner" and m.path in base.files for m in harness):
+            unread[(c.key, c.exp_name)] = ""
+    return injected, unread
 
 
 def check(ctx: CheckContext) -> CheckResult:
@@ -298,6 +327,7 @@ def check(ctx: CheckContext) -> CheckResult:
     unresolved: list[LaunchError] = []
     # computed on the first point without a log
     injected: set[tuple[str, str]] | None = None
+    harness_unread: dict[tuple[str, str], str] = {}
     simulated: set[tuple[str, str, str]] = set()
     for error in launch_set.fatal_errors:
         point = next((p for p in points(ctx, "head", error.key) if p.exp_name == error.exp_name), None)
@@ -376,9 +406,18 @@ def check(ctx: CheckContext) -> CheckResult:
             # no server log at hand: the effective launch is the evidence (InferenceX PR 2488: a script
             # that never enables simulated acceptance must not pass for want of a log)
             if injected is None:
-                injected = _injected_by_runner(ctx)
+                injected, harness_unread = _injected_by_runner(ctx)
                 simulated = _simulated_points(agentic, policy)
-            if (la.key, la.exp_name, la.world) not in simulated and (la.key, la.exp_name) not in injected:
+            if (la.key, la.exp_name, la.world) not in simulated and (la.key, la.exp_name) in harness_unread:
+                harness = harness_unread[(la.key, la.exp_name)]
+                label = la.point.runner or ""
+                what = f"{short_path(harness)} (base tree)" if harness else \
+                    f"the runner script of runner label {label} (base tree)"
+                unknown.append(finding("launch-injection-unread", FileEvidence(path=la.recipe_path),
+                                       MissingEvidence(what=what), key=la.key, point=la.exp_name,
+                                       file=short_path(la.recipe_path), harness=short_path(harness) or None,
+                                       label=label, golden=golden.text))
+            elif (la.key, la.exp_name, la.world) not in simulated and (la.key, la.exp_name) not in injected:
                 fails.append(finding("launch-not-simulated", FileEvidence(path=la.recipe_path), key=la.key,
                                      point=la.exp_name, file=short_path(la.recipe_path), kind=la.kind or "",
                                      golden=golden.text, curve=short_path(golden.file or ""),

@@ -180,7 +180,22 @@ def test_no_log_launch_without_simulated_acceptance_fails(tmp_path: Path, monkey
         return found
 
     monkeypatch.setattr(c11, "launches", stripped)
-    result = run_one(_without_logs(tmp_path), 11)
+    case = _without_logs(tmp_path)
+    # the case holds neither the workflows nor the runner: whether the runner injects cannot be read
+    result = run_one(case, 11)
+    assert result.status.value == "FAIL"
+    p = params(result, "launch-injection-unread")
+    assert p["harness"].endswith("runners/launch_b300-dsxe.sh") and p["golden"] == "4.04"
+    assert "launch-not-simulated" not in [f.message_id for f in result.findings]
+    # with every harness file of the closure read (none runs the injector), the launch is the evidence
+    for side in ("base", "head"):
+        for path in (".github/workflows/run-sweep.yml", ".github/workflows/collect-results.yml",
+                     ".github/workflows/collect-evals.yml", ".github/workflows/benchmark-tmpl.yml",
+                     "inferencex-e2e/runners/launch_b300-dsxe.sh", "inferencex-e2e/runners/slurm_utils.sh"):
+            target = case / "tree" / side / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("# no injector here\n" if path.endswith(".sh") else "name: x\n")
+    result = run_one(case, 11)
     assert result.status.value == "FAIL"
     p = params(result, "launch-not-simulated")
     assert (p["golden"], p["mode"], p["length"]) == ("4.04", "thinking_on", 7)
@@ -195,12 +210,19 @@ def test_no_log_launch_without_simulated_acceptance_fails(tmp_path: Path, monkey
     ("minimax-m3", "MiniMaxAI/MiniMax-M3.1-Flash", False),
     ("quill-2-flash", "acme/Quill-2-Flash-Turbo", False),  # a longer name is another checkpoint
     ("deepseek-v4-pro", "deepseek-ai/DeepSeek-V3", False),
+    # a release revision of a quantized checkpoint (InferenceX #2205) is that checkpoint; a version
+    # word that follows no qualifier is the model's own version
+    ("qwen3.5-397b-a17b-nvfp4", "nvidia/Qwen3.5-397B-A17B-NVFP4-V2", True),
+    ("deepseek-v3", "deepseek-ai/DeepSeek-V4", False),
+    ("quill-2-flash-fp8", "acme/Quill-2-Flash-V2", False),
 ])
 def test_checkpoint_names_compare_without_quantization_words(curve: str, model: str, same: bool) -> None:
     import re
 
-    qualifiers = [re.compile(q, re.IGNORECASE) for q in load_policies()["golden_al"]["checkpoint_qualifiers"]]
-    assert (c11._words(curve, qualifiers) == c11._words(model, qualifiers)) is same
+    own = load_policies()["golden_al"]
+    qualifiers = [re.compile(q, re.IGNORECASE) for q in own["checkpoint_qualifiers"]]
+    revisions = [re.compile(q, re.IGNORECASE) for q in own["checkpoint_revisions"]]
+    assert (c11._words(curve, qualifiers, revisions) == c11._words(model, qualifiers, revisions)) is same
 
 
 def test_a_named_checkpoint_alias_is_the_curves_checkpoint(tmp_path: Path) -> None:

@@ -195,3 +195,41 @@ def test_recorded_bundle_holds_the_python_client_package_and_the_tree_listing(tm
     assert "inferencex-e2e/infx/bench/__main__.py" in bundle.head.files
     assert bundle.base.listing is not None and "inferencex-e2e/infx/matrix/generate.py" in bundle.base.listing
     assert bundle.base.absent("inferencex-e2e/docs/NO_SUCH.md")
+
+
+def test_recorded_bundle_holds_the_harness_that_runs_the_points(tmp_path: Path) -> None:
+    """The runner and the libraries it sources run every point (the golden-AL injection of Check 11
+    is read there): the recorder takes them, on both sides, though no launch reads them."""
+    from verifier.core.context import CheckContext
+    from verifier.launch.closure import harness_files
+
+    repo_dir = init(tmp_path / "ix")
+    harness = {"inferencex-e2e/runners/launch_b300-dsxe.sh":
+               b'#!/usr/bin/env bash\nsource "$(dirname "$0")/slurm_utils.sh"\ninject_synthetic_acceptance "$CONFIG_FILE"\n',
+               "inferencex-e2e/runners/slurm_utils.sh": b"inject_synthetic_acceptance() { :; }\n",
+               "inferencex-e2e/runners/launch_h100-other.sh": b"echo unrelated\n"}
+    base = {**fixture_tree("c13/fail-draft-kv-fp8", "base"), **harness}
+    head = {**fixture_tree("c13/fail-draft-kv-fp8", "head"), **harness}
+    base_sha = commit(repo_dir, base, "base")
+    head_sha = commit(repo_dir, head, "Retune (#7)")
+    with GitRepo(repo_dir) as repo:
+        bundle = record_revisions(repo, base_sha, head_sha)
+    wanted = harness_files(CheckContext(bundle, load_policies()))
+    assert {"inferencex-e2e/runners/launch_b300-dsxe.sh", "inferencex-e2e/runners/slurm_utils.sh"} <= wanted
+    for side in (bundle.base, bundle.head):
+        assert {p for p in wanted if p in base} <= set(side.files)
+        assert "inferencex-e2e/runners/launch_h100-other.sh" not in side.files
+
+
+def test_default_signoff_links_the_waivers_the_change_files(tmp_path: Path) -> None:
+    """A complete sign-off links each waiver the PR files (Check 10 reads the link); the replay's
+    default sign-off is a complete one, so a waiver the change adds is linked and no other is."""
+    repo_dir = init(tmp_path / "ix")
+    base = fixture_tree("c10/pass-no-patches", "base")
+    head = {**fixture_tree("c10/pass-no-patches", "head"), "inferencex-e2e/docs/waiver/7.md": b"# Waiver\n"}
+    base_sha = commit(repo_dir, base, "base")
+    head_sha = commit(repo_dir, head, "Add a waiver (#7)")
+    with GitRepo(repo_dir) as repo:
+        bundle = record_revisions(repo, base_sha, head_sha)
+    assert "inferencex-e2e/docs/waiver/7.md" in bundle.signoff.body
+    assert bundle.signoff.body.count("Waiver:") == 1

@@ -31,7 +31,8 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +61,8 @@ _SCRIPT_DIR = re.compile(r"""\$\(\s*dirname\s+["']?\$\{?(?:BASH_SOURCE(?:\[0\])?
                          r"""|\$\{BASH_SOURCE(?:\[0\])?%/\*\}|\$\{0%/\*\}""")
 # `python3 -m pkg.mod`: the tree's own package runs (also how recorders choose the packages to record)
 PYTHON_MODULE = re.compile(r"\bpython[0-9.]*\s+(?:-[A-Za-z]+\s+)*-m\s+([A-Za-z_][\w.]*)")
+# a package's test modules (pytest's discovery names): never imported by what a launch runs
+_TEST_MODULE = re.compile(r"(?:^|/)(?:tests?/.*|test_[^/]*\.py|[^/]*_test\.py|conftest\.py)$")
 _WORKFLOW_CALL = re.compile(r"^\./(\.github/workflows/[\w./-]+\.ya?ml)$")
 _MAX_MEMBERS = 20000  # a hostile tree cannot make the closure unbounded (linear in the files it names)
 
@@ -134,6 +137,21 @@ class PointClosure:
 
 def _conf(ctx: CheckContext) -> Mapping[str, Any]:
     return ctx.policy("ci")["result_producers"].get("closure") or {}
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
+    """Every statement of a module, nested bodies included, in `ast.walk`'s order, without
+    descending into expressions (an import is a statement; walking every expression node costs ten
+    times as much)."""
+    queue: deque[ast.AST] = deque([tree])
+    while queue:
+        node = queue.popleft()
+        for name in node._fields:
+            children = getattr(node, name, None)
+            if isinstance(children, list):
+                queue.extend(c for c in children if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
+        if isinstance(node, ast.stmt):
+            yield node
 
 
 class _Collector:
@@ -234,10 +252,12 @@ class _Collector:
         self.follow(repo_relative(top, self.layout) + "/", "python-module", f"runs `python3 -m {module}`", via, line)
 
     def _package_files(self, folder: str) -> list[str]:
+        """The package's modules a run may import: its tests are not (the folder member still covers
+        them, so a change to one is in the closure)."""
         out: dict[str, None] = {}
         for tree in (self.ctx.bundle.base, self.ctx.bundle.head):
             for path in tree.paths(folder):
-                if path.endswith(".py"):
+                if path.endswith(".py") and not _TEST_MODULE.search(path):
                     out[path] = None
         return list(out)
 
@@ -287,7 +307,7 @@ class _Collector:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return  # the file stays a member; what it would import cannot be read
         here = posixpath.dirname(path)
-        for node in ast.walk(tree):
+        for node in _statements(tree):
             names: list[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]
@@ -562,6 +582,27 @@ def _compute(ctx: CheckContext) -> list[PointClosure]:
                 seen = {m.path for m in members}
                 members.extend(m for m in harness if m.path not in seen)
                 out.append(PointClosure(key, point.exp_name, side, members, [*col.constructs, *constructs]))
+    return out
+
+
+def harness_files(ctx: CheckContext) -> set[str]:
+    """The harness files (workflow, action, runner, library) of every submitted point's closure, read
+    from the base tree: what a recorder holds so that a check can read what the harness runs (the
+    golden-AL injection of Check 11). Cheap: no launch is resolved."""
+    from verifier.launch.affected import submitted_entries
+
+    try:
+        keys = list(submitted_entries(ctx))
+        entries = master_entries(ctx, "head")
+    except InputError:
+        return set()
+    out: set[str] = set()
+    for key in keys:
+        if key not in entries:
+            continue
+        for point in points(ctx, "head", key):
+            members, _ = _harness(ctx, point)
+            out.update(m.path for m in members if m.role in HARNESS_ROLES and not m.folder)
     return out
 
 

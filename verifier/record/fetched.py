@@ -288,6 +288,7 @@ def complete_bundle(
     from verifier.launch.legacy_scripts import unrecorded_launch_files
 
     report = Completion(rounds=1)
+    bundle = _with_harness(bundle, policies, tree_fetch, report)
     recorder = Recorder(bundle, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
     ctx = CheckContext(bundle, policies)
     ctx.memo(RECORDING, lambda: recorder)
@@ -313,6 +314,37 @@ def complete_bundle(
 
 
 MAX_PACKAGE_FILES = 400
+MAX_HARNESS_ROUNDS = 4  # workflow -> runner -> library -> library
+
+
+def _with_harness(bundle: Bundle, policies: Mapping[str, Any], tree_fetch: TreeFetch | None,
+                  report: Completion) -> Bundle:
+    """The bundle with the harness files of every submitted point's executed closure (workflows,
+    runners, the libraries they source; verifier.launch.closure.harness_files): whether the trusted
+    harness injects the golden AL is read there (Check 11), and a harness file the bundle lacks
+    leaves that unverified. Each round reads what the files of the previous one name; both sides hold
+    the same selection."""
+    if tree_fetch is None:
+        return bundle
+    from verifier.core.context import CheckContext
+    from verifier.launch.closure import harness_files
+
+    for _ in range(MAX_HARNESS_ROUNDS):
+        wanted = harness_files(CheckContext(bundle, policies))
+        trees: dict[str, dict[str, bytes]] = {}
+        for side in ("base", "head"):
+            tree = bundle.base if side == "base" else bundle.head
+            want = sorted(p for p in wanted if p not in tree.files and (tree.listing is None or p in tree.listing))
+            if want:
+                trees[side] = {p: data for p, data in tree_fetch(side, want).items() if data is not None}
+        if not any(trees.values()):
+            break
+        report.tree_files += sum(len(t) for t in trees.values())
+        bundle = bundle.model_copy(update={
+            side: Tree(sha=tree.sha, files={**tree.files, **trees.get(side, {})}, listing=tree.listing)
+            for side, tree in (("base", bundle.base), ("head", bundle.head))
+        })
+    return bundle
 
 
 def _with_python_packages(bundle: Bundle, tree_fetch: TreeFetch | None) -> Bundle:

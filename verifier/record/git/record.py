@@ -3,8 +3,8 @@
 The bundle holds the real diff (`git diff --name-status -M`) and the files the checks read
 (verifier.record.git.select), never whole trees. `pr.yaml` facts come from the head commit or
 from arguments; the sign-off comes from a file or, when none is given, is built from the BASE's
-checklist template with every item checked (so content checks judge the change, not the
-sign-off). Nothing GitHub records (runs, comments, teams, permissions) is invented: those facts are
+checklist template with every item checked, linking the waivers the change files (so content
+checks judge the change, not the sign-off). Nothing GitHub records (runs, comments, teams, permissions) is invented: those facts are
 absent, and the checks that need them say so.
 """
 
@@ -82,8 +82,9 @@ def read_sides(repo: GitRepo, base: Side, head: Side, changed: tuple[ChangedFile
     return got
 
 
-def default_signoff_body(base_files: Mapping[str, bytes], signer: str) -> str:
-    """The base checklist template with every item checked and signed (the body a complete sign-off has)."""
+def default_signoff_body(base_files: Mapping[str, bytes], signer: str, waivers: Iterable[str] = ()) -> str:
+    """The base checklist template with every item checked and signed, linking the waivers the change
+    files (the body a complete sign-off has: the checklist asks the reviewer to link each one)."""
     layout = detect_layout(base_files)
     path = policy_path("checklist", layout)
     raw = base_files.get(path)
@@ -93,7 +94,16 @@ def default_signoff_body(base_files: Mapping[str, bytes], signer: str) -> str:
     text = block[0] if block else "\n".join(line for line in markdown.splitlines() if _UNCHECKED.match(line))
     if TRIGGER not in text:
         text = f"{TRIGGER}, I have reviewed this and have:\n{text}"
-    return _UNCHECKED.sub(r"\1x]", text).replace("FILL_IN_GITHUB_USERNAME", signer)
+    body = _UNCHECKED.sub(r"\1x]", text).replace("FILL_IN_GITHUB_USERNAME", signer)
+    links = "".join(f"\n- Waiver: `{path}`" for path in waivers)
+    return body + (f"\n{links}" if links else "")
+
+
+def _filed_waivers(changed: Iterable[ChangedFile], base_files: Mapping[str, bytes]) -> list[str]:
+    """The waiver files the change adds or edits (the checklist's waiver folder)."""
+    folder = policy_path("waiver_dir", detect_layout(base_files)).rstrip("/") + "/"
+    return sorted(f.path for f in changed if f.status != "removed" and f.path.startswith(folder)
+                  and f.path.endswith(".md"))
 
 
 def load_signoff(path: Path, pr_url: str) -> SignOff:
@@ -160,7 +170,7 @@ def build_bundle(
     if signoff is None:
         signoff = SignOff(kind="conversation comment", id=1, url=f"{pull.url}#issuecomment-1", author=signer,
                           author_association="COLLABORATOR", created_at=when,
-                          body=default_signoff_body(got["base"], signer))
+                          body=default_signoff_body(got["base"], signer, _filed_waivers(changed, got["base"])))
     return Bundle(
         source=f"git:{repo.path}@{base.sha[:12]}..{head.sha[:12]}",
         review_date=when.date(),
