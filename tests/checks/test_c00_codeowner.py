@@ -179,6 +179,22 @@ def test_changed_file_list_hiding_a_change_fails(tmp_path: Path) -> None:
     assert f.params["paths"] == ["inferencex-e2e/configs/nvidia-master.yaml (unlisted-change)"]
 
 
+def test_a_link_to_a_listed_file_is_not_a_hidden_change(tmp_path: Path) -> None:
+    """InferenceX's `runners/launch_b200-dgxc-slurm.sh -> launch_b200-dgxc.sh`: a recorded link holds its
+    target's content, and GitHub lists only the target. A path whose two sides are a listed file's two
+    sides is that file under another name; a path that differs from every listed file still fails."""
+    case = _case(tmp_path)
+    master = "inferencex-e2e/configs/nvidia-master.yaml"
+    for side in ("base", "head"):
+        (case / "tree" / side / "inferencex-e2e/configs/nvidia-link.yaml").write_bytes(
+            (case / "tree" / side / master).read_bytes())
+    assert row(judge(case, only={0}), 0).status is Status.PASS
+    (case / "tree" / "head" / "inferencex-e2e/configs/nvidia-link.yaml").write_text("x: 1\n")
+    result = row(judge(case, only={0}), 0)
+    assert result.status is Status.FAIL
+    assert result.result.findings[0].params["paths"] == ["inferencex-e2e/configs/nvidia-link.yaml (unlisted-change)"]
+
+
 def test_changed_file_list_contradicting_the_trees_fails(tmp_path: Path) -> None:
     case = _case(tmp_path)
     edit_yaml(case / "pr.yaml", lambda d: d["files"].append({"path": "inferencex-e2e/docs/MODELS.md",

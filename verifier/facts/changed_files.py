@@ -78,8 +78,15 @@ def _reconcile(ctx: CheckContext, cap: int) -> Reconciliation:
                 out.append(Disagreement(f.path, "listed-missing-from-base"))
             elif base.read(f.path) == head.read(f.path):
                 out.append(Disagreement(f.path, "listed-but-unchanged"))
+    # A symbolic link is recorded as its target's content (GitHub's contents API and the git recorder
+    # both read through it), and GitHub lists the target, not the link: a path whose two sides are
+    # exactly a listed changed file's two sides is that file under another name. Its change still
+    # counts wherever changes are read (verifier.launch.closure.changed_paths reads the trees).
+    same_as_listed = {(base.files[f.path], head.files[f.path]) for f in bundle.pr.files
+                      if f.path in base.files and f.path in head.files}
     for path in sorted(base.files.keys() & head.files.keys()):
-        if path not in listed and base.files[path] != head.files[path]:
+        if path not in listed and base.files[path] != head.files[path] and \
+                (base.files[path], head.files[path]) not in same_as_listed:
             out.append(Disagreement(path, "unlisted-change"))
     # A file only the head holds that the list omits is an addition the list hides. When the base tree's
     # listing is recorded, it decides: a file the base commit has (only not recorded in the bundle, as
