@@ -233,3 +233,23 @@ def test_default_signoff_links_the_waivers_the_change_files(tmp_path: Path) -> N
         bundle = record_revisions(repo, base_sha, head_sha)
     assert "inferencex-e2e/docs/waiver/7.md" in bundle.signoff.body
     assert bundle.signoff.body.count("Waiver:") == 1
+
+
+def test_an_unreadable_master_config_is_recorded_as_it_is(tmp_path: Path) -> None:
+    """InferenceX PR 699's head had a master config that is not YAML: the recorder still writes the
+    bundle (Check 18 names the file), the harness round included."""
+    repo_dir = init(tmp_path / "ix")
+    base = fixture_tree("c13/fail-draft-kv-fp8", "base")
+    head = dict(fixture_tree("c13/fail-draft-kv-fp8", "head"))
+    master = next(p for p in head if p.endswith("nvidia-master.yaml"))
+    head[master] = head[master] + b"\nbroken: {a: [1, 2\n"
+    base_sha = commit(repo_dir, base, "base")
+    head_sha = commit(repo_dir, head, "Break it (#699)")
+    with GitRepo(repo_dir) as repo:
+        bundle = record_revisions(repo, base_sha, head_sha)
+    assert master in bundle.head.files
+    assert row_status(bundle, 18) == "FAIL"
+
+
+def row_status(bundle: Bundle, check_id: int) -> str:
+    return next(r.status.value for r in judge(bundle, load_policies()).rows if r.id == check_id)

@@ -40,7 +40,7 @@ from verifier.configs import master_entries, points
 from verifier.configs.points import Point, launch_policy
 from verifier.core import shellwords
 from verifier.core.context import CheckContext
-from verifier.core.errors import InputError
+from verifier.core.errors import InputError, VerifierError
 from verifier.core.layout import repo_relative
 from verifier.core.model import Tree
 from verifier.core.yaml11 import parse_yaml11
@@ -594,15 +594,18 @@ def harness_files(ctx: CheckContext) -> set[str]:
     try:
         keys = list(submitted_entries(ctx))
         entries = master_entries(ctx, "head")
-    except InputError:
-        return set()
+    except (VerifierError, ValueError, LookupError):
+        return set()  # an unreadable master config is recorded as it is: Check 18 names it
     out: set[str] = set()
     for key in keys:
-        if key not in entries:
-            continue
-        for point in points(ctx, "head", key):
-            members, _ = _harness(ctx, point)
-            out.update(m.path for m in members if m.role in HARNESS_ROLES and not m.folder)
+        try:
+            if key not in entries:
+                continue
+            for point in points(ctx, "head", key):
+                members, _ = _harness(ctx, point)
+                out.update(m.path for m in members if m.role in HARNESS_ROLES and not m.folder)
+        except (VerifierError, ValueError, LookupError):
+            continue  # an entry that cannot be read has no points to run
     return out
 
 

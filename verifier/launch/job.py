@@ -83,7 +83,8 @@ class KeyJob:
         try:
             yield log
         finally:
-            self._logs.remove(log)
+            # by identity: `list.remove` compares, and two logs that asked the same questions are equal
+            del self._logs[next(i for i, kept in enumerate(self._logs) if kept is log)]
 
     def same_answers(self, accesses: tuple[tuple[tuple[str, str], Any], ...]) -> bool:
         """Whether this side's tree answers every logged question as recorded (asking it again, so a

@@ -10,16 +10,19 @@ out, the InferenceX folders it copies over the clone (`cp -rT "$GITHUB_WORKSPACE
 and the `srtctl apply -f "$CONFIG_FILE"` that starts it.
 
 A label whose machines use different runner scripts is read once per script; the scripts must agree
-on what they fetch. A clone or checkout that sits under a condition the reader cannot decide is
+on what they fetch. A runner is read once for all the points that differ only in values that reach
+the words of its commands (a point's CONFIG_FILE): `runner_probe` reads it with stand-ins for them
+(verifier.shell.trace, Stand-ins) and plans each point's probe from that reading with its values. A clone or checkout that sits under a condition the reader cannot decide is
 reported with that condition's line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -27,10 +30,12 @@ from typing import TYPE_CHECKING, Any
 from verifier.configs.points import Point
 from verifier.configs.runners import runners
 from verifier.launch.job import KeyJob
-from verifier.shell.text import Text, is_known, plain
+from verifier.shell.text import Seg, Text, is_known, plain
 
 if TYPE_CHECKING:
     from verifier.shell.trace import Event, Reader, ReadResult, State
+
+_MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in of verifier.shell.trace (Reader.stand_in)
 
 _GITHUB = re.compile(r"^(?:https://github\.com/|git@github\.com:|ssh://git@github\.com/)"
                      r"([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*?)(?:\.git)?/?$")
@@ -187,8 +192,14 @@ def _machine_env(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(fnmatch.translate(p).removesuffix(r"\Z").replace("(?s:", "(?:") for p in patterns))
 
 
-def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
-    """A shell reader that sources files of this side's tree and knows which variables are run-time."""
+def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None,
+                on_load: Callable[[str, str], None] | None = None,
+                file_checks: list[tuple[str, Text, Text, bool | None]] | None = None) -> Reader:
+    """A shell reader that sources files of this side's tree and knows which variables are run-time
+    (`on_load(path, text)` is told of every file it reads). With stand-ins (verifier.shell.trace),
+    a file name holding one is never asked of the tree: a file it would load is decided by it, and
+    a file test is answered as for a file the tree lacks and kept in `file_checks` (op, path, cwd,
+    answer) for the caller to ask again with the values."""
     patterns = tuple(str(p) for p in _policy(job)["workflow"]["machine-env"])
     rx = _machine_env(patterns)
 
@@ -196,22 +207,48 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None) -> Reader:
         return rx.fullmatch(name) is not None
 
     def load(path: Text, state: State) -> tuple[str, str] | None:
+        reader.decide(path, state.cwd)  # which file is read
         rel = repo_path(job, path, state.cwd, mounts)
         if rel is None:
             return None
         data = job.read(rel)
-        return None if data is None else (rel, data.decode("utf-8", "replace"))
+        if data is None:
+            return None
+        text = data.decode("utf-8", "replace")
+        if on_load is not None:
+            on_load(rel, text)
+        return rel, text
 
     def file_test(op: str, path: Text, state: State) -> bool | None:
-        rel = repo_path(job, path, state.cwd, mounts)
-        if rel is not None and op in ("-f", "-e", "-s", "-r") and job.has(rel):
-            return True
-        return None
+        if _marked(path) or _marked(state.cwd):
+            # asked with the values (the question the reading with them asks): the same answer as
+            # the stand-in's, a file the tree lacks, or the stand-ins decide
+            if file_checks is None or _file_test(job, op, reader.with_values(path), reader.with_values(state.cwd),
+                                                 mounts) is not None:
+                reader.decide(path, state.cwd)
+            assert file_checks is not None
+            file_checks.append((op, path, state.cwd, None))
+            return None
+        return _file_test(job, op, path, state.cwd, mounts)
 
     from verifier.launch.commands import shell_commands
     from verifier.shell.trace import Reader  # loaded when a multi-node launch is read, not at import
 
-    return Reader(load=load, unknown=unknown, file_test=file_test, commands=shell_commands())
+    reader = Reader(load=load, unknown=unknown, file_test=file_test, commands=shell_commands())
+    return reader
+
+
+def _file_test(job: KeyJob, op: str, path: Text, cwd: Text, mounts: Mapping[str, str] | None) -> bool | None:
+    """A `-f`/`-e`/`-s`/`-r` test of a runner: true for a file of this side's tree, else unknown."""
+    rel = repo_path(job, path, cwd, mounts)
+    if rel is not None and op in ("-f", "-e", "-s", "-r") and job.has(rel):
+        return True
+    return None
+
+
+def _marked(text: Text) -> bool:
+    """Whether a Text holds a stand-in (verifier.shell.trace, Stand-ins)."""
+    return any("\x00" in seg.text for seg in text)
 
 
 def read_runner(job: KeyJob, script: str, env: Mapping[str, str]) -> RunnerReading:
@@ -234,51 +271,183 @@ class Probe:
     problem: Problem | None
 
 
-def runner_probe(job: KeyJob, script: str, env: Mapping[str, str]) -> Probe:
-    """`Probe` of one runner script for an environment, cached by the variables the reading used.
+_BLANK = re.compile(r"[\s\x00]")
 
-    A runner read for one point is reused for every point whose environment agrees on each variable
-    that reading expanded or tested (the reading is a function of those alone), so a key with many
-    points reads its runner once or twice; a reading made on the other tree of the bundle is reused
-    when the other tree answers every question it asked the same way (verifier.launch.treeshare).
+
+def _fills(value: str | None) -> bool:
+    """Whether a value may take a stand-in's place (verifier.shell.trace, Stand-ins): a stand-in is
+    not empty and holds no blank, so a reading made with it holds only for values that are alike."""
+    return bool(value) and _BLANK.search(value) is None  # type: ignore[arg-type]
+
+
+@dataclass
+class _Template:
+    """One reading of a runner, made with stand-ins for the variables that only reach words.
+
+    `fixed` holds the values of the variables the reading read with their values (those whose
+    stand-ins decided something, or that could not take one); `words` the variables it read with
+    stand-ins. The reading holds for every environment with those fixed values, word values that
+    may take a stand-in's place (`_fills`, also for derived stand-ins such as `${X%%:*}`), and the
+    same outcome of every test the reader left to its caller (`checks`: a `[[ ]]` comparison,
+    whether a command names or writes a generated file; `file_checks`: a file test, asked of the
+    tree). A point's probe is `_plan` of
+    the recorded commands with the stand-ins replaced by the point's values, in their argv and
+    working directory, which is all `_plan` reads (their environments keep the stand-ins)."""
+
+    fixed: dict[str, str | None]
+    words: tuple[str, ...]
+    marks: list[tuple[str, int | None, Callable[[str], str] | None]]
+    events: list[Event]
+    stopped: tuple[str, int] | None
+    problems: list[Problem]
+    marked: list[int] = field(default_factory=list)  # events whose argv or cwd holds a stand-in
+    checks: list[tuple[tuple[Text, ...], Callable[[tuple[Text, ...]], object], object]] = \
+        field(default_factory=list)
+    file_checks: list[tuple[str, Text, Text, bool | None]] = field(default_factory=list)
+    probes: dict[tuple[str, ...], Probe] = field(default_factory=dict)  # by side and word values
+
+    def fits(self, env: Mapping[str, str]) -> bool:
+        """Whether the reading may hold for this environment (`probe` checks the rest)."""
+        return all(env.get(name) == value for name, value in self.fixed.items()) and \
+            all(_fills(env.get(name)) for name in self.words)
+
+    def values(self, env: Mapping[str, str]) -> list[str] | None:
+        """The value of every stand-in for this environment (None: a derived one may not take its place)."""
+        out: list[str] = []
+        for name, base, how in self.marks:
+            value = env.get(name, "") if base is None or how is None else how(out[base])
+            if base is not None and not _fills(value):
+                return None  # `${X%%:*}` of this value is empty or blank: the reading does not hold
+            out.append(value)
+        return out
+
+    def probe(self, job: KeyJob, script: str, env: Mapping[str, str]) -> Probe | None:
+        """This environment's probe (None: the reading does not hold for it)."""
+        key = (job.side, *(env.get(name) or "" for name in self.words))
+        known = self.probes.get(key)
+        if known is not None:
+            return known
+        values = self.values(env)
+        if values is None or any(test(tuple(_put(v, values) for v in texts)) != outcome
+                                 for texts, test, outcome in self.checks):
+            return None
+        if any(_file_test(job, op, _put(path, values), _put(cwd, values), None) != outcome
+               for op, path, cwd, outcome in self.file_checks):
+            return None  # this point's file exists in this tree: the reading took the other branch
+        events = list(self.events)
+        for i in self.marked:
+            event = events[i]
+            events[i] = dataclasses.replace(event, argv=tuple(_put(a, values) for a in event.argv),
+                                            cwd=_put(event.cwd, values))
+        probe = _probe_of(job, script, events, self.stopped, self.problems)
+        self.probes[key] = probe
+        return probe
+
+
+def _put(text: Text, values: list[str]) -> Text:
+    """A Text with its stand-ins replaced by their values (each segment keeps its origin)."""
+    if not _marked(text):
+        return text
+    return tuple(Seg(_MARK.sub(lambda m: values[int(m.group(1))], seg.text), seg.file, seg.line, seg.known, seg.why)
+                 if "\x00" in seg.text else seg for seg in text)
+
+
+def runner_probe(job: KeyJob, script: str, env: Mapping[str, str]) -> Probe:
+    """`Probe` of one runner script for an environment, from a reading shared by many points.
+
+    A runner is read with stand-ins for its environment (`_template`): the variables whose values
+    decide something are read with their values, the others (a point's CONFIG_FILE, which only
+    reaches the words of `srtctl apply -f` and of copies) with stand-ins. The reading is reused for
+    every point that agrees on the deciding variables (`_Template` says for which values of the
+    others), and each point's probe is planned from the reading's commands with its own values put
+    in: the probe a reading with the point's values gives. A reading made on the other tree of the
+    bundle is reused when the other tree answers every question it asked the same way
+    (verifier.launch.treeshare).
     """
     from verifier.launch.treeshare import tree_share
 
-    cache: list[tuple[dict[str, str | None], Probe]] = job.ctx.memo(f"launch.runner.probes.{job.side}.{script}",
-                                                                     list)
-    for deps, probe in cache:
-        if all(env.get(name) == value for name, value in deps.items()):
-            return probe
+    templates: list[_Template] = job.ctx.memo(f"launch.runner.templates.{job.side}.{script}", list)
+    for template in templates:
+        if template.fits(env):
+            probe = template.probe(job, script, env)
+            if probe is not None:
+                return probe
     share = tree_share(job)
-    found, shared = share.find(job, ("runner-probe", script),
-                               lambda have: all(env.get(name) == value for name, value in have.items()))
+    found, shared = share.find(job, ("runner-template", script), lambda have: have.fits(env))
     if found:
-        cache.append(shared)
-        return shared[1]  # type: ignore[no-any-return]
-    with job.logging_accesses() as log:
-        deps, probe = _probe(job, script, env)
-    cache.append((deps, probe))
-    share.add(job, ("runner-probe", script), tuple(log.items()), (deps, probe), extra=deps)
+        probe = shared.probe(job, script, env)
+        if probe is not None:
+            templates.append(shared)
+            return probe
+    learned: set[str] = job.ctx.memo(f"launch.runner.decides.{script}", set)
+    template, log = _template(job, script, env, learned)
+    probe = template.probe(job, script, env)
+    if probe is None:  # a derived value or a test comes out otherwise for this point: its own values
+        template, log = _template(job, script, env, set(env))
+        probe = template.probe(job, script, env)
+    assert probe is not None  # a reading without stand-ins holds for the environment it was made with
+    templates.append(template)
+    share.add(job, ("runner-template", script), tuple(log.items()), template, extra=template)
     return probe
 
 
-def _probe(job: KeyJob, script: str, env: Mapping[str, str]) -> tuple[dict[str, str | None], Probe]:
-    """A runner read for an environment: (the values of the variables it used, its `Probe`)."""
-    data = job.read(script)
+def _template(job: KeyJob, script: str, env: Mapping[str, str],
+              learned: set[str]) -> tuple[_Template, dict[tuple[str, str], Any]]:
+    """A reading of the runner for `env`, with the tree questions it asked: stand-ins for every
+    variable whose value may take one but those that decided something here before (`learned`).
+    A stand-in that decides something ends the reading (verifier.shell.trace.Decided) before it
+    can ask the tree anything the reading with the values would not; its variable is then read with
+    its value and the runner read again, until no stand-in decides anything (each round stands in
+    for fewer variables: the last is a reading with the values themselves at worst)."""
+    from verifier.shell.trace import Decided
+
+    with job.logging_accesses() as first:
+        data = job.read(script)
     if data is None:
-        return {}, Probe(False, None, Problem(script, None, "runner script is not in the tree"))
+        return _Template({}, (), [], [], None, [Problem(script, None, "runner script is not in the tree")]), first
+    text = data.decode("utf-8", "replace")
+    standing = {name for name, value in env.items() if _fills(value) and name not in learned}
     workspace = str(_policy(job)["workflow"]["workspace"])
-    reader = make_reader(job)
-    reader.stop_at = lambda words: words[:2] == ["srtctl", "apply"]  # what follows it is the run's results
-    result = reader.run(script, data.decode("utf-8", "replace"), env, cwd=workspace)
+    while True:
+        unsure: list[bool] = [False]
+
+        def loaded(rel: str, content: str, flag: list[bool] = unsure) -> None:
+            if "\x00" in content:
+                flag[0] = True  # a file holding the stand-ins' character: stand-ins are not told apart
+
+        file_checks: list[tuple[str, Text, Text, bool | None]] = []
+        reader = make_reader(job, on_load=loaded, file_checks=file_checks)
+        reader.stop_at = lambda words: words[:2] == ["srtctl", "apply"]  # what follows it is the run's results
+        run_env = {name: (reader.stand_in(name, value) if name in standing else value) for name, value in env.items()}
+        with job.logging_accesses() as log:
+            try:
+                result = reader.run(script, text, run_env, cwd=workspace)
+                if standing:  # a problem's message is the caller's to check
+                    reader.decide(*(m for _f, _ln, m in result.problems))
+            except Decided:
+                pass
+        decided = set(standing) if reader.decided_all or unsure[0] or "\x00" in text else reader.decided & standing
+        if not decided:
+            break
+        learned |= decided
+        standing -= decided
     problems = [Problem(f, ln, m) for f, ln, m in result.problems if "cannot be read" in m or "too long" in m]
-    starts = any(e.words()[:2] == ["srtctl", "apply"] for e in result.events)
+    words = tuple(sorted(reader.reads & standing))
+    fixed = {name: env.get(name) for name in sorted(reader.reads - standing)}
+    marked = [i for i, e in enumerate(result.events) if _marked(e.cwd) or any(_marked(a) for a in e.argv)]
+    # the questions of the last round: the earlier rounds asked only questions it asked too
+    return _Template(fixed, words, list(reader.marks), result.events, result.stopped, problems, marked,
+                     list(reader.checks), file_checks), {**first, **log}
+
+
+def _probe_of(job: KeyJob, script: str, events: list[Event], stopped: tuple[str, int] | None,
+              problems: list[Problem]) -> Probe:
+    """The probe of a reading's commands."""
+    starts = any(e.words()[:2] == ["srtctl", "apply"] for e in events)
     if problems:
-        probe = Probe(starts, None, problems[0])
-    else:
-        plan, problem = _plan(job, script, result)
-        probe = Probe(starts, plan, problem)
-    return {name: env.get(name) for name in reader.reads}, probe
+        return Probe(starts, None, problems[0])
+    plan, problem = _plan(job, script, events, stopped)
+    return Probe(starts, plan, problem)
 
 
 def _clone_args(words: list[str]) -> tuple[str | None, str | None, str | None]:
@@ -336,11 +505,11 @@ def fetch_plan(job: KeyJob, point: Point) -> tuple[FetchPlan | None, Problem | N
     return first, None
 
 
-def _plan(job: KeyJob, script: str, result: ReadResult) -> tuple[FetchPlan | None, Problem | None]:
-    events = result.events
+def _plan(job: KeyJob, script: str, events: list[Event],
+          stopped: tuple[str, int] | None) -> tuple[FetchPlan | None, Problem | None]:
     apply_at = next((i for i, e in enumerate(events) if e.words()[:2] == ["srtctl", "apply"]), None)
     if apply_at is None:
-        where = result.stopped
+        where = stopped
         detail = f" (the run ends at line {where[1]})" if where else ""
         return None, Problem(script, where[1] if where else None,
                              f"runner runs no `srtctl apply` for this point{detail}")
@@ -402,13 +571,13 @@ def _plan(job: KeyJob, script: str, result: ReadResult) -> tuple[FetchPlan | Non
             made.update(_resolve(later.cwd, w) for w in words[1:] if not w.startswith("-"))
         elif words[:1] == ["cp"] and in_clone:
             opts = "".join(w[1:] for w in words[1:] if w.startswith("-") and not w.startswith("--"))
-            args = [a for a, w in zip(later.argv[1:], words[1:], strict=True) if not w.startswith("-")]
-            if len(args) != 2:
+            operands = [a for a, w in zip(later.argv[1:], words[1:], strict=True) if not w.startswith("-")]
+            if len(operands) != 2:
                 continue
-            source = repo_path(job, args[0], later.cwd)
-            if source is None or not is_known(args[1]):
+            source = repo_path(job, operands[0], later.cwd)
+            if source is None or not is_known(operands[1]):
                 continue
-            dest = _resolve(later.cwd, plain(args[1]))
+            dest = _resolve(later.cwd, plain(operands[1]))
             if not dest.startswith(target + "/"):
                 continue
             rel = dest[len(target) + 1:]

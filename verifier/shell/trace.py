@@ -13,12 +13,45 @@ and merges them: a variable the branches leave different becomes unknown (its or
 condition's line), and the events of each branch carry that condition as a guard. A branch that
 ends in `exit` is the end of a failed run and is dropped. `while`/`until` bodies are not run.
 
+A file the script writes with text the reader computes (a python3 data snippet, `echo`, `printf`,
+`cat` of a here-document, written with `>` to one file) is a generated file: a later `source` of the
+same path (a known path, or the very `$(mktemp)` value a variable holds) reads that text, while no
+later write or command may have changed it (`Reader.note_written`).
+
 Nothing is dropped: a construct the reader does not model (a process-substituted `source <(...)`, a
-file fetched (`curl -o`, `wget`, `git clone`) or written by a command and then sourced, `eval` of a
-command's output, a name reference it cannot follow) is a problem "cannot be read statically" and
-taints every later command (`Event.taint`), so a server started after it is not resolved. `declare
+file fetched (`curl -o`, `wget`, `git clone`) or written by a command with output the reader does not
+know and then sourced, `eval` of a command's output, a name reference it cannot follow) is a problem
+"cannot be read statically" and taints every later command (`Event.taint`), so a server started after
+it is not resolved. `declare
 -n` name references are followed. Limits (steps, call and source depth) end the reading as a
 problem naming the limit.
+
+Stand-ins (`Reader.stand_in`): a caller may run the reader with placeholder values for some
+variables of the starting environment, to learn which of them decide anything. A stand-in is a
+unique known text, so it travels wherever the value goes (assignments, arrays, function arguments,
+command substitutions, exported environments) and names its variable wherever it arrives. Every
+place whose outcome depends on a value's characters records the stand-ins in it as decided
+(`Reader.decided`, `Reader.decide`) and ends the reading (`Decided`: the caller reads again with
+those variables' values, so the reading never goes where the run with the values would not, nor
+asks its loader what that run would not): a `[`/`test` test, a `case` subject or pattern,
+arithmetic, a loop's word list, a merge of branches that set different values, a parameter
+operator that reads the characters (`${#X}`, `${X/a/b}`, `${X:1}`, case changes, `${!X}`), a
+command name, the first words of a recorded command (the reader stops on them), every argument and
+input of a builtin the reader follows (`cd`, `source`, `read`, `eval`, `set`, `shift`, `exit`, ...)
+and of `echo`/`printf`/`python3` whose output the reader keeps, the path of a sourced file (and the
+files written before it is compared with). A test whose outcome only picks a branch or what the
+reader keeps (a `[[ ]]` comparison, whether a command names or writes a file the script generated)
+is a check instead (`Reader.checks`): kept with the outcome the stand-ins give, for the caller to
+re-check with other values; the reader knows each stand-in's value, and a check that comes out
+otherwise with it decides on the spot. A file test is the loader's (`file_test`). What is left, a
+value only copied into the words, redirect targets or environment of recorded commands, does not
+change the run the reader follows: the reading made with the stand-in is the reading for any value
+that, like every stand-in, is not empty and holds no blank or NUL (emptiness tests and field
+splitting then come out alike) and gives every check its outcome, with the value put in place of
+the stand-in. The removal of a prefix or suffix (`${X%%:*}`) from a whole stand-in is not a
+decision: it gives a derived stand-in whose value is that operation applied to the value
+(`Reader.marks`). A caller checks the places a value can reach outside the reader itself (the names
+of files it loads or tests, problem messages). Without stand-ins none of this costs anything.
 """
 
 from __future__ import annotations
@@ -28,7 +61,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from verifier.shell import arith
 from verifier.shell.conditions import eval_bracket, eval_double, eval_single
@@ -77,7 +110,11 @@ from verifier.shell.values import (
 MAX_STEPS = 300_000
 MAX_CALL_DEPTH = 24
 MAX_LOOP = 256
+MAX_SEQ = 4096  # numbers a `$(seq ...)` may print (the single-node evaluator's bound): its text is linear in it
 _DECLARERS = DECLARERS
+# builtins the reader follows whose arguments decide what it does (Reader.decide_command)
+_FOLLOWED = frozenset({"eval", "cd", "exit", "return", "unset", "shift", "set", "true", ":", "false", "[", "test",
+                       "read"})
 _STARTERS = frozenset({"bash", "sh", "python", "python3"})  # interpreters: they run a script
 _FILE_TESTS = frozenset({"-f", "-d", "-e", "-s", "-r", "-x", "-w"})  # asked of the loader's file_test
 _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
@@ -85,6 +122,7 @@ _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FETCHERS = frozenset({"curl", "wget", "git"})
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
+_MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in (`Reader.stand_in`)
 _PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$",
                     re.DOTALL)
 
@@ -116,6 +154,15 @@ class Stop(Exception):
         self.file = file
         self.line = line
         self.status = status
+
+
+class Decided(Exception):
+    """A stand-in decided something (`Reader.decide`): the reading ends here; its caller reads again
+    with the values of `names` (every stand-in's when `names` is empty: one could not be named)."""
+
+    def __init__(self, names: set[str]) -> None:
+        super().__init__("a stand-in decided the reading")
+        self.names = names
 
 
 class _Return(Exception):
@@ -151,6 +198,18 @@ class _Vars(dict[str, Text]):
         return super().pop(key, *default)
 
 
+@dataclass(frozen=True)
+class Generated:
+    """A file the script wrote whose whole text the reader computed: the text, the path as written
+    (its unknown segments are the very values the path was built from, see `_file_key`), the line
+    of the write and the reader's step at that write (`Reader.written`: only the last write counts)."""
+
+    text: Text
+    path: Text
+    line: int
+    step: int
+
+
 @dataclass
 class State:
     """What the shell knows at one moment."""
@@ -170,11 +229,13 @@ class State:
     taint: tuple[str, int, str] | None = None
     source_text: str = ""  # ${BASH_SOURCE[0]}: the path the current file was run or sourced by
     refs: dict[str, str] = field(default_factory=dict)  # `declare -n REF=NAME`: REF -> NAME
+    # files the script wrote with text the reader computed (`python3 - <<PY > "$F"`), by `_file_key`
+    generated: dict[tuple[object, ...], Generated] = field(default_factory=dict)
 
     def copy(self) -> State:
         return State(_Vars(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
                      set(self.unset), dict(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
-                     dict(self.unresolved), self.taint, self.source_text, dict(self.refs))
+                     dict(self.unresolved), self.taint, self.source_text, dict(self.refs), dict(self.generated))
 
 
 @dataclass
@@ -231,6 +292,20 @@ class Reader:
         self.sentinels: list[Seg] = []  # unknown values written into re-read shell text (shell_text)
         self.reads: set[str] = set()  # every variable name the script expanded or tested
         self.fetched: dict[str, int] = {}  # files a command brings in at run time (`curl -o F`): F -> line
+        # stand-ins (module docstring): index -> (variable, stand-in it derives from, how), and the
+        # variables whose stand-in decided something; `decided_all`: a stand-in was cut, its
+        # variable cannot be named (every stand-in counts as decided)
+        self.marks: list[tuple[str, int | None, Callable[[str], str] | None]] = []
+        self.decided: set[str] = set()
+        self.decided_all = False
+        self.checks: list[tuple[tuple[Text, ...], Callable[[tuple[Text, ...]], object], object]] = []
+        self.actual: list[str] = []  # each stand-in's value (`stand_in`, `derive`)
+        # the reader's step at the last write to each file (`_file_key`), and at the last write to a
+        # path the reader cannot tell apart from any other: a generated file (`State.generated`) is
+        # read back only while its own write is the last one that may have reached it
+        self.written: dict[tuple[object, ...], int] = {}
+        self.written_anywhere = -1
+        self.write_count = 0
 
     # ------------------------------------------------------------------ entry points
 
@@ -344,6 +419,7 @@ class Reader:
             argv.extend(self.expand(word, st))
         if not argv or plain(argv[0]) not in ("echo", "printf") or not all(is_known(a) for a in argv):
             return None
+        self.decide(*argv)  # the filters read the text's characters
         text = concat(self.echo(plain(argv[0]), argv[1:]), text_of("\n", st.file, first.line))
         status: bool | None = True
         for cmd in pipe.cmds[1:]:
@@ -354,6 +430,7 @@ class Reader:
                 words.extend(self.expand(word, st))
             if not all(is_known(w) for w in words):
                 return None
+            self.decide(*words)
             result = apply_filter([plain(w) for w in words], text, (st.file, cmd.line))
             if result is None:
                 return None
@@ -510,6 +587,7 @@ class Reader:
                 else:
                     st.vars[name] = values[0]
                 continue
+            self.decide(*values)  # equal or not, and their common prefix: the characters decide
             kind = why
             if why == "branch" and all(v and all(not seg.known and seg.why == "runtime" for seg in v) for v in values):
                 kind = "runtime"  # every branch sets a run-time value (a host address found one way or another)
@@ -525,6 +603,7 @@ class Reader:
                 else:
                     st.arrays[name] = avalues[0]
                 continue
+            self.decide(*(item for items in avalues for item in items or ()))
             st.arrays[name] = [(Seg(f"${{{name}[@]}}", guard[0], guard[1], False, why),)]
             st.unresolved[name] = guard
         st.exported = set().union(*(s.exported for s in states))
@@ -536,6 +615,7 @@ class Reader:
         if all(s.cwd == first.cwd for s in states):
             st.cwd = first.cwd
         else:
+            self.decide(*(s.cwd for s in states))
             st.cwd = (Seg("${PWD}", guard[0], guard[1], False, why),)
 
     def for_(self, node: For, st: State) -> bool | None:
@@ -545,6 +625,7 @@ class Reader:
         else:
             for word in node.words:
                 fields.extend(self.expand(word, st))
+        self.decide(*fields)  # how many times the body runs, and with what
         if len(fields) > MAX_LOOP or any(not is_known(f) for f in fields):
             self.cond_why = None
             self.unknown_operand(*fields)
@@ -561,6 +642,7 @@ class Reader:
 
     def case(self, node: Case, st: State) -> bool | None:
         subject = self.expand_one(node.word, st)
+        self.decide(subject)
         if not is_known(subject):
             self.cond_why = None
             self.unknown_operand(subject)
@@ -596,8 +678,10 @@ class Reader:
             return True
         name = plain(argv[0]) if is_known(argv[0]) else None
         stdin = self.stdin(node, st)
-        if node.redirects and self.capture is None:
-            self.note_written(node, st)
+        if self.marks:
+            self.decide_command(name, argv, prefix, stdin, node, st)
+        if node.redirects or st.generated:
+            self.note_written(node, st, argv, name)
         if name in _DECLARERS:
             return self.declare(name, argv[1:], node, st)
         if name in ("source", "."):
@@ -692,14 +776,105 @@ class Reader:
             self.external_in_capture = True
         return None
 
-    def note_written(self, node: Simple, st: State) -> None:
-        """Files a command's output is written to (`cmd > F`): the reader does not keep their text,
-        so sourcing one fails closed (`source`)."""
+    def note_written(self, node: Simple, st: State, argv: list[Text], name: str | None) -> None:
+        """Files a command writes (`cmd > F`, `cmd 2> F`) or names (`rm -f F`, `sed -i ... F`).
+
+        A command whose whole standard output the reader computes (`written_text`) written to one
+        file makes it a generated file (`State.generated`), which a later `source` of the same path
+        reads. Any other write marks the file as written at run time (`fetched`: sourcing it fails
+        closed). A generated file is read back only while its own write is the last one that may have
+        reached it (`generated_file`): a later write to it, a write to a path the reader cannot tell
+        apart from it (one holding a run-time value), or a command that names it in its arguments
+        (other than to read it) may have changed it, and it is no longer known."""
+        writes = [r for r in node.redirects if r.target is not None and (
+            r.op in (">", ">>", ">|", "&>", "&>>") or (r.op == ">&" and not r.target.raw.isdigit() and r.target.raw != "-"))]
+        self.write_count += 1
+        step = self.write_count
+        for r in writes:
+            assert r.target is not None
+            target = self.expand_one(r.target, st)
+            text = plain(target)
+            if not text or (is_known(target) and text in ("/dev/null", "/dev/stderr", "/dev/stdout")):
+                continue
+            stdout = r.fd in ("", "1") and r.op in (">", ">>", ">|")
+            if self.capture is None and stdout:
+                self.fetched.setdefault(posixpath.normpath(text), node.line)
+            key = _file_key(target, st.cwd)
+            if key is None or not is_known(target):  # may be any file (a run-time path, an unknown directory)
+                self.written_anywhere = step
+            if key is None:
+                continue
+            out = self.written_text(node, st, argv, name) if stdout and len(writes) == 1 else None
+            if out is not None and r.op == ">>":
+                before = self.generated_file(target, st)
+                out = None if before is None else concat(before.text, out)
+            self.written[key] = step
+            if out is None:
+                st.generated.pop(key, None)
+            else:
+                st.generated[key] = Generated(out, target, node.line, step)
+        if st.generated and name not in _READS_FILES:
+            for key, gen in list(st.generated.items()):
+                if any(_names_file(arg, gen.path) for arg in argv[1:]):
+                    self.written[key] = step
+                    del st.generated[key]
+
+    def written_text(self, node: Simple, st: State, argv: list[Text], name: str | None) -> Text | None:
+        """The whole standard output of a command the reader can compute without running it (None:
+        not known): a python3 data snippet (verifier.shell.pysnippet) whose code holds no run-time
+        value, `echo` / `printf '%s\\n'` of words, `cat` of a here-document, a here-string or a
+        generated file."""
+        args = argv[1:]
+        if name in ("python3", "python"):
+            code = self.stdin_text(node, st)
+            return self.snippet(args, node, st, plain(code) if code is not None else None)
+        if name == "echo":
+            flags = ""
+            while args and re.fullmatch(r"-[neE]+", plain(args[0])) and is_known(args[0]):
+                flags += plain(args[0])[1:]
+                args = args[1:]
+            body = join_fields(args)
+            if "e" in flags and "\\" in plain(body):
+                return None  # escapes interpreted
+            return body if "n" in flags else concat(body, text_of("\n", st.file, node.line))
+        if name == "printf" and args and is_known(args[0]):
+            fmt = plain(args[0])
+            if fmt == "%s" and len(args) > 1:
+                return concat(*args[1:])
+            if fmt == "%s\\n" and len(args) > 1:
+                return concat(*[concat(a, text_of("\n", st.file, node.line)) for a in args[1:]])
+            if len(args) == 1 and "%" not in fmt and "\\" not in fmt.replace("\\n", ""):
+                return text_of(fmt.replace("\\n", "\n"), *origin(args[0]))
+            return None
+        if name == "cat":
+            if not args or [plain(a) for a in args] == ["-"]:
+                return self.stdin_text(node, st)
+            if len(args) == 1:
+                gen = self.generated_file(args[0], st)
+                return None if gen is None else gen.text
+        return None
+
+    def stdin_text(self, node: Simple, st: State) -> Text | None:
+        """The text a here-document or here-string feeds a command, with its origins (None: none, or
+        standard input is a file; the last input redirection wins, as in bash)."""
+        fed: Text | None = None
         for r in node.redirects:
-            if r.op in (">", ">>", ">|", "&>", "&>>") and r.fd in ("", "1") and r.target is not None:
-                target = plain(self.expand_one(r.target, st))
-                if target and target not in ("/dev/null", "/dev/stderr", "/dev/stdout"):
-                    self.fetched.setdefault(posixpath.normpath(target), node.line)
+            if r.op in ("<<", "<<-") and r.heredoc is not None:
+                fed = text_of(r.heredoc.body, st.file, node.line) if r.heredoc.quoted else \
+                    self.expand_one(lex_heredoc(r.heredoc.body, node.line), st)
+            elif r.op == "<<<" and r.target is not None:
+                fed = concat(self.expand_one(r.target, st), text_of("\n", st.file, node.line))
+            elif r.op in ("<", "<&", "<>") and r.fd in ("", "0"):
+                fed = None
+        return fed
+
+    def generated_file(self, path: Text, st: State) -> Generated | None:
+        """The generated file a path names, while its own write is the last that may have reached it."""
+        key = _file_key(path, st.cwd)
+        gen = st.generated.get(key) if key is not None else None
+        if gen is None or self.written.get(key) != gen.step or gen.step < self.written_anywhere:  # type: ignore[arg-type]
+            return None
+        return gen
 
     def note_fetch(self, name: str, words: list[str], line: int) -> None:
         """Files `curl -o F` / `wget [-O F] URL` / `git clone URL DIR` bring in at run time."""
@@ -872,6 +1047,9 @@ class Reader:
         if word is not None and any(part.kind == "proc" for part in word.parts):
             self.unmodelled(st, node.line, f"sources the output of a process substitution (`{word.raw[:100]}`)")
             return None
+        gen = self.generated_file(args[0], st)
+        if gen is not None:
+            return self.source_generated(gen, args, node, st)
         path = posixpath.normpath(plain(args[0]))
         fetched = next((ln for f, ln in self.fetched.items() if path == f or path.startswith(f.rstrip("/") + "/")),
                        None)  # the file itself, or a file under a directory cloned at run time
@@ -903,6 +1081,46 @@ class Reader:
         finally:
             self.depth -= 1
             st.file, st.positional, st.source_text = saved_file, saved_pos, saved_source
+
+    def source_generated(self, gen: Generated, args: list[Text], node: Simple, st: State) -> bool | None:
+        """`source F` of a file the script generated (`note_written`): its text is read as shell code
+        like the text of `eval`, every word keeping the origin its characters came from (the snippet's
+        line, or the YAML line a value was read from); a run-time value in it stays unknown."""
+        source, owners = self.shell_text(gen.text)
+        try:
+            body = _parse(source, st.file)
+        except ShellSyntaxError as exc:
+            self.unmodelled(st, node.line, f"sources {plain(args[0])[:100]}, which the script writes (line "
+                                           f"{gen.line}) with text that does not parse ({exc.message})")
+            return None
+
+        def where(word: Word) -> tuple[str, int] | None:
+            i = word.start
+            while i < len(source) - 1 and source[i] in "\"'":
+                i += 1
+            if 0 <= i < len(owners):
+                seg = owners[i]
+                return seg.file or st.file, seg.line or gen.line
+            return st.file, gen.line
+
+        saved, saved_line = self.origin_at, self.event_line
+        saved_pos, saved_source = st.positional, st.source_text
+        self.origin_at, self.event_line = where, node.line if saved_line is None else saved_line
+        st.source_text = plain(args[0])
+        if len(args) > 1:
+            st.positional = list(args[1:])
+        self.depth += 1
+        if self.depth > MAX_CALL_DEPTH:
+            self.depth -= 1
+            raise _Budget(f"functions and sourced files nest more than {MAX_CALL_DEPTH} deep")
+        try:
+            return self.body(body, st)
+        except _Return as ret:
+            return ret.status
+        finally:
+            self.depth -= 1
+            self.origin_at, self.event_line = saved, saved_line
+            st.positional, st.source_text = saved_pos, saved_source
 
     def eval_(self, args: list[Text], node: Simple, st: State) -> bool | None:
         code = join_fields(args)
@@ -984,6 +1202,9 @@ class Reader:
         if words[:1] == ["-c"] and len(args) > 1 and is_known(args[1]):
             code = plain(args[1])
         elif (not words or words[:1] == ["-"]) and stdin is not None:
+            fed = self.stdin_text(node, st)
+            if fed is not None and not is_known(fed):
+                return None  # a run-time value inside the code: its source text is not what Python reads
             code = stdin
         if code is None or self.load is None:
             return None
@@ -1027,14 +1248,13 @@ class Reader:
         words = [plain(a) for a in args]
         file, line = origin(args[0]) if args else (st.file, None)
         if name == "seq":
-            nums = [w for w in words if not w.startswith("-") or w.lstrip("-").isdigit()]
-            try:
-                ints = [int(w) for w in nums]
-            except ValueError:
+            # integers only: an option (`-w` pads, `-s` joins, `-f` formats) changes the text
+            if not 1 <= len(words) <= 3 or not all(re.fullmatch(r"-?[0-9]+", w) for w in words):
                 return None
+            ints = [int(w) for w in words]
             lo, step, hi = (1, 1, ints[0]) if len(ints) == 1 else (ints[0], 1, ints[1]) if len(ints) == 2 else \
-                (ints[0], ints[1], ints[2]) if len(ints) == 3 else (0, 0, 0)
-            if step == 0 or abs(hi - lo) // abs(step) > MAX_LOOP:
+                (ints[0], ints[1], ints[2])
+            if step == 0 or abs(hi - lo) // abs(step) > MAX_SEQ:
                 return None
             return text_of("\n".join(str(i) for i in range(lo, hi + (1 if step > 0 else -1), step)), file, line)
         if name == "dirname" and words:
@@ -1175,6 +1395,7 @@ class Reader:
             if m:
                 arr = st.arrays.get(m.group(1))
                 if arr is not None and all(is_known(item) for item in arr):
+                    self.decide(*arr)
                     return text_of(str(len(arr)), st.file, line)
                 if arr is not None:  # an element the reader does not know may stand for any number of them
                     bad = next((seg for item in arr for seg in item if not seg.known), None)
@@ -1182,6 +1403,7 @@ class Reader:
                     return (Seg(f"${{{inner}}}", bad.file, bad.line, False, bad.why or "runtime"),)
                 return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
             value = self.lookup(target, st, line)
+            self.decide(value)  # its length
             return text_of(str(len(plain(value))), st.file, line) if is_known(value) else \
                 (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         if inner.startswith("!"):  # indirect: ${!NAME} is the variable NAME names
@@ -1191,6 +1413,7 @@ class Reader:
                 return text_of(st.refs[m.group("name")], st.file, line)
             if m and m.group("index") is None and _NAME.match(m.group("name")):
                 target = self.lookup(m.group("name"), st, line)
+                self.decide(target)  # the name of the variable read
                 if is_known(target) and _NAME.match(plain(target)):
                     return self.param(plain(target) + m.group("rest"), st, line, quoted)
             return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
@@ -1286,6 +1509,10 @@ class Reader:
                 pattern = self.pattern(lex_operand(rest[len(op):], line), st)
                 if pattern is None:
                     return unknown
+                derived = self.derive(value, partial(_strip, pattern=pattern, op=op))
+                if derived is not None:
+                    return derived
+                self.decide(value)
                 kept = strip_pattern(text, pattern, op)
                 if op.startswith("#"):
                     return slice_text(value, len(text) - len(kept))
@@ -1300,10 +1527,12 @@ class Reader:
             if pattern is None:
                 return unknown
             replacement = plain(self.expand_one(lex_operand(rep, line), st))
+            self.decide(value, replacement)
             mode = anchor or ("/" if rest.startswith("//") else "")
             file, ln = origin(value)
             return text_of(replace_pattern(text, pattern, replacement, mode), file, ln)
         if rest.startswith(":"):
+            self.decide(value)
             parts = rest[1:].split(":")
             try:
                 start = int(parts[0].strip() or "0")
@@ -1315,6 +1544,7 @@ class Reader:
             end = None if length is None else (start + length if length >= 0 else len(text) + length)
             return slice_text(value, start, end)
         if rest in ("^^", ",,", "^", ","):
+            self.decide(value)
             file, ln = origin(value)
             return text_of(text.upper() if rest.startswith("^") else text.lower(), file, ln)
         return unknown
@@ -1362,12 +1592,14 @@ class Reader:
         reader does not know, or bash would fail). Assignments in it (`i++`, `n=2`) are followed."""
         if "$" in expr or "`" in expr:  # expansions first (`${#A[@]}`, `$(cmd)`), then bare names
             expanded = self.expand_one(lex_heredoc(expr, line or 0), st)
+            self.decide(expanded)
             if not is_known(expanded):
                 return None
             expr = plain(expanded)
 
         def lookup(name: str) -> str:
             value = self.lookup(name, st, line)
+            self.decide(value)
             if not is_known(value):
                 raise arith.ArithUnknown(name)
             return plain(value)
@@ -1386,8 +1618,21 @@ class Reader:
     # ------------------------------------------------------------------ tests
 
     def double_test(self, words: Sequence[Word], st: State, line: int) -> bool | None:
-        """`[[ ... ]]` (verifier.shell.conditions; None: undecidable, `cond_why` says why)."""
-        return eval_double(_Operands(self, st, line), words)
+        """`[[ ... ]]` (verifier.shell.conditions; None: undecidable, `cond_why` says why).
+
+        With stand-ins its outcome is only a branch taken: when its operands hold stand-ins it is a
+        check (`check`), evaluated again with the values by `_replay_double` from the operands,
+        patterns and tree answers recorded here (which `[[ ]]` asks in an order its words alone set;
+        a stand-in read as a number or a variable name decides instead)."""
+        if not self.marks:
+            return eval_double(_Operands(self, st, line), words)
+        ops = _Operands(self, st, line, record=True)
+        outcome = eval_double(ops, words)
+        values = tuple(ops.seen)
+        if any("\x00" in seg.text for value in values for seg in value):
+            self.check(values, partial(_replay_double, words=tuple(words), patterns=tuple(ops.patterns),
+                                       answers=tuple(ops.answers)), outcome)
+        return outcome
 
     def single_test(self, name: str, args: Sequence[Text], st: State, line: int) -> bool | None:
         """`[ ... ]` / `test ...` on expanded words (verifier.shell.conditions)."""
@@ -1403,10 +1648,134 @@ class Reader:
                 out.append((part.text, part.quoted))
                 continue
             value = self.expand_one(Word((part,), word.line, word.raw, word.start), st)
+            self.decide(value)
             if not is_known(value):
                 return None
             out.append((plain(value), part.quoted))
         return tuple(out)
+
+    # ------------------------------------------------------------------ stand-ins
+
+    def stand_in(self, name: str, value: str) -> str:
+        """A placeholder for the variable `name` of the starting environment, whose value is `value`
+        (module docstring, Stand-ins): known text no script writes, holding no blank."""
+        self.marks.append((name, None, None))
+        self.actual.append(value)
+        return f"\x00{len(self.marks) - 1}\x00"
+
+    def with_values(self, text: Text) -> Text:
+        """A Text with the values in place of its stand-ins."""
+        if not any("\x00" in seg.text for seg in text):
+            return text
+        return tuple(Seg(_MARK.sub(lambda m: self.actual[int(m.group(1))], seg.text), seg.file, seg.line, seg.known,
+                         seg.why) for seg in text)
+
+    def decide(self, *texts: Text | str | None) -> None:
+        """Record the stand-ins in values whose characters decide something (`decided`)."""
+        if not self.marks:
+            return
+        names: set[str] = set()
+        for value in texts:
+            text = value if isinstance(value, str) else plain(value) if value else ""
+            if "\x00" not in text:
+                continue
+            found = [int(m.group(1)) for m in _MARK.finditer(text)]
+            if text.count("\x00") != 2 * len(found) or any(i >= len(self.marks) for i in found):
+                self.undecidable()  # a cut stand-in: which variable it was is not known
+            names.update(self.marks[i][0] for i in found)
+        if names:
+            self.decided |= names
+            # the run goes on no further: from here it may differ from the run with the values, and
+            # it must ask its loader nothing that run would not
+            raise Decided(names)
+
+    def undecidable(self) -> None:
+        """A stand-in may decide something, and which is not known: every stand-in counts as decided."""
+        self.decided_all = True
+        raise Decided(set())
+
+    def derive(self, value: Text, how: Callable[[str], str]) -> Text | None:
+        """A derived stand-in for `how` applied to a value that is one whole stand-in (None: it is not)."""
+        if not self.marks or len(value) != 1:
+            return None
+        m = _MARK.fullmatch(value[0].text)
+        if m is None or int(m.group(1)) >= len(self.marks):
+            return None
+        base = int(m.group(1))
+        derived = how(self.actual[base])
+        if not derived or any(c.isspace() or c == "\x00" for c in derived):
+            self.decide(value)  # this value's result could not take a stand-in's place
+        self.marks.append((self.marks[base][0], base, how))
+        self.actual.append(derived)
+        seg = value[0]
+        return (Seg(f"\x00{len(self.marks) - 1}\x00", seg.file, seg.line, seg.known, seg.why),)
+
+    def decide_command(self, name: str | None, argv: list[Text], prefix: Mapping[str, Text], stdin: str | None,
+                       node: Simple, st: State) -> None:
+        """The stand-ins a simple command's course depends on (module docstring, Stand-ins)."""
+        self.decide(argv[0])  # which command it is
+        generated = st.generated  # files the script wrote with known text
+        if name in ("source", "."):
+            # the file's path is compared with the files written before (`fetched`, `written`)
+            self.decide(*self.fetched, *(part for key in self.written for part in key if isinstance(part, str)))
+        if generated and _writes_file(node):
+            self.decide_targets(node, st)  # where it writes is compared with the generated files
+        if name in _DECLARERS:
+            if any(plain(a).startswith("-") and "n" in plain(a) for a in argv[1:]):
+                self.undecidable()  # a name reference's target: not traced to a variable
+            for a in argv[1:]:
+                self.decide(plain(a).split("=", 1)[0])  # the names and options it declares
+            return
+        if name in ("source", "."):
+            self.decide(*argv[1:2])  # the file read (its other words are only positional values)
+            for gen in generated.values():
+                self.decide(gen.text, gen.path)  # a generated file sourced: its text is parsed
+            return
+        builtin = name in _FOLLOWED or \
+            (name in ("echo", "printf") and (self.capture is not None or _writes_file(node))) or \
+            (name in ("seq", "dirname", "basename", "pwd") and self.capture is not None)
+        if name in ("python3", "python"):  # a data snippet reads the environment's characters
+            builtin = True
+            self.decide(*(v for k, v in st.vars.items() if k in st.exported))
+        if builtin and name not in st.funcs or name in _FOLLOWED:
+            self.decide(*argv, *prefix.values(), stdin)
+        elif name not in st.funcs:
+            if name not in _QUIET or self.capture is not None and name in ("ulimit", "umask", "type", "hash", "alias"):
+                self.decide(*argv[:3])  # a recorded command: `stop_at` reads them
+            for gen in generated.values():  # a command naming a generated file may have changed it
+                self.decide(gen.path)
+                for arg in argv[1:]:
+                    if "\x00" in plain(arg):
+                        self.check((arg,), partial(_names_file_of, path=gen.path))
+
+    def decide_targets(self, node: Simple, st: State) -> None:
+        """A command writing a file while the script holds generated files: whether its target is one
+        of them (or a path the reader cannot tell apart from any) decides which stay known, so it is
+        a test the caller re-checks with its values (`check`). The target is expanded again only when
+        that cannot change anything (no command substitution, no assignment, no indirection); else
+        every stand-in counts as decided."""
+        generated = frozenset(st.generated)
+        for r in node.redirects:
+            raw = r.target.raw if r.target is not None else ""
+            if r.target is None or r.op not in (">", ">>", ">|", "&>", "&>>", ">&") or raw.isdigit() or raw == "-":
+                continue
+            if "$(" in raw or "`" in raw or "=" in raw or "${!" in raw:
+                self.undecidable()
+            target = self.expand_one(r.target, st)
+            if "\x00" in plain(target):
+                self.decide(st.cwd)
+                self.check((target,), partial(_names_none, cwd=st.cwd))
+                self.check((target,), partial(_names_one_of, cwd=st.cwd, keys=generated))
+
+    def check(self, values: tuple[Text, ...], test: Callable[[tuple[Text, ...]], object],
+              outcome: object = ...) -> None:
+        """A test of values holding stand-ins whose outcome only steers the walk or what it keeps,
+        kept with its outcome (`checks`; computed here unless given): a caller that puts values in
+        place of the stand-ins re-checks it with them (the reading holds only if every outcome stays)."""
+        outcome = test(values) if outcome is ... else outcome
+        if test(tuple(self.with_values(v) for v in values)) != outcome:
+            self.decide(*values)  # with the values it comes out otherwise: the walk would not go this way
+        self.checks.append((values, test, outcome))
 
     def unknown_operand(self, *texts: Text) -> None:
         for text in texts:
@@ -1421,31 +1790,51 @@ class _Operands:
     """The trace's values (`Text`) as verifier.shell.conditions sees them; an operand that is not
     known notes why the condition is undecidable (`Reader.cond_why`)."""
 
-    __slots__ = ("r", "st", "line")
+    __slots__ = ("r", "st", "line", "record", "seen", "patterns", "answers")
 
-    def __init__(self, reader: Reader, st: State, line: int) -> None:
+    def __init__(self, reader: Reader, st: State, line: int, record: bool = False) -> None:
         self.r, self.st, self.line = reader, st, line
+        # `[[ ]]` with stand-ins (Reader.double_test): the operands, patterns and answers, in order
+        self.record = record
+        self.seen: list[Text] = []
+        self.patterns: list[Pattern | None] = []
+        self.answers: list[object] = []
 
     def expand(self, word: Word, emptiness: bool) -> Text:
-        return self.r.expand_one(word, self.st)
+        value = self.r.expand_one(word, self.st)
+        if self.record:
+            self.seen.append(value)
+        return value
 
     def pattern(self, word: Word) -> Pattern | None:
-        return self.r.pattern(word, self.st)
+        found = self.r.pattern(word, self.st)
+        if self.record:
+            self.patterns.append(found)
+        return found
 
     def lift(self, text: str) -> Text:
         return text_of(text)
 
     def known(self, value: Text) -> str | None:
+        if not self.record:
+            self.r.decide(value)  # `[`/`test` read operators from it: its characters decide
         return plain(value) if is_known(value) else None
 
     def nonempty(self, value: Text) -> bool | None:
+        if any(seg.known and seg.text for seg in value):
+            return True  # known characters: not empty, whatever the run-time part holds
         return plain(value) != "" if is_known(value) else None
 
     def unknown(self, *values: Text) -> None:
         self.r.unknown_operand(*values)
 
     def file_test(self, op: str, value: Text) -> bool | None:
-        r = self.r
+        found = self.ask_file(op, value)
+        self.answers.append(found)  # every file test has an answer: `_Replayed` takes them in order
+        return found
+
+    def ask_file(self, op: str, value: Text) -> bool | None:
+        r = self.r  # a path it asks the loader about is the loader's to check (a stand-in in it)
         if op in _FILE_TESTS and r.file_test is not None and is_known(value):
             found = r.file_test(op, value, self.st)
             if found is None:
@@ -1458,12 +1847,136 @@ class _Operands:
         return None
 
     def is_set(self, name: str) -> bool | None:
-        return self.r.is_set(name, self.st)
+        self.r.decide(name)  # the name of the variable asked about
+        found = self.r.is_set(name, self.st)
+        self.answers.append(found)
+        return found
 
     def arith(self, text: str) -> int | None:
+        self.r.decide(text)  # read as a number
         if "$" in text or "`" in text:  # an operand is not expanded again
             return None
-        return self.r.arith(text, self.st, self.line)
+        found = self.r.arith(text, self.st, self.line)
+        self.answers.append(found)
+        return found
+
+
+class _Replayed:
+    """The operands of a `[[ ]]` recorded with stand-ins, with values put in (`_replay_double`): the
+    same expansions and patterns in the same order, the same answers of the tree and the state."""
+
+    def __init__(self, values: tuple[Text, ...], patterns: tuple[Pattern | None, ...],
+                 answers: tuple[object, ...]) -> None:
+        self.values, self.patterns, self.answers = iter(values), iter(patterns), iter(answers)
+
+    def expand(self, word: Word, emptiness: bool) -> Text:
+        return next(self.values)
+
+    def pattern(self, word: Word) -> Pattern | None:
+        return next(self.patterns)
+
+    def lift(self, text: str) -> Text:
+        return text_of(text)
+
+    def known(self, value: Text) -> str | None:
+        return plain(value) if is_known(value) else None
+
+    def nonempty(self, value: Text) -> bool | None:
+        if any(seg.known and seg.text for seg in value):
+            return True
+        return plain(value) != "" if is_known(value) else None
+
+    def unknown(self, *values: Text) -> None:
+        return None
+
+    def file_test(self, op: str, value: Text) -> bool | None:
+        return next(self.answers)  # type: ignore[return-value]
+
+    def is_set(self, name: str) -> bool | None:
+        return next(self.answers)  # type: ignore[return-value]
+
+    def arith(self, text: str) -> int | None:
+        return next(self.answers)  # type: ignore[return-value]
+
+
+# commands that read a file they are given (or only set variables): naming a generated file does not change it
+_READS_FILES = frozenset({"source", ".", "cat", "echo", "printf", "[", "test", "head", "tail", "grep", "wc",
+                          "ls", "stat", "diff", "cmp"}) | _DECLARERS
+
+
+def _file_key(path: Text, cwd: Text) -> tuple[object, ...] | None:
+    """What identifies the file a path names, for generated files (`Reader.note_written`): a known
+    path is its normal absolute form (None when it is relative to an unknown directory); a path that
+    holds run-time values (`$(mktemp)`) is identified by those very values (the segments, by
+    identity, that one `$(...)` or unset variable produced, wherever a variable copied them) with its
+    known text and, unless it starts with a known `/`, the directory it is relative to. Two paths with
+    equal keys name the same file; different run-time values are never taken to be equal."""
+    text = plain(path)
+    if not text:
+        return None
+    if is_known(path):
+        if not text.startswith("/"):
+            if not cwd or not is_known(cwd) or not plain(cwd).startswith("/"):
+                return None
+            text = posixpath.join(plain(cwd), text)
+        return ("path", posixpath.normpath(text))
+
+    def values(value: Text) -> tuple[object, ...]:
+        out: list[object] = []
+        for seg in value:
+            if not seg.known:
+                out.append(id(seg))  # the generated entry keeps the segment alive: the id stays its own
+            elif out and isinstance(out[-1], str):
+                out[-1] = out[-1] + seg.text
+            else:
+                out.append(seg.text)
+        return tuple(out)
+
+    base = () if path[0].known and text.startswith("/") else ("cwd", *values(cwd))
+    return ("value", *base, "path", *values(path))
+
+
+def _names_file(arg: Text, path: Text) -> bool:
+    """Whether a command argument may name the file at `path` (a generated file): it holds one of the
+    run-time values the path was built from, or the path's last component."""
+    unknown = [seg for seg in path if not seg.known]
+    if unknown:
+        return any(seg is u for seg in arg for u in unknown)
+    base = posixpath.basename(plain(path).rstrip("/"))
+    return bool(base) and base in plain(arg)
+
+
+def _strip(text: str, pattern: Pattern, op: str) -> str:
+    """`${X<op>pattern}` of a text (a derived stand-in's value, `Reader.derive`)."""
+    return strip_pattern(text, pattern, op)
+
+
+def _names_none(paths: tuple[Text, ...], cwd: Text) -> bool:
+    """Whether a written path is one the reader cannot tell apart from any other (`_file_key`)."""
+    return _file_key(paths[0], cwd) is None
+
+
+def _names_one_of(paths: tuple[Text, ...], cwd: Text, keys: frozenset[tuple[object, ...]]) -> bool:
+    """Whether a written path names one of these generated files (`_file_key`)."""
+    return _file_key(paths[0], cwd) in keys
+
+
+def _names_file_of(args: tuple[Text, ...], path: Text) -> bool:
+    """`_names_file` of one argument (a check, `Reader.check`)."""
+    return _names_file(args[0], path)
+
+
+def _replay_double(values: tuple[Text, ...], words: tuple[Word, ...], patterns: tuple[Pattern | None, ...],
+                   answers: tuple[object, ...]) -> bool | None:
+    """A `[[ ]]` evaluated again with other operand values (`Reader.double_test`)."""
+    return eval_double(_Replayed(values, patterns, answers), words)
+
+
+def _writes_file(node: Simple) -> bool:
+    """Whether a command writes its output to a file (not only to another descriptor, `>&2`)."""
+    return any(r.op in (">", ">>", ">|", "&>", "&>>") or (r.op == ">&" and r.target is not None and
+                                                        not r.target.raw.isdigit() and r.target.raw != "-")
+               for r in node.redirects)
 
 
 def _split_replacement(body: str) -> tuple[str, str]:

@@ -7,7 +7,9 @@ by a chain of scripts: the runner (`runners/launch_<machine>.sh`) runs
 (`amd_utils/submit.sh` -> `job.slurm`, `llm-d/submit.sh` -> `job.slurm`, ...) whose containers run a
 server script (`amd_utils/server.sh` -> `server_<engine>.sh`, `llm-d/server.sh`, ...) that starts one
 server per node with flags assembled from the master row's settings and per-model YAML
-(`amd_utils/models*.yaml`, llm-d recipes). verifier.launch.follow reads that chain statically with
+(`amd_utils/models*.yaml`, llm-d recipes; read by an inline python3 snippet whose output is
+`eval`ed, or written to a `$(mktemp)` file that is then sourced, as `server_atom.sh` does; the shell
+reader computes that text, see verifier.shell.trace). verifier.launch.follow reads that chain statically with
 the point's workflow environment; each server command it finds becomes one launch per role
 (prefill / decode / agg, from the server's own command line), with every argv token and environment
 variable pointing at the file and line that wrote it, and `files` listing every script and YAML file
