@@ -56,6 +56,7 @@ of files it loads or tests, problem messages). Without stand-ins none of this co
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import posixpath
 import re
@@ -1067,19 +1068,15 @@ class Reader:
         st.file, st.source_text = path, plain(args[0])
         if len(args) > 1:
             st.positional = list(args[1:])
-        self.depth += 1
-        if self.depth > MAX_CALL_DEPTH:
-            self.depth -= 1
-            raise _Budget(f"functions and sourced files nest more than {MAX_CALL_DEPTH} deep")
         try:
-            return self.body(_parse(text, path), st)
+            with self.deeper():
+                return self.body(_parse(text, path), st)
         except ShellSyntaxError as exc:
             self.problems.append((path, exc.line, f"cannot be read statically: {exc.message}"))
             return None
         except _Return as ret:
             return ret.status
         finally:
-            self.depth -= 1
             st.file, st.positional, st.source_text = saved_file, saved_pos, saved_source
 
     def source_generated(self, gen: Generated, args: list[Text], node: Simple, st: State) -> bool | None:
@@ -1094,31 +1091,19 @@ class Reader:
                                            f"{gen.line}) with text that does not parse ({exc.message})")
             return None
 
-        def where(word: Word) -> tuple[str, int] | None:
-            i = word.start
-            while i < len(source) - 1 and source[i] in "\"'":
-                i += 1
-            if 0 <= i < len(owners):
-                seg = owners[i]
-                return seg.file or st.file, seg.line or gen.line
-            return st.file, gen.line
-
         saved, saved_line = self.origin_at, self.event_line
         saved_pos, saved_source = st.positional, st.source_text
-        self.origin_at, self.event_line = where, node.line if saved_line is None else saved_line
+        self.origin_at = _origins(source, owners, st.file, gen.line)
+        self.event_line = node.line if saved_line is None else saved_line
         st.source_text = plain(args[0])
         if len(args) > 1:
             st.positional = list(args[1:])
-        self.depth += 1
-        if self.depth > MAX_CALL_DEPTH:
-            self.depth -= 1
-            raise _Budget(f"functions and sourced files nest more than {MAX_CALL_DEPTH} deep")
         try:
-            return self.body(body, st)
+            with self.deeper():
+                return self.body(body, st)
         except _Return as ret:
             return ret.status
         finally:
-            self.depth -= 1
             self.origin_at, self.event_line = saved, saved_line
             st.positional, st.source_text = saved_pos, saved_source
 
@@ -1138,17 +1123,8 @@ class Reader:
             self.unmodelled(st, node.line, f"evaluates text that does not parse ({exc.message})")
             return None
 
-        def where(word: Word) -> tuple[str, int] | None:
-            i = word.start
-            while i < len(source) - 1 and source[i] in "\"'":  # a quoted value: its first character
-                i += 1
-            if 0 <= i < len(owners):
-                seg = owners[i]
-                return seg.file, seg.line or node.line
-            return st.file, node.line
-
         saved, saved_line = self.origin_at, self.event_line
-        self.origin_at = where
+        self.origin_at = _origins(source, owners, st.file, node.line)
         self.event_line = node.line if saved_line is None else saved_line
         try:
             return self.body(body, st)
@@ -1156,24 +1132,31 @@ class Reader:
             self.origin_at, self.event_line = saved, saved_line
 
     def call(self, name: str, args: list[Text], st: State, node: Simple) -> bool | None:
-        self.depth += 1
-        if self.depth > MAX_CALL_DEPTH:
-            self.depth -= 1
+        with self.deeper():
+            saved, saved_file, saved_flag = st.positional, st.file, self.return_unknown
+            body, st.file = st.funcs[name]
+            st.positional = list(args)
+            self.return_unknown = False
+            try:
+                status = self.command(body, st)
+                return None if self.return_unknown else status
+            except _Return as ret:
+                return None if self.return_unknown else ret.status
+            finally:
+                st.positional, st.file = saved, saved_file
+                self.return_unknown = saved_flag
+                _ = node
+
+    @contextlib.contextmanager
+    def deeper(self) -> Iterator[None]:
+        """One more function call or sourced file; past MAX_CALL_DEPTH the reading ends (a budget)."""
+        if self.depth >= MAX_CALL_DEPTH:
             raise _Budget(f"functions and sourced files nest more than {MAX_CALL_DEPTH} deep")
-        saved, saved_file, saved_flag = st.positional, st.file, self.return_unknown
-        body, st.file = st.funcs[name]
-        st.positional = list(args)
-        self.return_unknown = False
+        self.depth += 1
         try:
-            status = self.command(body, st)
-            return None if self.return_unknown else status
-        except _Return as ret:
-            return None if self.return_unknown else ret.status
+            yield
         finally:
-            st.positional, st.file = saved, saved_file
-            self.return_unknown = saved_flag
             self.depth -= 1
-            _ = node
 
     def read(self, args: list[Text], prefix: Mapping[str, Text], stdin: str | None, st: State) -> bool | None:
         names = [plain(a) for a in args if not plain(a).startswith("-")]
@@ -1902,6 +1885,21 @@ class _Replayed:
 # commands that read a file they are given (or only set variables): naming a generated file does not change it
 _READS_FILES = frozenset({"source", ".", "cat", "echo", "printf", "[", "test", "head", "tail", "grep", "wc",
                           "ls", "stat", "diff", "cmp"}) | _DECLARERS
+
+
+def _origins(source: str, owners: Sequence[Seg], file: str, line: int) -> Callable[[Word], tuple[str, int] | None]:
+    """Where each word of a text read as code (`eval`, a sourced generated file) came from: the file
+    and line of its first character (past a quote), else the given file and line."""
+    def where(word: Word) -> tuple[str, int] | None:
+        i = word.start
+        while i < len(source) - 1 and source[i] in "\"'":  # a quoted value: its first character
+            i += 1
+        if 0 <= i < len(owners):
+            seg = owners[i]
+            return seg.file or file, seg.line or line
+        return file, line
+
+    return where
 
 
 def _file_key(path: Text, cwd: Text) -> tuple[object, ...] | None:
