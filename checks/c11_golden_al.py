@@ -29,7 +29,8 @@ Evidence: per affected agentic spec-decode point, the spec parameters (method, d
     with neither FAILs, naming its file (a script that never enables simulated acceptance), when
     every harness file of the point's executed closure (workflow, runner, libraries: where the
     golden-AL injector is run) was read; one the bundle lacks leaves the point unverified, naming
-    that file.
+    that file. The runner's injection counts when the base's harness (the trusted one) and the
+    head's (what the PR's own run executes) both run the injector.
     A draft length without a committed golden cell FAILs unless one block of the sign-off's
     detail section states where its AL comes from (a link to a run or PR of the repository plus
     golden, AL and source words such as a pending golden-curve collection run; policy
@@ -78,7 +79,7 @@ from verifier.engines import engine_or_generic
 from verifier.engines.common import format_al
 from verifier.facts.runlogs import PointLog, point_logs
 from verifier.launch import Launch, LaunchError, launches
-from verifier.launch.closure import HARNESS_ROLES, point_closures
+from verifier.launch.closure import HARNESS_ROLES, head_harness_injects, point_closures
 from verifier.launch.recipes.golden import GoldenAL, GoldenRule, curve_doc, golden_al, golden_rule
 from verifier.launch.reported import reported_by_check18
 from verifier.launch.scope import affected_files, scan_texts
@@ -299,7 +300,10 @@ def _injected_by_runner(ctx: CheckContext) -> tuple[set[tuple[str, str]], dict[t
     tree has no runner script for the point's runner label. "No injection" is a finding only when
     the whole harness was read."""
     closures = [c for c in point_closures(ctx) if c.side == "head"]
-    injected = {(c.key, c.exp_name) for c in closures if c.harness_injects}
+    by_name = {(key, p.exp_name): p for key in {c.key for c in closures} for p in points(ctx, "head", key)}
+    # the trusted harness injects, and the PR's own run (the head's harness) still does
+    injected = {(c.key, c.exp_name) for c in closures if c.harness_injects and (c.key, c.exp_name) in by_name
+                and head_harness_injects(ctx, by_name[(c.key, c.exp_name)])}
     unread: dict[tuple[str, str], str] = {}
     base = ctx.bundle.base
     for c in closures:

@@ -156,6 +156,45 @@ def _without_logs(tmp_path: Path) -> Path:
     return case
 
 
+def test_a_runner_the_pr_strips_of_the_injection_does_not_inject(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base runner runs the golden-AL injector; the PR's own runner (what its run executes) no
+    longer does: a log-less point whose launch sets no knob FAILs. With the injection kept on both
+    sides it passes."""
+    import dataclasses
+
+    from verifier.launch import launches as real_launches
+
+    def stripped(ctx: object, side: str = "head", keys: object = None) -> object:
+        found = real_launches(ctx, side, keys)  # type: ignore[arg-type]
+        for i, la in enumerate(found.launches):
+            if la.synthetic is not None and la.synthetic.injected:
+                env = {k: v for k, v in la.env.items() if not k.startswith("SGLANG_SIMULATE_ACC")}
+                found.launches[i] = dataclasses.replace(
+                    la, env=env, synthetic=dataclasses.replace(la.synthetic, injected=()))
+        return found
+
+    monkeypatch.setattr(c11, "launches", stripped)
+    case = _without_logs(tmp_path)
+    injecting = 'source "$(dirname "$0")/slurm_utils.sh"\ninject_synthetic_acceptance "$CONFIG_FILE"\n'
+    for side in ("base", "head"):
+        for path in (".github/workflows/run-sweep.yml", ".github/workflows/collect-results.yml",
+                     ".github/workflows/collect-evals.yml", ".github/workflows/benchmark-tmpl.yml"):
+            target = case / "tree" / side / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text("name: x\n")
+        runners = case / "tree" / side / "inferencex-e2e/runners"
+        runners.mkdir(parents=True, exist_ok=True)
+        (runners / "slurm_utils.sh").write_text(
+            'inject_synthetic_acceptance() { python3 "$GITHUB_WORKSPACE/runners/inject_synthetic_acceptance.py" "$1"; }\n')
+        (runners / "launch_b300-dsxe.sh").write_text(injecting)
+    assert run_one(case, 11).status.value == "PASS"
+    (case / "tree" / "head" / "inferencex-e2e/runners/launch_b300-dsxe.sh").write_text("echo no injection\n")
+    result = run_one(case, 11)
+    assert result.status.value == "FAIL"
+    assert "launch-not-simulated" in [f.message_id for f in result.findings]
+
+
 def test_no_log_launch_with_injected_acceptance_passes(tmp_path: Path) -> None:
     """The passing twin of the static judgement: no server log, and the launcher injects the golden AL."""
     result = run_one(_without_logs(tmp_path), 11)

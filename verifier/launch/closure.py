@@ -126,13 +126,26 @@ class PointClosure:
         """True when a harness file (workflow, action, runner, library) of this closure names the
         golden-AL injector: the trusted runner injects the golden AL into the recipe at run time
         (InferenceX's `inject_synthetic_acceptance "$CONFIG_FILE"` before `srtctl apply`)."""
-        roles = {m.path: m.role for m in self.members}
-        return any(m.role == "injector" and m.via is not None and roles.get(m.via) in HARNESS_ROLES
-                   for m in self.members)
+        return _injects(self.members)
 
     def paths(self, role: str | None = None) -> list[str]:
         """Member paths, in order (of one role when given)."""
         return [m.path for m in self.members if role is None or m.role == role]
+
+
+def _injects(members: Iterable[Member]) -> bool:
+    """True when a harness member (workflow, action, runner, library) names the golden-AL injector."""
+    members = list(members)
+    roles = {m.path: m.role for m in members}
+    return any(m.role == "injector" and m.via is not None and roles.get(m.via) in HARNESS_ROLES for m in members)
+
+
+def head_harness_injects(ctx: CheckContext, point: Point) -> bool:
+    """True when the head tree's harness of the point (what the PR's own run executes) still names the
+    golden-AL injector: a PR that drops the injection from a runner it edits must not pass on the
+    base runner's injection."""
+    members, _ = _harness(ctx, point, "head")
+    return _injects(members)
 
 
 def _conf(ctx: CheckContext) -> Mapping[str, Any]:
@@ -162,8 +175,10 @@ class _Collector:
         self.side = side
         self.harness = harness
         self.layout = ctx.bundle.layout
-        self.trees: tuple[Tree, ...] = (ctx.bundle.base,) if harness else (
-            (ctx.bundle.head, ctx.bundle.base) if side == "head" else (ctx.bundle.base,))
+        # the harness is read from one tree (the base's is the trusted one; the head's is what the PR's
+        # own run executes); launch files of the head fall back to the base for what the PR leaves alone
+        self.trees: tuple[Tree, ...] = ((ctx.bundle.head,) if side == "head" else (ctx.bundle.base,)) if harness \
+            else ((ctx.bundle.head, ctx.bundle.base) if side == "head" else (ctx.bundle.base,))
         conf = _conf(ctx)
         self.roots = tuple(str(r).rstrip("/") + "/" for r in conf.get("workspace-roots") or ())
         self.modelled = [re.compile(p) for p in conf.get("modelled") or ()]
@@ -449,21 +464,28 @@ def _clusters(ctx: CheckContext, point: Point) -> list[str]:
     from verifier.configs.runners import runners
 
     label = point.runner or ""
-    try:
-        machines = runners(ctx, "base").labels.get(label) or []
-    except InputError:
-        machines = []
+    machines: list[Any] = []
+    # the base's label, else the one the PR declares (the run's matrix reads the PR's runners file; the
+    # runner scripts its machines name are still read from the tree being judged)
+    for side in ("base", "head"):
+        try:
+            machines = list(runners(ctx, side).labels.get(label) or [])
+        except InputError:
+            machines = []
+        if machines:
+            break
     clusters = sorted({str(m).split("_", 1)[0] for m in machines if m})
     return clusters or ([label.removeprefix("cluster:").split("_", 1)[0]] if label else [])
 
 
-def _harness(ctx: CheckContext, point: Point) -> tuple[list[Member], list[Construct]]:
-    """Harness members of a point, from the base tree (memoized per runner label and lane)."""
+def _harness(ctx: CheckContext, point: Point, side: str = "base") -> tuple[list[Member], list[Construct]]:
+    """Harness members of a point, from the base tree (the trusted one), or from the head (what the
+    PR's own run executes; Check 11 asks both). Memoized per runner label, lane and side."""
     lane = "multi" if point.multinode else "single"
 
     def compute() -> tuple[list[Member], list[Construct]]:
         conf = _conf(ctx)
-        col = _Collector(ctx, "base", harness=True)
+        col = _Collector(ctx, side, harness=True)
         launch = launch_policy(ctx)
         roots: list[str] = [str(w) for w in conf.get("workflows") or ()]
         single = str((launch.get("legacy-script") or {}).get("workflow") or "")
@@ -488,7 +510,7 @@ def _harness(ctx: CheckContext, point: Point) -> tuple[list[Member], list[Constr
                            None, None)
         return list(col.members.values()), col.constructs
 
-    return ctx.memo(f"closure.harness.{point.runner}.{lane}", compute)  # type: ignore[no-any-return]
+    return ctx.memo(f"closure.harness.{side}.{point.runner}.{lane}", compute)  # type: ignore[no-any-return]
 
 
 def _launch_members(ctx: CheckContext, side: str, point: Point, launched: list[Any]) -> _Collector:
