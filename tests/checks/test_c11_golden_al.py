@@ -147,20 +147,8 @@ def test_served_checkpoint_not_config_prefix_chooses_the_curve() -> None:
     assert run_one(_fx("pass-golden-curve-quantized-checkpoint"), 11).status.value == "PASS"
 
 
-def _without_logs(tmp_path: Path) -> Path:
-    from tests.kit import clone_bundle
-
-    case = clone_bundle(CASES / "pr4524-approved", tmp_path / "case")
-    for log in case.rglob("server.log"):
-        log.unlink()
-    return case
-
-
-def test_a_runner_the_pr_strips_of_the_injection_does_not_inject(tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """The base runner runs the golden-AL injector; the PR's own runner (what its run executes) no
-    longer does: a log-less point whose launch sets no knob FAILs. With the injection kept on both
-    sides it passes."""
+def _without_connector_injection(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Launches as if the connector injected nothing (its injection list emptied, no recipe knob)."""
     import dataclasses
 
     from verifier.launch import launches as real_launches
@@ -175,6 +163,23 @@ def test_a_runner_the_pr_strips_of_the_injection_does_not_inject(tmp_path: Path,
         return found
 
     monkeypatch.setattr(c11, "launches", stripped)
+
+
+def _without_logs(tmp_path: Path) -> Path:
+    from tests.kit import clone_bundle
+
+    case = clone_bundle(CASES / "pr4524-approved", tmp_path / "case")
+    for log in case.rglob("server.log"):
+        log.unlink()
+    return case
+
+
+def test_a_runner_the_pr_strips_of_the_injection_does_not_inject(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base runner runs the golden-AL injector; the PR's own runner (what its run executes) no
+    longer does: a log-less point whose launch sets no knob FAILs. With the injection kept on both
+    sides it passes."""
+    _without_connector_injection(monkeypatch)
     case = _without_logs(tmp_path)
     injecting = 'source "$(dirname "$0")/slurm_utils.sh"\ninject_synthetic_acceptance "$CONFIG_FILE"\n'
     for side in ("base", "head"):
@@ -205,20 +210,7 @@ def test_no_log_launch_with_injected_acceptance_passes(tmp_path: Path) -> None:
 def test_no_log_launch_without_simulated_acceptance_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """InferenceX PR 2488: a launch that never enables simulated acceptance passed when no log was at
     hand. Here the connector injects nothing (its injection list emptied) and no recipe knob is set."""
-    import dataclasses
-
-    from verifier.launch import launches as real_launches
-
-    def stripped(ctx: object, side: str = "head", keys: object = None) -> object:
-        found = real_launches(ctx, side, keys)  # type: ignore[arg-type]
-        for i, la in enumerate(found.launches):
-            if la.synthetic is not None and la.synthetic.injected:
-                env = {k: v for k, v in la.env.items() if not k.startswith("SGLANG_SIMULATE_ACC")}
-                found.launches[i] = dataclasses.replace(
-                    la, env=env, synthetic=dataclasses.replace(la.synthetic, injected=()))
-        return found
-
-    monkeypatch.setattr(c11, "launches", stripped)
+    _without_connector_injection(monkeypatch)
     case = _without_logs(tmp_path)
     # the case holds neither the workflows nor the runner: whether the runner injects cannot be read
     result = run_one(case, 11)
