@@ -253,3 +253,31 @@ def test_an_unreadable_master_config_is_recorded_as_it_is(tmp_path: Path) -> Non
 
 def row_status(bundle: Bundle, check_id: int) -> str:
     return next(r.status.value for r in judge(bundle, load_policies()).rows if r.id == check_id)
+
+
+def test_submodule_bumps_and_mode_changes_agree_with_the_trees(tmp_path: Path) -> None:
+    """InferenceX bumps submodules (`utils/aiperf`) and flips modes (`chmod +x` on a script). GitHub lists
+    both; the recorded trees hold neither as a changed file. The listing holds the submodule path, a
+    mode-only change is status `changed` (GitHub's), and Check 0 finds the list and the trees agree."""
+    from tests.gitrecord.gitkit import git
+    from verifier.core.context import CheckContext
+    from verifier.facts.changed_files import reconcile
+
+    repo_dir = init(tmp_path / "ix")
+    base = fixture_tree("c13/fail-draft-kv-fp8", "base")
+    script = next(p for p in base if p.endswith(".sh"))
+    base_sha = commit(repo_dir, base, "base")
+    git(repo_dir, "update-index", "--add", "--cacheinfo", f"160000,{base_sha},utils/aiperf")
+    git(repo_dir, "commit", "-q", "-m", "add a submodule")
+    sub_base = git(repo_dir, "rev-parse", "HEAD").strip()
+    git(repo_dir, "update-index", "--cacheinfo", f"160000,{sub_base},utils/aiperf")
+    git(repo_dir, "update-index", "--chmod=+x", script)
+    git(repo_dir, "commit", "-q", "-m", "Bump and chmod (#9)")
+    head_sha = git(repo_dir, "rev-parse", "HEAD").strip()
+    with GitRepo(repo_dir) as repo:
+        bundle = record_revisions(repo, sub_base, head_sha)
+    statuses = {f.path: f.status for f in bundle.pr.files}
+    assert statuses == {"utils/aiperf": "modified", script: "changed"}
+    assert bundle.head.listing is not None and "utils/aiperf" in bundle.head.listing
+    assert "utils/aiperf" not in bundle.head.files
+    assert reconcile(CheckContext(bundle, load_policies()), 3000).disagreements == ()

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from verifier.core.context import CheckContext
+from verifier.core.model import Tree
 
 MAX_LISTED = 20
 
@@ -46,6 +47,11 @@ class Reconciliation:
         return self.cap is None and not self.disagreements
 
 
+def _present(tree: Tree, path: str) -> bool:
+    """True when the tree holds the path, or its recorded listing proves the commit has it."""
+    return tree.has(path) or (tree.listing is not None and path in tree.listing)
+
+
 def _reconcile(ctx: CheckContext, cap: int) -> Reconciliation:
     bundle = ctx.bundle
     base, head = bundle.base, bundle.head
@@ -53,7 +59,9 @@ def _reconcile(ctx: CheckContext, cap: int) -> Reconciliation:
     listed: set[str] = set()
     for f in bundle.pr.files:
         listed.add(f.path)
-        in_base, in_head = base.has(f.path), head.has(f.path)
+        # a path the commit's recorded listing holds exists there, though the bundle may not hold it as a
+        # file (a submodule; a file no check reads)
+        in_base, in_head = _present(base, f.path), _present(head, f.path)
         if f.status in ("added", "copied"):
             if in_base:
                 out.append(Disagreement(f.path, "listed-added-in-base"))
@@ -76,7 +84,9 @@ def _reconcile(ctx: CheckContext, cap: int) -> Reconciliation:
                 out.append(Disagreement(f.path, "listed-missing-from-head"))
             elif not in_base:
                 out.append(Disagreement(f.path, "listed-missing-from-base"))
-            elif base.read(f.path) == head.read(f.path):
+            elif f.status == "modified" and base.has(f.path) and head.has(f.path) and \
+                    base.read(f.path) == head.read(f.path):
+                # (`changed` is GitHub's status for a mode-only change: equal bytes are expected)
                 out.append(Disagreement(f.path, "listed-but-unchanged"))
     # A symbolic link is recorded as its target's content (GitHub's contents API and the git recorder
     # both read through it), and GitHub lists the target, not the link: a path whose two sides are

@@ -87,7 +87,8 @@ def bundle_of(repo: GitRepo, pr: MergedPR, upstream: UpstreamSource | None = Non
     commit = repo.commit(pr.head)
     facts = PrFacts(number=pr.number, title=commit.subject, body=commit.body, author=commit.author,
                     state="merged")
-    base, head = Side(pr.base, repo.ls_tree(pr.base)), Side(pr.head, repo.ls_tree(pr.head))
+    base = Side(pr.base, repo.ls_tree(pr.base), links=repo.gitlinks(pr.base))
+    head = Side(pr.head, repo.ls_tree(pr.head), links=repo.gitlinks(pr.head))
     when = _when(commit.committed_at)
     bundle = build_bundle(repo, base, head, repo.diff(pr.base, pr.head), facts, when=when, signer=SIGNER)
     return complete_launch_files(repo, bundle, base, head, when=when, upstream=upstream, policies=policies)[0]

@@ -43,6 +43,7 @@ class Side:
     sha: str
     listing: dict[str, Entry]
     disk: dict[str, Path] = field(default_factory=dict)  # path -> working-tree file (overrides the listing)
+    links: frozenset[str] = frozenset()  # submodule paths: in the commit's tree listing, never files
 
     @property
     def paths(self) -> set[str]:
@@ -177,8 +178,8 @@ def build_bundle(
         recorded_at=dt.datetime.now(dt.UTC).replace(microsecond=0),
         pr=pull,
         signoff=signoff,
-        base=Tree(sha=base.sha, files=got["base"], listing=frozenset(base.paths)),
-        head=Tree(sha=head.sha, files=got["head"], listing=frozenset(head.paths)),
+        base=Tree(sha=base.sha, files=got["base"], listing=frozenset(base.paths | base.links)),
+        head=Tree(sha=head.sha, files=got["head"], listing=frozenset(head.paths | head.links)),
     )
 
 
@@ -226,7 +227,8 @@ def record_revisions(
     commit = repo.commit(head_sha)
     number = pr if pr is not None else _pr_number(commit.subject) or 1
     facts = PrFacts(number=number, title=commit.subject, body=commit.body, author=commit.author, state=state)
-    base, head = Side(base_sha, repo.ls_tree(base_sha)), Side(head_sha, repo.ls_tree(head_sha))
+    base = Side(base_sha, repo.ls_tree(base_sha), links=repo.gitlinks(base_sha))
+    head = Side(head_sha, repo.ls_tree(head_sha), links=repo.gitlinks(head_sha))
     when = _when(commit.committed_at)
     bundle = build_bundle(repo, base, head, repo.diff(base_sha, head_sha), facts, when=when, signoff=signoff,
                           signer=signer)

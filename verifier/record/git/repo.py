@@ -88,8 +88,20 @@ class GitRepo:
             raise UsageError(f"usage error: {rev!r} is not a commit in {self.path}")
         return sha
 
+    def gitlinks(self, sha: str) -> frozenset[str]:
+        """The submodule paths of a commit (gitlinks: tree entries that are not files). GitHub lists a
+        submodule bump among a PR's changed files, and `git ls-tree -r --name-only` prints them, so a
+        tree listing holds them."""
+        out = self.run_bytes("ls-tree", "-r", "-z", "--full-tree", sha)
+        links = set()
+        for record in out.split(b"\0"):
+            meta, _, path = record.partition(b"\t")
+            if meta.split()[1:2] == [b"commit"]:
+                links.add(path.decode("utf-8", "surrogateescape"))
+        return frozenset(links)
+
     def ls_tree(self, sha: str) -> dict[str, Entry]:
-        """path -> blob of every file at a commit (submodules left out).
+        """path -> blob of every file at a commit (submodules left out: `gitlinks`).
 
         A symbolic link to a file of the same commit is listed as that file (a runner that is a link,
         `runners/launch_b200-dgxc-slurm.sh -> launch_b200-dgxc.sh`, is run through it); other links
@@ -124,13 +136,18 @@ class GitRepo:
     def diff(self, base: str, head: str | None) -> tuple[ChangedFile, ...]:
         """The changed files between two commits (head None: the working tree), renames detected with -M."""
         revs = [base] if head is None else [base, head]
-        out = self.run_bytes("diff", "--no-ext-diff", "--no-textconv", "--name-status", "-M", "-z", *revs, "--")
+        out = self.run_bytes("diff", "--no-ext-diff", "--no-textconv", "--raw", "--abbrev=40", "-M", "-z", *revs,
+                             "--")
         fields = [f.decode("utf-8", "surrogateescape") for f in out.split(b"\0") if f]
         files: list[ChangedFile] = []
         i = 0
         while i < len(fields):
-            code = fields[i]
+            # `:old_mode new_mode old_oid new_oid STATUS`, then the path (two paths for R and C)
+            meta = fields[i].lstrip(":").split()
+            code = meta[4] if len(meta) > 4 else "M"
             status = _STATUS.get(code[:1], "modified")
+            if code[:1] == "M" and len(meta) > 4 and meta[2] == meta[3] and meta[0] != meta[1]:
+                status = "changed"  # the mode alone changed (GitHub's status for it): the bytes are equal
             if code[:1] in ("R", "C"):
                 files.append(ChangedFile(path=fields[i + 2], status=status, previous_path=fields[i + 1]))
                 i += 3
