@@ -124,6 +124,7 @@ class _Collector:
         self.repo_obj = client.gh.get_repo(repo)  # lazy: the client is built with lazy=True
         self.collaborators: dict[str, Permission] | None = None
         self.permission_cache: dict[str, Permission | None] = {}
+        self.gitlinks: dict[str, frozenset[str]] = {}  # commit -> submodule paths (tree entries, not files)
 
     # -- helpers -----------------------------------------------------------------------------------
 
@@ -426,6 +427,9 @@ class _Collector:
             str(e["path"]): (str(e["sha"]), int(e.get("size") or 0))
             for e in data.get("tree") or [] if e.get("type") == "blob" and str(e.get("mode")) != "120000"
         }
+        # a submodule is a tree entry, not a file: GitHub lists its bump among the changed files, and the
+        # recorded listing holds it (verifier.facts.changed_files)
+        self.gitlinks[sha] = frozenset(str(e["path"]) for e in data.get("tree") or [] if e.get("type") == "commit")
         # a symbolic link to a file of the same commit is listed as that file (a runner that is a link)
         for e in data.get("tree") or []:
             if e.get("type") != "blob" or str(e.get("mode")) != "120000":
@@ -979,8 +983,8 @@ def _collect(c: _Collector, signoff_url: str | None, review_date: dt.date | None
         runs=runs,
         pages=page_files,
         checkpoints=checkpoints,
-        base=Tree(sha=base_sha, files=got["base"], listing=frozenset(listings["base"])),
-        head=Tree(sha=head_sha, files=got["head"], listing=frozenset(listings["head"])),
+        base=Tree(sha=base_sha, files=got["base"], listing=frozenset(listings["base"]) | c.gitlinks.get(base_sha, frozenset())),
+        head=Tree(sha=head_sha, files=got["head"], listing=frozenset(listings["head"]) | c.gitlinks.get(head_sha, frozenset())),
     )
     return c.launch_files(bundle, listings, when)
 
