@@ -252,22 +252,10 @@ class Recorder:
         if not any(self.trees.values()) and not self.contents and \
                 tuple(self.facts.values()) == bundle.github.upstream_files:
             return bundle
-        return bundle.model_copy(update={
-            "base": Tree(sha=bundle.base.sha, files={**bundle.base.files, **self.trees["base"]},
-                         listing=bundle.base.listing),
-            "head": Tree(sha=bundle.head.sha, files={**bundle.head.files, **self.trees["head"]},
-                         listing=bundle.head.listing),
+        return _with_tree_files(bundle, self.trees).model_copy(update={
             "github": bundle.github.model_copy(update={"upstream_files": tuple(self.facts.values())}),
             "upstream": {**bundle.upstream, **self.contents},
         })
-
-
-def _may_fetch(entry: Any) -> bool:
-    """Entries whose launches can read runner scripts or fetched files (multi-node or CONFIG_FILE rows)."""
-    try:
-        return bool(entry.get("multinode")) or "CONFIG_FILE=" in entry.text
-    except (VerifierError, ValueError):
-        return False
 
 
 def complete_bundle(
@@ -340,10 +328,7 @@ def _with_harness(bundle: Bundle, policies: Mapping[str, Any], tree_fetch: TreeF
         if not any(trees.values()):
             break
         report.tree_files += sum(len(t) for t in trees.values())
-        bundle = bundle.model_copy(update={
-            side: Tree(sha=tree.sha, files={**tree.files, **trees.get(side, {})}, listing=tree.listing)
-            for side, tree in (("base", bundle.base), ("head", bundle.head))
-        })
+        bundle = _with_tree_files(bundle, trees)
     return bundle
 
 
@@ -374,6 +359,11 @@ def _with_python_packages(bundle: Bundle, tree_fetch: TreeFetch | None) -> Bundl
             trees[side] = dict(tree_fetch(side, want))
     if not trees:
         return bundle
+    return _with_tree_files(bundle, trees)
+
+
+def _with_tree_files(bundle: Bundle, trees: Mapping[str, Mapping[str, bytes]]) -> Bundle:
+    """The bundle with more files on each side (side -> path -> bytes); listings unchanged."""
     return bundle.model_copy(update={
         side: Tree(sha=tree.sha, files={**tree.files, **trees.get(side, {})}, listing=tree.listing)
         for side, tree in (("base", bundle.base), ("head", bundle.head))
