@@ -56,6 +56,7 @@ class GitRepo:
         self._env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "GIT_OPTIONAL_LOCKS": "0"})
         self._batch: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
+        self._ls_tree_cache: dict[str, bytes] = {}  # the last commit listed (files, then its gitlinks)
         self.git_dir = Path(self.run("rev-parse", "--absolute-git-dir").strip())
         self.work_tree = None if self.run("rev-parse", "--is-bare-repository").strip() == "true" else Path(
             self.run("rev-parse", "--show-toplevel").strip())
@@ -88,13 +89,20 @@ class GitRepo:
             raise UsageError(f"usage error: {rev!r} is not a commit in {self.path}")
         return sha
 
+    def _ls_tree_raw(self, sha: str) -> bytes:
+        """`git ls-tree -r -l -z` of a commit, read once per commit (files and gitlinks come from it)."""
+        cache = self._ls_tree_cache
+        if sha not in cache:
+            cache.clear()  # a recorder reads two commits at a time; keep memory to the last one or two
+            cache[sha] = self.run_bytes("ls-tree", "-r", "-l", "-z", "--full-tree", sha)
+        return cache[sha]
+
     def gitlinks(self, sha: str) -> frozenset[str]:
         """The submodule paths of a commit (gitlinks: tree entries that are not files). GitHub lists a
         submodule bump among a PR's changed files, and `git ls-tree -r --name-only` prints them, so a
         tree listing holds them."""
-        out = self.run_bytes("ls-tree", "-r", "-z", "--full-tree", sha)
         links = set()
-        for record in out.split(b"\0"):
+        for record in self._ls_tree_raw(sha).split(b"\0"):
             meta, _, path = record.partition(b"\t")
             if meta.split()[1:2] == [b"commit"]:
                 links.add(path.decode("utf-8", "surrogateescape"))
@@ -107,7 +115,7 @@ class GitRepo:
         `runners/launch_b200-dgxc-slurm.sh -> launch_b200-dgxc.sh`, is run through it); other links
         are left out.
         """
-        out = self.run_bytes("ls-tree", "-r", "-l", "-z", "--full-tree", sha)
+        out = self._ls_tree_raw(sha)
         listing: dict[str, Entry] = {}
         links: dict[str, str] = {}
         for record in out.split(b"\0"):
