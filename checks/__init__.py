@@ -80,7 +80,7 @@ def left_out_by(only: set[int] | None = None, skip: set[int] | None = None) -> d
 
 def judge(
     bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], selected: Sequence[ModuleType] = ALL_CHECKS,
-    *, left_out: Mapping[int, str] | None = None,
+    *, left_out: Mapping[int, str] | None = None, resolved: Mapping[str, Any] | None = None,
 ) -> Report:
     """Judge a bundle with the selected checks, each gated by whether its rules are in force.
 
@@ -91,7 +91,11 @@ def judge(
     Policy overrides InferenceX keeps in its base tree (`.github/infx-verifier/<topic>.yaml`) are laid
     over `policies` first; a refused one fails the verdict closed, and the report names what was
     applied (verifier.documents.policy_overrides).
+
+    `resolved`: launches the recorder resolved on this bundle under `policies`
+    (verifier.record.fetched `Completion.launches`); used only when no override changes the policies.
     """
     judged, overrides = policies_for(bundle, policies)
-    report = run_checks(bundle, judged, selected, gate=check_gate, not_run=left_out)
+    facts = resolved if resolved and judged is policies else None
+    report = run_checks(bundle, judged, selected, gate=check_gate, not_run=left_out, facts=facts)
     return overrides.settle(report)

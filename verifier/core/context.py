@@ -50,3 +50,13 @@ class CheckContext:
         if isinstance(value, _Failure):
             raise value.error
         return value  # type: ignore[no-any-return]
+
+    def memo_entries(self) -> dict[str, Any]:
+        """The derived facts computed so far (failures left out)."""
+        return {key: value for key, value in self._memo.items() if not isinstance(value, _Failure)}
+
+    def seed(self, facts: Mapping[str, Any]) -> None:
+        """Start from derived facts another context computed on a bundle that answers alike
+        (verifier.core.watch); a fact this context already holds is kept."""
+        for key, value in facts.items():
+            self._memo.setdefault(key, value)

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
 from verifier.core.layout import FORMER_PATHS, Layout, policy_path
+from verifier.core.watch import digest, note, watching
 
 SignoffKind = Literal["conversation comment", "review summary", "inline review comment"]
 FileStatus = Literal["added", "modified", "removed", "renamed", "copied", "changed", "unchanged"]
@@ -267,7 +268,8 @@ class Tree(Frozen):
         """Every path, sorted; computed once per `files` mapping (a copy with other files recomputes)."""
         cached = self.__dict__.get("_sorted")
         if cached is None or cached[0] is not self.files:
-            cached = (self.files, sorted(self.files))
+            # dict.keys: the questions a watched tree notes are the ones its callers ask (verifier.core.watch)
+            cached = (self.files, sorted(dict.keys(self.files)))
             self.__dict__["_sorted"] = cached  # a derived index, not a field: the record stays frozen
         return cached[1]
 
@@ -278,14 +280,25 @@ class Tree(Frozen):
         end = start
         while end < len(ordered) and ordered[end].startswith(prefix):
             end += 1
-        return iter(ordered[start:end])
+        found = ordered[start:end]
+        if watching(self.files):
+            note(self.files, ("paths", prefix), tuple(found))
+        return iter(found)
+
+    def holds_files(self) -> bool:
+        """True when the tree holds any file."""
+        held = dict.__len__(self.files) > 0
+        note(self.files, ("nonempty",), held)
+        return held
 
     @property
     def layout(self) -> Layout:
         """'new' when the tree keeps InferenceX under inferencex-e2e/ (autumn 2026), else 'old'."""
         ordered = self._sorted_paths()
         at = bisect.bisect_left(ordered, NEW_LAYOUT_PREFIX)
-        return "new" if at < len(ordered) and ordered[at].startswith(NEW_LAYOUT_PREFIX) else "old"
+        layout: Layout = "new" if at < len(ordered) and ordered[at].startswith(NEW_LAYOUT_PREFIX) else "old"
+        note(self.files, ("layout",), layout)
+        return layout
 
 
 class Bundle(Frozen):
@@ -310,7 +323,7 @@ class Bundle(Frozen):
     @property
     def layout(self) -> Layout:
         """The InferenceX layout, detected from the trusted base tree."""
-        return self.base.layout if self.base.files else self.head.layout
+        return self.base.layout if self.base.holds_files() else self.head.layout
 
     def path(self, name: str) -> str:
         """The repository path of a logical policy file (see verifier.core.layout) in this bundle's layout."""
@@ -327,6 +340,12 @@ class Bundle(Frozen):
 
     def upstream_file(self, repo: str, ref: str, path: str) -> UpstreamHit:
         """The recorded content (or facts) of a file `repo` serves at `ref` (github.yaml upstream_files)."""
+        hit = self._upstream_file(repo, ref, path)
+        if watching(self.base.files):
+            note(self.base.files, ("upstream", repo, ref, path), (hit.status, hit.commit, digest(hit.data)))
+        return hit
+
+    def _upstream_file(self, repo: str, ref: str, path: str) -> UpstreamHit:
         found = None
         for source in self.github.upstream_files:
             if source.repo.lower() == repo.lower() and (source.ref or "HEAD") == ref:

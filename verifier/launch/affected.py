@@ -153,40 +153,58 @@ def _lanes(entry: ConfigEntry) -> set[tuple[str, str]]:
             if any(k in row.data for k in ("srt-recipe", "eval-srt-recipe"))}
 
 
-def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: dict[str, Any]) -> bool:
+def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: dict[str, Any],
+                      chosen_cache: dict[tuple[str, str], tuple[bool, frozenset[str]]] | None = None) -> bool:
     """Whether `path` is (or, on either side, may be) an old-layout launcher script of `entry`.
 
     As the runners pick it (verifier.launch.legacy_scripts.legacy_script_path): in the folder the
     runners take a scenario the entry runs from (`script_folder`, on either side: a PR may move the
     scripts), the exact name the runner tries first; a looser name
     (`<prefix>_<precision>_<sku>_<framework>...`) only when no exact name exists in that folder.
+    `chosen_cache` keeps what depends only on the entry and the folder (a PR may change hundreds of
+    scripts in one folder, and every one is asked about every entry).
     """
     folder, name = posixpath.split(path)
     stem = name.removesuffix(".sh")
+    cache_key = (entry.key, folder)
+    cached = chosen_cache.get(cache_key) if chosen_cache is not None else None
+    if cached is None:
+        cached = _legacy_names_in(ctx, entry, folder, conf)
+        if chosen_cache is not None:
+            chosen_cache[cache_key] = cached
+    runs_from_folder, chosen = cached
+    if not runs_from_folder:
+        return False
+    if chosen:
+        return stem in chosen
+    if all(tree.listing is not None for tree in (ctx.bundle.base, ctx.bundle.head)):
+        # both commits are listed whole: none of the names the runner tries exists, so no script is the
+        # entry's (a looser name is another entry's script, which the runner would not start for it)
+        return False
+    return legacy_script_matches(entry, stem)
+
+
+def _legacy_names_in(ctx: CheckContext, entry: ConfigEntry, folder: str,
+                     conf: dict[str, Any]) -> tuple[bool, frozenset[str]]:
+    """Whether the runners take some scenario of `entry` from `folder` (on either side), and the
+    script names they take there on either side (the first of its names that exists)."""
     rows = []
     for r in entry.rows:
         where = {script_folder(ctx, side, r.scenario) for side in ("base", "head")}
         if any(w is not None and w.path == folder + "/" for w in where):
             rows.append(r)
     if not rows:
-        return False
+        return False, frozenset()
     specs = sorted({str(r.data.get("spec-decoding") or "none") for r in rows})
-    chosen: set[str] = set()  # the name the runner takes on either side: the first of its names that exists
-    trees = (ctx.bundle.base, ctx.bundle.head)
-    for tree in trees:
+    chosen: set[str] = set()
+    for tree in (ctx.bundle.base, ctx.bundle.head):
         for spec in specs:
             names = legacy_script_stems(entry, entry.framework, spec, conf)
             first = next((n for n in names if tree.has(f"{folder}/{n}.sh") or
                           tree.listing is not None and f"{folder}/{n}.sh" in tree.listing), None)
             if first is not None:
                 chosen.add(first)
-    if chosen:
-        return stem in chosen
-    if all(tree.listing is not None for tree in trees):
-        # both commits are listed whole: none of the names the runner tries exists, so no script is the
-        # entry's (a looser name is another entry's script, which the runner would not start for it)
-        return False
-    return legacy_script_matches(entry, stem)
+    return True, frozenset(chosen)
 
 
 def compute_affected(ctx: CheckContext) -> AffectedConfigs:
@@ -357,6 +375,7 @@ def _file_reasons(
              for i in _underscores(s) for j in _underscores(s) if j > i]
     maybe |= {e.key for e in candidate_entries(ctx, "head", names)} if names else set()
 
+    chosen_cache: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
     for entry in head.values():
         if entry.key not in maybe:
             continue  # names no file that runs a changed script and matches no changed script's name
@@ -377,7 +396,7 @@ def _file_reasons(
                                                          f"used by {short_path(recipe)}"))
         if not refs:
             for path, status in scripts.items():
-                if path.endswith(".sh") and _legacy_script_of(ctx, entry, path, legacy_conf):
+                if path.endswith(".sh") and _legacy_script_of(ctx, entry, path, legacy_conf, chosen_cache):
                     result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
 

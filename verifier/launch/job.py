@@ -7,7 +7,6 @@ facts, and de-duplicates recipe-level problems that every point of a recipe woul
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -17,14 +16,11 @@ from verifier.configs.points import Point, launch_policy
 from verifier.configs.runners import ClusterFacts, runners
 from verifier.core.context import CheckContext
 from verifier.core.model import UpstreamHit
+from verifier.core.watch import aside, note, watching
+from verifier.core.watch import digest as content_digest  # one digest for every reading's questions
 from verifier.launch.model import Launch, LaunchError, LaunchSet, Need
 
 RECORDING = "launch.recording"  # memo key of the recorder's source (verifier.record.fetched.Recorder)
-
-
-def content_digest(data: bytes | None) -> bytes | None:
-    """A file's content as a 16-byte BLAKE2b digest (None: no such file)."""
-    return None if data is None else hashlib.blake2b(data, digest_size=16).digest()
 
 
 class KeyJob:
@@ -56,9 +52,14 @@ class KeyJob:
 
     def read(self, path: str) -> bytes | None:
         """A file of this side's tree; a missing one is fetched while recording, else recorded as a need."""
-        data = self.tree.read(path)
-        if data is None and self.recording is not None:
-            data = self.recording.tree(self.side, path)
+        files = self.tree.files
+        if watching(files):
+            # the question this answers is what the file holds, wherever the answer came from
+            with aside(files):
+                data = self._read(path)
+            note(files, ("file", path), content_digest(data))
+        else:
+            data = self._read(path)
         if data is None:
             self.result.needs.add(Need("tree", self.side, path))
         if self._logs:
@@ -69,10 +70,25 @@ class KeyJob:
 
     def has(self, path: str) -> bool:
         """True when this side's tree holds the file (while recording: the repository does)."""
-        found = self.tree.has(path) or (self.recording is not None and self.recording.tree(self.side, path) is not None)
+        files = self.tree.files
+        if watching(files):
+            with aside(files):
+                found = self._has(path)
+            note(files, ("exists", path), found)
+        else:
+            found = self._has(path)
         for log in self._logs:
             log.setdefault(("has", path), found)
         return found
+
+    def _read(self, path: str) -> bytes | None:
+        data = self.tree.read(path)
+        if data is None and self.recording is not None:
+            data = self.recording.tree(self.side, path)
+        return data
+
+    def _has(self, path: str) -> bool:
+        return self.tree.has(path) or (self.recording is not None and self.recording.tree(self.side, path) is not None)
 
     @contextmanager
     def logging_accesses(self) -> Iterator[dict[tuple[str, str], Any]]:
@@ -99,11 +115,21 @@ class KeyJob:
         """A file another repository serves at a ref, as the bundle recorded it (fetched while recording;
         `kind` is recorded as its fact: recipe, setup-script); anything short of its content (or its
         recorded absence) is recorded as a need."""
+        files = self.ctx.bundle.base.files
+        if watching(files):
+            with aside(files):
+                hit = self._upstream(repo, ref, path, used_by, kind)
+            note(files, ("upstream", repo, ref, path), (hit.status, hit.commit, content_digest(hit.data)))
+        else:
+            hit = self._upstream(repo, ref, path, used_by, kind)
+        if hit.status not in ("content", "absent"):
+            self.result.needs.add(Need("upstream", self.side, path, repo, ref, used_by))
+        return hit
+
+    def _upstream(self, repo: str, ref: str, path: str, used_by: str, kind: str) -> UpstreamHit:
         hit = self.ctx.bundle.upstream_file(repo, ref, path)
         if hit.status not in ("content", "absent") and self.recording is not None:
             hit = self.recording.upstream(repo, ref, path, used_by, kind) or hit
-        if hit.status not in ("content", "absent"):
-            self.result.needs.add(Need("upstream", self.side, path, repo, ref, used_by))
         return hit
 
     def error(self, point: Point | None, file: str, line: int | None, message: str, kind: str,

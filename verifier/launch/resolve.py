@@ -38,6 +38,9 @@ def _resolve_key(job: KeyJob) -> LaunchSet:
     return job.result
 
 
+KEY_MEMO = "launch.key."  # memo keys of the launches of one config key on one side
+
+
 def launches_for_key(ctx: CheckContext, side: str, key: str) -> LaunchSet:
     """The launches of one config key on one side (empty when the side lacks the key). Memoized."""
 
@@ -47,7 +50,7 @@ def launches_for_key(ctx: CheckContext, side: str, key: str) -> LaunchSet:
             return LaunchSet(side=side, keys=(key,))
         return _resolve_key(KeyJob(ctx, side, entry))
 
-    return ctx.memo(f"launch.key.{side}.{key}", compute)
+    return ctx.memo(f"{KEY_MEMO}{side}.{key}", compute)
 
 
 def launches(ctx: CheckContext, side: str = "head", keys: Iterable[str] | None = None) -> LaunchSet:

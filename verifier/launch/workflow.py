@@ -77,11 +77,18 @@ def _tokens(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(toks)
 
 
-class _Expr:
-    def __init__(self, text: str, context: Mapping[str, Any]) -> None:
+# A parsed expression: a tree of tuples, evaluated against each point's context. Parsed once per
+# text (a workflow's few expressions are evaluated for every point and runner machine).
+Node = tuple[Any, ...]
+
+
+class _Parser:
+    """Recursive descent over the tokens of one expression (GitHub's precedence: `||` < `&&` <
+    comparison < `!`)."""
+
+    def __init__(self, text: str) -> None:
         self.toks = _tokens(text)
         self.i = 0
-        self.context = context
 
     def peek(self) -> tuple[str, str] | None:
         return self.toks[self.i] if self.i < len(self.toks) else None
@@ -92,75 +99,55 @@ class _Expr:
             return True
         return False
 
-    def parse(self) -> Any:
-        value = self.disj()
+    def parse(self) -> Node:
+        node = self.disj()
         if self.i != len(self.toks):
             raise ValueError("trailing tokens")
-        return value
+        return node
 
-    def disj(self) -> Any:
-        left = self.conj()
+    def disj(self) -> Node:
+        parts = [self.conj()]
         while self.take("||"):
-            right = self.conj()
-            t = _truthy(left)
-            left = left if t else right if t is False else Runtime("||")
-        return left
+            parts.append(self.conj())
+        return parts[0] if len(parts) == 1 else ("or", tuple(parts))
 
-    def conj(self) -> Any:
-        left = self.cmp()
+    def conj(self) -> Node:
+        parts = [self.cmp()]
         while self.take("&&"):
-            right = self.cmp()
-            t = _truthy(left)
-            left = right if t else left if t is False else Runtime("&&")
-        return left
+            parts.append(self.cmp())
+        return parts[0] if len(parts) == 1 else ("and", tuple(parts))
 
-    def cmp(self) -> Any:
+    def cmp(self) -> Node:
         left = self.unary()
         t = self.peek()
         if t is not None and t[0] == "op" and t[1] in ("==", "!=", "<", ">", "<=", ">="):
             self.i += 1
-            right = self.unary()
-            if isinstance(left, Runtime) or isinstance(right, Runtime):
-                return Runtime("cmp")
-            a, b = left, right
-            if isinstance(a, str) and isinstance(b, str):
-                a, b = a.lower(), b.lower()
-            elif isinstance(a, bool) != isinstance(b, bool):
-                a, b = _text(a).lower(), _text(b).lower()
-            if t[1] == "==":
-                return a == b
-            if t[1] == "!=":
-                return a != b
-            try:
-                return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[t[1]]
-            except TypeError:
-                return False
+            return ("cmp", t[1], left, self.unary())
         return left
 
-    def unary(self) -> Any:
+    def unary(self) -> Node:
         if self.take("!"):
-            t = _truthy(self.unary())
-            return Runtime("!") if t is None else not t
+            return ("not", self.unary())
         return self.primary()
 
-    def primary(self) -> Any:
+    def primary(self) -> Node:
         t = self.peek()
         if t is None:
             raise ValueError("unexpected end")
         self.i += 1
         kind, text = t
         if kind == "str":
-            return text[1:-1].replace("''", "'")
+            return ("lit", text[1:-1].replace("''", "'"))
         if kind == "num":
-            return float(text) if "." in text else int(text)
+            return ("lit", float(text) if "." in text else int(text))
         if kind == "op" and text == "(":
-            value = self.disj()
+            node = self.disj()
             if not self.take(")"):
                 raise ValueError("expected )")
-            return value
+            return node
         if kind == "name":
             if self.take("("):
-                args = []
+                args: list[Node] = []
                 if not self.take(")"):
                     while True:
                         args.append(self.disj())
@@ -168,29 +155,76 @@ class _Expr:
                             break
                         if not self.take(","):
                             raise ValueError("expected ,")
-                return _call(text, args)
+                return ("call", text, tuple(args))
             if text in ("true", "false"):
-                return text == "true"
+                return ("lit", text == "true")
             if text == "null":
-                return None
-            return self.name(text)
+                return ("lit", None)
+            parts = re.findall(r"[^.\[\]]+|\[[^\]]*\]", text)
+            keys = tuple(part[1:-1].strip("'\"") if part.startswith("[") else part for part in parts[1:])
+            return ("name", text, parts[0], keys)
         raise ValueError(f"unexpected {text!r}")
 
-    def name(self, text: str) -> Any:
-        parts = re.findall(r"[^.\[\]]+|\[[^\]]*\]", text)
-        head = parts[0]
-        if head not in self.context:
+
+@lru_cache(maxsize=2048)
+def _parsed(text: str) -> Node | None:
+    """The expression's tree (None: not an expression this reader knows)."""
+    try:
+        return _Parser(text).parse()
+    except (ValueError, IndexError, RecursionError):
+        return None
+
+
+def _value(node: Node, context: Mapping[str, Any]) -> Any:
+    """The value of a parsed expression in one context (every operand is evaluated, left to right)."""
+    op = node[0]
+    if op == "lit":
+        return node[1]
+    if op == "name":
+        _, text, head, keys = node
+        if head not in context:
             return Runtime(text)
-        node: Any = self.context[head]
-        for part in parts[1:]:
-            key = part[1:-1].strip("'\"") if part.startswith("[") else part
-            if isinstance(node, Runtime):
-                return node
-            if isinstance(node, Mapping):
-                node = node.get(key)
+        value: Any = context[head]
+        for key in keys:
+            if isinstance(value, Runtime):
+                return value
+            if isinstance(value, Mapping):
+                value = value.get(key)
             else:
                 return None
-        return node
+        return value
+    if op == "or" or op == "and":
+        left = _value(node[1][0], context)
+        for part in node[1][1:]:
+            right = _value(part, context)
+            t = _truthy(left)
+            if op == "or":
+                left = left if t else right if t is False else Runtime("||")
+            else:
+                left = right if t else left if t is False else Runtime("&&")
+        return left
+    if op == "not":
+        t = _truthy(_value(node[1], context))
+        return Runtime("!") if t is None else not t
+    if op == "call":
+        return _call(node[1], [_value(arg, context) for arg in node[2]])
+    # a comparison
+    _, how, left_node, right_node = node
+    a, b = _value(left_node, context), _value(right_node, context)
+    if isinstance(a, Runtime) or isinstance(b, Runtime):
+        return Runtime("cmp")
+    if isinstance(a, str) and isinstance(b, str):
+        a, b = a.lower(), b.lower()
+    elif isinstance(a, bool) != isinstance(b, bool):
+        a, b = _text(a).lower(), _text(b).lower()
+    if how == "==":
+        return a == b
+    if how == "!=":
+        return a != b
+    try:
+        return {"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b}[how]
+    except TypeError:
+        return False
 
 
 def _call(name: str, args: list[Any]) -> Any:
@@ -217,8 +251,11 @@ def _call(name: str, args: list[Any]) -> Any:
 
 def evaluate_expression(text: str, context: Mapping[str, Any]) -> Any:
     """The value of one `${{ }}` expression (a `Runtime` when it needs run-time values)."""
+    node = _parsed(text)
+    if node is None:
+        return Runtime(text)
     try:
-        return _Expr(text, context).parse()
+        return _value(node, context)
     except (ValueError, IndexError, RecursionError):
         return Runtime(text)
 

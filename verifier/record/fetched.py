@@ -152,6 +152,9 @@ class Completion:
     tree_files: int = 0
     upstream_files: int = 0
     notes: list[str] = field(default_factory=list)
+    # the pass's launches by memo key, when the completed bundle answers every question it asked
+    # (verifier.core.watch): a verdict on that bundle under the same policies starts from them
+    launches: dict[str, Any] = field(default_factory=dict)
 
 
 def _may_fetch(entry: Any) -> bool:
@@ -267,23 +270,33 @@ def complete_bundle(
     when: dt.datetime | None = None,
 ) -> tuple[Bundle, Completion]:
     """The bundle with every file its launches read (see module docstring): one resolution pass of the
-    affected keys that can read such files, with the recorder's sources answering what is missing."""
+    affected keys that can read such files, with the recorder's sources answering what is missing.
+
+    The pass watches the questions it asks of the bundle (verifier.core.watch). When the completed
+    bundle answers every one of them the same way, the launches it resolved are the ones a verdict on
+    the completed bundle resolves: they are handed on (`Completion.launches`) so that a verdict under
+    the same policies resolves each launch once."""
     from verifier.configs import master_entries
     from verifier.core.context import CheckContext
+    from verifier.core.watch import TreeQuestions, unwatch, watch
     from verifier.launch import launches_for_key
     from verifier.launch.affected import affected_keys
     from verifier.launch.job import RECORDING
     from verifier.launch.legacy_scripts import unrecorded_launch_files
+    from verifier.launch.resolve import KEY_MEMO
 
     report = Completion(rounds=1)
     bundle = _with_harness(bundle, policies, tree_fetch, report)
-    recorder = Recorder(bundle, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
-    ctx = CheckContext(bundle, policies)
-    ctx.memo(RECORDING, lambda: recorder)
     try:
-        keys = list(affected_keys(ctx).keys)
+        # in a context of its own: what the keys are is no question the launches ask
+        keys = list(affected_keys(CheckContext(bundle, policies)).keys)
     except (VerifierError, ValueError, LookupError):
         return bundle, report
+    questions = TreeQuestions()
+    watched = watch(bundle, questions)
+    recorder = Recorder(watched, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
+    ctx = CheckContext(watched, policies)
+    ctx.memo(RECORDING, lambda: recorder)
     for side in ("base", "head"):
         try:
             present = master_entries(ctx, side)
@@ -298,7 +311,11 @@ def complete_bundle(
                 launches_for_key(ctx, side, key)
             except (VerifierError, ValueError, LookupError):
                 continue
-    return _with_python_packages(recorder.apply(bundle), tree_fetch), report
+    questions.close()
+    completed = unwatch(_with_python_packages(recorder.apply(watched), tree_fetch))
+    if questions.hold_for(completed):
+        report.launches = {name: value for name, value in ctx.memo_entries().items() if name.startswith(KEY_MEMO)}
+    return completed, report
 
 
 MAX_PACKAGE_FILES = 400

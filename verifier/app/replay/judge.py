@@ -60,10 +60,10 @@ def row_records(report: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _judge(bundle: Bundle, policies: Mapping[str, Any]) -> dict[str, Any]:
+def _judge(bundle: Bundle, policies: Mapping[str, Any], resolved: Mapping[str, Any] | None = None) -> dict[str, Any]:
     from checks import judge
 
-    report = judge(bundle, policies)
+    report = judge(bundle, policies, resolved=resolved)
     return {"verdict": report.verdict.value, "rows": row_records(report)}
 
 
@@ -80,10 +80,11 @@ def flips(current: Mapping[str, Any], proposed: Mapping[str, Any]) -> list[dict[
 
 
 def bundle_of(repo: GitRepo, pr: MergedPR, upstream: UpstreamSource | None = None,
-              policies: Mapping[str, Any] | None = None) -> Bundle:
+              policies: Mapping[str, Any] | None = None) -> tuple[Bundle, dict[str, Any]]:
     """The in-memory bundle of one merged PR (its merge commit against its first parent), with the
     files its launches read; other repositories the runners fetch from are read from `upstream` as
-    of the merge commit's date."""
+    of the merge commit's date. With it, the launches the recording resolved that hold for the
+    bundle (verifier.record.fetched `Completion.launches`), for its verdict under `policies`."""
     commit = repo.commit(pr.head)
     facts = PrFacts(number=pr.number, title=commit.subject, body=commit.body, author=commit.author,
                     state="merged")
@@ -91,7 +92,9 @@ def bundle_of(repo: GitRepo, pr: MergedPR, upstream: UpstreamSource | None = Non
     head = Side(pr.head, repo.ls_tree(pr.head), links=repo.gitlinks(pr.head))
     when = _when(commit.committed_at)
     bundle = build_bundle(repo, base, head, repo.diff(pr.base, pr.head), facts, when=when, signer=SIGNER)
-    return complete_launch_files(repo, bundle, base, head, when=when, upstream=upstream, policies=policies)[0]
+    completed, report = complete_launch_files(repo, bundle, base, head, when=when, upstream=upstream,
+                                              policies=policies)
+    return completed, report.launches
 
 
 def replay_one(pr: MergedPR) -> dict[str, Any]:
@@ -100,9 +103,9 @@ def replay_one(pr: MergedPR) -> dict[str, Any]:
     record: dict[str, Any] = {**pr.as_dict()}
     try:
         repo: GitRepo = _STATE["repo"]
-        bundle = bundle_of(repo, pr, _STATE.get("upstream"), _STATE["current"])
+        bundle, resolved = bundle_of(repo, pr, _STATE.get("upstream"), _STATE["current"])
         record["files"] = len(bundle.pr.files)
-        record.update(_judge(bundle, _STATE["current"]))
+        record.update(_judge(bundle, _STATE["current"], resolved))
         documents: RepoDocuments | None = _STATE["documents"]
         proposed_policies = _STATE["proposed"]
         if documents is not None or proposed_policies is not None:

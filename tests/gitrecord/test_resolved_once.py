@@ -1,0 +1,155 @@
+"""Each launch resolved once: the recorder's launches serve the verdict when the completed bundle
+answers every question the recording pass asked (verifier/core/watch.py, verifier/record/fetched.py).
+
+A replayed PR is recorded (one resolution pass that fetches what the launches read) and then judged;
+the judge starts from the pass's launches instead of resolving them again. That is sound only when
+the completed bundle answers every question the pass asked of its trees and of the files other
+repositories serve exactly as the pass saw them; these tests hold both halves: the reused verdict
+equals a fresh one, and any question answered otherwise withdraws the reuse.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from checks import judge
+from tests.gitrecord.gitkit import commit, git, init
+from tests.kit import SHARED
+from tests.launch.multinode_kit import RECIPE, SETUP_SCRIPT, TRT_KEY, TRT_RECIPE, srt_tree
+from verifier.core.bundle import read_bundle
+from verifier.core.context import CheckContext
+from verifier.core.model import Bundle, Tree
+from verifier.core.policy import load_policies
+from verifier.core.watch import TreeQuestions, unwatch, watch
+from verifier.launch import launches_for_key
+from verifier.launch.job import RECORDING
+from verifier.launch.resolve import KEY_MEMO
+from verifier.record.fetched import git_sources
+from verifier.record.git.record import PrFacts, Side, build_bundle, complete_launch_files
+from verifier.record.git.repo import GitRepo
+
+CASE = SHARED / "cases" / "pr4524-approved"
+
+
+def _recorded(tmp_path: Path) -> tuple[Bundle, dict[str, object]]:
+    """An old-layout InferenceX PR whose runner clones a local srt-slurm, recorded from git."""
+    srt = init(tmp_path / "srt-slurm")
+    commit(srt, {"README.md": b"srt-slurm\n"}, "root", when="2026-06-01T10:00:00+00:00")
+    git(srt, "checkout", "-q", "-b", "sa-submission-q2-2026")
+    commit(srt, {"README.md": b"srt-slurm\n", RECIPE: TRT_RECIPE, "configs/b200-fixes.sh": SETUP_SCRIPT},
+           "recipes", when="2026-07-01T10:00:00+00:00")
+    ix = init(tmp_path / "ix")
+    tree = srt_tree()
+    base_sha = commit(ix, {k: v for k, v in tree.items() if k != "configs/nvidia-master.yaml"}, "base",
+                      when="2026-07-05T10:00:00+00:00")
+    head_sha = commit(ix, tree, "Add dsr1 dynamo-trt multinode (#2001)", when="2026-07-10T10:00:00+00:00")
+    when = dt.datetime(2026, 7, 10, 10, tzinfo=dt.UTC)
+    with GitRepo(ix) as repo:
+        base = Side(base_sha, repo.ls_tree(base_sha))
+        head = Side(head_sha, repo.ls_tree(head_sha))
+        bundle = build_bundle(repo, base, head, repo.diff(base_sha, head_sha), PrFacts(number=2001), when=when)
+        completed, report = complete_launch_files(repo, bundle, base, head, when=when,
+                                                  upstream=git_sources({"NVIDIA/srt-slurm": srt}),
+                                                  policies=POLICIES)
+    return completed, report.launches
+
+
+POLICIES = load_policies()
+
+
+def _rows(bundle: Bundle, resolved: dict[str, object] | None) -> list[tuple[int, str, str]]:
+    report = judge(bundle, POLICIES, resolved=resolved)
+    return [(row.id, row.result.status.value, repr(row.result.findings)) for row in report.rows]
+
+
+def test_the_verdict_starts_from_the_recorders_launches_and_equals_a_fresh_one(tmp_path: Path) -> None:
+    bundle, resolved = _recorded(tmp_path)
+    assert f"{KEY_MEMO}head.{TRT_KEY}" in resolved  # the pass read fetched files: the bundle now holds them
+    assert _rows(bundle, resolved) == _rows(bundle, None)
+    ctx = CheckContext(bundle, POLICIES)
+    ctx.seed(resolved)
+    assert launches_for_key(ctx, "head", TRT_KEY) is resolved[f"{KEY_MEMO}head.{TRT_KEY}"]
+
+
+def test_other_policies_resolve_afresh(tmp_path: Path) -> None:
+    bundle, resolved = _recorded(tmp_path)
+    other = {**POLICIES}  # equal rules, another object: the launches were resolved under `POLICIES`
+    report = judge(bundle, other, resolved=resolved)
+    assert [r.result.status for r in report.rows] == [r.result.status for r in judge(bundle, POLICIES).rows]
+
+
+def _case() -> Bundle:
+    return read_bundle(CASE)
+
+
+def _with(bundle: Bundle, side: str, files: dict[str, bytes]) -> Bundle:
+    tree = getattr(bundle, side)
+    return bundle.model_copy(update={side: Tree(sha=tree.sha, files={**tree.files, **files}, listing=tree.listing)})
+
+
+def test_a_file_missing_when_asked_and_present_after_withdraws_the_reuse() -> None:
+    bundle = _case()
+    questions = TreeQuestions()
+    watched = watch(bundle, questions)
+    assert watched.head.read("runners/new.sh") is None
+    assert "runners/other.sh" not in watched.base.files
+    questions.close()
+    assert questions.hold_for(unwatch(watched))
+    assert not questions.hold_for(_with(bundle, "head", {"runners/new.sh": b"echo\n"}))
+    assert not questions.hold_for(_with(bundle, "base", {"runners/other.sh": b"echo\n"}))
+    assert questions.hold_for(_with(bundle, "head", {"runners/unasked.sh": b"echo\n"}))
+
+
+def test_a_folders_paths_the_layout_and_a_whole_listing_are_questions() -> None:
+    bundle = _case()
+    some = next(iter(bundle.head.files))
+    folder = some.rsplit("/", 1)[0] + "/" if "/" in some else ""
+    questions = TreeQuestions()
+    watched = watch(bundle, questions)
+    list(watched.head.paths(folder))
+    assert watched.layout in ("old", "new")
+    questions.close()
+    assert questions.hold_for(bundle)
+    assert not questions.hold_for(_with(bundle, "head", {folder + "zz-added.sh": b"x\n"}))
+    listed = TreeQuestions()
+    whole = watch(bundle, listed)
+    sorted(whole.base.files.items())
+    listed.close()
+    assert listed.hold_for(bundle)
+    assert not listed.hold_for(_with(bundle, "base", {"anything/new.txt": b"x\n"}))
+
+
+def test_a_read_the_recorder_answered_holds_when_the_bundle_then_has_that_content() -> None:
+    bundle = _case()
+
+    class Source:  # the recorder's tree source (verifier.record.fetched.Recorder.tree)
+        def tree(self, side: str, path: str) -> bytes | None:
+            return b"fetched\n" if path == "runners/fetched.sh" else None
+
+    questions = TreeQuestions()
+    watched = watch(bundle, questions)
+    ctx = CheckContext(watched, POLICIES)
+    ctx.memo(RECORDING, Source)
+    from verifier.configs import master_entries
+    from verifier.launch.job import KeyJob
+
+    entry = next(iter(master_entries(ctx, "head").values()))
+    job = KeyJob(ctx, "head", entry)
+    assert job.read("runners/fetched.sh") == b"fetched\n"
+    questions.close()
+    assert questions.hold_for(_with(bundle, "head", {"runners/fetched.sh": b"fetched\n"}))
+    assert not questions.hold_for(_with(bundle, "head", {"runners/fetched.sh": b"changed\n"}))
+    assert not questions.hold_for(bundle)  # the recorder's file did not reach the bundle
+
+
+def test_a_closed_watch_notes_nothing_and_unwatch_gives_plain_files() -> None:
+    bundle = _case()
+    questions = TreeQuestions()
+    watched = watch(bundle, questions)
+    questions.close()
+    watched.head.read("not/there.sh")
+    assert not questions.asked
+    plain = unwatch(watched)
+    assert type(plain.head.files) is dict and type(plain.base.files) is dict
+    assert plain.head.files == bundle.head.files
