@@ -153,3 +153,25 @@ def test_a_closed_watch_notes_nothing_and_unwatch_gives_plain_files() -> None:
     plain = unwatch(watched)
     assert type(plain.head.files) is dict and type(plain.base.files) is dict
     assert plain.head.files == bundle.head.files
+
+
+def test_an_old_era_pr_whose_recorder_fetches_a_script_by_name_reuses_its_launches(tmp_path: Path) -> None:
+    """InferenceX PR 1392's shape (only the agentic script changes): the recorder decides to resolve
+    the key because a script it names is not in the bundle yet, then fetches it. That choice is the
+    recorder's question, asked apart from the launches', so the launches still serve the verdict."""
+    from tests.launch.test_eras_recording import _tree
+
+    repo_dir = init(tmp_path / "repo")
+    base_sha = commit(repo_dir, _tree(), "base", when="2026-05-10T12:00:00+00:00")
+    head_sha = commit(repo_dir, _tree(agentic_mark="agentic-tuned"), "Tune qwen9 (#1300)",
+                      when="2026-05-10T13:00:00+00:00")
+    when = dt.datetime(2026, 5, 10, 13, tzinfo=dt.UTC)
+    with GitRepo(repo_dir) as repo:
+        base = Side(base_sha, repo.ls_tree(base_sha))
+        head = Side(head_sha, repo.ls_tree(head_sha))
+        bundle = build_bundle(repo, base, head, repo.diff(base_sha, head_sha), PrFacts(number=1300), when=when)
+        assert not bundle.head.has("benchmarks/single_node/qwen9_fp8_h200.sh")  # the recorder fetches it
+        completed, report = complete_launch_files(repo, bundle, base, head, when=when, policies=POLICIES)
+    assert completed.head.has("benchmarks/single_node/qwen9_fp8_h200.sh")
+    assert any(name.startswith(f"{KEY_MEMO}head.") for name in report.launches)
+    assert _rows(completed, report.launches) == _rows(completed, None)

@@ -73,6 +73,8 @@ def answer_of(bundle: Bundle, question: Question) -> Any:
         return digest(tree.files.get(question[2]))
     if what == "exists":
         return question[2] in tree.files
+    if what == "held-or-listed":
+        return question[2] in tree.files or (tree.listing is not None and question[2] in tree.listing)
     if what == "paths":
         return tuple(tree.paths(question[2]))
     if what == "layout":

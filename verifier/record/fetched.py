@@ -287,30 +287,37 @@ def complete_bundle(
 
     report = Completion(rounds=1)
     bundle = _with_harness(bundle, policies, tree_fetch, report)
+    # Which keys to resolve is decided in a context of its own: those are the recorder's questions,
+    # not the launches' (only the launches' are watched).
+    choosing = CheckContext(bundle, policies)
     try:
-        # in a context of its own: what the keys are is no question the launches ask
-        keys = list(affected_keys(CheckContext(bundle, policies)).keys)
+        keys = list(affected_keys(choosing).keys)
     except (VerifierError, ValueError, LookupError):
         return bundle, report
-    questions = TreeQuestions()
-    watched = watch(bundle, questions)
-    recorder = Recorder(watched, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
-    ctx = CheckContext(watched, policies)
-    ctx.memo(RECORDING, lambda: recorder)
+    chosen: list[tuple[str, str]] = []
     for side in ("base", "head"):
         try:
-            present = master_entries(ctx, side)
+            present = master_entries(choosing, side)
         except (VerifierError, ValueError, LookupError):
             continue
         for key in keys:
             # an entry that cannot be read (invalid YAML) is recorded as it is: Check 18 names it
             try:
-                if key not in present or not (_may_fetch(present[key]) or
-                                              unrecorded_launch_files(ctx, side, present[key])):
-                    continue
-                launches_for_key(ctx, side, key)
+                if key in present and (_may_fetch(present[key]) or
+                                       unrecorded_launch_files(choosing, side, present[key])):
+                    chosen.append((side, key))
             except (VerifierError, ValueError, LookupError):
                 continue
+    questions = TreeQuestions()
+    watched = watch(bundle, questions)
+    recorder = Recorder(watched, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
+    ctx = CheckContext(watched, policies)
+    ctx.memo(RECORDING, lambda: recorder)
+    for side, key in chosen:
+        try:
+            launches_for_key(ctx, side, key)
+        except (VerifierError, ValueError, LookupError):
+            continue
     questions.close()
     completed = unwatch(_with_python_packages(recorder.apply(watched), tree_fetch))
     if questions.hold_for(completed):
