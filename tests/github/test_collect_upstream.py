@@ -83,3 +83,18 @@ def test_a_repository_the_api_cannot_read_stays_unrecorded(tmp_path: Path, stand
     assert not live.github.upstream_files
     [error] = launches(CheckContext(live, load_policies()), "head", [TRT_KEY]).fatal_errors
     assert "is fetched from NVIDIA/srt-slurm@sa-submission-q2-2026, not recorded in the bundle" in error.message
+
+
+def test_the_live_verdict_starts_from_the_launches_the_recording_resolved(tmp_path: Path,
+                                                                         standin: Callable[..., StandIn]) -> None:
+    """Each launch resolved once on the live path too: the recording pass's launches hold for the
+    collected bundle (verifier.core.watch), and the verdict that starts from them is a fresh one."""
+    from checks import judge
+    from verifier.launch.resolve import KEY_MEMO
+
+    server = standin(_bundle(tmp_path), upstream_repos={"NVIDIA/srt-slurm": _srt_slurm()})
+    live, stats = collect(server)
+    assert f"{KEY_MEMO}head.{TRT_KEY}" in stats.resolved
+    policies = load_policies()
+    reused, fresh = judge(live, policies, resolved=stats.resolved), judge(live, policies)
+    assert [(r.id, r.result) for r in reused.rows] == [(r.id, r.result) for r in fresh.rows]

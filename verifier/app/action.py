@@ -957,7 +957,7 @@ def run(args: argparse.Namespace) -> Outcome:
             from verifier.record.github.record import write_bundle
 
             write_bundle(bundle, args.record)
-        report = judge(bundle, policies, ALL_CHECKS)
+        report = judge(bundle, policies, ALL_CHECKS, resolved=stats.resolved)
         state, description = verdict_status(report)
         assessed = bundle.pr.head_sha
         cap = int(settings["scope"]["max_files"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,8 +54,10 @@ def exit_status(verdict: str, partial: bool) -> int:
     return 1 if verdict == "REJECTED" else 0
 
 
-def judge(args: argparse.Namespace, load: Callable[[], Any]) -> int:
-    """Load the bundle, run the selected checks, print the verdict; the status of `exit_status`."""
+def judge(args: argparse.Namespace, load: Callable[[], Any],
+          resolved: Callable[[], Mapping[str, Any]] | None = None) -> int:
+    """Load the bundle, run the selected checks, print the verdict; the status of `exit_status`.
+    `resolved`: the launches the recording resolved for that bundle (verifier.record.fetched)."""
     from checks import judge, left_out_by, select
     from verifier.core.policy import load_policies
     from verifier.render import OutputFormat, renderer
@@ -63,7 +65,8 @@ def judge(args: argparse.Namespace, load: Callable[[], Any]) -> int:
     start = time.perf_counter()
     bundle = load()
     loaded = time.perf_counter()
-    report = judge(bundle, load_policies(), select(args.only, args.skip), left_out=left_out_by(args.only, args.skip))
+    report = judge(bundle, load_policies(), select(args.only, args.skip), left_out=left_out_by(args.only, args.skip),
+                   resolved=resolved() if resolved is not None else None)
     judged = time.perf_counter()
     fmt = OutputFormat(args.format)
     if fmt is OutputFormat.TABLE:

@@ -22,8 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_output_arguments(parser)
 
 
-def collect(args: argparse.Namespace) -> Any:
-    """The live bundle of args.pr (written to args.record when given)."""
+def collect(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The live bundle of args.pr (written to args.record when given), and the launches its recording
+    resolved that hold for it (verifier.record.fetched `Completion.launches`)."""
     from verifier.core.errors import GitHubError
     from verifier.record.github.collect import collect_bundle
 
@@ -48,9 +49,16 @@ def collect(args: argparse.Namespace) -> Any:
         write_bundle(bundle, args.record)
     if args.verbose:
         print(f"GitHub API requests: {getattr(stats, 'requests', stats)}", file=sys.stderr)
-    return bundle
+    return bundle, stats.resolved
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the verdict; 0 APPROVED or WARN, 1 REJECTED."""
-    return judge(args, lambda: collect(args))
+    """Print the verdict; 0 APPROVED or WARN, 1 REJECTED (each launch resolved once: the recording's
+    launches that hold for the collected bundle serve its verdict)."""
+    collected: dict[str, Any] = {}
+
+    def load() -> Any:
+        bundle, collected["resolved"] = collect(args)
+        return bundle
+
+    return judge(args, load, lambda: collected.get("resolved") or {})

@@ -94,6 +94,9 @@ class CollectStats:
     seconds: float = 0.0
     endpoints: Counter[str] = field(default_factory=Counter)
     absent: list[str] = field(default_factory=list)
+    # the launches the recording pass resolved that hold for the collected bundle
+    # (verifier.record.fetched `Completion.launches`): its verdict under the same policies starts from them
+    resolved: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def summary(self) -> str:
         """One line for `-v`."""

@@ -691,8 +691,9 @@ class _Collector:
                 self.fetch_files({side: present}, listings, out)
             return out[side]
 
-        completed, _report = complete_bundle(bundle, self.policies, tree_fetch=tree_fetch,
-                                             upstream=GitHubUpstream(self.client, self.stats.absent), when=when)
+        completed, report = complete_bundle(bundle, self.policies, tree_fetch=tree_fetch,
+                                            upstream=GitHubUpstream(self.client, self.stats.absent), when=when)
+        self.stats.resolved = report.launches
         return completed
 
     def baseline_runs(self, keys: Mapping[str, int]) -> dict[str, tuple[int, dict[str, Any]]]:
