@@ -314,6 +314,9 @@ def replay_figures(path: Path) -> None:
           f"{statistics.median(cpu):.2f} s, p99 {p99:.2f} s, max {cpu[-1]:.2f} s, "
           f"{sum(1 for c in cpu if c > 2.0)} PRs over 2 s")
     print("  slowest: " + ", ".join(f"#{r.get('number')} {float(r.get('cpu_seconds') or 0):.2f} s" for r in worst))
+    rss = [float(r["peak_rss_mb"]) for r in records if r.get("peak_rss_mb") is not None]
+    if rss:  # each worker's peak so far when the PR was judged: a bound on one verdict's memory
+        print(f"  peak resident memory of a replay worker: {max(rss):.0f} MB")
 
 
 def synthetic_pr(source: Path, entries: int, out: Path) -> Path:

@@ -7,6 +7,7 @@ never a crash of the replay.
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -119,4 +120,6 @@ def replay_one(pr: MergedPR) -> dict[str, Any]:
         record["error"] = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     record["seconds"] = round(time.perf_counter() - start, 3)
     record["cpu_seconds"] = round(time.process_time() - cpu, 3)
+    # the worker's peak resident memory so far: a bound on this PR's (its caches only add to it)
+    record["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return record
