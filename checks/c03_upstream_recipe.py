@@ -72,7 +72,7 @@ MAX_REPORTED = 6
 MAX_LISTED = 8
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Resolved:
     """A command line read as a namespace: values by dest, and the dests written on it."""
 
@@ -87,7 +87,7 @@ class _Resolved:
         return self.flags.get(dest)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Coverage:
     """How one launch compares with the best page command."""
 

@@ -75,7 +75,7 @@ ID = 10
 MAX_LISTED = 6
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class _Waiver:
     path: str
     side: Literal["head", "base"]

@@ -97,7 +97,7 @@ LOG_POOLS = "server.log KV pools"
 DRAFT_MODEL_ARGS = ("speculative-model", "speculative-draft-model", "draft-model", "speculative-model-dir")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Group:
     """One issue (kind, flag, value) across launches: where it is written and which points run it."""
 
@@ -111,7 +111,7 @@ class _Group:
     spellings: dict[str, None] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _State:
     groups: dict[tuple[str, str, str], _Group] = field(default_factory=dict)
     unverifiable: list[Finding] = field(default_factory=list)

@@ -286,7 +286,7 @@ def _changelog(ctx: CheckContext, keys: list[str]) -> tuple[list[Finding], list[
 # 5. baseline comparison
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class _Measured:
     exp_name: str
     key: str | None

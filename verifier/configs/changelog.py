@@ -34,7 +34,7 @@ KNOWN_KEYS = frozenset({
 MAX_BYTES = 16 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ChangelogEntry:
     """One changelog entry with the 1-based line where it starts (`- config-keys:`)."""
 
@@ -76,7 +76,7 @@ class ChangelogEntry:
         return self.lines.get(name, self.line)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ChangelogViolation:
     """One broken rule, with the 1-based head line it concerns (None for whole-file rules)."""
 
@@ -86,7 +86,7 @@ class ChangelogViolation:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ChangelogReport:
     """The result of validating a PR's changelog change."""
 

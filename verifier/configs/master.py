@@ -121,7 +121,7 @@ _INDIRECT_MARKS = ("*", "<<", "\\")
 _ALIAS_OR_MERGE = re.compile(r"(?:^|[\s\[{,:?-])\*[^\s,\[\]{}]|(?:^|[\s{,?])<<\s*:")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class ConfigEntry:
     """One top-level entry of a master config, parsed lazily.
 
@@ -253,7 +253,7 @@ def _str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class MasterError:
     """A problem with the master configs as a whole (duplicate key, `*` in a key, unparsable file)."""
 
@@ -366,7 +366,7 @@ class _MasterFile:
         return (value if isinstance(value, dict) else {}), rel
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class MasterConfigs:
     """Both vendors' master configs on one side."""
 

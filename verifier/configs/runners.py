@@ -17,7 +17,7 @@ from verifier.core.yaml11 import Doc, parse_yaml11
 from verifier.core.yamlio import decode_text
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ClusterFacts:
     """What the launcher knows about one cluster."""
 
@@ -43,7 +43,7 @@ class ClusterFacts:
         return self.models.get(model.rsplit("/", 1)[-1])
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Runners:
     """runners.yaml of one side."""
 

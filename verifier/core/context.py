@@ -17,12 +17,12 @@ from verifier.core.model import Bundle
 T = TypeVar("T")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Failure:
     error: BaseException
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CheckContext:
     """The parsed bundle, the policies and the review date; checks read nothing else."""
 

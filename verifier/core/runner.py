@@ -33,7 +33,7 @@ class Verdict(StrEnum):
     REJECTED = "REJECTED"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Row:
     """One check's row: id, name, whether advisory, its result and how long it took."""
 
@@ -55,7 +55,7 @@ class Row:
         return self.not_run is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Report:
     """Everything the renderers need: the bundle identity, the rows and the verdict."""
 

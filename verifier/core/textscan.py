@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Span:
     """One opening...closing pair: the whole span and its content (text offsets)."""
 

@@ -65,7 +65,7 @@ _COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
 Path = tuple[Any, ...]
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Doc:
     """A parsed YAML document: plain data plus the 1-based line of every key / item path."""
 

@@ -55,7 +55,7 @@ def parse_markdown(text: str, *, what: str = "sign-off") -> list[Token]:
     return _markdown().parse(text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Item:
     """One checkbox: its text, whether it is checked, its nesting depth and its 1-based line."""
 
@@ -222,7 +222,7 @@ def similarity(a: list[str], b: list[str], matcher: SequenceMatcher[str] | None 
     return max(matcher.ratio(), other)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Match:
     """A template item and the sign-off item that corresponds to it (or None)."""
 

@@ -71,7 +71,7 @@ _UNCHANGED_AFTER = re.compile(r"^[^.]{0,30}?\b(?:is|stays|remains)\s+unchanged\b
 _WORD_NUMBERS = {"one": 1, "two": 2, "four": 4, "eight": 8}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Claim:
     """One concrete claim: its kind, the quoted sentence, the body line, and the claimed values."""
 
@@ -81,7 +81,7 @@ class Claim:
     values: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PointFacts:
     """What the configuration says about one generated point (head side)."""
 
@@ -97,7 +97,7 @@ class PointFacts:
     dram_utilization: float | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ConfigFacts:
     """The facts claims are compared with."""
 
@@ -109,7 +109,7 @@ class ConfigFacts:
     default_settings: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Judged:
     """A claim and what the configuration says about it."""
 

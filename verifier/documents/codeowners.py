@@ -23,7 +23,7 @@ from functools import cached_property
 MAX_CODEOWNERS_CHARS = 3 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Rule:
     """One CODEOWNERS line: a pattern and its owners (owners do not accumulate across lines)."""
 

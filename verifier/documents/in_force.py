@@ -44,7 +44,7 @@ POLICY = "rules"
 REGISTRY = "checks"  # policies/checks.yaml: one row per check, listing the rules it enforces
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class StatedItems:
     """The base template's reading: which canonical items it states, and the template item of each."""
 
@@ -55,7 +55,7 @@ class StatedItems:
     absent: bool = False  # the base commit has no template at all: none of its rules was in force
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Ruling:
     """Whether one rule is in force for this PR, and where that was decided."""
 

@@ -37,7 +37,7 @@ _LAST_DAY = re.compile(r"\bis the last day for\b", re.IGNORECASE)
 _PRECISION = (re.compile(r"\*\*(\w+)\*\*\s+recipes"), re.compile(r"\ball (\w+) recipes", re.IGNORECASE))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class TableRow:
     """A Markdown table row: its cells and its 1-based line."""
 
@@ -45,7 +45,7 @@ class TableRow:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Deprecation:
     """One deprecation: which model (None = all models), scenario or precision, from when, and where."""
 
@@ -58,7 +58,7 @@ class Deprecation:
     notice: str | None = None  # the dated notice heading ("Tuesday, September 8, 2026"), if any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ArmDeprecation:
     """A deprecated arm: the points of a model's scenario that do not run `method` (e.g. non-DSpark)."""
 
@@ -71,7 +71,7 @@ class ArmDeprecation:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ModelRow:
     """A row of the model support matrix."""
 
@@ -92,7 +92,7 @@ class ModelRow:
         return scenarios_in(self.active)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ModelsDoc:
     """The parsed MODELS.md."""
 

@@ -20,7 +20,7 @@ _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class OverviewRow:
     """One model row: its name, prefix, the keys of each engine column, and its 1-based line."""
 
@@ -35,7 +35,7 @@ class OverviewRow:
         return next((column for column, keys in self.cells.items() if key in keys), None)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Overview:
     """A parsed overview page: rows by prefix (first row wins), and where the table starts."""
 

@@ -29,7 +29,7 @@ class ParetoInputError(ValueError):
     """The curve list cannot prove coverage (empty, duplicate keys, or a malformed curve)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Point:
     """One measured point: x = E2EL (s), y = throughput per GPU; `normalized` is the optional
     isOnNormalizedInteractivityFrontier property (None when the point does not define it)."""
@@ -41,7 +41,7 @@ class Point:
     has_normalized: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Curve:
     """One app series: a unique key and its points (None entries count as invalid points)."""
 
@@ -49,7 +49,7 @@ class Curve:
     points: tuple[Point | None, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class CurveCoverage:
     """The helper's per-curve output."""
 
@@ -147,7 +147,7 @@ def curves_from_json(data: Any) -> list[Curve]:
 # Measured points of a run, grouped into app curves
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class MeasuredPoint:
     """One bmk_* artifact's point."""
 
@@ -159,7 +159,7 @@ class MeasuredPoint:
     tp: int | None = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class MeasuredCurves:
     """A run's points grouped into curves, plus what could not be read."""
 

@@ -275,7 +275,7 @@ MAX_FOLLOWED = 64  # repository programs followed from one scope (each read once
 MAX_NESTED = 8  # command substitutions read inside one another
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Command:
     """One simple command of a shell text: its words (None where a word is not a literal the reader
     can spell out), the 1-based line, its source text, and the syntax node (None on the line
@@ -287,7 +287,7 @@ class Command:
     node: Any = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Program:
     """A repository program a script runs: its bundle path, `shell` or `python`, and the command."""
 
@@ -946,7 +946,7 @@ _PLACEHOLDER = re.compile(r"<[^<>\n]*>")
 _WORD = re.compile(r"[^\W_][\w'./:#?=&%-]*")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class WaiverSection:
     """One section of a waiver: its title and its content (placeholders and markup left out)."""
 

@@ -62,7 +62,7 @@ DEFAULT_OWNER = 5
 DEFAULT_MAX_BYTES = 65536
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class AppliedOverride:
     """One base-tree override file laid over our policy topic."""
 
@@ -72,7 +72,7 @@ class AppliedOverride:
     keys: tuple[str, ...]  # the keys it sets, "a/b/c"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class RefusedOverride:
     """One base-tree override file that could not be applied, and why."""
 
@@ -90,7 +90,7 @@ class ChangedOverride:
     change: Literal["modified", "added", "removed"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PolicyOverrides:
     """What `policies_for` did with one bundle's override files."""
 
@@ -233,7 +233,7 @@ def _line(lines: Mapping[tuple[str, ...], int], path: tuple[str, ...]) -> int | 
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class _Rules:
     topics: Mapping[str, tuple[tuple[str, ...], ...]]
     max_bytes: int

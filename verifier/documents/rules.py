@@ -28,7 +28,7 @@ from verifier.core.results import FileEvidence, Finding, finding
 ChangeKind = Literal["unchanged", "modified", "added", "removed", "absent"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class RuleDocument:
     """One rule document: the base bytes the rule comes from, the head bytes, and how the PR changes it."""
 

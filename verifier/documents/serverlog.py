@@ -45,7 +45,7 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _ACCEPT_LEN = re.compile(r"\b(?:accept len|[Mm]ean acceptance length):\s*([0-9]+(?:\.[0-9]+)?)")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class WeightLoad:
     """A `Load weight end. …` line: its `key=value` fields (type, quant, quant_algo, …)."""
 
@@ -70,7 +70,7 @@ class WeightLoad:
         return self.fields.get("quant_algo")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class KvAllocation:
     """A `KV Cache is allocated. dtype: torch.X, #tokens: N, …` line."""
 
@@ -82,7 +82,7 @@ class KvAllocation:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class EnvMention:
     """An `NAME=value` that SGLang's own output mentions (e.g. `SGLANG_GLM_NEXTN_MOE_PTPC=1: …`)."""
 
@@ -92,7 +92,7 @@ class EnvMention:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class AcceptLen:
     """An acceptance length the engine measured and printed (`accept len: 3.61`)."""
 
@@ -100,7 +100,7 @@ class AcceptLen:
     value: float
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Worker:
     """One srtctl worker block (`agg_0`, `prefill_0`, …): its environment and command."""
 
@@ -113,7 +113,7 @@ class Worker:
     command_error: str | None = None
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ServerLog:
     """What a server.log says. Line numbers are 1-based."""
 

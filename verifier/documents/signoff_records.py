@@ -26,7 +26,7 @@ from verifier.documents.checklist import Item, checkboxes, detail_blocks, normal
 MAX_QUOTE = 200
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Statement:
     """A detail-section block that makes a statement, and the link it gives (if any)."""
 

@@ -49,7 +49,7 @@ _PRE_CLOSE = re.compile(r"</pre\s*>", re.IGNORECASE)
 _TAG = re.compile(r"<[^<>]+>")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class DetailSection:
     """The sign-off's additional detail section and the 1-based body line it starts on."""
 
@@ -57,7 +57,7 @@ class DetailSection:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Link:
     """One link from the detail section, classified against the allowlist."""
 
@@ -74,7 +74,7 @@ class Link:
         return f"{self.repo}#{self.number}" if self.kind == "pr" and self.repo else None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class PageCommand:
     """One serving launch command found in a fenced code block of a page."""
 
@@ -86,7 +86,7 @@ class PageCommand:
     text: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PageParse:
     """Everything extracted from one page: commands, page-wide `export`s, and untokenizable lines."""
 

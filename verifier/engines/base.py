@@ -81,7 +81,7 @@ class SpecParams:
         return self.method is not None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Setting:
     """One setting a check asks about: what was written, its value, and where."""
 
@@ -101,7 +101,7 @@ class Setting:
         return str(self.value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class KvCacheSettings:
     """The KV-cache dtype settings of a launch; None = not set (the engine's default applies)."""
 
@@ -111,7 +111,7 @@ class KvCacheSettings:
     errors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class QuantSettings:
     """Quantization settings: the target's method and every setting that reaches the draft."""
 
@@ -120,7 +120,7 @@ class QuantSettings:
     errors: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class EngineAnswers:
     """Every answer of one engine for one launch (for reports, tools and tests)."""
 

@@ -146,7 +146,7 @@ def normalize_args(args: Mapping[str, Any] | Sequence[str]) -> dict[str, Any]:
     return flag_values(args)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class StructuredConfig:
     """A JSON-object-valued engine setting (a speculative or quantization config): the object read,
     or None with the reason it could not be read."""

@@ -51,7 +51,7 @@ OriginOf = Callable[[str], Where]
 _ASSIGN = re.compile(r"""(?:^|[\s;&|'"{,(\[])(?:export\s+)?["']?(?P<name>[A-Z][A-Z0-9_]*)["']?\s*(?P<op>=|:)\s*(?P<value>"[^"]*"|'[^']*'|[^\s,;}\])#]*)""")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class DraftIssue:
     """One draft-precision violation: what was set, to what, where, and against which baseline."""
 
@@ -300,7 +300,7 @@ def atom_issues(args: Mapping[str, Any], origin_of: OriginOf, policy: Mapping[st
 # --------------------------------------------------------------------------- checkpoints
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Checkpoint:
     """A config.json from the bundle's checkpoints/ folder."""
 

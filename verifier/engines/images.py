@@ -17,7 +17,7 @@ from verifier.engines.argspec.parsing import UnknownEngineVersion
 MAX_IMAGE_LEN = 512
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ImageRef:
     """A container reference split into repository, tag and digest (the first `#` read as `/`)."""
 

@@ -28,7 +28,7 @@ from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Violation:
     """One broken §5.3 rule: a message id, where, and the identifiers a row needs."""
 
@@ -39,7 +39,7 @@ class Violation:
     params: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class AppendOnlyFacts:
     """What the gate found. `applies` is False when no appended entry sets append-only: true."""
 

@@ -25,7 +25,7 @@ from verifier.core.model import Tree
 MAX_LISTED = 20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Disagreement:
     """One path where the changed-file list and the trees disagree."""
 
@@ -33,7 +33,7 @@ class Disagreement:
     reason: str  # kebab-case: listed-added-in-base, unlisted-change, ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Reconciliation:
     """The outcome of reconciling `pr.files` with the trees."""
 

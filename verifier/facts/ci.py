@@ -43,7 +43,7 @@ MAX_RUN_ID = 10**15
 # Job names
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Job:
     """One benchmark or eval job of a run (its newest attempt)."""
 
@@ -80,7 +80,7 @@ def classify_job(name: str, policy: Mapping[str, Any]) -> tuple[Family, str] | N
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class LaneCount:
     """How many jobs of one lane passed."""
 
@@ -91,7 +91,7 @@ class LaneCount:
     skipped: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class RunJobs:
     """The classified jobs of one run on one commit, from checks.yaml."""
 
@@ -213,7 +213,7 @@ def run_evidence(ctx: CheckContext, run_id: int, job: str | None = None, artifac
 # Reuse commands (FORMATS §12.1)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class CommandHit:
     """One reuse command found in a comment: the last one of that comment."""
 
@@ -225,7 +225,7 @@ class CommandHit:
     ignored_because: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ReuseCommand:
     """The winning reuse command and what is known about its source run.
 
@@ -378,7 +378,7 @@ def reuse_command(ctx: CheckContext) -> ReuseCommand:
 # Sweep selection (Check 1; the run Checks 2 and 14 read)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class SweepSelection:
     """The run Check 1 accepts and everything it considered.
 
@@ -515,7 +515,7 @@ def measured_run(ctx: CheckContext) -> tuple[int | None, Literal["sweep", "pinne
 # Per-point measurement (Checks 1 and 14): every point the PR adds or changes was measured
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PointMeasure:
     """How one point the PR adds or changes stands in the measured run.
 
@@ -538,7 +538,7 @@ class PointMeasure:
     detail: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PointCoverage:
     """The points the PR adds or changes, judged against the measured run."""
 

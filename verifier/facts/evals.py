@@ -40,7 +40,7 @@ def normalize_image(image: str) -> str:
 # Thresholds
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Threshold:
     """The bar one (model prefix, task) must reach, and where it comes from."""
 
@@ -51,7 +51,7 @@ class Threshold:
     side: str = "base"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ThresholdsFile:
     """One side's thresholds file: task bars by model prefix, and their lines."""
 
@@ -61,7 +61,7 @@ class ThresholdsFile:
     models: dict[str, dict[str, tuple[float, int | None]]]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Thresholds:
     """Both sides' thresholds files (a side is None when the tree lacks the file)."""
 
@@ -174,7 +174,7 @@ def thresholds(ctx: CheckContext) -> Thresholds:
 # Eval records
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class EvalRecord:
     """One eval score as a run recorded it.
 
@@ -205,7 +205,7 @@ class EvalRecord:
         return f"{self.artifact}/{self.file}{suffix}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class EvalArtifacts:
     """What a run's eval artifacts hold."""
 

@@ -52,7 +52,7 @@ def matches_any(path: str, globs: Iterable[str]) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class EditedProducer:
     """A changed file that defines how results are produced."""
 

@@ -20,7 +20,7 @@ PREFIXES = ("bmk_agentic_", "bmk_")
 LOG_NAMES = ("server.log", "server_0.log", "agg_0.log")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PointLog:
     """One point's server log in one run."""
 

@@ -67,7 +67,7 @@ _WORKFLOW_CALL = re.compile(r"^\./(\.github/workflows/[\w./-]+\.ya?ml)$")
 _MAX_MEMBERS = 20000  # a hostile tree cannot make the closure unbounded (linear in the files it names)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Member:
     """One file (or folder) of a point's executed closure."""
 
@@ -95,7 +95,7 @@ class Member:
         return path == self.path or (self.folder and path.startswith(self.path))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Construct:
     """A construct of a launch file no model covers (a recipe command that is not a plain file call)."""
 
@@ -105,7 +105,7 @@ class Construct:
     side: str
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PointClosure:
     """The executed closure of one point on one side."""
 
@@ -636,7 +636,7 @@ def point_closures(ctx: CheckContext) -> list[PointClosure]:
     return ctx.memo("closure.points", lambda: _compute(ctx))  # type: ignore[no-any-return]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Hit:
     """A changed path inside the closure: the member it falls in and the points it reaches."""
 

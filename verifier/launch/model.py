@@ -143,7 +143,7 @@ class Launch:
         return flag in self.argv
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class LaunchSet:
     """The launches of some config keys on one side, and everything that could not be resolved."""
 

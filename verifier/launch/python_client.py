@@ -58,7 +58,7 @@ _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _DOTTED = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Invocation:
     """One `python3 -m <module> ...` or `python3 <path>.py ...` command of a shell text."""
 
@@ -74,7 +74,7 @@ class Invocation:
         return f"-m {self.module}" if self.module else str(self.script)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ClientRead:
     """What a Python client shows about its endpoint and chat template."""
 
@@ -166,7 +166,7 @@ class _Unreadable(Exception):
         self.reason = reason
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Module:
     name: str  # dotted
     path: str
@@ -299,7 +299,7 @@ def _subcommands(fn: ast.AST) -> dict[str, str | None]:
     return out
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Evidence:
     chat: list[tuple[str, int, str]] = field(default_factory=list)  # (path, line, marker)
     chat_guarded: list[tuple[str, int, str]] = field(default_factory=list)  # ... built under a condition

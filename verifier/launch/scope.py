@@ -33,7 +33,7 @@ SETUP_DIR = "benchmarks/multi_node/srt-slurm-recipes/configs/"
 SETUP_KEYS = ("setup_script", "setup-script")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Scope:
     """Files to scan on the head side, and what affected configs need."""
 

@@ -129,7 +129,7 @@ def clip(text: str, limit: int) -> str:
     return text[:cut].rstrip() + " …" if cut else "…"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class RenderedRow:
     """A row ready for the templates."""
 
@@ -142,7 +142,7 @@ class RenderedRow:
     evidence: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Budget:
     """How much of each row a body carries (None = all of it)."""
 

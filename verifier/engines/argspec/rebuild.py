@@ -106,7 +106,7 @@ def add_argparse_action(parser: RaisingParser, name: str, opts: list[str], dest:
     return True
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CommittedSpec:
     """One committed arg spec: its version, raw data and where it was read from."""
 

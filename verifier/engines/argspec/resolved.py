@@ -12,7 +12,7 @@ MAX_ARGV = 4096
 MAX_TOKEN = 1 << 20
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ResolvedArgs:
     """A launch command as an engine's parser reads it (SGLang's, vLLM's).
 

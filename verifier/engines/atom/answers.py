@@ -62,7 +62,7 @@ def atom_policy() -> Mapping[str, Any]:
     return engine_policy("atom")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class OnlineQuantConfig(StructuredConfig):
     """ATOM `--online_quant_config`: global target format, per-layer overrides, exclusions."""
 
@@ -121,7 +121,7 @@ def _unwrap_plugin(data: Any) -> Any:
     return data
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class DraftLayerCoverage:
     """How an online-quant config treats one draft layer (a module-name prefix)."""
 

@@ -260,7 +260,7 @@ _CUSTOM_ACTIONS: dict[str, type[argparse.Action]] = {
 # --------------------------------------------------------------------------- the spec
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ArgSpec(rebuild.CommittedSpec):
     """One committed SGLang arg spec: its version, raw data, and helpers to rebuild the parser."""
 

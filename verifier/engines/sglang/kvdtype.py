@@ -168,7 +168,7 @@ def architecture(config: Mapping[str, Any] | None, aliases: Mapping[str, str] | 
     return (aliases or {}).get(arch, arch)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class KvStep:
     """One step of the derivation: which rule fixed (or failed to fix) a side's KV dtype."""
 
@@ -180,7 +180,7 @@ class KvStep:
     detail: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class KvDtypes:
     """Effective KV dtypes of target and draft (canonical torch names; None = could not tell).
 

@@ -64,7 +64,7 @@ def serve_flags() -> dict[str, str]:
     return option_dests(trtllm_policy())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class TrtSpecConfig(StructuredConfig):
     """TRT-LLM `speculative_config`."""
 

@@ -62,7 +62,7 @@ SYNTHETIC_KEYS = ("rejection_sample_method", "synthetic_acceptance_length")
 LOGGED_AL = "speculative-config synthetic_acceptance_length"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class VllmSpecConfig(StructuredConfig):
     """vLLM `--speculative-config`."""
 

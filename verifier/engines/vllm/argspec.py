@@ -236,7 +236,7 @@ def _decode(value: Any) -> Any:
     return rebuild.decode_value(value)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class VllmArgSpec(rebuild.CommittedSpec):
     """One committed vLLM arg spec."""
 

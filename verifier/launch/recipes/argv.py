@@ -64,7 +64,7 @@ def env_value(value: Any) -> str | None:
     return str(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Command:
     """A materialized server command."""
 

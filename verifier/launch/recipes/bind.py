@@ -43,7 +43,7 @@ _DRAM_ANY = re.compile(r"@dram\.([a-z-]+)")
 SIM_ENV_PREFIXES = ("SGLANG_SIMULATE_ACC_", "TLLM_SPEC_DECODE_FORCE_NUM_ACCEPTED_TOKENS", "TILERT_SIMULATE_ACC_")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class RecipeProblem:
     """A rule a recipe fragment breaks (bound key set, literal host-DRAM size, duplicate key)."""
 
@@ -319,7 +319,7 @@ def _dram_in_json(text: str, path: Path, lookup: Callable[[str, Path], int]) -> 
     return json.dumps(sub(parsed), separators=(",", ":"))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Synthetic:
     """What the synthetic-acceptance connector did for one launch."""
 

@@ -25,7 +25,7 @@ from verifier.engines.common import format_al
 MTP_FAMILY = frozenset({"mtp", "eagle", "eagle3", "nextn"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class GoldenAL:
     """A golden-curve lookup: the value with its file and line, or why the cell is missing."""
 
@@ -133,7 +133,7 @@ def golden_al(
     return GoldenAL(model_prefix, method, draft_length, mode, stem, path, line, float(value))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class GoldenRule:
     """The golden AL a launch is judged by (the base curve's cell) and how the PR changes that cell."""
 

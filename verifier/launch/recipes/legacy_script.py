@@ -24,7 +24,7 @@ class ScriptUnresolved(Exception):
         self.line = line
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ScriptLaunch:
     """The server command a script runs: argv after the launcher, env, and origins."""
 

@@ -35,7 +35,7 @@ LEADING_VARIABLE = re.compile(r"^(\{[^}]*\}|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class SrtctlFacts:
     """What the modelled keys add to a launch."""
 
