@@ -361,13 +361,14 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
             env = {n: (v, lc) for n, v, lc in child.env}
             env["PWD"] = (cwd, child.loc)
             start = ScriptStart(path, child.path, env, cwd, (cluster,), result.assumptions, runner, child.loc)
-            have = by_key.get(start.key())
+            start_key = start.key()
+            have = by_key.get(start_key)
             if have is None:
-                by_key[start.key()] = start
+                by_key[start_key] = start
             elif cluster not in have.clusters:
-                by_key[start.key()] = ScriptStart(have.path, have.arg0, have.env, have.cwd,
-                                                  have.clusters + (cluster,), have.assumptions, have.runner_file,
-                                                  have.loc)
+                by_key[start_key] = ScriptStart(have.path, have.arg0, have.env, have.cwd,
+                                                have.clusters + (cluster,), have.assumptions, have.runner_file,
+                                                have.loc)
         if not started_any and not any(p[0] == runner for p in out.problems):
             out.problems.append((runner, None, f"{runner} starts no benchmark script for this point"))
     out.starts = list(by_key.values())

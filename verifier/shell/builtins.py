@@ -16,6 +16,7 @@ import dataclasses
 import posixpath
 import re
 import shlex
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from verifier.shell.conditions import eval_bracket, eval_single
@@ -33,6 +34,10 @@ _NOOPS = frozenset({"pushd", "popd", "trap", "wait", "shopt", "sleep", "ulimit",
                     "hash", "disown", "enable", "complete", "history", "logger"})
 _UNKNOWN_STATUS = frozenset({"type", "which", "getopts"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEYED_ELEMENT = re.compile(r"\[([^\]]*)\]=(.*)", re.S)  # `[key]=value` in an associative array
+_INDEXED_ELEMENT = re.compile(r"\[([^\]]*)\]=")  # `[i]=value` in an indexed array
+_ECHO_FLAGS = re.compile(r"-[neE]+")
+_ESCAPE = re.compile(r"\\(.)")
 
 
 def _vals(fields: list[Binding]) -> list[Val]:
@@ -94,6 +99,14 @@ def _sink(ev: Evaluator, cmd: Simple, head: str | None, w: World) -> str | None:
 def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding]) -> bool:
     """Expand the command's words into `fields`; True when an expansion ended the world."""
     for k, word in enumerate(cmd.words):
+        parts = word.parts
+        if len(parts) == 1 and parts[0].kind == "lit" and not parts[0].quoted:
+            text = parts[0].text  # a plain word (most are): what `expand_word` makes of it, without the call
+            if not ("{" in text and ("," in text or ".." in text)):
+                fields.append((text, (cmd.src, word.line)))
+                if w.flow is not None:
+                    return True
+                continue
         if testing and k and cmd.words[k - 1].unquoted_literal in ("-z", "-n"):
             ev.weak, weak = True, ev.weak
             try:
@@ -164,10 +177,11 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
                 env[name] = (text, fields[idx][1])
             extra = (("engine", found.engine), ("module", found.module), ("start", found.start),
                      ("argv_start", found.argv_start))
-            files = tuple((p, f) for p, f in sorted(w.files.items()) if _referenced(p, values))
+            referenced = _referenced_by(values) if w.files else None
+            files = tuple((p, f) for p, f in sorted(w.files.items()) if referenced is not None and referenced(p))
             for p, _f in files:
                 ev.promote(p)
-            w.found = w.found + (Found("server", tuple(fields), tuple((n, v, lc) for n, (v, lc) in env.items()),
+            w.found = w.found + (Found("server", tuple(fields), tuple([(n, b[0], b[1]) for n, b in env.items()]),
                                        loc, files, "", extra),)
             w.status = None
             _output_unknown(w, loc, cmd)
@@ -207,11 +221,24 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
 
 def _referenced(path: str, values: list[Val]) -> bool:
     """True when a command word names the file (`--config f`, `--config=f`)."""
-    norm = posixpath.normpath(path)
-    for v in values:
-        if isinstance(v, str) and (v in (path, norm) or v.endswith("=" + path) or posixpath.normpath(v) == norm):
+    return _referenced_by(values)(path)
+
+
+def _referenced_by(values: list[Val]) -> Callable[[str], bool]:
+    """`_referenced` for many files against the same words (each word normalised once).
+
+    A word equal to the path or to its normal form has that normal form itself, so the test is: a
+    word's normal form is the path's, or a word ends in `=path`."""
+    words = [v for v in values if isinstance(v, str)]
+    norms = {posixpath.normpath(v) for v in words}
+
+    def referenced(path: str) -> bool:
+        if posixpath.normpath(path) in norms:
             return True
-    return False
+        suffix = "=" + path
+        return any(v.endswith(suffix) for v in words)
+
+    return referenced
 
 
 def _note_download(ev: Evaluator, values: list[Val]) -> None:
@@ -275,9 +302,25 @@ def _note_fetch(ev: Evaluator, head: str, values: list[Val], loc: Loc) -> None:
             ev.fetched.setdefault(posixpath.normpath(t), loc)
 
 
+_COMMAND_TEXTS: dict[int, tuple[Simple, str]] = {}
+
+
+def _command_text(cmd: Simple) -> str:
+    """`$(<the command's words>)`, the text of its unknown output, once per command node (an inline
+    program `python3 -c "..."` is long, and a library's commands run in every evaluation)."""
+    cached = _COMMAND_TEXTS.get(id(cmd))
+    if cached is not None and cached[0] is cmd:
+        return cached[1]
+    text = "$(" + " ".join(x.raw for x in cmd.words) + ")"
+    if len(_COMMAND_TEXTS) >= 4096:
+        _COMMAND_TEXTS.clear()
+    _COMMAND_TEXTS[id(cmd)] = (cmd, text)  # the node is kept with it, so its id is not reused meanwhile
+    return text
+
+
 def _output_unknown(w: World, loc: Loc, cmd: Simple) -> None:
     if w.out is not None:
-        w.out.append((Opaque("$(" + " ".join(x.raw for x in cmd.words) + ")", loc), loc))
+        w.out.append((Opaque(_command_text(cmd), loc), loc))
 
 
 def _emit(w: World, text: Val, loc: Loc) -> None:
@@ -435,7 +478,7 @@ def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False)
             for elem in a.array:
                 raw = elem.literal()
                 text_value, eloc = ev.expand_scalar(elem, w, (src, elem.line))
-                m = re.match(r"\[([^\]]*)\]=(.*)", raw or (text_value if isinstance(text_value, str) else ""), re.S)
+                m = _KEYED_ELEMENT.match(raw or (text_value if isinstance(text_value, str) else ""))
                 if m and raw is not None or m:
                     table[m.group(1)] = (m.group(2), (src, elem.line))
             w.assocs[a.name] = table
@@ -444,7 +487,7 @@ def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False)
         values: list[Binding] = []
         for elem in a.array:
             raw = elem.raw
-            m = re.match(r"\[([^\]]*)\]=", raw)
+            m = _INDEXED_ELEMENT.match(raw) if raw.startswith("[") else None
             if m:  # [i]=value inside an indexed array
                 value, _ = ev.expand_scalar(elem, w, (src, elem.line))
                 text = value.split("=", 1)[1] if isinstance(value, str) and "=" in value else value
@@ -602,7 +645,7 @@ def _echo(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
           loc: Loc) -> list[World]:
     args = _vals(fields[1:])
     newline, escapes = True, False
-    while args and isinstance(args[0], str) and re.fullmatch(r"-[neE]+", args[0]):
+    while args and isinstance(args[0], str) and _ECHO_FLAGS.fullmatch(args[0]):
         flag = args.pop(0)
         newline = newline and "n" not in flag
         escapes = "e" in flag
@@ -611,7 +654,7 @@ def _echo(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
         if k:
             pieces.append(" ")
         if escapes and isinstance(a, str):
-            a = re.sub(r"\\(.)", lambda m: _ECHO_ESCAPES.get(m.group(1), "\\" + m.group(1)), a)
+            a = _unescape(a)
         pieces.append(a)
     if newline:
         pieces.append("\n")
@@ -620,32 +663,51 @@ def _echo(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
     return [w]
 
 
+_PRINTF_SPEC = re.compile(r"%([-+ 0#]*)(\d+|\*)?(?:\.(\d+))?([sdiqbxXfFeEgGcou%])")
+# (text before it, conversion, flags, width, precision) per conversion; the text after the last; and
+# whether any conversion takes an argument
+_Format = tuple[tuple[tuple[str, str, str, str | None, str | None], ...], str, bool]
+_FORMATS: dict[str, _Format] = {}
+_FORMATS_MAX = 1024
+_FORMAT_TEXT_MAX = 4096
+
+
+def _parsed_format(fmt: str) -> _Format:
+    """A printf format split into its conversions, once per format text (a script prints with the
+    same few formats in every evaluation)."""
+    got = _FORMATS.get(fmt)
+    if got is not None:
+        return got
+    specs: list[tuple[str, str, str, str | None, str | None]] = []
+    pos = 0
+    for m in _PRINTF_SPEC.finditer(fmt):
+        specs.append((_unescape(fmt[pos:m.start()]), m.group(4), m.group(1) or "", m.group(2), m.group(3)))
+        pos = m.end()
+    got = (tuple(specs), _unescape(fmt[pos:]), any(conv != "%" for _, conv, _, _, _ in specs))
+    if len(fmt) <= _FORMAT_TEXT_MAX:
+        if len(_FORMATS) >= _FORMATS_MAX:
+            _FORMATS.clear()
+        _FORMATS[fmt] = got
+    return got
+
+
 def format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
     """bash `printf` for %s %d %i %q %b %x %f %c %% (the format is reused while arguments remain)."""
-    spec = re.compile(r"%([-+ 0#]*)(\d+|\*)?(?:\.(\d+))?([sdiqbxXfFeEgGcou%])")
+    specs, tail, consumes = _parsed_format(fmt)
     out: list[Val] = []
     k = 0
-    first = True
-    while first or k < len(args):
-        first = False
-        consumed = False
-        pos = 0
-        for m in spec.finditer(fmt):
-            out.append(_unescape(fmt[pos:m.start()]))
-            pos = m.end()
-            conv = m.group(4)
+    n = len(args)
+    while True:
+        for text, conv, flags, width, prec in specs:
+            out.append(text)
             if conv == "%":
                 out.append("%")
                 continue
-            arg: Val = args[k] if k < len(args) else ""
+            arg: Val = args[k] if k < n else ""
             k += 1
-            consumed = True
-            if not isinstance(arg, str):
-                out.append(arg)
-                continue
-            out.append(_convert(conv, m.group(1) or "", m.group(2), m.group(3), arg))
-        out.append(_unescape(fmt[pos:]))
-        if not consumed:
+            out.append(_convert(conv, flags, width, prec, arg) if isinstance(arg, str) else arg)
+        out.append(tail)
+        if not consumes or k >= n:  # a format without conversions is printed once
             break
     return concat(out, loc)
 
@@ -681,7 +743,9 @@ def _convert(conv: str, flags: str, width: str | None, prec: str | None, arg: st
 
 
 def _unescape(text: str) -> str:
-    return re.sub(r"\\(.)", lambda m: _ECHO_ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
+    if "\\" not in text:  # nothing to unescape
+        return text
+    return _ESCAPE.sub(lambda m: _ECHO_ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
 
 
 def _printf(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,

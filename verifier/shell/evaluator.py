@@ -280,6 +280,23 @@ def _last_mentions(body: Body) -> tuple[dict[str, int], list[list[str]]]:
     return last, deaths
 
 
+_LATER_CACHE: dict[tuple[int, int], tuple[Body, frozenset[str]]] = {}
+
+
+def _later(body: Body, last: dict[str, int], start: int) -> set[str]:
+    """The identifiers statement `start` or a later one mentions (a fresh set: `run_top` shrinks it).
+    Evaluations of a script resume from the same few statements: computed once for each."""
+    key = (id(body), start)
+    cached = _LATER_CACHE.get(key)
+    if cached is not None and cached[0] is body:
+        return set(cached[1])
+    names = frozenset(name for name, k in last.items() if k >= start)
+    if len(_LATER_CACHE) > 512:
+        _LATER_CACHE.clear()
+    _LATER_CACHE[key] = (body, names)
+    return set(names)
+
+
 class _Operands:
     """The evaluator's values (`Val`) as verifier.shell.conditions sees them, in one world at one place."""
 
@@ -402,7 +419,7 @@ class Evaluator:
         last, deaths = _last_mentions(body)
         store, key = self.options.checkpoints, self.options.checkpoint_key
         start, worlds = self._restore(0, worlds)
-        later = {name for name, k in last.items() if k >= start}  # mentioned by a statement still to run
+        later = _later(body, last, start)  # mentioned by a statement still to run
         keeping = store is not None and key is not None
         if keeping:
             store.begin(key, body)  # type: ignore[union-attr]
@@ -446,27 +463,31 @@ class Evaluator:
         if self.read_all:
             return
         key = tuple(id(sc) for sc in self.scripts)
-        funcs = self._live.get(key)
-        if funcs is None:
-            grown: set[str] = set()
+        kept = self._live.get(key)
+        if kept is None:
+            # what a function mentions (it can run at any later time) and the starting variables stay
+            grown: set[str] = set(self.initial)
             for sc in self.scripts:
                 grown |= function_identifiers(sc)
             self._live.clear()  # one entry: the scripts only grow during an evaluation
-            funcs = self._live[key] = frozenset(grown)
+            kept = self._live[key] = frozenset(grown)
         for w in worlds:
             if w.flow is not None:
                 continue
             for table in (w.vars, w.arrays, w.assocs):
                 if not table:
                     continue
-                dead = table.keys() - later  # set differences in C; most names are live
+                dead = set(table).difference(later)  # in C, walking the table (not `later`, which is larger)
                 if dead:
-                    dead -= funcs
-                    if w.refs:  # what a reference names is read through it, under a name no later text mentions
+                    # `dead - x` walks `dead` (a few names) where `dead -= x` walks x (the functions
+                    # mention a thousand identifiers)
+                    dead = dead - kept
+                    if dead and w.refs:  # what a reference names is read through it, under a name no later text mentions
                         dead -= set(w.refs.values())
+                    if dead:
+                        dead = dead - w.exported  # exported variables reach the commands it starts
                     for name in dead:
-                        if name not in w.exported and name not in self.initial:
-                            del table[name]
+                        del table[name]
 
     def _done(self, w: World, body: Body, i: int) -> bool:
         """True when nothing from statement i on can start another server (or, for a runner, once
@@ -618,13 +639,15 @@ class Evaluator:
                     w = w.copy()
                     w.found = found[0].found
                 continue
-            for x in outs:
-                y = w.copy()
+            keep_out = w.out is not None
+            for n, x in enumerate(outs):
+                # the world the pipeline ran in is not used after it: the last outcome takes it over
+                y = w if n == len(outs) - 1 else w.copy()
                 y.status = x.status
                 y.found = x.found
                 y.files = x.files
                 y.assume = x.assume
-                if w.out is not None:
+                if keep_out:
                     y.out = x.out
                 if x.flow is not None and x.flow[0] == "stop":
                     y.flow = x.flow
@@ -636,13 +659,15 @@ class Evaluator:
         sub = w.copy()
         outs = action(sub)
         result: list[World] = []
-        for x in outs:
-            y = w.copy()
+        keep_out = w.out is not None
+        for n, x in enumerate(outs):
+            # the world the subshell was started from is not used after it: the last outcome takes it over
+            y = w if n == len(outs) - 1 else w.copy()
             y.status = True if background else x.status
             y.found = x.found
             y.files = x.files
             y.assume = x.assume
-            if w.out is not None and x.out is not None:
+            if keep_out and x.out is not None:
                 y.out = x.out
             if x.flow is not None and x.flow[0] == "stop":
                 y.flow = x.flow
@@ -1067,11 +1092,20 @@ class Evaluator:
     def expand_word(self, word: Word, w: World, loc: Loc, split: bool = True, glob: bool = False) -> list[Binding]:
         """Expand one word into fields, each with the place its text was written."""
         at = (loc[0], word.line)
-        if split and len(word.parts) == 1 and word.parts[0].kind == "lit" and not word.parts[0].quoted:
-            text = word.parts[0].text
-            if "{" in text and ("," in text or ".." in text):
-                return [(t, at) for t in _brace_expand(text)]
-            return [(text, at)]
+        parts = word.parts
+        if len(parts) == 1:  # the common one-part words, as the general walk below expands them
+            part = parts[0]
+            if part.kind == "lit":
+                text = part.text
+                if split and not part.quoted and "{" in text and ("," in text or ".." in text):
+                    return [(t, at) for t in _brace_expand(text)]
+                return [(text, at)]
+            if part.kind == "param" and part.quoted:
+                result = self.param(part.text, w, at)
+                if isinstance(result, list):  # "${A[@]}" / "$@"
+                    return [b if b[1] != NO_LOC else (b[0], at) for b in result]
+                value, vloc = result
+                return [(concat([value], at), vloc if vloc not in (None, NO_LOC) else at)]
         fields: list[list[Val]] = [[]]
         has = [False]  # whether the current field exists even if empty (quoted text)
         single_loc: Loc | None = None
@@ -1098,7 +1132,7 @@ class Evaluator:
             result = self.param(part.text, w, at)
             if isinstance(result, list):  # "${A[@]}" / "$@"
                 if only and part.quoted:
-                    return [(v, lc if lc != NO_LOC else at) for v, lc in result]
+                    return [b if b[1] != NO_LOC else (b[0], at) for b in result]
                 if only and not part.quoted and split:
                     multi = []
                     for v, lc in result:

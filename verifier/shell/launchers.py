@@ -222,15 +222,17 @@ class ChildMatch:
 def match_child(words: list[Val], commands: Commands) -> ChildMatch | None:
     """`bash FILE.sh` (possibly wrapped), or None."""
     n = len(words)
-    for k in range(n):
+    if not n:
+        return None
+    first = _text(words[0])
+    # a word after the first can start the script only behind a wrapper with a child reading
+    span = n if first is not None and first.rsplit("/", 1)[-1] in commands.child_wrappers else 1
+    for k in range(span):
         w = _text(words[k])
         if w is None:
             continue
         base = w.rsplit("/", 1)[-1]
         target: int | None = None
-        if k > 0 and not all(isinstance(x, str) for x in words[:1]) or (
-                k > 0 and (_text(words[0]) or "").rsplit("/", 1)[-1] not in commands.child_wrappers):
-            continue
         if base in _SHELLS:
             j = k + 1
             while j < n and isinstance(words[j], str) and str(words[j]).startswith("-"):

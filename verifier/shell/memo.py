@@ -9,7 +9,7 @@ merely passes through to a command's environment, which are taken from the new e
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
@@ -32,8 +32,9 @@ def _rebind(env_items: tuple[tuple[str, Val, Loc], ...], old: Mapping[str, Bindi
                 out.append((name, now[0], now[1]))
             continue
         out.append((name, value, loc))
+    have = {n for n, _, _ in env_items}
     for name, binding in new.items():  # passed through, but absent from the first environment
-        if name not in old and name not in {n for n, _, _ in env_items}:
+        if name not in old and name not in have:
             out.append((name, binding[0], binding[1]))
     return tuple(out)
 
@@ -119,8 +120,14 @@ class Shared:
     def find(self, key: Any, tree: str, env: Mapping[str, Binding],
              same_answers: Callable[[tuple[tuple[Any, ...], ...]], bool]) -> Evaluation | None:
         """An evaluation another tree made that holds for this tree and environment, or None."""
+        seen: dict[tuple[Any, ...], Any] = {}  # shape -> this environment's valuation (entries share few shapes)
         for have_tree, shape, valuation, result, env0, accesses in self._index.get(key, ()):
-            if have_tree == tree or Memo._valuation(shape, env) != valuation or not same_answers(accesses):
+            if have_tree == tree:
+                continue
+            mine = seen.get(shape, seen)
+            if mine is seen:
+                mine = seen[shape] = Memo._valuation(shape, env)
+            if mine != valuation or not same_answers(accesses):
                 continue
             self.hits += 1
             return rebind_evaluation(result, env0, env)
@@ -157,12 +164,31 @@ def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding
     return x
 
 
+@dataclass(frozen=True, eq=False)
+class _Point:
+    """A remembered point of an evaluation (see `Checkpoints`)."""
+
+    seq: int  # the order it was remembered in
+    index: int  # the statement it resumes before
+    read_names: tuple[str, ...]
+    weak_names: tuple[str, ...]
+    valuation: Any  # the values of read_names and the emptiness of weak_names it was reached with
+    state: dict[str, Any]
+    worlds: list[World]
+    env: dict[str, Binding]
+
+
 class Checkpoints:
     """The worlds before the statement of a script where it first read more of its environment:
     another environment that agrees on everything read so far resumes from there."""
 
     def __init__(self) -> None:
-        self._store: dict[Any, list[tuple[int, Any, Any, dict[str, Any], list[World], dict[str, Binding]]]] = {}
+        # per script key: the remembered points in the order remembered (the oldest is forgotten
+        # first), and the same points indexed for `find`: statement index -> (names read, names
+        # tested for emptiness) -> (their values, their emptiness) -> the point
+        self._store: dict[Any, list[_Point]] = {}
+        self._index: dict[Any, dict[int, dict[tuple[tuple[str, ...], tuple[str, ...]], dict[Any, _Point]]]] = {}
+        self._seq = 0
         self.resumed = 0
         # per script key: (its statements, evaluations seen, statement indices where it read more
         # of its environment); see `wanted`
@@ -207,32 +233,43 @@ class Checkpoints:
         entries = self._store.setdefault(key, [])
         # a file written from variables nobody has read back yet is still in the worlds: those count here
         names = set(state["reads"]).union(*state["sinks"].values()) if state["sinks"] else set(state["reads"])
-        reads = tuple((n, env[n][0] if n in env else None) for n in sorted(names))
-        weak = tuple((n, _filled(env.get(n))) for n in sorted(state["weak"] - state["reads"]))
-        for have in entries:
-            if have[0] == index and have[1] == reads and have[2] == weak:
-                return
-        entries.append((index, reads, weak, state, worlds, dict(env)))
+        read_names = tuple(sorted(names))
+        weak_names = tuple(sorted(state["weak"] - state["reads"]))
+        valuation = (tuple(env[n][0] if n in env else None for n in read_names),
+                     tuple(_filled(env.get(n)) for n in weak_names))
+        table = self._index.setdefault(key, {}).setdefault(index, {}).setdefault((read_names, weak_names), {})
+        if valuation in table:  # the same point with the same values is remembered already
+            return
+        self._seq += 1
+        point = _Point(self._seq, index, read_names, weak_names, valuation, state, worlds, dict(env))
+        table[valuation] = point
+        entries.append(point)
         if len(entries) > MAX_ENTRIES:
-            del entries[0]
+            old = entries.pop(0)
+            self._index[key][old.index][(old.read_names, old.weak_names)].pop(old.valuation, None)
 
     def find(self, key: Any, env: Mapping[str, Binding]) -> tuple[int, dict[str, Any], list[World]] | None:
-        """The deepest remembered point this environment can resume from."""
-        best = None
-        entries = self._store.get(key, ())
-        # deepest first; among equal depths the earliest remembered (a stable sort keeps that order)
-        for entry in sorted(entries, key=lambda e: -e[0]) if len(entries) > 1 else entries:
-            index, reads, weak, state, _worlds, _env0 = entry
-            if state["read_all"]:
-                continue
-            if any((env[n][0] if n in env else None) != v for n, v in reads):
-                continue
-            if any(_filled(env.get(n)) != v for n, v in weak):
-                continue
-            best = entry
-            break
+        """The deepest remembered point this environment can resume from (among equally deep ones,
+        the earliest remembered)."""
+        best: _Point | None = None
+        by_index = self._index.get(key)
+        if not by_index:
+            return None
+        for index in sorted(by_index, reverse=True):
+            for (read_names, weak_names), table in by_index[index].items():
+                if not table:
+                    continue
+                valuation = (tuple(env[n][0] if n in env else None for n in read_names),
+                             tuple(_filled(env.get(n)) for n in weak_names))
+                point = table.get(valuation)
+                if point is None or point.state["read_all"]:
+                    continue
+                if best is None or point.seq < best.seq:
+                    best = point
+            if best is not None:
+                break
         if best is None:
             return None
-        index, _reads, _weak, state, worlds, env0 = best
+        index, state, worlds, env0 = best.index, best.state, best.worlds, best.env
         self.resumed += 1
         return index, state, [rebind_world(w, env0, env) for w in worlds]

@@ -71,6 +71,16 @@ def follow_ref(refs: dict[str, str], name: str, reads: set[str]) -> str:
 
 def concat(pieces: list[Val], loc: Loc) -> Val:
     """Join value pieces: Unknown wins, then Opaque (with the joined source text), else the text."""
+    if len(pieces) == 1:  # the common case, as the loop below joins it
+        piece = pieces[0]
+        if isinstance(piece, Opaque):
+            return Opaque(piece.text, loc, piece.nonempty)
+        return piece
+    for piece in pieces:
+        if not isinstance(piece, str):
+            break
+    else:  # all text (the common case): what the loop below makes of it
+        return "".join(pieces)  # type: ignore[arg-type]
     text: list[str] = []
     opaque = False
     nonempty = False

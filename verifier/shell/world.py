@@ -105,14 +105,14 @@ class World:
         w.pos = self.pos
         w.arg0 = self.arg0
         w.sources = self.sources
-        w.frames = tuple(dict(f) for f in self.frames)
+        w.frames = tuple([dict(f) for f in self.frames]) if self.frames else ()
         w.found = self.found
         w.status = self.status
         w.flow = self.flow
         w.assume = self.assume
         w.out = None if self.out is None else list(self.out)
         w.exit_loc = self.exit_loc
-        w.attrs = dict(self.attrs)
+        w.attrs = dict(self.attrs) if self.attrs else {}
         w.refs = dict(self.refs) if self.refs else {}
         return w
 

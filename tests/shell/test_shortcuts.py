@@ -1,0 +1,120 @@
+"""The evaluator's shortcuts give what the long way gives (issue 23: per-launch CPU).
+
+Each shortcut (a printf format parsed once, a checkpoint found by index, a file-reference test
+against precomputed words, a child-script match that looks past the first word only behind a
+wrapper) is checked against the plain rule it replaces, on the cases where they could part.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from verifier.launch.commands import shell_commands
+from verifier.shell import Options, evaluate
+from verifier.shell.builtins import _referenced, format_printf
+from verifier.shell.launchers import match_child
+from verifier.shell.memo import Checkpoints
+from verifier.shell.values import Opaque, Unknown, Val, shown
+from verifier.shell.world import World
+
+LOC = ("x.sh", 3)
+
+
+def _options(**kw: object) -> Options:
+    return Options(commands=shell_commands(), **kw)  # type: ignore[arg-type]
+
+
+def test_printf_formats_reused_across_calls_print_the_same() -> None:
+    for _ in range(2):  # the second round reads the parsed format back
+        assert format_printf("%q ", ["a b", "c", ""], LOC) == "'a b' c '' "
+        assert format_printf("%s=%d\\n", ["x", "7", "y"], LOC) == "x=7\ny=0\n"
+        assert format_printf("no conversions\\t", ["ignored", "too"], LOC) == "no conversions\t"
+        assert format_printf("100%% %s", [], LOC) == "100% "
+        assert format_printf("%5s|%-3s|%05d", ["ab", "c", "42"], LOC) == "   ab|c  |00042"
+    # a run-time argument keeps the whole text opaque, naming where it was written
+    got = format_printf("%s-%s", ["a", Opaque("$(hostname)", ("y.sh", 1))], LOC)
+    assert isinstance(got, Opaque) and got.text == "a-$(hostname)" and got.loc == LOC
+    lost = Unknown("assigned inside the loop on line 2", ("x.sh", 2))
+    assert format_printf("%s", ["a", lost], LOC) == lost
+
+
+def test_a_quoted_array_prints_each_element_quoted() -> None:
+    text = ('CMD=(serve --model-path "$M" --x "a b")\nLINE=$(printf \'%q \' "${CMD[@]}")\n'
+            'python3 -m sglang.launch_server --note "$LINE" "${CMD[@]}"\n')
+    ev = evaluate(text, "x.sh", {"M": "/m"}, _options())
+    (server,) = [r.server for r in ev.results if r.server is not None]
+    words = ["serve", "--model-path", "/m", "--x", "a b"]
+    assert [shown(v) for v in server.argv] == ["--note", "serve --model-path /m --x 'a b' ", *words]
+    assert server.argv_locs[0] == ("x.sh", 3) and server.argv_locs[-1] == ("x.sh", 1)
+
+
+def _referenced_plainly(path: str, values: list[Val]) -> bool:
+    norm = posixpath.normpath(path)
+    return any(isinstance(v, str) and (v in (path, norm) or v.endswith("=" + path) or posixpath.normpath(v) == norm)
+               for v in values)
+
+
+def test_file_references_match_the_plain_rule() -> None:
+    words: list[Val] = ["trtllm-serve", "--config=./cfg.yml", "--extra", "/tmp/x/../y.yaml", "",
+                        Opaque("$(mktemp)", LOC), "dir/", "a=b/c.yml"]
+    for path in ("cfg.yml", "./cfg.yml", "/tmp/y.yaml", "/tmp/x/../y.yaml", ".", "", "dir", "b/c.yml", "c.yml",
+                 "other.yml", "/tmp/x"):
+        assert _referenced(path, words) == _referenced_plainly(path, words), path
+
+
+def test_child_scripts_are_found_behind_wrappers_only() -> None:
+    commands = shell_commands()
+    wrapper = sorted(commands.child_wrappers)[0]
+    assert match_child(["bash", "benchmarks/x.sh"], commands) is not None
+    assert match_child(["echo", "bash", "benchmarks/x.sh"], commands) is None  # not a wrapper: an argument
+    assert match_child([Opaque("$RUN", LOC), "bash", "x.sh"], commands) is None
+    behind = match_child([wrapper, "bash", "benchmarks/x.sh"], commands)
+    assert behind is not None and behind.script == 2
+    assert match_child([], commands) is None
+
+
+def _state(reads: set[str], read_all: bool = False) -> dict[str, object]:
+    return {"reads": frozenset(reads), "weak": frozenset(), "read_all": read_all, "sinks": {}}
+
+
+def _env(**values: str) -> dict[str, tuple[Val, tuple[str, int]]]:
+    return {k: (v, ("wf.yml", 1)) for k, v in values.items()}
+
+
+def _world(tag: str) -> World:
+    w = World()
+    w.vars["TAG"] = (tag, LOC)
+    return w
+
+
+def test_checkpoints_resume_from_the_deepest_then_the_earliest_remembered() -> None:
+    store = Checkpoints()
+    env = _env(TP="4", CONC="8")
+    store.add("k", 2, _state({"TP"}), [_world("tp@2")], env)
+    store.add("k", 5, _state({"TP", "CONC"}), [_world("conc@5")], env)
+    store.add("k", 5, _state({"TP"}), [_world("tp@5-first")], env)
+    store.add("k", 5, _state({"TP"}, read_all=True), [_world("unused")], _env(TP="2"))
+    store.add("k", 5, _state({"TP"}), [_world("tp@5-again")], env)  # the same point again: kept once
+
+    def resumed(**values: str) -> tuple[int, str] | None:
+        found = store.find("k", _env(**values))
+        return None if found is None else (found[0], str(shown(found[2][0].vars["TAG"][0])))
+
+    assert resumed(TP="4", CONC="8") == (5, "conc@5")  # both deepest points fit: the earlier remembered
+    assert resumed(TP="4", CONC="16") == (5, "tp@5-first")
+    assert resumed(TP="2", CONC="8") is None  # only a point that read the whole environment fits
+    assert store.find("other", env) is None
+    # rebound: a variable of the first environment the script never touched is the new one's
+    found = store.find("k", _env(TP="4", CONC="8", EXTRA="x"))
+    assert found is not None and found[2][0].vars["EXTRA"][0] == "x"
+
+
+def test_checkpoints_forget_the_oldest_first() -> None:
+    from verifier.shell import memo
+
+    store = Checkpoints()
+    for n in range(memo.MAX_ENTRIES + 1):
+        store.add("k", 3, _state({"CONC"}), [_world(str(n))], _env(CONC=str(n)))
+    assert store.find("k", _env(CONC="0")) is None  # forgotten
+    found = store.find("k", _env(CONC="1"))
+    assert found is not None and found[2][0].vars["TAG"][0] == "1"
