@@ -441,7 +441,7 @@ def test_a_huge_verdict_posts_a_capped_comment_pointing_at_the_job_summary(
 
     modules = [_module(i, (lambda ctx: _huge(ctx, "FAIL")) if i == 13 else (lambda ctx: passed(finding(
         "check-crashed", error="e")))) for i in range(19)]
-    monkeypatch.setattr(checks, "judge", lambda bundle, policies, selected=None: original(
+    monkeypatch.setattr(checks, "judge", lambda bundle, policies, selected=None, **_: original(
         bundle, policies, modules))
     server = standin()
     files = env(server, "issue_comment", _comment())
