@@ -12,6 +12,16 @@ command found becomes a `ServerStart` with its argv, environment and the chain o
 to it. Server processes of every node are found at once: a script that branches on the node's rank
 (unknown until run time) is read down every branch, and each server's own command line tells its
 role (policy `multinode.roles`).
+
+Every point of a key walks the same chain with its own environment (its concurrencies, node
+counts, parallelism), and `srun` reads its command once per rank. A script reading is shared
+between the environments it holds for (`_Template`): it is made with stand-ins for the starting
+environment and positional arguments (verifier.shell.trace, Stand-ins), the variables whose values
+decide something are read with their values, and the reading is reused, with each environment's
+values put in place of the stand-ins, for every environment that agrees on those and gives every
+test the reader left to its caller the same outcome; every tree question it asked is asked again
+of the tree it is used on (so a reading made on the other tree of the bundle holds only when this
+tree answers alike, verifier.launch.treeshare).
 """
 
 from __future__ import annotations
@@ -19,21 +29,23 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from verifier.launch.commands import WRAPPERS, wrapper
 from verifier.launch.job import KeyJob
-from verifier.launch.runner import Problem, make_reader, repo_path
-from verifier.shell.text import Text, is_known, plain, slice_text, text_of
+from verifier.launch.runner import Problem, _file_test, _fills, _put, make_reader, repo_path
+from verifier.shell.text import Seg, Text, is_known, plain, slice_text, text_of
 
 if TYPE_CHECKING:
-    from verifier.shell.trace import Event
+    from verifier.shell.trace import Event, Reader, ReadResult
 
 MAX_DEPTH = 12
 MAX_READINGS = 48
 MAX_CACHED_READINGS = 256  # script readings kept per tree for equal inputs (`_Walker.read`)
+MAX_TEMPLATES = 64  # stand-in readings kept per script and inputs other than the environment (`_Walker.templated`)
+_MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in of verifier.shell.trace (Reader.stand_in)
 # the wrapper commands and their option grammar (verifier.launch.commands, the table the shell
 # reader is given too): `follow` says how this walk passes each one
 _STEPPED = {w.name: w for w in WRAPPERS if w.follow == "step"}
@@ -68,6 +80,255 @@ class _Reading:
     problems: tuple[tuple[str, int | None, str], ...]
     files: tuple[str, ...]
     accesses: tuple[tuple[tuple[str, str], Any], ...]
+
+
+@dataclass(frozen=True)
+class _EventPlan:
+    """Where one event of a stand-in reading holds stand-ins (`_Template.instance` puts values there)."""
+
+    index: int
+    argv: frozenset[int]  # words holding a stand-in
+    whole: tuple[tuple[str, str], ...]  # environment entries that are one variable's stand-in: (entry, variable)
+    env: tuple[str, ...]  # other environment entries holding a stand-in
+    cwd: bool
+    stdin: bool
+
+
+@dataclass
+class _Template:
+    """One script reading made with stand-ins for its starting environment (verifier.shell.trace,
+    Stand-ins), and the environments it is the reading of.
+
+    The environment has the same names in the same order; `fixed` variables (whose stand-ins decided
+    something) have equal values; a `words` variable, whose stand-in the reading expanded, is one
+    known segment written at the same place (`words`: its file, line and why; the stand-in carried
+    that origin, so every segment it reached is the one the value would reach) with a text that may
+    take a stand-in's place (`_fills`); a variable the reading never expanded (not in `Reader.reads`;
+    its stand-in is found only as a whole value of the recorded commands' environments, which is
+    checked) may hold any value. Every test the reader left to its caller comes out as recorded with
+    the values (`checks`, `file_checks`), and every tree question of the reading is asked again
+    (`KeyJob.same_answers`, for the access logs and needs). The reading for the environment is then
+    this one with the values put in place of the stand-ins (`instance`)."""
+
+    keys: tuple[str, ...]
+    fixed: dict[str, Text]
+    words: dict[str, tuple[str, int | None, str]]
+    marks: list[tuple[str, int | None, Callable[[str], str] | None]]
+    reading: _Reading
+    plans: list[_EventPlan]
+    checks: list[tuple[tuple[Text, ...], Callable[[tuple[Text, ...]], object], object]]
+    file_checks: list[tuple[str, Text, Text, bool | None]]
+    mounts: Mapping[str, str]
+
+    def fits(self, env: Mapping[str, Text]) -> bool:
+        """Whether the reading may hold for this environment (`instance` checks the rest)."""
+        if tuple(env) != self.keys:
+            return False
+        if any(env[name] != value for name, value in self.fixed.items()):
+            return False
+        for name, shape in self.words.items():
+            seg = _word_seg(env[name])
+            if seg is None or (seg.file, seg.line, seg.why) != shape:
+                return False
+        return True
+
+    def values(self, env: Mapping[str, Text]) -> list[str] | None:
+        """The value of every stand-in for this environment (None: a derived one may not take its place)."""
+        out: list[str] = []
+        for name, base, how in self.marks:
+            if base is None or how is None:
+                out.append(plain(env[name]))
+                continue
+            value = how(out[base])
+            if not _fills(value):
+                return None  # `${X%%:*}` of this value is empty or blank: the reading does not hold
+            out.append(value)
+        return out
+
+    def instance(self, job: KeyJob, env: Mapping[str, Text]) -> _Reading | None:
+        """The reading for an environment that `fits` (None: a test comes out otherwise with its values)."""
+        values = self.values(env)
+        if values is None:
+            return None
+        try:
+            if any(test(tuple(_put(v, values) for v in texts)) != outcome for texts, test, outcome in self.checks):
+                return None
+        except StopIteration:  # a replayed `[[ ]]` asks more than was recorded: with these values it goes otherwise
+            return None
+        if any(_file_test(job, op, _put(path, values), _put(cwd, values), self.mounts) != outcome
+               for op, path, cwd, outcome in self.file_checks):
+            return None  # this environment's file exists in the tree: the reading took the other branch
+        if not job.same_answers(self.reading.accesses):
+            return None
+        events = list(self.reading.events)
+        for plan in self.plans:
+            event = events[plan.index]
+            argv = tuple(_put(a, values) if i in plan.argv else a for i, a in enumerate(event.argv)) \
+                if plan.argv else event.argv
+            child = event.env
+            if plan.whole or plan.env:
+                child = dict(child)
+                for key, name in plan.whole:
+                    child[key] = env[name]
+                for key in plan.env:
+                    child[key] = _put(child[key], values)
+            cwd = _put(event.cwd, values) if plan.cwd else event.cwd
+            stdin = _MARK.sub(lambda m: values[int(m.group(1))], event.stdin) \
+                if plan.stdin and event.stdin is not None else event.stdin
+            events[plan.index] = replace(event, argv=argv, env=child, cwd=cwd, stdin=stdin)
+        return _Reading(events, self.reading.stopped, self.reading.problems, self.reading.files, ())
+
+
+_Run = Callable[["Reader", dict[str, Text], list[Text]], "ReadResult"]  # one reading with an environment and arguments
+
+
+def _inputs(env: Mapping[str, Text], args: list[Text]) -> dict[str, Text]:
+    """A reading's environment and positional arguments as one mapping (`1`, `2`, ...: no variable's name)."""
+    return {**env, **{str(i): arg for i, arg in enumerate(args, 1)}}
+
+
+def _split(inputs: Mapping[str, Text]) -> tuple[dict[str, Text], list[Text]]:
+    """`_inputs` back into the environment and the positional arguments."""
+    return {k: v for k, v in inputs.items() if not k.isdigit()}, [v for k, v in inputs.items() if k.isdigit()]
+
+
+def _word_seg(value: Text) -> Seg | None:
+    """The one known segment of a value that may take a stand-in's place (None: it may not)."""
+    if len(value) != 1:
+        return None
+    seg = value[0]
+    return seg if seg.known and _fills(seg.text) else None
+
+
+def _has_nul(*texts: Text | str) -> bool:
+    return any("\x00" in (t if isinstance(t, str) else plain(t)) for t in texts)
+
+
+def _template(job: KeyJob, env: Mapping[str, Text], mounts: Mapping[str, str], run: _Run,
+              learned: set[str] | None) -> _Template:
+    """A reading of a script for `env` with stand-ins for every variable but those that decided
+    something before (`learned`; None: no stand-ins, the inputs hold the stand-ins' character). A
+    stand-in that decides something ends the reading (verifier.shell.trace.Decided) before it asks
+    the tree anything the reading with the values would not; its variable is then read with its value
+    and the script read again, and so is a variable whose value may not take a stand-in's place
+    (`_word_seg`) but that the reading expanded, or whose stand-in is found anywhere but as a whole
+    value of a recorded command's environment (`_misplaced`). Each round stands in for fewer
+    variables: the last is a reading with the values themselves at worst."""
+    from verifier.shell.trace import Decided
+
+    # a positional argument (`_inputs`) is not among the variables the reader records as read: it
+    # stands in only for a value that may take a stand-in's place, and is then a word
+    standing = [] if learned is None else [name for name in env if name not in learned and
+                                           (not name.isdigit() or _word_seg(env[name]) is not None)]
+    while True:
+        unsure: list[bool] = [False]
+
+        def loaded(rel: str, content: str, flag: list[bool] = unsure) -> None:
+            if "\x00" in content:
+                flag[0] = True  # a file holding the stand-ins' character: stand-ins are not told apart
+
+        file_checks: list[tuple[str, Text, Text, bool | None]] = []
+        reader = make_reader(job, mounts, on_load=loaded, file_checks=file_checks)
+        run_env = dict(env)
+        standins: dict[str, Text] = {}
+        for name in standing:
+            value = env[name]
+            seg = _word_seg(value)
+            mark = reader.stand_in(name, plain(value))
+            # a word's stand-in carries the value's origin; another value's is only ever copied whole
+            standins[name] = run_env[name] = (Seg(mark, seg.file, seg.line, True, seg.why),) if seg is not None \
+                else (Seg(mark, "\x00", None, True, ""),)
+        result: ReadResult | None = None
+        with job.logging_accesses() as log:
+            try:
+                result = run(reader, *_split(run_env))
+                if standing:  # a problem's message is the caller's to read
+                    reader.decide(*(m for _f, _ln, m in result.problems))
+            except Decided:
+                pass
+        decided = set(standing) if reader.decided_all or unsure[0] else reader.decided & set(standing)
+        if not decided and standing:
+            assert result is not None
+            decided = _misplaced(reader, result, env, standins)
+        if not decided:
+            break
+        if learned is not None:
+            learned |= decided
+        standing = [name for name in standing if name not in decided]
+    assert result is not None
+    reading = _Reading(result.events, result.stopped, tuple(result.problems), tuple(reader.files), tuple(log.items()))
+    words = {name: (seg.file, seg.line, seg.why) for name in standing if name in reader.reads or name.isdigit()
+             for seg in standins[name]}
+    fixed = {name: value for name, value in env.items() if name not in standins}
+    return _Template(tuple(env), fixed, words, list(reader.marks), reading,
+                     _plans(result.events, standins) if standing else [], list(reader.checks), file_checks,
+                     dict(mounts))
+
+
+def _misplaced(reader: Reader, result: ReadResult, env: Mapping[str, Text], standins: dict[str, Text]) -> set[str]:
+    """Variables whose stand-in does not stand for their value in this reading: a value that may not
+    take a stand-in's place (`_word_seg`) that was expanded, or a variable never expanded whose
+    stand-in is found elsewhere than as a whole value of a recorded command's environment (and any
+    stand-in in a problem, a file read or a recorded command's taint)."""
+    reads = {*reader.reads, *(name for name in standins if name.isdigit())}  # positional arguments: words
+    bad = {name for name in standins if name in reads and _word_seg(env[name]) is None}
+    copied = {name for name in standins if name not in reads}
+    marks = reader.marks
+
+    def scan(text: str, only: set[str] | None) -> None:
+        for m in _MARK.finditer(text):
+            index = int(m.group(1))
+            name = marks[index][0] if index < len(marks) else None
+            if name is None:
+                bad.update(standins)  # not a stand-in of this reading: none is told apart
+            elif only is None or name in only:
+                bad.add(name)
+        if text.count("\x00") != 2 * len(_MARK.findall(text)):
+            bad.update(standins)
+
+    whole = {text: name for name, text in standins.items() if name in copied}
+    whole_ids = {id(text) for text in whole}  # the stand-ins themselves, copied by reference
+    for event in result.events:
+        if copied:
+            for text in (*event.argv, event.cwd):
+                if _has_nul(text):
+                    scan(plain(text), copied)
+            for value in event.env.values():
+                if id(value) not in whole_ids and _has_nul(value) and value not in whole:
+                    scan(plain(value), copied)
+            if event.stdin is not None and "\x00" in event.stdin:
+                scan(event.stdin, copied)
+        if event.taint is not None and "\x00" in event.taint[2]:
+            scan(event.taint[2], None)
+    for said in (*(m for _f, _ln, m in result.problems), *reader.files):
+        if "\x00" in said:
+            scan(said, None)
+    return bad
+
+
+def _plans(events: list[Event], standins: dict[str, Text]) -> list[_EventPlan]:
+    """Where the events of a stand-in reading hold stand-ins."""
+    whole_of = {text: name for name, text in standins.items()}
+    by_id = {id(text): name for name, text in standins.items()}  # the stand-ins themselves, copied by reference
+    plans: list[_EventPlan] = []
+    for i, event in enumerate(events):
+        argv = frozenset(j for j, a in enumerate(event.argv) if _has_nul(a))
+        whole: list[tuple[str, str]] = []
+        marked: list[str] = []
+        for key, value in event.env.items():
+            name = by_id.get(id(value))
+            if name is None and _has_nul(value):
+                name = whole_of.get(value)
+                if name is None:
+                    marked.append(key)
+                    continue
+            if name is not None:
+                whole.append((key, name))
+        cwd = _has_nul(event.cwd)
+        stdin = event.stdin is not None and "\x00" in event.stdin
+        if argv or whole or marked or cwd or stdin:
+            plans.append(_EventPlan(i, argv, tuple(whole), tuple(marked), cwd, stdin))
+    return plans
 
 
 @dataclass
@@ -286,11 +547,19 @@ class _Walker:
                mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
         if not self.budget():
             return
-        reader = make_reader(self.job, mounts)
-        result = reader.run_inline(code, env, args, cwd=plain(event.cwd) if is_known(event.cwd) else "",
-                                   file=event.file)
-        self.absorb(reader, result, event.file)
-        self.visit(_tainted(result.events, event), chain, mounts, image, depth + 1)
+        cwd = plain(event.cwd) if is_known(event.cwd) else ""
+        file = event.file
+
+        def run(reader: Reader, run_env: dict[str, Text], run_args: list[Text]) -> ReadResult:
+            return reader.run_inline(code, run_env, run_args, cwd=cwd, file=file)
+
+        reading = self.templated(("inline", file, code, len(args), cwd, tuple(mounts.items())), f"inline:{file}",
+                                 _inputs(env, args), mounts, run, _has_nul(code, cwd, file))
+        self.out.files.extend(reading.files)
+        for file_, line, message in reading.problems:
+            if "cannot be read statically" in message or "too long" in message:
+                self.out.problems.append(Problem(file_, line, message))
+        self.visit(_tainted(reading.events, event), chain, mounts, image, depth + 1)
 
     def script(self, path: Text, args: list[Text], env: dict[str, Text], cwd: Text, event: Event,
                chain: tuple[str, ...], mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
@@ -329,21 +598,52 @@ class _Walker:
         if found is not None and self.job.same_answers(found.accesses):
             cache.move_to_end(key)
             return found
-        with self.job.logging_accesses() as log:
-            reader = make_reader(self.job, mounts)
-            result = reader.run(rel, text, env, args, cwd=workdir, zero=zero)
-        reading = _Reading(result.events, result.stopped, tuple(result.problems), tuple(reader.files),
-                           tuple(log.items()))
+
+        def run(reader: Reader, run_env: dict[str, Text], run_args: list[Text]) -> ReadResult:
+            return reader.run(rel, text, run_env, run_args, cwd=workdir, zero=zero)
+
+        reading = self.templated((rel, text, len(args), workdir, zero, tuple(mounts.items())), rel, _inputs(env, args),
+                                 mounts, run, _has_nul(text, workdir, zero, *mounts, *mounts.values()))
         cache[key] = reading
         if len(cache) > MAX_CACHED_READINGS:
             cache.popitem(last=False)
         return reading
 
-    def absorb(self, reader: Any, result: Any, name: str) -> None:
-        self.out.files.extend(reader.files)
-        for file, line, message in result.problems:
-            if "cannot be read statically" in message or "too long" in message:
-                self.out.problems.append(Problem(file, line, message))
+    def templated(self, ident: tuple[Any, ...], learn: str, env: dict[str, Text], mounts: Mapping[str, str],
+                  run: _Run, marked: bool) -> _Reading:
+        """The reading of a script (`run`) whose inputs but the environment and positional arguments
+        (`env`, `_inputs`) are `ident`: an instance of a stand-in reading this tree made for equal
+        inputs (`_Template`), else a new one (`marked`: the inputs hold the stand-ins' character, so
+        the reading is made with the values)."""
+        job = self.job
+        # both trees' readings: one made on the other tree holds here when this tree answers its
+        # questions alike (`_Template.instance` asks them again, verifier.launch.treeshare)
+        store: OrderedDict[Any, list[_Template]] = job.ctx.memo("launch.follow.templates", OrderedDict)
+        templates = store.get(ident)
+        if templates is not None:
+            store.move_to_end(ident)
+            for template in reversed(templates):
+                if template.fits(env):
+                    with job.logging_accesses() as log:
+                        found = template.instance(job, env)
+                    if found is not None:
+                        return replace(found, accesses=tuple(log.items()))
+        marked = marked or _has_nul(*env.values())
+        learned: set[str] | None = None if marked else job.ctx.memo(f"launch.follow.decides.{learn}", set)
+        with job.logging_accesses() as log:
+            template = _template(job, env, mounts, run, learned)
+            found = template.instance(job, env)
+        if found is None:  # cannot be (the reading checked every test with these values): read with them
+            template = _template(job, env, mounts, run, None)
+            return template.reading
+        if templates is None:
+            templates = store[ident] = []
+            if len(store) > MAX_CACHED_READINGS:
+                store.popitem(last=False)
+        templates.append(template)
+        if len(templates) > MAX_TEMPLATES:
+            del templates[0]
+        return replace(found, accesses=tuple(log.items()))
 
     def budget(self) -> bool:
         self.out.readings += 1

@@ -40,7 +40,9 @@ def text_of(value: str, file: str = "", line: int | None = None, known: bool = T
 
 def plain(text: Text) -> str:
     """The characters of a Text (unknown segments as their source text)."""
-    return "".join(s.text for s in text)
+    if len(text) == 1:
+        return text[0].text
+    return "".join([s.text for s in text])
 
 
 def is_known(text: Text) -> bool:
@@ -64,15 +66,17 @@ def origin(text: Text) -> tuple[str, int | None]:
 def concat(*parts: Text) -> Text:
     """Concatenate Texts, merging adjacent segments of one origin."""
     out: list[Seg] = []
+    last: Seg | None = None
     for part in parts:
         for seg in part:
             if not seg.text:
                 continue
-            if out and out[-1].file == seg.file and out[-1].line == seg.line and out[-1].known == seg.known \
-                    and out[-1].why == seg.why:
-                out[-1] = Seg(out[-1].text + seg.text, seg.file, seg.line, seg.known, seg.why)
+            if last is not None and last.file == seg.file and last.line == seg.line and last.known == seg.known \
+                    and last.why == seg.why:
+                last = out[-1] = Seg(last.text + seg.text, seg.file, seg.line, seg.known, seg.why)
             else:
                 out.append(seg)
+                last = seg
     return tuple(out)
 
 

@@ -36,9 +36,10 @@ those variables' values, so the reading never goes where the run with the values
 asks its loader what that run would not): a `[`/`test` test, a `case` subject or pattern,
 arithmetic, a loop's word list, a merge of branches that set different values, a parameter
 operator that reads the characters (`${#X}`, `${X/a/b}`, `${X:1}`, case changes, `${!X}`), a
-command name, the first words of a recorded command (the reader stops on them), every argument and
-input of a builtin the reader follows (`cd`, `source`, `read`, `eval`, `set`, `shift`, `exit`, ...)
-and of `echo`/`printf`/`python3` whose output the reader keeps, the path of a sourced file (and the
+command name, the first words of a recorded command when the reader stops on them (`stop_at`),
+every argument and input of a builtin the reader follows (`cd`, `source`, `read`, `eval`, `set`,
+`shift`, `exit`, ...) and of `echo`/`printf`/`python3` whose output the reader keeps (and every
+variable a python3 data snippet looks up, `_Observed`), the path of a sourced file (and the
 files written before it is compared with). A test whose outcome only picks a branch or what the
 reader keeps (a `[[ ]]` comparison, whether a command names or writes a file the script generated)
 is a check instead (`Reader.checks`): kept with the outcome the stand-ins give, for the caller to
@@ -60,6 +61,7 @@ import contextlib
 import dataclasses
 import posixpath
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
@@ -575,7 +577,7 @@ class Reader:
         else:
             names = set().union(*(s.vars.keys() for s in states)) | set(st.vars)
         before = st.vars
-        for name in names:
+        for name in sorted(names):  # a new name enters the environment in one order on every run
             kept = before.get(name)
             if kept is not None and all(s.vars.get(name) is kept for s in states):
                 continue  # no branch touched it: it stays as it was
@@ -1192,9 +1194,11 @@ class Reader:
         if code is None or self.load is None:
             return None
         load = self.load
+        loads: list[tuple[str, tuple[str, str] | None]] = []
 
         def load_yaml(path: str) -> tuple[object, dict[tuple[object, ...], int], str] | None:
             found = load(text_of(path, st.file, node.line), st)
+            loads.append((path, found))
             if found is None:
                 return None
             rel, text = found
@@ -1202,13 +1206,61 @@ class Reader:
             parsed = _yaml_doc(rel, text)
             return None if parsed is None else (parsed[0], dict(parsed[1]), rel)
 
-        env = _Observed({k: plain(v) for k, v in st.vars.items() if k in st.exported and is_known(v)},
-                        self.reads, st.exported)
-        try:
-            return run_snippet(code, load_yaml, env, st.file, node.line)
-        except SnippetUnreadable as exc:
-            self.problems.append((st.file, node.line, f"runs a python3 snippet that is not read statically ({exc})"))
-            return None
+        values = {k: plain(v) for k, v in st.vars.items() if k in st.exported and is_known(v)}
+        key = (code, st.file, node.line)
+        ran = self.snippet_again(key, values, st, node.line)
+        if ran is None:
+            env = _Observed(values, st.exported)
+            out: Text | None = None
+            error: str | None = None
+            try:
+                out = run_snippet(code, load_yaml, env, st.file, node.line)
+            except SnippetUnreadable as exc:
+                error = str(exc)
+            finally:
+                self.reads |= env.seen
+                # what the snippet printed depends on the characters of the variables it looked up
+                # (or listed): their stand-ins decide it (module docstring, Stand-ins)
+                self.decide(*(st.vars.get(name) for name in env.seen))
+            ran = _SnippetRun(tuple(env.asked.items()), tuple(values.items()) if env.listed else None,
+                              tuple(loads), frozenset(env.seen), out, error)
+            runs = _SNIPPET_RUNS.setdefault(key, [])
+            _SNIPPET_RUNS.move_to_end(key)
+            runs.append(ran)
+            if len(runs) > MAX_SNIPPET_RUNS:
+                del runs[0]
+            if len(_SNIPPET_RUNS) > MAX_SNIPPETS:
+                _SNIPPET_RUNS.popitem(last=False)
+        if ran.error is not None:
+            self.problems.append((st.file, node.line, f"runs a python3 snippet that is not read statically ({ran.error})"))
+        return ran.out
+
+    def snippet_again(self, key: tuple[str, str, int], values: dict[str, str], st: State,
+                      line: int) -> _SnippetRun | None:
+        """An earlier run of the same snippet (code, file and line) that holds here (None: none): one
+        whose every environment lookup (or listing) has the same answer and whose every YAML load,
+        asked again in order, gives the same file and text. The snippet is a function of these
+        alone (verifier.shell.pysnippet), so it prints the same; asking the loads again and recording
+        the variables read make the reading's files, tree questions and decisions those of a run."""
+        for ran in _SNIPPET_RUNS.get(key, ()):
+            if any(values.get(name) != value for name, value in ran.env):
+                continue
+            if ran.listed is not None and tuple(values.items()) != ran.listed:
+                continue
+            assert self.load is not None
+            mark = len(self.files)
+            for path, expected in ran.loads:
+                found = self.load(text_of(path, st.file, line), st)
+                if found != expected:
+                    break
+                if found is not None:
+                    self.files.append(found[0])
+            else:
+                self.reads |= ran.seen
+                self.decide(*(st.vars.get(name) for name in ran.seen))
+                return ran
+            del self.files[mark:]  # a file holds other text here (the other tree): not this run
+        return None
 
     def echo(self, name: str, args: list[Text]) -> Text:
         if name == "printf":
@@ -1267,12 +1319,16 @@ class Reader:
 
     def expand(self, word: Word, st: State, split: bool = True) -> list[Text]:
         """Bash word expansion into fields (parameter, command and arithmetic expansion; splitting)."""
-        file, line = self.word_origin(word, st)
-        if all(part.kind == "lit" for part in word.parts):  # no expansion: one field (or none)
-            text = "".join(part.text for part in word.parts)
+        file, line = self.word_origin(word, st) if self.origin_at is not None else (st.file, word.line)
+        parts = word.parts
+        for part in parts:
+            if part.kind != "lit":
+                break
+        else:  # no expansion: one field (or none)
+            text = parts[0].text if len(parts) == 1 else "".join([part.text for part in parts])
             if text:
                 return [(Seg(text, file, line, True),)]
-            return [()] if any(part.quoted for part in word.parts) else []
+            return [()] if any(part.quoted for part in parts) else []
         fields: list[list[Text]] = [[]]
         any_quoted = False
         for part in word.parts:
@@ -1717,14 +1773,18 @@ class Reader:
         builtin = name in _FOLLOWED or \
             (name in ("echo", "printf") and (self.capture is not None or _writes_file(node))) or \
             (name in ("seq", "dirname", "basename", "pwd") and self.capture is not None)
-        if name in ("python3", "python"):  # a data snippet reads the environment's characters
+        if name in ("python3", "python") and (self.capture is not None and not self.redirected(node) or
+                                              _writes_file(node)):
+            # a data snippet the reader runs (its output kept or written to a file, `simple` and
+            # `note_written`): its code and arguments decide it, and so does every variable of the
+            # environment it reads (`snippet`); any other python3 is only recorded
             builtin = True
-            self.decide(*(v for k, v in st.vars.items() if k in st.exported))
         if builtin and name not in st.funcs or name in _FOLLOWED:
             self.decide(*argv, *prefix.values(), stdin)
         elif name not in st.funcs:
-            if name not in _QUIET or self.capture is not None and name in ("ulimit", "umask", "type", "hash", "alias"):
-                self.decide(*argv[:3])  # a recorded command: `stop_at` reads them
+            if self.stop_at is not None and (name not in _QUIET or self.capture is not None and
+                                             name in ("ulimit", "umask", "type", "hash", "alias")):
+                self.decide(*argv[:3])  # a recorded command: `stop_at` reads them (its name is decided above)
             for gen in generated.values():  # a command naming a generated file may have changed it
                 self.decide(gen.path)
                 for arg in argv[1:]:
@@ -1998,27 +2058,56 @@ def _split_replacement(body: str) -> tuple[str, str]:
 
 class _Observed(Mapping[str, str]):
     """The environment a python3 snippet sees (`os.environ`): every variable it looks up is recorded
-    as read, and listing it (`items()`) reads every exported variable."""
+    as read (`seen`) with the answer it got (`asked`: its value, None when absent), and listing it
+    (`items()`) reads every exported variable (`listed`)."""
 
-    def __init__(self, env: dict[str, str], reads: set[str], exported: set[str]) -> None:
-        self._env, self._reads, self._exported = env, reads, exported
+    def __init__(self, env: dict[str, str], exported: set[str]) -> None:
+        self._env, self._exported = env, exported
+        self.seen: set[str] = set()
+        self.asked: dict[str, str | None] = {}
+        self.listed = False
 
     def __getitem__(self, key: str) -> str:
-        self._reads.add(key)
+        self.seen.add(key)
+        self.asked.setdefault(key, self._env.get(key))
         return self._env[key]
 
     def __contains__(self, key: object) -> bool:
         if isinstance(key, str):
-            self._reads.add(key)
+            self.seen.add(key)
+            self.asked.setdefault(key, self._env.get(key))
         return key in self._env
 
     def __iter__(self) -> Iterator[str]:
-        self._reads.update(self._exported)
+        self.seen.update(self._exported)
+        self.listed = True
         return iter(self._env)
 
     def __len__(self) -> int:
-        self._reads.update(self._exported)
+        self.seen.update(self._exported)
+        self.listed = True
         return len(self._env)
+
+
+@dataclass(frozen=True)
+class _SnippetRun:
+    """One run of a python3 data snippet (`Reader.snippet`): the answers it got (each environment
+    variable it looked up, the whole environment when it listed it, each YAML file it loaded: path and
+    what the loader returned) and what it printed (or why it is not read)."""
+
+    env: tuple[tuple[str, str | None], ...]
+    listed: tuple[tuple[str, str], ...] | None
+    loads: tuple[tuple[str, tuple[str, str] | None], ...]
+    seen: frozenset[str]
+    out: Text | None
+    error: str | None
+
+
+# runs of data snippets by code, file and line (`Reader.snippet_again`): every point of a launch
+# chain runs the same snippets, mostly with the same answers
+_SNIPPET_RUNS: OrderedDict[tuple[str, str, int], list[_SnippetRun]] = OrderedDict()
+MAX_SNIPPETS = 128
+MAX_SNIPPET_RUNS = 64
 
 
 @lru_cache(maxsize=64)
