@@ -8,8 +8,6 @@ that shares nothing (`_fresh`); the tests count how many times the script was re
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.launch.multinode_kit import TRT_KEY, make_bundle, srt_tree
@@ -69,20 +67,6 @@ def _same(got: _Reading, want: _Reading) -> None:
         [(e.file, e.line, e.argv, e.env, e.cwd, e.guards, e.stdin, e.taint) for e in want.events]
     assert list(got.events[0].env) == list(want.events[0].env)  # the order a launch lists them in
     assert (got.stopped, got.problems, got.files) == (want.stopped, want.problems, want.files)
-
-
-@pytest.fixture
-def readings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The scripts `Reader.run` read, in order."""
-    seen: list[str] = []
-    run = trace.Reader.run
-
-    def counted(self, path, *args, **kwargs):  # type: ignore[no-untyped-def]
-        seen.append(path)
-        return run(self, path, *args, **kwargs)
-
-    monkeypatch.setattr(trace.Reader, "run", counted)
-    yield seen
 
 
 def test_environments_differing_in_word_values_share_one_reading(readings: list[str]) -> None:

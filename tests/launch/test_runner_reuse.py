@@ -7,8 +7,6 @@ count how many times the runner was read (`Reader.run` calls for it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
 from tests.launch.multinode_kit import TRT_KEY, make_bundle, srt_tree
@@ -53,20 +51,6 @@ def _fresh(runner: str, env: dict[str, str], extra: dict[str, bytes] | None = No
     probe = _template(job, SCRIPT, env, set(env))[0].probe(job, SCRIPT, env)
     assert probe is not None
     return probe
-
-
-@pytest.fixture
-def readings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """The scripts `Reader.run` read, in order."""
-    seen: list[str] = []
-    run = trace.Reader.run
-
-    def counted(self, path, *args, **kwargs):  # type: ignore[no-untyped-def]
-        seen.append(path)
-        return run(self, path, *args, **kwargs)
-
-    monkeypatch.setattr(trace.Reader, "run", counted)
-    yield seen
 
 
 def _probes(runner: str, envs: list[dict[str, str]], extra: dict[str, bytes] | None = None) -> list[Probe]:

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifier.launch.commands import WRAPPERS, wrapper
 from verifier.launch.job import KeyJob
-from verifier.launch.runner import Problem, _file_test, _fills, _put, make_reader, repo_path
+from verifier.launch.runner import Problem, _file_test, _fills, _put, make_reader, repo_path, stand_in_clash
 from verifier.shell.text import Seg, Text, is_known, plain, slice_text, text_of
 
 if TYPE_CHECKING:
@@ -221,12 +221,7 @@ def _template(job: KeyJob, env: Mapping[str, Text], mounts: Mapping[str, str], r
     standing = [] if learned is None else [name for name in env if name not in learned and
                                            (not name.isdigit() or _word_seg(env[name]) is not None)]
     while True:
-        unsure: list[bool] = [False]
-
-        def loaded(rel: str, content: str, flag: list[bool] = unsure) -> None:
-            if "\x00" in content:
-                flag[0] = True  # a file holding the stand-ins' character: stand-ins are not told apart
-
+        unsure, loaded = stand_in_clash()
         file_checks: list[tuple[str, Text, Text, bool | None]] = []
         reader = make_reader(job, mounts, on_load=loaded, file_checks=file_checks)
         run_env = dict(env)

@@ -238,6 +238,18 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None,
     return reader
 
 
+def stand_in_clash() -> tuple[list[bool], Callable[[str, str], None]]:
+    """A flag and an `on_load` for `make_reader` that sets it when a file read holds the stand-ins'
+    character (verifier.shell.trace, Stand-ins): stand-ins are then not told apart from its text."""
+    flag = [False]
+
+    def loaded(rel: str, content: str) -> None:
+        if "\x00" in content:
+            flag[0] = True
+
+    return flag, loaded
+
+
 def _file_test(job: KeyJob, op: str, path: Text, cwd: Text, mounts: Mapping[str, str] | None) -> bool | None:
     """A `-f`/`-e`/`-s`/`-r` test of a runner: true for a file of this side's tree, else unknown."""
     rel = repo_path(job, path, cwd, mounts)
@@ -409,12 +421,7 @@ def _template(job: KeyJob, script: str, env: Mapping[str, str],
     standing = {name for name, value in env.items() if _fills(value) and name not in learned}
     workspace = str(_policy(job)["workflow"]["workspace"])
     while True:
-        unsure: list[bool] = [False]
-
-        def loaded(rel: str, content: str, flag: list[bool] = unsure) -> None:
-            if "\x00" in content:
-                flag[0] = True  # a file holding the stand-ins' character: stand-ins are not told apart
-
+        unsure, loaded = stand_in_clash()
         file_checks: list[tuple[str, Text, Text, bool | None]] = []
         reader = make_reader(job, on_load=loaded, file_checks=file_checks)
         reader.stop_at = lambda words: words[:2] == ["srtctl", "apply"]  # what follows it is the run's results
