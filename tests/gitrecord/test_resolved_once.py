@@ -175,3 +175,26 @@ def test_an_old_era_pr_whose_recorder_fetches_a_script_by_name_reuses_its_launch
     assert completed.head.has("benchmarks/single_node/qwen9_fp8_h200.sh")
     assert any(name.startswith(f"{KEY_MEMO}head.") for name in report.launches)
     assert _rows(completed, report.launches) == _rows(completed, None)
+
+
+def test_verify_pr_local_starts_from_the_launches_its_recording_resolved(tmp_path: Path) -> None:
+    """`verify-pr local` records the change the same way: its verdict starts from the recording's
+    launches, and equals a fresh one."""
+    from verifier.app.local.judge import judge_local, local_bundle
+
+    srt = init(tmp_path / "srt-slurm")
+    commit(srt, {"README.md": b"srt-slurm\n"}, "root", when="2026-06-01T10:00:00+00:00")
+    git(srt, "checkout", "-q", "-b", "sa-submission-q2-2026")
+    commit(srt, {"README.md": b"srt-slurm\n", RECIPE: TRT_RECIPE, "configs/b200-fixes.sh": SETUP_SCRIPT},
+           "recipes", when="2026-07-01T10:00:00+00:00")
+    ix = init(tmp_path / "ix")
+    tree = srt_tree()
+    base_sha = commit(ix, {k: v for k, v in tree.items() if k != "configs/nvidia-master.yaml"}, "base")
+    head_sha = commit(ix, tree, "Add dsr1 dynamo-trt multinode")
+    with GitRepo(ix) as repo:
+        bundle, merge_base, worktree, resolved = local_bundle(repo, base_sha, head_sha,
+                                                              upstream=git_sources({"NVIDIA/srt-slurm": srt}))
+    assert f"{KEY_MEMO}head.{TRT_KEY}" in resolved
+    reused = judge_local(bundle, POLICIES, base=base_sha, merge_base=merge_base, worktree=worktree, resolved=resolved)
+    fresh = judge_local(bundle, POLICIES, base=base_sha, merge_base=merge_base, worktree=worktree)
+    assert reused == fresh

@@ -46,10 +46,11 @@ def run(args: argparse.Namespace) -> int:
     clones = parse_upstream_options(args.upstream)
     upstream = git_sources(clones) if clones else None
     with GitRepo(args.repo_dir) as repo:
-        bundle, merge_base, worktree = local_bundle(repo, args.base, args.head, signer=args.signer,
-                                                    signoff=args.signoff, upstream=upstream)
+        bundle, merge_base, worktree, resolved = local_bundle(repo, args.base, args.head, signer=args.signer,
+                                                              signoff=args.signoff, upstream=upstream)
     recorded = time.perf_counter()
-    report = judge_local(bundle, load_policies(), base=args.base, merge_base=merge_base, worktree=worktree)
+    report = judge_local(bundle, load_policies(), base=args.base, merge_base=merge_base, worktree=worktree,
+                         resolved=resolved)
     sys.stdout.write(render(report, args.format))
     if args.verbose:
         print(f"record {recorded - start:.2f}s, judge {time.perf_counter() - recorded:.2f}s", file=sys.stderr)

@@ -196,9 +196,12 @@ def _hook_findings(bundle: Bundle) -> list[HookFinding]:
 
 
 def local_bundle(repo: GitRepo, base_rev: str, head_rev: str | None, *, signer: str = LOCAL_SIGNER,
-                 signoff: Path | None = None, upstream: UpstreamSource | None = None) -> tuple[Bundle, str, bool]:
+                 signoff: Path | None = None,
+                 upstream: UpstreamSource | None = None) -> tuple[Bundle, str, bool, dict[str, Any]]:
     """The bundle of the change (head None: the working tree) against its merge base with base_rev,
-    with the files its launches read (other repositories from `upstream`, branches at their tips)."""
+    with the files its launches read (other repositories from `upstream`, branches at their tips),
+    its merge base, whether the head is the working tree, and the launches the recording resolved
+    that hold for it (verifier.record.fetched `Completion.launches`: its verdict starts from them)."""
     base_tip = repo.resolve(base_rev)
     head_sha = repo.resolve(head_rev or "HEAD")
     merge_base = repo.run("merge-base", base_tip, head_sha).strip() or base_tip
@@ -214,13 +217,14 @@ def local_bundle(repo: GitRepo, base_rev: str, head_rev: str | None, *, signer: 
                           when=now, signoff=signoff, signer=signer)
     if signoff is None and changed and touches_nothing_read(bundle):  # only the assumed sign-off (module docstring)
         bundle = with_precision_record(bundle)
-    bundle, _ = complete_launch_files(repo, bundle, base, head, when=now, upstream=upstream)
-    return bundle, merge_base, head_rev is None
+    bundle, completion = complete_launch_files(repo, bundle, base, head, when=now, upstream=upstream)
+    return bundle, merge_base, head_rev is None, completion.launches
 
 
 def judge_local(bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], *, base: str, merge_base: str,
-                worktree: bool) -> LocalReport:
-    """Run the content checks and the hook rules; the rest are listed as needing GitHub evidence."""
+                worktree: bool, resolved: Mapping[str, Any] | None = None) -> LocalReport:
+    """Run the content checks and the hook rules; the rest are listed as needing GitHub evidence.
+    `resolved`: the launches the recording resolved for this bundle (`local_bundle`)."""
     from checks import ALL_CHECKS, judge
     from verifier.core.runner import registry_row
     from verifier.render.text import render_summary
@@ -228,7 +232,7 @@ def judge_local(bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], *, ba
     conf = policies["local"]
     needs = {int(k): str(v) for k, v in conf["needs_github"].items()}
     content = [m for m in ALL_CHECKS if m.ID not in needs]
-    report = judge(bundle, policies, content)
+    report = judge(bundle, policies, content, resolved=resolved)
     rows = {row.id: row for row in report.rows}
     out = LocalReport(base=base, merge_base=merge_base, head=bundle.head.sha, worktree=worktree,
                       changed=len(bundle.pr.files))
