@@ -198,3 +198,16 @@ def test_verify_pr_local_starts_from_the_launches_its_recording_resolved(tmp_pat
     reused = judge_local(bundle, POLICIES, base=base_sha, merge_base=merge_base, worktree=worktree, resolved=resolved)
     fresh = judge_local(bundle, POLICIES, base=base_sha, merge_base=merge_base, worktree=worktree)
     assert reused == fresh
+
+
+def test_a_file_the_pass_found_must_be_held_unchanged() -> None:
+    bundle = _case()
+    questions = TreeQuestions()
+    watched = watch(bundle, questions)
+    path = next(iter(dict.keys(watched.head.files)))
+    assert watched.head.read(path) is not None  # found: no question is noted for it
+    questions.close()
+    assert questions.hold_for(bundle)
+    assert not questions.hold_for(_with(bundle, "head", {path: b"other bytes\n"}))
+    dropped = {p: d for p, d in bundle.head.files.items() if p != path}
+    assert not questions.hold_for(bundle.model_copy(update={"head": Tree(sha=bundle.head.sha, files=dropped)}))

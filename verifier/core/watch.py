@@ -11,7 +11,8 @@ same, the other bundle's resolution would ask the same questions, get the same a
 the same launches, so the recorder's launches serve the verdict (each launch resolved once).
 
 A question whose answer depends on every path of a side (iterating its files) is noted as the whole
-list of that side's paths. Nothing is keyed by path alone or by time.
+list of that side's paths. A file the pass found is not noted one by one: the other bundle must hold
+every file the watched one held, with the same bytes. Nothing is keyed by path alone or by time.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class TreeQuestions:
 
     def __init__(self) -> None:
         self.asked: dict[Question, Any] = {}
+        self.held: dict[str, dict[str, bytes]] = {}  # side -> the files the watched tree held
         self.open = True
         self._aside = 0
 
@@ -58,7 +60,12 @@ class TreeQuestions:
         self.open = False
 
     def hold_for(self, bundle: Bundle) -> bool:
-        """Whether `bundle` answers every noted question as it was answered."""
+        """Whether `bundle` holds every file the watched bundle held, unchanged, and answers every
+        noted question as it was answered."""
+        for side, files in self.held.items():
+            other = (bundle.base if side == "base" else bundle.head).files
+            if any(other.get(path) != data for path, data in dict.items(files)):
+                return False
         return all(answer_of(bundle, question) == answer for question, answer in self.asked.items())
 
 
@@ -96,6 +103,7 @@ class WatchedFiles(dict[str, bytes]):
         super().__init__(files)
         self.side = side
         self.questions = questions
+        questions.held[side] = self
 
     def _missing(self, path: object) -> None:
         self.questions.ask((self.side, "file", path), None)
