@@ -18,13 +18,14 @@ every file the watched one held, with the same bytes. Nothing is keyed by path a
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 # The bundles are verifier.core.model.Bundle, which imports this module (its trees note questions).
 Bundle = Any
 Question = tuple[Any, ...]
+T = TypeVar("T")
 
 
 def digest(data: bytes | None) -> bytes | None:
@@ -186,6 +187,18 @@ def aside(files: Any) -> Iterator[None]:
             yield
     else:
         yield
+
+
+def asked(files: Any, question: Question, compute: Callable[[], T], answer: Callable[[T], Any] | None = None) -> T:
+    """`compute()`, which answers `question` about the side whose files these are: when they are
+    watched, the questions it asks on the way are set aside and `question` is noted with its answer
+    (`answer(result)`, else the result itself)."""
+    if not watching(files):
+        return compute()
+    with aside(files):
+        result = compute()
+    note(files, question, result if answer is None else answer(result))
+    return result
 
 
 def note(files: Any, question: Question, answer: Any) -> None:

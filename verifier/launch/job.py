@@ -16,7 +16,7 @@ from verifier.configs.points import Point, launch_policy
 from verifier.configs.runners import ClusterFacts, runners
 from verifier.core.context import CheckContext
 from verifier.core.model import UpstreamHit
-from verifier.core.watch import aside, note, watching
+from verifier.core.watch import asked
 from verifier.core.watch import digest as content_digest  # one digest for every reading's questions
 from verifier.launch.model import Launch, LaunchError, LaunchSet, Need
 
@@ -52,14 +52,8 @@ class KeyJob:
 
     def read(self, path: str) -> bytes | None:
         """A file of this side's tree; a missing one is fetched while recording, else recorded as a need."""
-        files = self.tree.files
-        if watching(files):
-            # the question this answers is what the file holds, wherever the answer came from
-            with aside(files):
-                data = self._read(path)
-            note(files, ("file", path), content_digest(data))
-        else:
-            data = self._read(path)
+        # the question this answers is what the file holds, wherever the answer came from
+        data = asked(self.tree.files, ("file", path), lambda: self._read(path), content_digest)
         if data is None:
             self.result.needs.add(Need("tree", self.side, path))
         if self._logs:
@@ -70,13 +64,7 @@ class KeyJob:
 
     def has(self, path: str) -> bool:
         """True when this side's tree holds the file (while recording: the repository does)."""
-        files = self.tree.files
-        if watching(files):
-            with aside(files):
-                found = self._has(path)
-            note(files, ("exists", path), found)
-        else:
-            found = self._has(path)
+        found = asked(self.tree.files, ("exists", path), lambda: self._has(path))
         for log in self._logs:
             log.setdefault(("has", path), found)
         return found
@@ -115,13 +103,9 @@ class KeyJob:
         """A file another repository serves at a ref, as the bundle recorded it (fetched while recording;
         `kind` is recorded as its fact: recipe, setup-script); anything short of its content (or its
         recorded absence) is recorded as a need."""
-        files = self.ctx.bundle.base.files
-        if watching(files):
-            with aside(files):
-                hit = self._upstream(repo, ref, path, used_by, kind)
-            note(files, ("upstream", repo, ref, path), (hit.status, hit.commit, content_digest(hit.data)))
-        else:
-            hit = self._upstream(repo, ref, path, used_by, kind)
+        hit = asked(self.ctx.bundle.base.files, ("upstream", repo, ref, path),
+                    lambda: self._upstream(repo, ref, path, used_by, kind),
+                    lambda got: (got.status, got.commit, content_digest(got.data)))
         if hit.status not in ("content", "absent"):
             self.result.needs.add(Need("upstream", self.side, path, repo, ref, used_by))
         return hit

@@ -27,7 +27,7 @@ from typing import Any
 from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point, launch_policy
 from verifier.core.context import CheckContext
-from verifier.core.watch import aside, note
+from verifier.core.watch import asked
 from verifier.engines import engines
 
 Reader = Callable[[str], "bytes | None"]
@@ -184,11 +184,8 @@ def legacy_script_path(ctx: CheckContext, side: str, entry: ConfigEntry, point: 
         # the bundle holds it, the recorder fetches it, or the commit's listing names it (then the
         # launch reports it unrecorded rather than picking another name the runner would not); the
         # question asked is that whole one (verifier.core.watch: a file the recorder fetched is held after)
-        with aside(tree.files):
-            found = tree.has(path) or (read is not None and read(path) is not None) or \
-                (tree.listing is not None and path in tree.listing)
-        note(tree.files, ("held-or-listed", path), found)
-        return found
+        return asked(tree.files, ("held-or-listed", path), lambda: tree.has(path) or (
+            read is not None and read(path) is not None) or (tree.listing is not None and path in tree.listing))
 
     for stem in legacy_script_stems(entry, point.framework, point.spec_decoding, conf):
         if exists(f"{folder}{stem}.sh"):
