@@ -32,8 +32,9 @@ from verifier.record.git.repo import GitRepo
 CASE = SHARED / "cases" / "pr4524-approved"
 
 
-def _recorded(tmp_path: Path) -> tuple[Bundle, dict[str, object]]:
-    """An old-layout InferenceX PR whose runner clones a local srt-slurm, recorded from git."""
+def _repos(tmp_path: Path) -> tuple[Path, Path, str, str]:
+    """A local srt-slurm, and an old-layout InferenceX whose head adds a multi-node key its runner
+    clones srt-slurm for: (srt-slurm, InferenceX, base, head)."""
     srt = init(tmp_path / "srt-slurm")
     commit(srt, {"README.md": b"srt-slurm\n"}, "root", when="2026-06-01T10:00:00+00:00")
     git(srt, "checkout", "-q", "-b", "sa-submission-q2-2026")
@@ -44,6 +45,12 @@ def _recorded(tmp_path: Path) -> tuple[Bundle, dict[str, object]]:
     base_sha = commit(ix, {k: v for k, v in tree.items() if k != "configs/nvidia-master.yaml"}, "base",
                       when="2026-07-05T10:00:00+00:00")
     head_sha = commit(ix, tree, "Add dsr1 dynamo-trt multinode (#2001)", when="2026-07-10T10:00:00+00:00")
+    return srt, ix, base_sha, head_sha
+
+
+def _recorded(tmp_path: Path) -> tuple[Bundle, dict[str, object]]:
+    """That PR recorded from git."""
+    srt, ix, base_sha, head_sha = _repos(tmp_path)
     when = dt.datetime(2026, 7, 10, 10, tzinfo=dt.UTC)
     with GitRepo(ix) as repo:
         base = Side(base_sha, repo.ls_tree(base_sha))
@@ -182,15 +189,7 @@ def test_verify_pr_local_starts_from_the_launches_its_recording_resolved(tmp_pat
     launches, and equals a fresh one."""
     from verifier.app.local.judge import judge_local, local_bundle
 
-    srt = init(tmp_path / "srt-slurm")
-    commit(srt, {"README.md": b"srt-slurm\n"}, "root", when="2026-06-01T10:00:00+00:00")
-    git(srt, "checkout", "-q", "-b", "sa-submission-q2-2026")
-    commit(srt, {"README.md": b"srt-slurm\n", RECIPE: TRT_RECIPE, "configs/b200-fixes.sh": SETUP_SCRIPT},
-           "recipes", when="2026-07-01T10:00:00+00:00")
-    ix = init(tmp_path / "ix")
-    tree = srt_tree()
-    base_sha = commit(ix, {k: v for k, v in tree.items() if k != "configs/nvidia-master.yaml"}, "base")
-    head_sha = commit(ix, tree, "Add dsr1 dynamo-trt multinode")
+    srt, ix, base_sha, head_sha = _repos(tmp_path)
     with GitRepo(ix) as repo:
         bundle, merge_base, worktree, resolved = local_bundle(repo, base_sha, head_sha,
                                                               upstream=git_sources({"NVIDIA/srt-slurm": srt}))
