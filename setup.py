@@ -21,6 +21,12 @@ DATA_SUFFIXES = (".yaml", ".json", ".j2")
 PREBUILD = ("import sys; from pathlib import Path; from verifier.core.cache import build_prebuilt; "
             "from verifier.core.policy import prebuild_policies; "
             "print(build_prebuilt(Path(sys.argv[1]), prebuild_policies()))")
+# A second fresh interpreter: it records the dataclass methods and regular expressions it compiles while it
+# imports every module and judges the seed bundle (verifier/app/precompiled.py), so it compiles nothing
+# before; the table goes beside the policies and templates.
+PRECOMPILE = ("import sys; from pathlib import Path; from verifier.app import precompiled; "
+              "print(precompiled.build(Path(sys.argv[1]) / precompiled.TABLE_NAME, map(Path, sys.argv[2:])))")
+SEED_BUNDLE = Path("fixtures") / "pr4524"  # in a source checkout; an sdist has none (imports are recorded alone)
 
 
 class BuildWithData(build_py):
@@ -45,6 +51,13 @@ class BuildWithData(build_py):
                "PYTHONPATH": os.pathsep.join([str(build_lib), *filter(None, [os.environ.get("PYTHONPATH")])])}
         done = subprocess.run([sys.executable, "-c", PREBUILD, str(prebuilt)], cwd=build_lib, env=env,
                               capture_output=True, text=True, check=False)
+        if done.returncode == 0:
+            # Without it the wheel works as well, compiling at run time what the table would have held.
+            seed = [str(root / SEED_BUNDLE)] if (root / SEED_BUNDLE / "bundle.yaml").is_file() else []
+            code = subprocess.run([sys.executable, "-c", PRECOMPILE, str(prebuilt), *seed], cwd=build_lib,
+                                  env=env, capture_output=True, text=True, check=False)
+            print(f"infx-verifier build: precompiled {code.stdout.strip()} {code.stderr.strip()[-2000:]}",
+                  file=sys.stderr)
         if done.returncode != 0:
             # The wheel still works without it (every run then validates and compiles, and caches that).
             shutil.rmtree(prebuilt, ignore_errors=True)
