@@ -139,13 +139,16 @@ def test_prefix_install_judges_identically(tmp_path: Path) -> None:
     assert installed.stdout == source.stdout
     # ... and the installed package takes every policy and template from it, with no user cache: parsing a
     # policy here would fail, and every template's code is the shipped module's
-    probe = ("import sys, verifier; from verifier.core import cache, policy; from verifier.render import text\n"
+    probe = ("import sys, verifier; from verifier.app import precompiled  # as the command line: the table first\n"
+             "from verifier.core import cache, policy; from verifier.render import text\n"
              "policy._parsed = None\n"
              "topics = policy.load_policies()\n"
              "env = text.environment()\n"
              "files = {env.get_template(n).root_render_func.__code__.co_filename for n in env.list_templates()}\n"
              "print(len(topics), sorted({str(cache.PREBUILT_DIR / 'templates') == f.rsplit('/', 1)[0] for f in files}),"
-             " 'jsonschema' in sys.modules)")
+             " 'jsonschema' in sys.modules, precompiled.installed() > 1000)")
     used = subprocess.run([sys.executable, "-S", "-c", probe], capture_output=True, text=True, cwd=workdir,
                           env={**env, "INFX_VERIFIER_CACHE": "off"}, timeout=300)
-    assert used.stdout.split() == [str(len(list((PROJECT / "policies").glob("*.yaml")))), "[True]", "False"], used.stderr
+    # ... and the code a fresh process compiles comes precompiled (verifier/app/precompiled.py)
+    assert used.stdout.split() == [str(len(list((PROJECT / "policies").glob("*.yaml")))), "[True]", "False", "True"], \
+        used.stderr

@@ -112,8 +112,9 @@ def _regex_compile(patterns: dict[tuple[Any, int], tuple[Any, ...]], original: C
         args = patterns.get((p, flags)) if type(p) in (str, bytes) and type(flags) is int else None
         if args is None:
             return original(p, flags)
-        # the engine copies the code list and keeps the group mapping: a copy, the table's stays as recorded
-        return engine.compile(*(dict(a) if type(a) is dict else a for a in args))
+        # The engine copies the code list into the Pattern and keeps the group-name mapping, which a Pattern
+        # shows only read-only (`groupindex` is a mappingproxy): the table's entries stay as recorded.
+        return engine.compile(*args)
 
     compile.infx_table = patterns  # type: ignore[attr-defined]
     compile.infx_original = original  # type: ignore[attr-defined]

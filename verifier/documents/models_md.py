@@ -25,6 +25,12 @@ from verifier.documents.rules import rule_document
 
 _HEADING_DATE = re.compile(r"^###\s+\w+,\s+(\w+\s+\d{1,2},\s+\d{4})\s*$")
 _ISO = re.compile(r"(\d{4}-\d{2}-\d{2})")
+# What datetime.strptime(text, "%B %d %Y") reads (under the C locale a verdict runs in), without loading
+# strptime's locale machinery, a few ms of every cold verdict: its own pattern for those directives.
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_NOTICE_DAY = re.compile(r"(?P<B>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) +
+                         r")\s+(?P<d>3[01]|[12]\d|0[1-9]|[1-9]| [1-9])\s+(?P<Y>\d\d\d\d)", re.IGNORECASE)
 _PREFIX = re.compile(r"`([^`]+)`")
 _SCENARIO_WORDS = {
     "agentic coding": "agentic-coding",
@@ -141,13 +147,21 @@ def _date(text: str) -> dt.date | None:
     return dt.date.fromisoformat(m.group(1)) if m else None
 
 
+def _notice_day(text: str) -> dt.date:
+    """`dt.datetime.strptime(text, "%B %d %Y").date()`: ValueError where that raises."""
+    m = _NOTICE_DAY.match(text)
+    if m is None or m.end() != len(text):
+        raise ValueError(f"not a Month D YYYY date: {text!r}")
+    return dt.date(int(m["Y"]), _MONTHS.index(m["B"].lower()) + 1, int(m["d"]))
+
+
 def _heading_date(lines: list[str], index: int) -> tuple[dt.date, str] | None:
     """The date and text of the dated notice heading (### Weekday, Month D, YYYY) above a line."""
     for k in range(index, -1, -1):
         m = _HEADING_DATE.match(lines[k].strip())
         if m:
             try:
-                day = dt.datetime.strptime(m.group(1).replace(",", ""), "%B %d %Y").date()
+                day = _notice_day(m.group(1).replace(",", ""))
             except ValueError:
                 return None
             return day, lines[k].strip().lstrip("#").strip()
