@@ -4,7 +4,8 @@ Run:  python benchmarks/cold_start.py [--repeats N] [--wheelhouse DIR] [--workdi
 
 A fresh GitHub Action runner installs the verifier from its checkout and judges once: nothing is in the
 verifier's cache (verifier/core/cache.py), so what it pays is what the wheel ships ready (the prebuilt layer:
-policies validated, templates compiled) plus what every process pays (imports, reading, checks, rendering).
+policies validated, templates compiled, and the code every process compiles the same way, precompiled:
+verifier/app/precompiled.py) plus what every process pays (imports, reading, checks, rendering).
 This script reproduces that:
 
 1. builds the wheel and the wheels of its pinned dependencies into the wheelhouse (`pip wheel -c
@@ -18,7 +19,8 @@ This script reproduces that:
      cold         `python -m verifier --bundle DIR --format json` with an empty cache directory
                   ($INFX_VERIFIER_CACHE, new for every run)
      warm         the same with the cache a previous run filled
-     cold-unbuilt the cold run with the wheel's prebuilt layer moved away (what it saves)
+     cold-unbuilt the cold run with the wheel's prebuilt layer moved away (what it saves: policies,
+                  templates and the precompiled table)
    and the ratios cold / floor and warm / floor (the target: cold at most 2x the floor), then a cold
    process's CPU layer by layer (benchmarks/perf.py SPLIT_CODE), its imports by package (`-X importtime`)
    and whether the layer was used.
@@ -42,28 +44,21 @@ DEFAULT_BUNDLE = PROJECT.parent / "shared" / "perf" / "pr4524-fullsize"
 TARGET = 2.0
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perf import FLOOR_CODE, SPLIT_CODE, master_configs  # type: ignore[import-not-found]  # noqa: E402
+# USED_CODE, run in the venv: did this install take its policies, templates and precompiled code from the
+# prebuilt layer?
+from perf import FLOOR_CODE, SPLIT_CODE, USED_CODE, master_configs  # type: ignore[import-not-found]  # noqa: E402
 
-# Run in the venv: did this install take its policies and templates from the prebuilt layer?
-USED_CODE = (
-    "import sys\n"
-    "from verifier.core import cache, policy\n"
-    "from verifier.render import text\n"
-    "parsed = []\n"
-    "original = policy._parsed\n"
-    "policy._parsed = lambda path, raw, schema_dir: parsed.append(path.name) or original(path, raw, schema_dir)\n"
-    "topics = policy.load_policies()\n"
-    "env = text.environment()\n"
-    "names = env.list_templates()\n"
-    "where = str(cache.PREBUILT_DIR / 'templates') if cache.PREBUILT_DIR else '-'\n"
-    "taken = sum(env.get_template(n).root_render_func.__code__.co_filename.startswith(where) for n in names)\n"
-    "print(f'prebuilt layer {cache.PREBUILT_DIR}: policies {len(topics) - len(parsed)}/{len(topics)}, '\n"
-    "      f'templates {taken}/{len(names)}, jsonschema imported: {\"jsonschema\" in sys.modules}')\n"
-)
+
+def clean_env() -> dict[str, str]:
+    """This environment without what would let a child see the source tree or a cache: PYTHONPATH (pip would
+    take the checkout's egg-info for an installed infx-verifier and skip installing the wheel), PYTHONHOME and
+    INFX_VERIFIER_CACHE."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "INFX_VERIFIER_CACHE")}
 
 
 def run(args: list[str], **kwargs: object) -> None:
-    """Run a setup step; its output only when it fails."""
+    """Run a setup step (without PYTHONPATH); its output only when it fails."""
+    kwargs.setdefault("env", clean_env())
     done = subprocess.run(args, capture_output=True, text=True, check=False, **kwargs)  # type: ignore[call-overload]
     if done.returncode != 0:
         sys.exit(f"failed: {' '.join(args)}\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
@@ -134,7 +129,7 @@ def measure(args: argparse.Namespace, bundle: Path, configs: list[Path], workdir
     python = fresh_venv(workdir / "venv", wheel, args.wheelhouse.resolve())
     outside = workdir / "cwd"  # not the source tree: the verifier must come from the venv
     outside.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "INFX_VERIFIER_CACHE")}
+    env = clean_env()
     prebuilt = next((workdir / "venv").glob("lib/python*/site-packages/verifier/_data/prebuilt"), None)
     used = subprocess.run([str(python), "-c", USED_CODE], cwd=outside, capture_output=True, text=True, check=False,
                           env={**env, "INFX_VERIFIER_CACHE": "off"})
@@ -143,6 +138,10 @@ def measure(args: argparse.Namespace, bundle: Path, configs: list[Path], workdir
 
     verdict = [str(python), "-m", "verifier", "--bundle", str(bundle), "--format", "json"]
     floor = [str(python), "-c", FLOOR_CODE, *map(str, configs)]
+    probe = subprocess.run(verdict, cwd=outside, env={**env, "INFX_VERIFIER_CACHE": "off"}, capture_output=True,
+                           text=True, check=False)
+    if probe.returncode not in (0, 1) or not probe.stdout.lstrip().startswith("{"):  # 1 is a REJECTED verdict
+        sys.exit(f"the installed verifier gives no verdict: {probe.stderr.strip()[-2000:]}")
     warm_cache = Path(tempfile.mkdtemp(prefix="cache-warm-", dir=workdir))
     subprocess.run(verdict, cwd=outside, env={**env, "INFX_VERIFIER_CACHE": str(warm_cache)},
                    stdout=subprocess.DEVNULL, check=False)  # fills the warm cache
