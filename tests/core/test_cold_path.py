@@ -140,3 +140,20 @@ def test_what_the_table_lacks_compiles_as_without_it(table: Path) -> None:
     done = subprocess.run([sys.executable, "-c", MISSES, str(table)], cwd=PROJECT, capture_output=True, text=True,
                           timeout=300)
     assert done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+END = ("import atexit, sys, weakref\nfrom pathlib import Path\nfrom verifier.app.cli import end_process\n"
+       "class Held: pass\nheld = Held()\n"
+       "weakref.finalize(held, Path(sys.argv[1]).write_text, 'finalized')\n"
+       "atexit.register(lambda: Path(sys.argv[2]).write_text('atexit'))\n"
+       "sys.stdout.write('verdict without a newline'); sys.stderr.write('note')\nend_process(3)\n")
+
+
+def test_the_console_script_ends_without_teardown_but_with_its_exit_work(tmp_path: Path) -> None:
+    """end_process skips the interpreter's teardown (a cold verdict's last ~15 ms), not what an exit owes:
+    exit handlers and finalizers run, buffered output is written, the status is kept."""
+    finalized, handled = tmp_path / "finalized", tmp_path / "atexit"
+    done = subprocess.run([sys.executable, "-c", END, str(finalized), str(handled)], cwd=PROJECT, capture_output=True,
+                          text=True, timeout=120)
+    assert (done.returncode, done.stdout, done.stderr) == (3, "verdict without a newline", "note")
+    assert finalized.read_text() == "finalized" and handled.read_text() == "atexit"
