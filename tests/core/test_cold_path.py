@@ -157,3 +157,13 @@ def test_the_console_script_ends_without_teardown_but_with_its_exit_work(tmp_pat
                           text=True, timeout=120)
     assert (done.returncode, done.stdout, done.stderr) == (3, "verdict without a newline", "note")
     assert finalized.read_text() == "finalized" and handled.read_text() == "atexit"
+
+
+THREAD = ("import sys, threading, time\nfrom verifier.app.cli import end_process\n"
+          "threading.Thread(target=lambda: (time.sleep(0.3), print('thread done', flush=True))).start()\n"
+          "end_process(0)\n")
+
+
+def test_the_console_script_waits_for_a_running_thread_as_the_interpreter_would() -> None:
+    done = subprocess.run([sys.executable, "-c", THREAD], cwd=PROJECT, capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "thread done\n"), done.stderr

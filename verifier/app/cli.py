@@ -164,7 +164,12 @@ def end_process(status: int) -> NoReturn:
     """End a one-shot process without tearing the interpreter down: what is left (hundreds of thousands of
     objects, module by module, ~15 ms of a cold verdict) would only be freed. What an exit must still do is
     done: the exit handlers (atexit, and through it weakref finalizers) run and the standard streams are
-    flushed; a stream that cannot be flushed exits 120, as the interpreter's own exit does."""
+    flushed; a stream that cannot be flushed exits 120, as the interpreter's own exit does. A thread still
+    running (none in a verdict) gets the interpreter's own exit, which waits for it."""
+    threading = sys.modules.get("threading")
+    if threading is not None and any(t is not threading.main_thread() and not t.daemon and t.is_alive()
+                                     for t in threading.enumerate()):
+        sys.exit(status)
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
