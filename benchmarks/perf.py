@@ -96,14 +96,15 @@ def install_wheel(wheel_venv: Path | None) -> Installed:
             sys.exit(f"--wheel-venv {wheel_venv}: no bin/python")
         return Installed([str(python)], _clean_env(), outside, f"venv {wheel_venv}", [where])
     pip = [PYTHON, "-m", "pip", "--disable-pip-version-check", "-q"]
+    # without PYTHONPATH: pip would take a checkout on it (its egg-info) for an installed infx-verifier
     built = subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(where / "wheel"),
-                            str(PROJECT)], capture_output=True, text=True, check=False)
+                            str(PROJECT)], capture_output=True, text=True, check=False, env=_clean_env())
     wheel = next((where / "wheel").glob("infx_verifier-*.whl"), None)
     if built.returncode != 0 or wheel is None:
         sys.exit(f"building the wheel failed:\n{built.stderr[-3000:]}")
     site = where / "site"
     done = subprocess.run([*pip, "install", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, env=_clean_env())
     if done.returncode != 0:
         sys.exit(f"installing the wheel failed:\n{done.stderr[-3000:]}")
     deps = [p for p in sys.path if p.endswith("site-packages")]  # this environment's, after the wheel
