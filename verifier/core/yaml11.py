@@ -32,6 +32,11 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 _TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}  # (plain scalar, implicit) -> resolved tag
 
 
+def resolved_tags() -> dict[tuple[str, tuple[bool, bool]], str]:
+    """The process-wide table of resolved scalar tags (a cache: a long-lived process may clear it)."""
+    return _TAGS
+
+
 class _Loader(_Base):  # type: ignore[misc,valid-type]
     """The safe loader, resolving each distinct plain scalar's tag once per process.
 
