@@ -52,3 +52,19 @@ def test_wrong_return_type_is_a_crash() -> None:
     bundle = read_bundle(CASES / "pr4524")
     report = judge(bundle, load_policies(), [_module(0, lambda ctx: "PASS")])
     assert report.rows[0].status is Status.FAIL
+
+
+def test_a_finished_verdict_releases_its_derived_facts() -> None:
+    """The context's memo is emptied when the checks are done (a fact that refers back to its
+    context would otherwise keep it alive until a cyclic collection); the rows are unaffected."""
+    seen = []
+
+    def _memoizing(ctx):  # type: ignore[no-untyped-def]
+        seen.append(ctx)
+        ctx.memo("self-referring", lambda: {"ctx": ctx, "big": list(range(1000))})
+        return passed()
+
+    bundle = read_bundle(CASES / "pr4524")
+    report = judge(bundle, load_policies(), [_module(0, _memoizing), _module(1, _crash)])
+    assert [r.status for r in report.rows] == [Status.PASS, Status.FAIL]
+    assert seen and seen[0].memo_entries() == {}

@@ -102,7 +102,7 @@ CLONE_PREFIX = "recipes/"
 ROOT_PREFIXES = ("benchmarks/", "configs/", "inferencex-e2e/")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RecipeRef:
     """A recipe named by a master row: repository path (resolved for the layout) + selector."""
 
@@ -164,7 +164,7 @@ def parse_recipe_ref(value: str, source: str, layout: str, recipe_dir: str | Non
                      source=source, recipe_dir=used_dir)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Point:
     """One matrix point (FORMATS.md §3.4) of one master entry on one side."""
 

@@ -164,12 +164,15 @@ def run_checks(
     if facts:  # derived facts computed on a bundle that answers alike (verifier.core.context.seed)
         ctx.seed(facts)
     rows = []
-    for module in checks:
-        start = time.perf_counter()
-        policy_name, advisory = registry_row(policies, module.ID)
-        result = _normalise(run_check(module, ctx, gate), advisory)
-        name = result.name or policy_name
-        rows.append(Row(module.ID, name, advisory, result, time.perf_counter() - start))
+    try:
+        for module in checks:
+            start = time.perf_counter()
+            policy_name, advisory = registry_row(policies, module.ID)
+            result = _normalise(run_check(module, ctx, gate), advisory)
+            name = result.name or policy_name
+            rows.append(Row(module.ID, name, advisory, result, time.perf_counter() - start))
+    finally:
+        ctx.release()
     if not_run:
         ran = {row.id for row in rows}
         for check_id, option in not_run.items():

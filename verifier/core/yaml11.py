@@ -15,6 +15,7 @@ budget so a "billion laughs" document is refused instead of exhausting memory.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,11 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Base = yaml.SafeLoader
 
 _TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}  # (plain scalar, implicit) -> resolved tag
+
+
+def resolved_tags() -> dict[tuple[str, tuple[bool, bool]], str]:
+    """The process-wide table of resolved scalar tags (a cache: a long-lived process may clear it)."""
+    return _TAGS
 
 
 class _Loader(_Base):  # type: ignore[misc,valid-type]
@@ -59,6 +65,7 @@ NODE_FLOOR = 50_000
 # size again where it is reused). The real master config needs a few thousand.
 MAX_MERGE_WORK = 1_000_000
 MAX_INT = 2**63
+MAX_SHARED_TEXT = 100  # scalars up to this length are shared (sys.intern), longer ones are rarely repeated
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
 _COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
@@ -141,7 +148,11 @@ class _Builder:
 
     def scalar(self, node: ScalarNode) -> Any:
         if node.tag == _STR_TAG:
-            return node.value
+            value = node.value
+            # The loader makes a new string for every scalar: a master config repeats the same keys
+            # and values (`tp`, `conc`, images) tens of thousands of times, in both trees, and each
+            # key is held again in its line path. One copy of each short text is enough.
+            return sys.intern(value) if len(value) <= MAX_SHARED_TEXT else value
         constructor = self.loader.yaml_constructors.get(node.tag)
         if constructor is None or node.tag in ("tag:yaml.org,2002:binary", "tag:yaml.org,2002:set"):
             raise InputError(self.path, f"unsupported YAML tag {node.tag!r} at line {self.line(node)}")

@@ -276,13 +276,10 @@ def complete_bundle(
     bundle answers every one of them the same way, the launches it resolved are the ones a verdict on
     the completed bundle resolves: they are handed on (`Completion.launches`) so that a verdict under
     the same policies resolves each launch once."""
-    from verifier.configs import master_entries
     from verifier.core.context import CheckContext
     from verifier.core.watch import TreeQuestions, unwatch, watch
     from verifier.launch import launches_for_key
-    from verifier.launch.affected import affected_keys
     from verifier.launch.job import RECORDING
-    from verifier.launch.legacy_scripts import unrecorded_launch_files
     from verifier.launch.resolve import KEY_MEMO
 
     report = Completion(rounds=1)
@@ -291,9 +288,40 @@ def complete_bundle(
     # not the launches' (only the launches' are watched).
     choosing = CheckContext(bundle, policies)
     try:
-        keys = list(affected_keys(choosing).keys)
+        chosen = _chosen(choosing)
     except (VerifierError, ValueError, LookupError):
         return bundle, report
+    finally:
+        choosing.release()  # its parsed configs are not needed past the choice (see CheckContext.release)
+    questions = TreeQuestions()
+    watched = watch(bundle, questions)
+    recorder = Recorder(watched, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
+    ctx = CheckContext(watched, policies)
+    ctx.memo(RECORDING, lambda: recorder)
+    try:
+        for side, key in chosen:
+            try:
+                launches_for_key(ctx, side, key)
+            except (VerifierError, ValueError, LookupError):
+                continue
+        questions.close()
+        completed = unwatch(_with_python_packages(recorder.apply(watched), tree_fetch))
+        if questions.hold_for(completed):
+            report.launches = {name: value for name, value in ctx.memo_entries().items()
+                               if name.startswith(KEY_MEMO)}
+    finally:
+        ctx.release()  # the launches handed on are kept; the rest of what the pass derived is not
+    return completed, report
+
+
+def _chosen(choosing: Any) -> list[tuple[str, str]]:
+    """(side, key) of the affected keys whose launches can read files the bundle lacks: fetched
+    recipes, or launch files a legacy script names that were not recorded."""
+    from verifier.configs import master_entries
+    from verifier.launch.affected import affected_keys
+    from verifier.launch.legacy_scripts import unrecorded_launch_files
+
+    keys = list(affected_keys(choosing).keys)
     chosen: list[tuple[str, str]] = []
     for side in ("base", "head"):
         try:
@@ -308,21 +336,7 @@ def complete_bundle(
                     chosen.append((side, key))
             except (VerifierError, ValueError, LookupError):
                 continue
-    questions = TreeQuestions()
-    watched = watch(bundle, questions)
-    recorder = Recorder(watched, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
-    ctx = CheckContext(watched, policies)
-    ctx.memo(RECORDING, lambda: recorder)
-    for side, key in chosen:
-        try:
-            launches_for_key(ctx, side, key)
-        except (VerifierError, ValueError, LookupError):
-            continue
-    questions.close()
-    completed = unwatch(_with_python_packages(recorder.apply(watched), tree_fetch))
-    if questions.hold_for(completed):
-        report.launches = {name: value for name, value in ctx.memo_entries().items() if name.startswith(KEY_MEMO)}
-    return completed, report
+    return chosen
 
 
 MAX_PACKAGE_FILES = 400
@@ -342,7 +356,11 @@ def _with_harness(bundle: Bundle, policies: Mapping[str, Any], tree_fetch: TreeF
     from verifier.launch.closure import harness_files
 
     for _ in range(MAX_HARNESS_ROUNDS):
-        wanted = harness_files(CheckContext(bundle, policies))
+        round_ctx = CheckContext(bundle, policies)
+        try:
+            wanted = harness_files(round_ctx)
+        finally:
+            round_ctx.release()
         trees: dict[str, dict[str, bytes]] = {}
         for side in ("base", "head"):
             tree = bundle.base if side == "base" else bundle.head

@@ -36,7 +36,7 @@ class ShellSyntaxError(Exception):
         self.line = line
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Part:
     """A piece of a word: `lit` text, `param` (text inside `${}` or a bare name), `cmd` (the inner
     text of `$( )` or backquotes), `arith` (inside `$(( ))`) or `proc` (process substitution)."""
@@ -46,7 +46,7 @@ class Part:
     quoted: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Word:
     """One shell word with its parts, source line and raw text."""
 
@@ -69,7 +69,7 @@ class Word:
         return None
 
 
-@dataclass
+@dataclass(slots=True)
 class Heredoc:
     """The body of a here-document (`quoted`: the delimiter was quoted, so nothing expands)."""
 
@@ -79,7 +79,7 @@ class Heredoc:
     strip_tabs: bool
 
 
-@dataclass
+@dataclass(slots=True)
 class Tok:
     """A token: `word`, `op`, `nl`, `arr` (array assignment opener), `arith` (`(( ))` command)."""
 

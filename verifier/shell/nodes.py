@@ -13,7 +13,7 @@ from typing import Any
 from verifier.shell.lexer import Heredoc, Word
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Redirect:
     """`[fd]op target` (`target` None for a heredoc, whose body is `heredoc`)."""
 
@@ -24,7 +24,7 @@ class Redirect:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Assign:
     """`NAME=value`, `NAME+=value`, `NAME[i]=value` or `NAME=(elements)` (`array` set)."""
 
@@ -36,7 +36,7 @@ class Assign:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Simple:
     """A simple command: prefix assignments, words, redirections."""
 
@@ -47,7 +47,7 @@ class Simple:
     src: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Pipeline:
     """`[!] cmd | cmd ...`."""
 
@@ -56,7 +56,7 @@ class Pipeline:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AndOr:
     """`pipeline && pipeline || ...` (`ops[i]` joins `parts[i]` and `parts[i + 1]`), optionally `&`."""
 
@@ -69,7 +69,7 @@ class AndOr:
 Body = tuple[AndOr, ...]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class If:
     """`if c; then b; elif c; then b; else b; fi`."""
 
@@ -80,7 +80,7 @@ class If:
     src: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class While:
     """`while c; do b; done` (`until`: the condition is negated)."""
 
@@ -92,7 +92,7 @@ class While:
     src: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class For:
     """`for name [in words]; do b; done` (`words` None: the positional parameters)."""
 
@@ -104,7 +104,7 @@ class For:
     src: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ArithFor:
     """`for ((init; cond; step)); do b; done`."""
 
@@ -117,7 +117,7 @@ class ArithFor:
     src: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseArm:
     """`pattern|pattern) body ;;` (`term`: `;;`, `;&` or `;;&`)."""
 
@@ -127,7 +127,7 @@ class CaseArm:
     line: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Case:
     """`case word in arms esac`."""
 
@@ -138,7 +138,7 @@ class Case:
     src: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Group:
     """`{ body; }` (`subshell`: `( body )`)."""
 
@@ -149,7 +149,7 @@ class Group:
     src: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Arith:
     """`(( expr ))`."""
 
@@ -159,7 +159,7 @@ class Arith:
     src: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Test:
     """`[[ words ]]`."""
 
@@ -169,7 +169,7 @@ class Test:
     src: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FuncDef:
     """`name() body` / `function name { body; }`."""
 
@@ -183,7 +183,7 @@ class FuncDef:
 Command = Simple | If | While | For | ArithFor | Case | Group | Arith | Test | FuncDef
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Script:
     """A parsed file: its statements and the repository path it came from."""
 

@@ -1,13 +1,16 @@
 """Judge one merged PR from a clone: record its bundle in memory, run every check, summarise the rows.
 
 Runs in worker processes: each process opens the clone once (one `git cat-file --batch`) and keeps
-the loaded policies. A PR that cannot be recorded or judged becomes a record with an `error`,
+the loaded policies; what one PR filled (caches keyed by its files, garbage in reference cycles) is
+dropped before the next, so a long replay does not grow PR after PR. A PR that cannot be recorded or judged becomes a record with an `error`,
 never a crash of the replay.
 """
 
 from __future__ import annotations
 
+import gc
 import resource
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -106,6 +109,10 @@ def replay_one(pr: MergedPR) -> dict[str, Any]:
         repo: GitRepo = _STATE["repo"]
         bundle, resolved = bundle_of(repo, pr, _STATE.get("upstream"), _STATE["current"])
         record["files"] = len(bundle.pr.files)
+        # The recording pass's own derived facts are garbage now, some of them in reference cycles
+        # (a one-shot process collects rarely, verifier.app.cli): free them before the verdict
+        # allocates its own, so that the two never add up.
+        gc.collect()
         record.update(_judge(bundle, _STATE["current"], resolved))
         documents: RepoDocuments | None = _STATE["documents"]
         proposed_policies = _STATE["proposed"]
@@ -122,4 +129,34 @@ def replay_one(pr: MergedPR) -> dict[str, Any]:
     record["cpu_seconds"] = round(time.process_time() - cpu, 3)
     # the worker's peak resident memory so far: a bound on this PR's (its caches only add to it)
     record["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    release_pr_state()
     return record
+
+
+def pr_caches() -> list[Any]:
+    """The process-wide caches whose entries come from the PRs judged: every bounded `functools`
+    cache of the verifier and the checks (parsed workflows, scripts, snippets, patterns, keyed by
+    the texts a PR holds). The unbounded ones hold what no PR changes (engine specs, schemas,
+    templates) and are kept. The YAML 1.1 loader's table of resolved scalar tags is one too."""
+    from verifier.core import yaml11
+
+    found: dict[int, Any] = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name.startswith("verifier.") or name == "checks" or name.startswith("checks.")):
+            continue
+        for value in list(vars(module).values()):
+            info = getattr(value, "cache_info", None)
+            if callable(info) and callable(getattr(value, "cache_clear", None)) and info().maxsize is not None:
+                found[id(value)] = value
+    return [*found.values(), yaml11.resolved_tags()]
+
+
+def release_pr_state() -> None:
+    """Drop the caches one PR filled from its files (`pr_caches`): a long replay otherwise grows PR
+    after PR, the caches being bounded by entries, not bytes. What its verdict left in reference
+    cycles goes at the next PR's collection (`replay_one`)."""
+    for cache in pr_caches():
+        if isinstance(cache, dict):
+            cache.clear()
+        else:
+            cache.cache_clear()
