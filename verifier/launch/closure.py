@@ -167,6 +167,45 @@ def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
             yield node
 
 
+# An import statement of a Python file: (module, level, imported names, line); `module` is None
+# for `import a, b` (the names are the modules) and "" for `from . import a`.
+_Import = tuple[str | None, int, tuple[str, ...], int | None]
+_IMPORTS: dict[str, tuple[_Import, ...] | None] = {}
+_IMPORTS_MAX = 512
+_IMPORTS_TEXT_MAX = 1 << 20
+_UNPARSED = object()
+
+
+def _imports(text: str) -> tuple[_Import, ...] | None:
+    """The import statements of a Python file in `_statements` order (None: it does not parse).
+
+    Parsed once per text: the closures of a bundle scan the same modules for every point and in
+    both trees, and parsing costs far more than following the imports."""
+    got = _IMPORTS.get(text, _UNPARSED)
+    if got is not _UNPARSED:
+        return got  # type: ignore[return-value]
+    try:
+        tree = ast.parse(text)
+    except MemoryError:
+        return None  # not remembered: another try may have the memory
+    except (SyntaxError, ValueError, RecursionError):
+        out: tuple[_Import, ...] | None = None
+    else:
+        found: list[_Import] = []
+        for node in _statements(tree):
+            if isinstance(node, ast.Import):
+                found.append((None, 0, tuple(a.name for a in node.names), getattr(node, "lineno", None)))
+            elif isinstance(node, ast.ImportFrom):
+                found.append((node.module or "", node.level or 0, tuple(a.name for a in node.names),
+                              getattr(node, "lineno", None)))
+        out = tuple(found)
+    if len(text) <= _IMPORTS_TEXT_MAX:  # a huge (hostile) text is not kept
+        if len(_IMPORTS) >= _IMPORTS_MAX:
+            _IMPORTS.pop(next(iter(_IMPORTS)))
+        _IMPORTS[text] = out
+    return out
+
+
 class _Collector:
     """Walks references from roots over both trees (base first), one visit per file."""
 
@@ -317,30 +356,28 @@ class _Collector:
 
     def scan_python(self, text: str, path: str, role: str = "python-module") -> None:
         """Local modules a Python file imports (parsed, never run); an injector's modules are the injector."""
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        imports = _imports(text)
+        if imports is None:
             return  # the file stays a member; what it would import cannot be read
         here = posixpath.dirname(path)
-        for node in _statements(tree):
+        for module, level, aliases, lineno in imports:
             names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
+            if module is None:
+                names = list(aliases)
+            else:
+                base = module
+                if level:
                     parent = here
-                    for _ in range(node.level - 1):
+                    for _ in range(level - 1):
                         parent = posixpath.dirname(parent)
                     rel = parent + "/" + base.replace(".", "/") if base else parent
-                    for candidate in (rel + ".py", rel + "/__init__.py",
-                                      *(rel + "/" + a.name + ".py" for a in node.names)):
+                    for candidate in (rel + ".py", rel + "/__init__.py", *(rel + "/" + a + ".py" for a in aliases)):
                         if self.exists(candidate):
-                            self.follow(candidate, role, f"imported by {path}:{node.lineno}", path, node.lineno)
+                            self.follow(candidate, role, f"imported by {path}:{lineno}", path, lineno)
                     continue
-                names = [base, *(f"{base}.{a.name}" for a in node.names)]
+                names = [base, *(f"{base}.{a}" for a in aliases)]
             for name in names:
-                self._import(name, here, path, getattr(node, "lineno", None), role)
+                self._import(name, here, path, lineno, role)
 
     def _import(self, name: str, here: str, path: str, line: int | None, role: str) -> None:
         rel = name.replace(".", "/")
