@@ -29,6 +29,7 @@ membership comes from what names the file, never from its folder.
 from __future__ import annotations
 
 import ast
+import hashlib
 import posixpath
 import re
 from collections import deque
@@ -170,9 +171,8 @@ def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
 # An import statement of a Python file: (module, level, imported names, line); `module` is None
 # for `import a, b` (the names are the modules) and "" for `from . import a`.
 _Import = tuple[str | None, int, tuple[str, ...], int | None]
-_IMPORTS: dict[str, tuple[_Import, ...] | None] = {}
-_IMPORTS_MAX = 512
-_IMPORTS_TEXT_MAX = 1 << 20
+_IMPORTS: dict[bytes, tuple[_Import, ...] | None] = {}  # by the text's digest (the texts are not kept)
+_IMPORTS_MAX = 1024
 _UNPARSED = object()
 
 
@@ -181,7 +181,8 @@ def _imports(text: str) -> tuple[_Import, ...] | None:
 
     Parsed once per text: the closures of a bundle scan the same modules for every point and in
     both trees, and parsing costs far more than following the imports."""
-    got = _IMPORTS.get(text, _UNPARSED)
+    key = hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
+    got = _IMPORTS.get(key, _UNPARSED)
     if got is not _UNPARSED:
         return got  # type: ignore[return-value]
     try:
@@ -199,10 +200,9 @@ def _imports(text: str) -> tuple[_Import, ...] | None:
                 found.append((node.module or "", node.level or 0, tuple(a.name for a in node.names),
                               getattr(node, "lineno", None)))
         out = tuple(found)
-    if len(text) <= _IMPORTS_TEXT_MAX:  # a huge (hostile) text is not kept
-        if len(_IMPORTS) >= _IMPORTS_MAX:
-            _IMPORTS.pop(next(iter(_IMPORTS)))
-        _IMPORTS[text] = out
+    if len(_IMPORTS) >= _IMPORTS_MAX:
+        _IMPORTS.pop(next(iter(_IMPORTS)))
+    _IMPORTS[key] = out
     return out
 
 

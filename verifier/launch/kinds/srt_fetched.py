@@ -68,7 +68,7 @@ def _doc(job: KeyJob, point: Point, plan: FetchPlan, path: str) -> tuple[Doc | N
             job.error(point, plan.runner, overlay.line if overlay else plan.clone_line,
                       f"the runner copies {path} from {source}, which is not in the tree", "recipe")
             return None, source
-        return parsed_doc(decode_text(data, source), source), source
+        return parsed_doc(job.ctx, decode_text(data, source), source), source
     name = fetched_name(plan, path)
     hit = job.upstream(plan.repo, plan.ref, path, plan.runner, "recipe")
     where = f"{plan.repo}@{plan.ref}" + (f" (commit {hit.commit[:12]})" if hit.commit else "")
@@ -85,7 +85,7 @@ def _doc(job: KeyJob, point: Point, plan: FetchPlan, path: str) -> tuple[Doc | N
         job.error(point, plan.runner, plan.ref_line,
                   f"{path} is fetched from {plan.repo}@{plan.ref}, not recorded in the bundle", "upstream")
         return None, name
-    return parsed_doc(decode_text(hit.data, name), name), name
+    return parsed_doc(job.ctx, decode_text(hit.data, name), name), name
 
 
 def _setup_scripts(job: KeyJob, plan: FetchPlan, data: Any, recipe: str) -> list[str]:
