@@ -44,7 +44,6 @@ from verifier.core.context import CheckContext
 from verifier.core.errors import InputError, VerifierError
 from verifier.core.layout import repo_relative
 from verifier.core.model import Tree
-from verifier.core.yaml11 import parse_yaml11
 
 # Roles, and whether a change to a member of that role rewrites how the run's evidence is produced.
 PRODUCER_ROLES = frozenset({"workflow", "action", "runner", "library", "injector", "result-writer", "client",
@@ -395,8 +394,10 @@ class _Collector:
         text = self.read(path)
         if text is None:
             return
+        from verifier.launch.recipes.files import parsed_doc
+
         try:
-            doc = parse_yaml11(text, path)
+            doc = parsed_doc(self.ctx, text, path)  # the closures of every point read the workflows
         except (InputError, ValueError, RecursionError):
             # unreadable as YAML: every file its text names still belongs to the closure
             self.scan_shell(text, path, role_sh="script")
