@@ -1559,7 +1559,7 @@ class Evaluator:
         found_before = w.found
         saved_assume = sub.assume
         try:
-            outs = self.run_body(_relocate(script.body, loc), [sub])
+            outs = self.run_body(_relocate_shared(script.body, loc), [sub])
         except ShellLimit:
             raise
         values: set[Any] = set()
@@ -1724,6 +1724,26 @@ def _relocate(body: Body, loc: Loc) -> Body:
     if not body:
         return body
     return _Relocator(loc).body(body)
+
+
+def _relocate_shared(body: Body, loc: Loc) -> Body:
+    """`_relocate` once for each parsed body and place (the body is kept with its copy, so its id
+    is not reused). Only for a command substitution: the functions it defines die with its
+    subshell, so sharing their nodes between runs changes no world's identity-compared functions."""
+    if not body:
+        return body
+    key = (id(body), loc)
+    kept = _RELOCATED.get(key)
+    if kept is not None and kept[0] is body:
+        return kept[1]
+    moved = _Relocator(loc).body(body)
+    if len(_RELOCATED) > 4096:
+        _RELOCATED.clear()
+    _RELOCATED[key] = (body, moved)
+    return moved
+
+
+_RELOCATED: dict[tuple[int, Loc], tuple[Body, Body]] = {}
 
 
 class _Relocator:
