@@ -17,10 +17,11 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from verifier.shell.conditions import eval_bracket, eval_single
-from verifier.shell.launchers import match_child, match_server
+from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError
 from verifier.shell.nodes import Assign, FuncDef, Simple
 from verifier.shell.parser import DECLARERS, parse
@@ -167,7 +168,8 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
              loc: Loc) -> list[World]:
     values = _vals(fields)
     head = values[0]
-    if ev.options.mode == "server":
+    plain = isinstance(head, str) and plain_command(head, ev.options.commands)
+    if ev.options.mode == "server" and not plain:
         found = match_server(values, ev.options.commands)
         if found is not None:
             env = _env_snapshot(ev, cmd, w, loc)
@@ -186,7 +188,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
             w.status = None
             _output_unknown(w, loc, cmd)
             return [w]
-    child = match_child(values, ev.options.commands)
+    child = None if plain else match_child(values, ev.options.commands)
     if child is not None and isinstance(values[child.script], str):
         return run_child(ev, cmd, fields, child, w, loc)
     if not isinstance(head, str):
@@ -224,16 +226,20 @@ def _referenced(path: str, values: list[Val]) -> bool:
     return _referenced_by(values)(path)
 
 
+# a server's words are normalised for every point and world that starts it: once per text
+_normpath = lru_cache(maxsize=16384)(posixpath.normpath)
+
+
 def _referenced_by(values: list[Val]) -> Callable[[str], bool]:
     """`_referenced` for many files against the same words (each word normalised once).
 
     A word equal to the path or to its normal form has that normal form itself, so the test is: a
     word's normal form is the path's, or a word ends in `=path`."""
     words = [v for v in values if isinstance(v, str)]
-    norms = {posixpath.normpath(v) for v in words}
+    norms = {_normpath(v) for v in words}
 
     def referenced(path: str) -> bool:
-        if posixpath.normpath(path) in norms:
+        if _normpath(path) in norms:
             return True
         suffix = "=" + path
         return any(v.endswith(suffix) for v in words)
@@ -328,10 +334,23 @@ def _emit(w: World, text: Val, loc: Loc) -> None:
         w.out.append((text, loc))
 
 
+_SORTED: list[tuple[frozenset[str], list[str]]] = []
+
+
+def _sorted_names(names: set[str]) -> list[str]:
+    """`sorted(names)`; the last order made is reused while the set is equal (every world and
+    point that starts a command exports the same names: comparing sets is cheaper than sorting)."""
+    if _SORTED and _SORTED[0][0] == names:
+        return _SORTED[0][1]
+    order = sorted(names)
+    _SORTED[:] = [(frozenset(names), order)]
+    return order
+
+
 def _env_snapshot(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> dict[str, Binding]:
     """The environment a command sees: exported variables plus its prefix assignments."""
     env: dict[str, Binding] = {}
-    for name in sorted(w.exported):
+    for name in _sorted_names(w.exported):
         b = w.vars.get(name)
         if b is None and name in w.arrays and w.arrays[name]:
             b = w.arrays[name][0]

@@ -152,6 +152,21 @@ def _cmd_text(node: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+_PIPE_TEXTS: dict[int, tuple[Pipeline, str]] = {}
+
+
+def _pipe_text(pipe: Pipeline) -> str:
+    """`_cmd_text` of a pipeline, once per node (kept with its text, so its id is not reused)."""
+    got = _PIPE_TEXTS.get(id(pipe))
+    if got is not None and got[0] is pipe:
+        return got[1]
+    text = _cmd_text(pipe)
+    if len(_PIPE_TEXTS) >= 4096:
+        _PIPE_TEXTS.clear()
+    _PIPE_TEXTS[id(pipe)] = (pipe, text)
+    return text
+
+
 def _body_text(body: Body) -> str:
     parts = []
     for item in body:
@@ -601,7 +616,7 @@ class Evaluator:
                 status = x.status
                 if status is None:
                     prev = item.parts[item.parts.index(part) - 1]
-                    ok, bad = self.fork(x, _loc(prev.cmds[0]), _cmd_text(prev), "succeeds", "fails")
+                    ok, bad = self.fork(x, _loc(prev.cmds[0]), _pipe_text(prev), "succeeds", "fails")
                     ok.status, bad.status = True, False
                     pairs = [(ok, True), (bad, False)]
                 else:
