@@ -61,15 +61,24 @@ def _text_lines(content: list[tuple[Val, Loc]] | None) -> list[str] | None:
 
 def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None, loc: Loc) -> list[World]:
     """Run one simple command in one world."""
-    head_word = cmd.words[0].unquoted_literal if cmd.words else None
+    static = _STATIC.get(id(cmd))
+    if static is None or static[0] is not cmd:
+        static = _static(cmd)
+    _, head_word, sink_kind, plain = static
     if head_word in DECLARERS:
         return [declare(ev, cmd, w, loc)]
     fields: list[Binding] = []
     testing = head_word in ("[", "test")
-    sink = _sink(ev, cmd, head_word, w)
+    if sink_kind == 0:
+        sink = None
+    elif sink_kind == 1:
+        target = ev.redirect_target(cmd.redirects, w)
+        sink = None if target is None else target[0]
+    else:
+        sink = "/dev/stdout" if w.out is None else None
     saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
     try:
-        early = _expand_fields(ev, cmd, w, testing, fields)
+        early = _expand_fields(ev, cmd, w, testing, fields, plain)
     finally:
         ev.sink = saved_sink
     if early:
@@ -77,37 +86,60 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
     return _run_expanded(ev, cmd, w, stdin, loc, fields, sink)
 
 
-def _sink(ev: Evaluator, cmd: Simple, head: str | None, w: World) -> str | None:
+# what a simple command is, the same in every world: its first word unquoted, where its output
+# goes (`_sink_kind`) and its plain words' fields (None for a word to expand)
+_Static = tuple[Simple, "str | None", int, tuple["Binding | None", ...]]
+_STATIC: dict[int, _Static] = {}
+
+
+def _static(cmd: Simple) -> _Static:
+    """The command's `_Static`, once per node (kept with it, so its id is not reused meanwhile)."""
+    head = cmd.words[0].unquoted_literal if cmd.words else None
+    plain: list[Binding | None] = []
+    for word in cmd.words:
+        parts = word.parts
+        text = parts[0].text if len(parts) == 1 and parts[0].kind == "lit" and not parts[0].quoted else None
+        # a plain word (most are): what `expand_word` makes of it, without the call
+        plain.append((text, (cmd.src, word.line)) if text is not None and not (
+            "{" in text and ("," in text or ".." in text)) else None)
+    static = (cmd, head, _sink_kind(cmd, head), tuple(plain))
+    if len(_STATIC) >= 8192:
+        _STATIC.clear()
+    _STATIC[id(cmd)] = static
+    return static
+
+
+def _sink_kind(cmd: Simple, head: str | None) -> int:
     """Where the output of an `echo`/`printf`/`cat <<EOF` goes when nothing reads it back in this
     evaluation unless that file is read: the reads that only feed it are recorded against the file
-    (verifier.shell.memo: they do not make two environments differ)."""
+    (verifier.shell.memo: they do not make two environments differ). 0: not such a command; 1: the
+    file its output is redirected to (when known); 2: standard output, when the world's output is
+    not being captured."""
     if head not in ("echo", "printf", "cat"):
-        return None
+        return 0
     raws = [x.raw for x in cmd.words] + [r.heredoc.body for r in cmd.redirects if r.heredoc is not None]
     if any(":=" in t or "$((" in t or "$(" in t or "`" in t for t in raws):
-        return None
+        return 0
     if head == "printf" and len(cmd.words) > 1 and cmd.words[1].raw == "-v":
-        return None
+        return 0
     if head == "cat" and not any(r.heredoc is not None for r in cmd.redirects):
-        return None
+        return 0
     outputs = [r for r in cmd.redirects if r.op in (">", ">>", ">|", "&>", "&>>") and r.fd in ("", "1")]
     if outputs:
-        target = ev.redirect_target(cmd.redirects, w)
-        return None if target is None else target[0]
-    return "/dev/stdout" if w.out is None and head != "cat" else None
+        return 1
+    return 2 if head != "cat" else 0
 
 
-def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding]) -> bool:
+def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding],
+                   plain: tuple[Binding | None, ...]) -> bool:
     """Expand the command's words into `fields`; True when an expansion ended the world."""
     for k, word in enumerate(cmd.words):
-        parts = word.parts
-        if len(parts) == 1 and parts[0].kind == "lit" and not parts[0].quoted:
-            text = parts[0].text  # a plain word (most are): what `expand_word` makes of it, without the call
-            if not ("{" in text and ("," in text or ".." in text)):
-                fields.append((text, (cmd.src, word.line)))
-                if w.flow is not None:
-                    return True
-                continue
+        field = plain[k]
+        if field is not None:
+            fields.append(field)
+            if w.flow is not None:
+                return True
+            continue
         if testing and k and cmd.words[k - 1].unquoted_literal in ("-z", "-n"):
             ev.weak, weak = True, ev.weak
             try:
@@ -237,12 +269,16 @@ def _referenced_by(values: list[Val]) -> Callable[[str], bool]:
     word's normal form is the path's, or a word ends in `=path`."""
     words = [v for v in values if isinstance(v, str)]
     norms = {_normpath(v) for v in words}
+    # what follows each `=` of a word: a word ends in `=path` when path is one of them
+    after_eq: set[str] = set()
+    for v in words:
+        i = v.find("=")
+        while i >= 0:
+            after_eq.add(v[i + 1:])
+            i = v.find("=", i + 1)
 
     def referenced(path: str) -> bool:
-        if _normpath(path) in norms:
-            return True
-        suffix = "=" + path
-        return any(v.endswith(suffix) for v in words)
+        return _normpath(path) in norms or path in after_eq
 
     return referenced
 
