@@ -748,6 +748,24 @@ def _parsed_format(fmt: str) -> _Format:
 
 def format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
     """bash `printf` for %s %d %i %q %b %x %f %c %% (the format is reused while arguments remain)."""
+    key: tuple[str, ...] | None = None
+    if len(args) <= 512 and all(isinstance(a, str) for a in args):  # known text prints the same (every world)
+        key = (fmt, *args)  # type: ignore[arg-type]
+        got = _PRINTED.get(key)
+        if got is not None:
+            return got
+    printed = _format_printf(fmt, args, loc)
+    if key is not None and isinstance(printed, str) and len(printed) <= _FORMAT_TEXT_MAX:
+        if len(_PRINTED) >= _FORMATS_MAX:
+            _PRINTED.clear()
+        _PRINTED[key] = printed
+    return printed
+
+
+_PRINTED: dict[tuple[str, ...], str] = {}
+
+
+def _format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
     specs, tail, consumes = _parsed_format(fmt)
     out: list[Val] = []
     k = 0
