@@ -464,7 +464,7 @@ class Evaluator:
             later.difference_update(deaths[i])
             if len(nxt) > 1:
                 self.drop_dead(nxt, later)
-            worlds = self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
+            worlds = nxt if len(nxt) <= 1 else self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
             if keeping and i > 0 and (len(self.reads), len(self.weak_reads), self.read_all) != before:
                 if snapshot is not None and state is not None:
                     store.add(key, i, state, snapshot, self.initial)  # type: ignore[union-attr]
@@ -597,7 +597,7 @@ class Evaluator:
                     nxt.append(w)
                 else:
                     nxt.extend(self.run_andor(item, w))
-            worlds = self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
+            worlds = nxt if len(nxt) <= 1 else self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
         return worlds
 
     def run_andor(self, item: AndOr, w: World) -> list[World]:
@@ -606,6 +606,8 @@ class Evaluator:
         return self._andor(item, w)
 
     def _andor(self, item: AndOr, w: World) -> list[World]:
+        if not item.ops:  # one pipeline (most lists)
+            return self.run_pipeline(item.parts[0], w)
         worlds = self.run_pipeline(item.parts[0], w)
         for op, part in zip(item.ops, item.parts[1:], strict=True):
             nxt: list[World] = []
