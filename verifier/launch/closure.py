@@ -29,6 +29,7 @@ membership comes from what names the file, never from its folder.
 from __future__ import annotations
 
 import ast
+import hashlib
 import posixpath
 import re
 from collections import deque
@@ -43,7 +44,6 @@ from verifier.core.context import CheckContext
 from verifier.core.errors import InputError, VerifierError
 from verifier.core.layout import repo_relative
 from verifier.core.model import Tree
-from verifier.core.yaml11 import parse_yaml11
 
 # Roles, and whether a change to a member of that role rewrites how the run's evidence is produced.
 PRODUCER_ROLES = frozenset({"workflow", "action", "runner", "library", "injector", "result-writer", "client",
@@ -165,6 +165,44 @@ def _statements(tree: ast.AST) -> Iterator[ast.stmt]:
                 queue.extend(c for c in children if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case)))
         if isinstance(node, ast.stmt):
             yield node
+
+
+# An import statement of a Python file: (module, level, imported names, line); `module` is None
+# for `import a, b` (the names are the modules) and "" for `from . import a`.
+_Import = tuple[str | None, int, tuple[str, ...], int | None]
+_IMPORTS: dict[bytes, tuple[_Import, ...] | None] = {}  # by the text's digest (the texts are not kept)
+_IMPORTS_MAX = 1024
+_UNPARSED = object()
+
+
+def _imports(text: str) -> tuple[_Import, ...] | None:
+    """The import statements of a Python file in `_statements` order (None: it does not parse).
+
+    Parsed once per text: the closures of a bundle scan the same modules for every point and in
+    both trees, and parsing costs far more than following the imports."""
+    key = hashlib.sha1(text.encode("utf-8", "surrogatepass")).digest()
+    got = _IMPORTS.get(key, _UNPARSED)
+    if got is not _UNPARSED:
+        return got  # type: ignore[return-value]
+    try:
+        tree = ast.parse(text)
+    except MemoryError:
+        return None  # not remembered: another try may have the memory
+    except (SyntaxError, ValueError, RecursionError):
+        out: tuple[_Import, ...] | None = None
+    else:
+        found: list[_Import] = []
+        for node in _statements(tree):
+            if isinstance(node, ast.Import):
+                found.append((None, 0, tuple(a.name for a in node.names), getattr(node, "lineno", None)))
+            elif isinstance(node, ast.ImportFrom):
+                found.append((node.module or "", node.level or 0, tuple(a.name for a in node.names),
+                              getattr(node, "lineno", None)))
+        out = tuple(found)
+    if len(_IMPORTS) >= _IMPORTS_MAX:
+        _IMPORTS.pop(next(iter(_IMPORTS)))
+    _IMPORTS[key] = out
+    return out
 
 
 class _Collector:
@@ -317,30 +355,28 @@ class _Collector:
 
     def scan_python(self, text: str, path: str, role: str = "python-module") -> None:
         """Local modules a Python file imports (parsed, never run); an injector's modules are the injector."""
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        imports = _imports(text)
+        if imports is None:
             return  # the file stays a member; what it would import cannot be read
         here = posixpath.dirname(path)
-        for node in _statements(tree):
+        for module, level, aliases, lineno in imports:
             names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
+            if module is None:
+                names = list(aliases)
+            else:
+                base = module
+                if level:
                     parent = here
-                    for _ in range(node.level - 1):
+                    for _ in range(level - 1):
                         parent = posixpath.dirname(parent)
                     rel = parent + "/" + base.replace(".", "/") if base else parent
-                    for candidate in (rel + ".py", rel + "/__init__.py",
-                                      *(rel + "/" + a.name + ".py" for a in node.names)):
+                    for candidate in (rel + ".py", rel + "/__init__.py", *(rel + "/" + a + ".py" for a in aliases)):
                         if self.exists(candidate):
-                            self.follow(candidate, role, f"imported by {path}:{node.lineno}", path, node.lineno)
+                            self.follow(candidate, role, f"imported by {path}:{lineno}", path, lineno)
                     continue
-                names = [base, *(f"{base}.{a.name}" for a in node.names)]
+                names = [base, *(f"{base}.{a}" for a in aliases)]
             for name in names:
-                self._import(name, here, path, getattr(node, "lineno", None), role)
+                self._import(name, here, path, lineno, role)
 
     def _import(self, name: str, here: str, path: str, line: int | None, role: str) -> None:
         rel = name.replace(".", "/")
@@ -358,8 +394,10 @@ class _Collector:
         text = self.read(path)
         if text is None:
             return
+        from verifier.launch.recipes.files import parsed_doc
+
         try:
-            doc = parse_yaml11(text, path)
+            doc = parsed_doc(self.ctx, text, path)  # the closures of every point read the workflows
         except (InputError, ValueError, RecursionError):
             # unreadable as YAML: every file its text names still belongs to the closure
             self.scan_shell(text, path, role_sh="script")

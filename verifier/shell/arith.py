@@ -33,7 +33,24 @@ Lookup = Callable[[str], "int | str | None"]
 Assign = Callable[[str, int], None]
 
 
+_TOKENS: dict[str, list[tuple[str, str]]] = {}
+_INTEGER = re.compile(r"-?\d+")
+
+
 def _tokens(expr: str) -> list[tuple[str, str]]:
+    """The expression's tokens (an expression is read once per text: the lists are never changed)."""
+    toks = _TOKENS.get(expr)
+    if toks is None:
+        toks = _scan(expr)
+        if len(expr) > 2000:  # a long (generated) text is not kept
+            return toks
+        if len(_TOKENS) > 16384:  # bounded: the texts come from the scripts read
+            _TOKENS.clear()
+        _TOKENS[expr] = toks
+    return toks
+
+
+def _scan(expr: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pos = 0
     expr = expr.rstrip()
@@ -116,7 +133,7 @@ class _Eval:
         text = value.strip()
         if not text:
             return 0
-        if re.fullmatch(r"-?\d+", text):
+        if _INTEGER.fullmatch(text):
             return int(text)
         if self.depth >= MAX_DEPTH:
             raise ArithError("expression recursion too deep")

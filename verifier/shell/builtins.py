@@ -17,10 +17,11 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from verifier.shell.conditions import eval_bracket, eval_single
-from verifier.shell.launchers import match_child, match_server
+from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError
 from verifier.shell.nodes import Assign, FuncDef, Simple
 from verifier.shell.parser import DECLARERS, parse
@@ -60,15 +61,24 @@ def _text_lines(content: list[tuple[Val, Loc]] | None) -> list[str] | None:
 
 def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None, loc: Loc) -> list[World]:
     """Run one simple command in one world."""
-    head_word = cmd.words[0].unquoted_literal if cmd.words else None
+    static = _STATIC.get(id(cmd))
+    if static is None or static[0] is not cmd:
+        static = _static(cmd)
+    _, head_word, sink_kind, plain = static
     if head_word in DECLARERS:
         return [declare(ev, cmd, w, loc)]
     fields: list[Binding] = []
     testing = head_word in ("[", "test")
-    sink = _sink(ev, cmd, head_word, w)
+    if sink_kind == 0:
+        sink = None
+    elif sink_kind == 1:
+        target = ev.redirect_target(cmd.redirects, w)
+        sink = None if target is None else target[0]
+    else:
+        sink = "/dev/stdout" if w.out is None else None
     saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
     try:
-        early = _expand_fields(ev, cmd, w, testing, fields)
+        early = _expand_fields(ev, cmd, w, testing, fields, plain)
     finally:
         ev.sink = saved_sink
     if early:
@@ -76,37 +86,60 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
     return _run_expanded(ev, cmd, w, stdin, loc, fields, sink)
 
 
-def _sink(ev: Evaluator, cmd: Simple, head: str | None, w: World) -> str | None:
+# what a simple command is, the same in every world: its first word unquoted, where its output
+# goes (`_sink_kind`) and its plain words' fields (None for a word to expand)
+_Static = tuple[Simple, "str | None", int, tuple["Binding | None", ...]]
+_STATIC: dict[int, _Static] = {}
+
+
+def _static(cmd: Simple) -> _Static:
+    """The command's `_Static`, once per node (kept with it, so its id is not reused meanwhile)."""
+    head = cmd.words[0].unquoted_literal if cmd.words else None
+    plain: list[Binding | None] = []
+    for word in cmd.words:
+        parts = word.parts
+        text = parts[0].text if len(parts) == 1 and parts[0].kind == "lit" and not parts[0].quoted else None
+        # a plain word (most are): what `expand_word` makes of it, without the call
+        plain.append((text, (cmd.src, word.line)) if text is not None and not (
+            "{" in text and ("," in text or ".." in text)) else None)
+    static = (cmd, head, _sink_kind(cmd, head), tuple(plain))
+    if len(_STATIC) >= 8192:
+        _STATIC.clear()
+    _STATIC[id(cmd)] = static
+    return static
+
+
+def _sink_kind(cmd: Simple, head: str | None) -> int:
     """Where the output of an `echo`/`printf`/`cat <<EOF` goes when nothing reads it back in this
     evaluation unless that file is read: the reads that only feed it are recorded against the file
-    (verifier.shell.memo: they do not make two environments differ)."""
+    (verifier.shell.memo: they do not make two environments differ). 0: not such a command; 1: the
+    file its output is redirected to (when known); 2: standard output, when the world's output is
+    not being captured."""
     if head not in ("echo", "printf", "cat"):
-        return None
+        return 0
     raws = [x.raw for x in cmd.words] + [r.heredoc.body for r in cmd.redirects if r.heredoc is not None]
     if any(":=" in t or "$((" in t or "$(" in t or "`" in t for t in raws):
-        return None
+        return 0
     if head == "printf" and len(cmd.words) > 1 and cmd.words[1].raw == "-v":
-        return None
+        return 0
     if head == "cat" and not any(r.heredoc is not None for r in cmd.redirects):
-        return None
+        return 0
     outputs = [r for r in cmd.redirects if r.op in (">", ">>", ">|", "&>", "&>>") and r.fd in ("", "1")]
     if outputs:
-        target = ev.redirect_target(cmd.redirects, w)
-        return None if target is None else target[0]
-    return "/dev/stdout" if w.out is None and head != "cat" else None
+        return 1
+    return 2 if head != "cat" else 0
 
 
-def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding]) -> bool:
+def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding],
+                   plain: tuple[Binding | None, ...]) -> bool:
     """Expand the command's words into `fields`; True when an expansion ended the world."""
     for k, word in enumerate(cmd.words):
-        parts = word.parts
-        if len(parts) == 1 and parts[0].kind == "lit" and not parts[0].quoted:
-            text = parts[0].text  # a plain word (most are): what `expand_word` makes of it, without the call
-            if not ("{" in text and ("," in text or ".." in text)):
-                fields.append((text, (cmd.src, word.line)))
-                if w.flow is not None:
-                    return True
-                continue
+        field = plain[k]
+        if field is not None:
+            fields.append(field)
+            if w.flow is not None:
+                return True
+            continue
         if testing and k and cmd.words[k - 1].unquoted_literal in ("-z", "-n"):
             ev.weak, weak = True, ev.weak
             try:
@@ -167,7 +200,8 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
              loc: Loc) -> list[World]:
     values = _vals(fields)
     head = values[0]
-    if ev.options.mode == "server":
+    plain = isinstance(head, str) and plain_command(head, ev.options.commands)
+    if ev.options.mode == "server" and not plain:
         found = match_server(values, ev.options.commands)
         if found is not None:
             env = _env_snapshot(ev, cmd, w, loc)
@@ -186,7 +220,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
             w.status = None
             _output_unknown(w, loc, cmd)
             return [w]
-    child = match_child(values, ev.options.commands)
+    child = None if plain else match_child(values, ev.options.commands)
     if child is not None and isinstance(values[child.script], str):
         return run_child(ev, cmd, fields, child, w, loc)
     if not isinstance(head, str):
@@ -224,19 +258,27 @@ def _referenced(path: str, values: list[Val]) -> bool:
     return _referenced_by(values)(path)
 
 
+# a server's words are normalised for every point and world that starts it: once per text
+_normpath = lru_cache(maxsize=16384)(posixpath.normpath)
+
+
 def _referenced_by(values: list[Val]) -> Callable[[str], bool]:
     """`_referenced` for many files against the same words (each word normalised once).
 
     A word equal to the path or to its normal form has that normal form itself, so the test is: a
     word's normal form is the path's, or a word ends in `=path`."""
     words = [v for v in values if isinstance(v, str)]
-    norms = {posixpath.normpath(v) for v in words}
+    norms = {_normpath(v) for v in words}
+    # what follows each `=` of a word: a word ends in `=path` when path is one of them
+    after_eq: set[str] = set()
+    for v in words:
+        i = v.find("=")
+        while i >= 0:
+            after_eq.add(v[i + 1:])
+            i = v.find("=", i + 1)
 
     def referenced(path: str) -> bool:
-        if posixpath.normpath(path) in norms:
-            return True
-        suffix = "=" + path
-        return any(v.endswith(suffix) for v in words)
+        return _normpath(path) in norms or path in after_eq
 
     return referenced
 
@@ -328,10 +370,23 @@ def _emit(w: World, text: Val, loc: Loc) -> None:
         w.out.append((text, loc))
 
 
+_SORTED: list[tuple[frozenset[str], list[str]]] = []
+
+
+def _sorted_names(names: set[str]) -> list[str]:
+    """`sorted(names)`; the last order made is reused while the set is equal (every world and
+    point that starts a command exports the same names: comparing sets is cheaper than sorting)."""
+    if _SORTED and _SORTED[0][0] == names:
+        return _SORTED[0][1]
+    order = sorted(names)
+    _SORTED[:] = [(frozenset(names), order)]
+    return order
+
+
 def _env_snapshot(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> dict[str, Binding]:
     """The environment a command sees: exported variables plus its prefix assignments."""
     env: dict[str, Binding] = {}
-    for name in sorted(w.exported):
+    for name in _sorted_names(w.exported):
         b = w.vars.get(name)
         if b is None and name in w.arrays and w.arrays[name]:
             b = w.arrays[name][0]
@@ -693,6 +748,24 @@ def _parsed_format(fmt: str) -> _Format:
 
 def format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
     """bash `printf` for %s %d %i %q %b %x %f %c %% (the format is reused while arguments remain)."""
+    key: tuple[str, ...] | None = None
+    if len(args) <= 512 and all(isinstance(a, str) for a in args):  # known text prints the same (every world)
+        key = (fmt, *args)  # type: ignore[arg-type]
+        got = _PRINTED.get(key)
+        if got is not None:
+            return got
+    printed = _format_printf(fmt, args, loc)
+    if key is not None and isinstance(printed, str) and len(printed) <= _FORMAT_TEXT_MAX:
+        if len(_PRINTED) >= _FORMATS_MAX:
+            _PRINTED.clear()
+        _PRINTED[key] = printed
+    return printed
+
+
+_PRINTED: dict[tuple[str, ...], str] = {}
+
+
+def _format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
     specs, tail, consumes = _parsed_format(fmt)
     out: list[Val] = []
     k = 0

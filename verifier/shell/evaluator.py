@@ -39,6 +39,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from verifier.shell import arith
@@ -149,6 +150,21 @@ def _cmd_text(node: Any, limit: int = 80) -> str:
         text = type(node).__name__.lower()
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+_PIPE_TEXTS: dict[int, tuple[Pipeline, str]] = {}
+
+
+def _pipe_text(pipe: Pipeline) -> str:
+    """`_cmd_text` of a pipeline, once per node (kept with its text, so its id is not reused)."""
+    got = _PIPE_TEXTS.get(id(pipe))
+    if got is not None and got[0] is pipe:
+        return got[1]
+    text = _cmd_text(pipe)
+    if len(_PIPE_TEXTS) >= 4096:
+        _PIPE_TEXTS.clear()
+    _PIPE_TEXTS[id(pipe)] = (pipe, text)
+    return text
 
 
 def _body_text(body: Body) -> str:
@@ -448,7 +464,7 @@ class Evaluator:
             later.difference_update(deaths[i])
             if len(nxt) > 1:
                 self.drop_dead(nxt, later)
-            worlds = self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
+            worlds = nxt if len(nxt) <= 1 else self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
             if keeping and i > 0 and (len(self.reads), len(self.weak_reads), self.read_all) != before:
                 if snapshot is not None and state is not None:
                     store.add(key, i, state, snapshot, self.initial)  # type: ignore[union-attr]
@@ -581,7 +597,7 @@ class Evaluator:
                     nxt.append(w)
                 else:
                     nxt.extend(self.run_andor(item, w))
-            worlds = self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
+            worlds = nxt if len(nxt) <= 1 else self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
         return worlds
 
     def run_andor(self, item: AndOr, w: World) -> list[World]:
@@ -590,6 +606,8 @@ class Evaluator:
         return self._andor(item, w)
 
     def _andor(self, item: AndOr, w: World) -> list[World]:
+        if not item.ops:  # one pipeline (most lists)
+            return self.run_pipeline(item.parts[0], w)
         worlds = self.run_pipeline(item.parts[0], w)
         for op, part in zip(item.ops, item.parts[1:], strict=True):
             nxt: list[World] = []
@@ -600,7 +618,7 @@ class Evaluator:
                 status = x.status
                 if status is None:
                     prev = item.parts[item.parts.index(part) - 1]
-                    ok, bad = self.fork(x, _loc(prev.cmds[0]), _cmd_text(prev), "succeeds", "fails")
+                    ok, bad = self.fork(x, _loc(prev.cmds[0]), _pipe_text(prev), "succeeds", "fails")
                     ok.status, bad.status = True, False
                     pairs = [(ok, True), (bad, False)]
                 else:
@@ -946,10 +964,10 @@ class Evaluator:
 
     def run_simple(self, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None = None) -> list[World]:
         loc = (cmd.src, cmd.line)
-        self.step(loc)
-        from verifier.shell import builtins
-
-        return builtins.run_simple(self, cmd, w, stdin, loc)
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise ShellLimit(f"the script runs more than {MAX_STEPS} commands", loc)
+        return _builtins().run_simple(self, cmd, w, stdin, loc)
 
     # =========================================================================== variables
 
@@ -1106,6 +1124,20 @@ class Evaluator:
                     return [b if b[1] != NO_LOC else (b[0], at) for b in result]
                 value, vloc = result
                 return [(concat([value], at), vloc if vloc not in (None, NO_LOC) else at)]
+            if part.kind == "param":  # unquoted `$X`: split on white space, as the walk below does
+                result = self.param(part.text, w, at)
+                if not isinstance(result, list):
+                    value, vloc = result
+                    where = vloc if vloc not in (None, NO_LOC) else at
+                    if isinstance(value, str):
+                        return [(piece, where) for piece in value.split()] if split else [(value, where)]
+                    return [(concat([value], at), where)]
+                return self._expand_parts(word, w, at, split, [result])
+        return self._expand_parts(word, w, at, split, None)
+
+    def _expand_parts(self, word: Word, w: World, at: Loc, split: bool,
+                      results: list[list[Binding] | Binding] | None) -> list[Binding]:
+        """`expand_word`'s general walk (`results`: the first part's parameter already expanded)."""
         fields: list[list[Val]] = [[]]
         has = [False]  # whether the current field exists even if empty (quoted text)
         single_loc: Loc | None = None
@@ -1129,7 +1161,7 @@ class Evaluator:
                 fields[-1].append(Opaque(f"<({part.text})", at))
                 has[-1] = True
                 continue
-            result = self.param(part.text, w, at)
+            result = results.pop() if results else self.param(part.text, w, at)
             if isinstance(result, list):  # "${A[@]}" / "$@"
                 if only and part.quoted:
                     return [b if b[1] != NO_LOC else (b[0], at) for b in result]
@@ -1233,26 +1265,18 @@ class Evaluator:
 
     def param(self, expr: str, w: World, loc: Loc) -> list[Binding] | Binding:
         """`$name` / `${...}`: a value with its origin, or a list for `"$@"` / `"${A[@]}"`."""
-        if expr in _SPECIAL and len(expr) == 1:
-            return self.special(expr, w, loc)
-        if expr.isdigit():
-            return self.special(expr, w, loc)
-        if expr.startswith("#") and len(expr) > 1:
-            return self.length(expr[1:], w, loc), loc
-        if expr.startswith("!") and len(expr) > 1:
-            return self.indirect(expr[1:], w, loc)
-        m = _PARAM_HEAD.match(expr)
-        if not m:
+        parsed = _PARAM_PARSED.get(expr)
+        if parsed is None:
+            parsed = _parse_param(expr)
+        kind, name, subscript, rest = parsed
+        if kind:
+            if kind == "special":
+                return self.special(expr, w, loc)
+            if kind == "length":
+                return self.length(name, w, loc), loc
+            if kind == "indirect":
+                return self.indirect(name, w, loc)
             return Opaque("${" + expr + "}", loc), loc
-        name = m.group(1)
-        rest = expr[m.end(1):]
-        subscript: str | None = None
-        if m.group(2):
-            close = _bracket_end(expr, m.end(1))
-            if close < 0:
-                return Opaque("${" + expr + "}", loc), loc
-            subscript = expr[m.end(1) + 1:close]
-            rest = expr[close + 1:]
         if subscript in ("@", "*"):
             elems = self.elements(name, w, loc)
             if not rest:
@@ -1552,7 +1576,7 @@ class Evaluator:
         found_before = w.found
         saved_assume = sub.assume
         try:
-            outs = self.run_body(_relocate(script.body, loc), [sub])
+            outs = self.run_body(_relocate_shared(script.body, loc), [sub])
         except ShellLimit:
             raise
         values: set[Any] = set()
@@ -1719,6 +1743,26 @@ def _relocate(body: Body, loc: Loc) -> Body:
     return _Relocator(loc).body(body)
 
 
+def _relocate_shared(body: Body, loc: Loc) -> Body:
+    """`_relocate` once for each parsed body and place (the body is kept with its copy, so its id
+    is not reused). Only for a command substitution: the functions it defines die with its
+    subshell, so sharing their nodes between runs changes no world's identity-compared functions."""
+    if not body:
+        return body
+    key = (id(body), loc)
+    kept = _RELOCATED.get(key)
+    if kept is not None and kept[0] is body:
+        return kept[1]
+    moved = _Relocator(loc).body(body)
+    if len(_RELOCATED) > 4096:
+        _RELOCATED.clear()
+    _RELOCATED[key] = (body, moved)
+    return moved
+
+
+_RELOCATED: dict[tuple[int, Loc], tuple[Body, Body]] = {}
+
+
 class _Relocator:
     def __init__(self, loc: Loc) -> None:
         self.src, self.base = loc
@@ -1755,6 +1799,50 @@ class _Relocator:
         elif isinstance(c, FuncDef):
             fields["body"] = self.cmd(c.body)
         return replace(c, **fields)
+
+
+_PARAM_PARSED: dict[str, tuple[str, str, str | None, str]] = {}
+
+
+def _parse_param(expr: str) -> tuple[str, str, str | None, str]:
+    """What `param` makes of an expression's text, world-independent (parsed once per text):
+    (kind, name, subscript, rest); kind "" for a name with its subscript and operator, else
+    "special" / "length" / "indirect" (name: the operand) / "opaque"."""
+    parsed: tuple[str, str, str | None, str]
+    if (expr in _SPECIAL and len(expr) == 1) or expr.isdigit():
+        parsed = ("special", expr, None, "")
+    elif expr.startswith("#") and len(expr) > 1:
+        parsed = ("length", expr[1:], None, "")
+    elif expr.startswith("!") and len(expr) > 1:
+        parsed = ("indirect", expr[1:], None, "")
+    else:
+        m = _PARAM_HEAD.match(expr)
+        if not m:
+            parsed = ("opaque", "", None, "")
+        else:
+            name = m.group(1)
+            rest = expr[m.end(1):]
+            subscript: str | None = None
+            close = _bracket_end(expr, m.end(1)) if m.group(2) else 0
+            if close < 0:
+                parsed = ("opaque", "", None, "")
+            else:
+                if m.group(2):
+                    subscript = expr[m.end(1) + 1:close]
+                    rest = expr[close + 1:]
+                parsed = ("", name, subscript, rest)
+    if len(_PARAM_PARSED) > 16384:  # bounded: the texts come from the scripts read
+        _PARAM_PARSED.clear()
+    _PARAM_PARSED[expr] = parsed
+    return parsed
+
+
+@lru_cache(maxsize=1)
+def _builtins() -> Any:
+    """verifier.shell.builtins (imported on first use: it imports this module)."""
+    from verifier.shell import builtins
+
+    return builtins
 
 
 def _bracket_end(expr: str, start: int) -> int:

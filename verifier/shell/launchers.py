@@ -162,6 +162,27 @@ def _head(words: list[Val], i: int, commands: Commands) -> ServerMatch | None:
     return None
 
 
+_PLAIN: dict[tuple[Commands, str], bool] = {}
+
+
+def plain_command(head: str, commands: Commands) -> bool:
+    """True when a command whose first word is this text is neither a server start
+    (`match_server`) nor a script start (`match_child`), whatever its other words: neither looks
+    past a first word that is not a server program, an interpreter, a wrapper or a shell script.
+    Decided once per word (most commands a script runs are neither)."""
+    got = _PLAIN.get((commands, head))
+    if got is None:
+        base = head.rsplit("/", 1)[-1]
+        wrapper = commands.wrappers.get(base)
+        got = (commands.programs.get(base) is None and not _PYTHON.fullmatch(head)
+               and (wrapper is None or not wrapper.server)
+               and base not in commands.child_wrappers and base not in _SHELLS and not head.endswith(".sh"))
+        if len(_PLAIN) >= 16384:
+            _PLAIN.clear()
+        _PLAIN[(commands, head)] = got
+    return got
+
+
 def match_server(words: list[Val], commands: Commands) -> ServerMatch | None:
     """The server start in a command's words, or None."""
     env: list[tuple[str, int]] = []

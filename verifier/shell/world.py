@@ -96,12 +96,12 @@ class World:
     def copy(self) -> World:
         """An independent copy (assoc arrays are copied on write, see `set_assoc`)."""
         w = World.__new__(World)
-        w.vars = dict(self.vars)
-        w.arrays = dict(self.arrays)
-        w.assocs = dict(self.assocs)
-        w.exported = set(self.exported)
-        w.funcs = dict(self.funcs)
-        w.files = dict(self.files)
+        w.vars = self.vars.copy()
+        w.arrays = self.arrays.copy()
+        w.assocs = self.assocs.copy()
+        w.exported = self.exported.copy()
+        w.funcs = self.funcs.copy()
+        w.files = self.files.copy()
         w.pos = self.pos
         w.arg0 = self.arg0
         w.sources = self.sources
@@ -112,8 +112,8 @@ class World:
         w.assume = self.assume
         w.out = None if self.out is None else list(self.out)
         w.exit_loc = self.exit_loc
-        w.attrs = dict(self.attrs) if self.attrs else {}
-        w.refs = dict(self.refs) if self.refs else {}
+        w.attrs = self.attrs.copy() if self.attrs else {}
+        w.refs = self.refs.copy() if self.refs else {}
         return w
 
     def set_assoc(self, name: str, key: str, binding: Binding) -> None:

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from verifier.configs.points import Point, RecipeRef
 from verifier.core.errors import InputError
-from verifier.core.yaml11 import Doc, parse_yaml11
+from verifier.core.yaml11 import Doc
 from verifier.core.yamlio import decode_text
 from verifier.launch.job import KeyJob
 from verifier.launch.kinds.srt_complete import materialize_complete
 from verifier.launch.recipes.complete import is_complete
+from verifier.launch.recipes.files import parsed_doc
 
 if TYPE_CHECKING:  # the runner reader is imported when a recipe is fetched, not by every verdict
     from verifier.launch.runner import FetchPlan
@@ -67,7 +68,7 @@ def _doc(job: KeyJob, point: Point, plan: FetchPlan, path: str) -> tuple[Doc | N
             job.error(point, plan.runner, overlay.line if overlay else plan.clone_line,
                       f"the runner copies {path} from {source}, which is not in the tree", "recipe")
             return None, source
-        return parse_yaml11(decode_text(data, source), source), source
+        return parsed_doc(job.ctx, decode_text(data, source), source), source
     name = fetched_name(plan, path)
     hit = job.upstream(plan.repo, plan.ref, path, plan.runner, "recipe")
     where = f"{plan.repo}@{plan.ref}" + (f" (commit {hit.commit[:12]})" if hit.commit else "")
@@ -84,7 +85,7 @@ def _doc(job: KeyJob, point: Point, plan: FetchPlan, path: str) -> tuple[Doc | N
         job.error(point, plan.runner, plan.ref_line,
                   f"{path} is fetched from {plan.repo}@{plan.ref}, not recorded in the bundle", "upstream")
         return None, name
-    return parse_yaml11(decode_text(hit.data, name), name), name
+    return parsed_doc(job.ctx, decode_text(hit.data, name), name), name
 
 
 def _setup_scripts(job: KeyJob, plan: FetchPlan, data: Any, recipe: str) -> list[str]:

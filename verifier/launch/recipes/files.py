@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+import hashlib
+
 from verifier.configs.points import launch_policy
 from verifier.core.context import CheckContext
 from verifier.core.layout import repo_relative
 from verifier.core.yaml11 import Doc, parse_yaml11
 from verifier.core.yamlio import decode_text
+
+
+def parsed_doc(ctx: CheckContext, text: str, path: str) -> Doc:
+    """`parse_yaml11(text, path)`, parsed once per context for each path and text.
+
+    The points of a key, and a bundle's two trees, read the same recipes (a fetched recipe is read
+    for every point); a parsed document is never changed (every consumer of `recipe_doc` already
+    shares one), so one parse serves them all. Raises InputError (cached, the same one every time)."""
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return ctx.memo(f"recipes.parsed.{digest}.{path}", lambda: parse_yaml11(text, path))
 
 
 def recipe_doc(ctx: CheckContext, side: str, path: str) -> Doc | None:
@@ -20,7 +32,7 @@ def recipe_doc(ctx: CheckContext, side: str, path: str) -> Doc | None:
         raw = tree.read(path)
         if raw is None:
             return None
-        return parse_yaml11(decode_text(raw, path), path)
+        return parsed_doc(ctx, decode_text(raw, path), path)
 
     return ctx.memo(f"recipes.doc.{side}.{path}", compute)
 
