@@ -5,16 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.gitrecord.test_replay import _history
+from verifier import shell
 from verifier.app.replay import judge as replay_judge
 from verifier.app.replay.merged import merged_prs
-from verifier.core import yaml11
+from verifier.core import processcache, yaml11
 from verifier.record.git.repo import GitRepo
+from verifier.shell import parser as shell_parser
 
 
 def _sizes() -> dict[str, int]:
     out = {}
     for cache in replay_judge.pr_caches():
-        if isinstance(cache, dict):
+        if isinstance(cache, processcache.Registered):
+            continue  # an order of its own: cleared through its `clear`, sized by the modules
+        if isinstance(cache, processcache.ByText | processcache.ByObject):
+            out[cache.name] = len(cache)
+        elif isinstance(cache, dict):
             out["yaml11.resolved_tags"] = len(cache)
         else:
             out[f"{cache.__module__}.{cache.__qualname__}"] = cache.cache_info().currsize
@@ -33,6 +39,7 @@ def test_the_caches_of_a_pr_are_empty_after_it(tmp_path: Path) -> None:
         assert "yaml11.resolved_tags" in filled and len(filled) > 1  # the PR did fill them
         replay_judge.release_pr_state()
         assert not any(_sizes().values())
+        assert not shell_parser._CACHE and not shell._PARSED  # ordered caches, cleared through `register`
         # the replay's own path ends each PR that way, and judges alike afterwards
         record = replay_judge.replay_one(pr)
         assert record["rows"] == judged["rows"] and "error" not in record
@@ -47,6 +54,6 @@ def test_caches_of_what_no_pr_changes_are_kept() -> None:
     """Unbounded caches (engine specs, schemas, templates) stay warm between PRs."""
     from verifier.core.cache import prebuilt_json
 
-    cached = [c for c in replay_judge.pr_caches() if not isinstance(c, dict)]
+    cached = [c for c in replay_judge.pr_caches() if hasattr(c, "cache_info")]
     assert all(c.cache_info().maxsize is not None for c in cached)
     assert prebuilt_json.cache_info().maxsize is None and prebuilt_json not in cached

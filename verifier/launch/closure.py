@@ -39,7 +39,7 @@ from typing import Any
 
 from verifier.configs import master_entries, points
 from verifier.configs.points import Point, launch_policy
-from verifier.core import shellwords
+from verifier.core import processcache, shellwords
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError, VerifierError
 from verifier.core.layout import repo_relative
@@ -173,6 +173,7 @@ _Import = tuple[str | None, int, tuple[str, ...], int | None]
 _IMPORTS: dict[bytes, tuple[_Import, ...] | None] = {}  # by the text's digest (the texts are not kept)
 _IMPORTS_MAX = 1024
 _UNPARSED = object()
+processcache.register("launch.python-imports", _IMPORTS.clear)
 
 
 def _imports(text: str) -> tuple[_Import, ...] | None:

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from verifier.core import processcache
 from verifier.shell.evaluator import Evaluator, Options, ShellLimit
 from verifier.shell.launchers import Commands, Program, Wrapper
 from verifier.shell.lexer import ShellSyntaxError
@@ -130,6 +131,7 @@ def _result(w: World, mode: str) -> WorldResult:
 _PARSED: dict[tuple[str, str], Script | ShellSyntaxError] = {}
 _PARSED_MAX = 128
 _PARSED_TEXT_MAX = 1 << 20
+processcache.register("shell.main-scripts", _PARSED.clear)
 
 
 def _parsed(text: str, path: str) -> Script:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from verifier.core.processcache import ByText
+
 _TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+#[0-9A-Za-z@_]+|\d+)|([A-Za-z_][A-Za-z0-9_]*)"
                     r"|(\*\*=|<<=|>>=|\+\+|--|\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|[-+*/%<>=!~&^|?:(),\[\]]))")
 MAX_DEPTH = 64
@@ -33,7 +35,7 @@ Lookup = Callable[[str], "int | str | None"]
 Assign = Callable[[str, int], None]
 
 
-_TOKENS: dict[str, list[tuple[str, str]]] = {}
+_TOKENS: ByText[str, list[tuple[str, str]]] = ByText("shell.arithmetic-tokens", 16384)
 _INTEGER = re.compile(r"-?\d+")
 
 
@@ -44,9 +46,7 @@ def _tokens(expr: str) -> list[tuple[str, str]]:
         toks = _scan(expr)
         if len(expr) > 2000:  # a long (generated) text is not kept
             return toks
-        if len(_TOKENS) > 16384:  # bounded: the texts come from the scripts read
-            _TOKENS.clear()
-        _TOKENS[expr] = toks
+        _TOKENS.put(expr, toks)
     return toks
 
 

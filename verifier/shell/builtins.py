@@ -20,6 +20,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from verifier.core.processcache import ByObject, ByText
 from verifier.shell.conditions import eval_bracket, eval_single
 from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError
@@ -61,8 +62,8 @@ def _text_lines(content: list[tuple[Val, Loc]] | None) -> list[str] | None:
 
 def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None, loc: Loc) -> list[World]:
     """Run one simple command in one world."""
-    static = _STATIC.get(id(cmd))
-    if static is None or static[0] is not cmd:
+    static = _STATIC.get(cmd)
+    if static is None:
         static = _static(cmd)
     _, head_word, sink_kind, plain = static
     if head_word in DECLARERS:
@@ -89,11 +90,11 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
 # what a simple command is, the same in every world: its first word unquoted, where its output
 # goes (`_sink_kind`) and its plain words' fields (None for a word to expand)
 _Static = tuple[Simple, "str | None", int, tuple["Binding | None", ...]]
-_STATIC: dict[int, _Static] = {}
+_STATIC: ByObject[_Static] = ByObject("shell.command-static", 8192)
 
 
 def _static(cmd: Simple) -> _Static:
-    """The command's `_Static`, once per node (kept with it, so its id is not reused meanwhile)."""
+    """The command's `_Static`, once per node."""
     head = cmd.words[0].unquoted_literal if cmd.words else None
     plain: list[Binding | None] = []
     for word in cmd.words:
@@ -102,11 +103,7 @@ def _static(cmd: Simple) -> _Static:
         # a plain word (most are): what `expand_word` makes of it, without the call
         plain.append((text, (cmd.src, word.line)) if text is not None and not (
             "{" in text and ("," in text or ".." in text)) else None)
-    static = (cmd, head, _sink_kind(cmd, head), tuple(plain))
-    if len(_STATIC) >= 8192:
-        _STATIC.clear()
-    _STATIC[id(cmd)] = static
-    return static
+    return _STATIC.put(cmd, (cmd, head, _sink_kind(cmd, head), tuple(plain)))
 
 
 def _sink_kind(cmd: Simple, head: str | None) -> int:
@@ -344,20 +341,16 @@ def _note_fetch(ev: Evaluator, head: str, values: list[Val], loc: Loc) -> None:
             ev.fetched.setdefault(posixpath.normpath(t), loc)
 
 
-_COMMAND_TEXTS: dict[int, tuple[Simple, str]] = {}
+_COMMAND_TEXTS: ByObject[str] = ByObject("shell.command-texts", 4096)
 
 
 def _command_text(cmd: Simple) -> str:
     """`$(<the command's words>)`, the text of its unknown output, once per command node (an inline
     program `python3 -c "..."` is long, and a library's commands run in every evaluation)."""
-    cached = _COMMAND_TEXTS.get(id(cmd))
-    if cached is not None and cached[0] is cmd:
-        return cached[1]
-    text = "$(" + " ".join(x.raw for x in cmd.words) + ")"
-    if len(_COMMAND_TEXTS) >= 4096:
-        _COMMAND_TEXTS.clear()
-    _COMMAND_TEXTS[id(cmd)] = (cmd, text)  # the node is kept with it, so its id is not reused meanwhile
-    return text
+    cached = _COMMAND_TEXTS.get(cmd)
+    if cached is not None:
+        return cached
+    return _COMMAND_TEXTS.put(cmd, "$(" + " ".join(x.raw for x in cmd.words) + ")")
 
 
 def _output_unknown(w: World, loc: Loc, cmd: Simple) -> None:
@@ -722,8 +715,8 @@ _PRINTF_SPEC = re.compile(r"%([-+ 0#]*)(\d+|\*)?(?:\.(\d+))?([sdiqbxXfFeEgGcou%]
 # (text before it, conversion, flags, width, precision) per conversion; the text after the last; and
 # whether any conversion takes an argument
 _Format = tuple[tuple[tuple[str, str, str, str | None, str | None], ...], str, bool]
-_FORMATS: dict[str, _Format] = {}
 _FORMATS_MAX = 1024
+_FORMATS: ByText[str, _Format] = ByText("shell.printf-formats", _FORMATS_MAX)
 _FORMAT_TEXT_MAX = 4096
 
 
@@ -740,9 +733,7 @@ def _parsed_format(fmt: str) -> _Format:
         pos = m.end()
     got = (tuple(specs), _unescape(fmt[pos:]), any(conv != "%" for _, conv, _, _, _ in specs))
     if len(fmt) <= _FORMAT_TEXT_MAX:
-        if len(_FORMATS) >= _FORMATS_MAX:
-            _FORMATS.clear()
-        _FORMATS[fmt] = got
+        _FORMATS.put(fmt, got)
     return got
 
 
@@ -756,13 +747,11 @@ def format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
             return got
     printed = _format_printf(fmt, args, loc)
     if key is not None and isinstance(printed, str) and len(printed) <= _FORMAT_TEXT_MAX:
-        if len(_PRINTED) >= _FORMATS_MAX:
-            _PRINTED.clear()
-        _PRINTED[key] = printed
+        _PRINTED.put(key, printed)
     return printed
 
 
-_PRINTED: dict[tuple[str, ...], str] = {}
+_PRINTED: ByText[tuple[str, ...], str] = ByText("shell.printf-printed", _FORMATS_MAX)
 
 
 def _format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:

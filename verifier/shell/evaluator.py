@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from verifier.core.processcache import ByObject, ByText
 from verifier.shell import arith
 from verifier.shell.conditions import Operands, eval_double
 from verifier.shell.launchers import Commands, launching_functions, may_launch
@@ -152,19 +153,13 @@ def _cmd_text(node: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-_PIPE_TEXTS: dict[int, tuple[Pipeline, str]] = {}
+_PIPE_TEXTS: ByObject[str] = ByObject("shell.pipeline-texts", 4096)
 
 
 def _pipe_text(pipe: Pipeline) -> str:
-    """`_cmd_text` of a pipeline, once per node (kept with its text, so its id is not reused)."""
-    got = _PIPE_TEXTS.get(id(pipe))
-    if got is not None and got[0] is pipe:
-        return got[1]
-    text = _cmd_text(pipe)
-    if len(_PIPE_TEXTS) >= 4096:
-        _PIPE_TEXTS.clear()
-    _PIPE_TEXTS[id(pipe)] = (pipe, text)
-    return text
+    """`_cmd_text` of a pipeline, once per node."""
+    got = _PIPE_TEXTS.get(pipe)
+    return got if got is not None else _PIPE_TEXTS.put(pipe, _cmd_text(pipe))
 
 
 def _body_text(body: Body) -> str:
@@ -179,12 +174,9 @@ def _body_text(body: Body) -> str:
     return text if len(text) <= 100 else text[:99] + "…"
 
 
-_ASSIGNED: dict[int, dict[str, list[str]]] = {}
-
-
 def assigned_texts(script: Script) -> dict[str, list[str]]:
     """name -> raw texts of everything assigned to it anywhere in a file (for `"${CMD[@]}"` heads)."""
-    cached = _ASSIGNED.get(id(script))
+    cached = _ASSIGNED.get(script)
     if cached is not None:
         return cached
     out: dict[str, list[str]] = {}
@@ -201,17 +193,10 @@ def assigned_texts(script: Script) -> dict[str, list[str]]:
                 texts.append(" ".join(w.raw for w in a.array))
             elif a.value is not None:
                 texts.append(a.value.raw)
-    if len(_ASSIGNED) > 512:
-        _ASSIGNED.clear()
-    _ASSIGNED[id(script)] = out
-    _KEEP.append(script)
-    del _KEEP[:-512]
-    return out
+    return _ASSIGNED.put(script, out)
 
 
-_KEEP: list[Script] = []
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_FUNC_IDENTS: dict[int, frozenset[str]] = {}
 
 
 def _raw_texts(root: Any, out: list[str]) -> None:
@@ -259,20 +244,20 @@ def identifiers(node: Any) -> frozenset[str]:
 
 def function_identifiers(script: Script) -> frozenset[str]:
     """Identifiers mentioned inside the functions a file defines (they can run at any later time)."""
-    cached = _FUNC_IDENTS.get(id(script))
+    cached = _FUNC_IDENTS.get(script)
     if cached is not None:
         return cached
     funcs = [node for node in iter_nodes(script.body) if isinstance(node, FuncDef)]
-    result = identifiers(tuple(funcs))
-    if len(_FUNC_IDENTS) > 512:
-        _FUNC_IDENTS.clear()
-    _FUNC_IDENTS[id(script)] = result
-    _KEEP.append(script)
-    return result
+    return _FUNC_IDENTS.put(script, identifiers(tuple(funcs)))
 
 
-_DONE_CACHE: dict[Any, bool] = {}
-_LAST_CACHE: dict[int, tuple[Body, dict[str, int], list[list[str]]]] = {}
+# Caches of facts about parsed nodes, once per node (verifier.core.processcache: each entry keeps its
+# node, so no other node can take its id while the entry lives).
+_ASSIGNED: ByObject[dict[str, list[str]]] = ByObject("shell.assigned-texts", 512)
+_FUNC_IDENTS: ByObject[frozenset[str]] = ByObject("shell.function-identifiers", 512)
+# keyed by the body, with the statement index, the functions and scripts (by id: the value keeps them)
+_DONE_CACHE: ByObject[tuple[tuple[object, ...], bool]] = ByObject("shell.done-from", 4096)
+_LAST_CACHE: ByObject[tuple[dict[str, int], list[list[str]]]] = ByObject("shell.last-mentions", 512)
 
 
 def _last_mentions(body: Body) -> tuple[dict[str, int], list[list[str]]]:
@@ -280,9 +265,9 @@ def _last_mentions(body: Body) -> tuple[dict[str, int], list[list[str]]]:
     and per statement the identifiers it mentions last. Linear in the text: a variable is live after
     statement i while its last mention is later (one set shrinks as the walk goes, `run_top`),
     never a set of later identifiers per statement (quadratic in a script of distinct names)."""
-    cached = _LAST_CACHE.get(id(body))
-    if cached is not None and cached[0] is body:
-        return cached[1], cached[2]
+    cached = _LAST_CACHE.get(body)
+    if cached is not None:
+        return cached
     last: dict[str, int] = {}
     for k, item in enumerate(body):
         for name in identifiers(item):
@@ -290,27 +275,19 @@ def _last_mentions(body: Body) -> tuple[dict[str, int], list[list[str]]]:
     deaths: list[list[str]] = [[] for _ in body]
     for name, k in last.items():
         deaths[k].append(name)
-    if len(_LAST_CACHE) > 512:
-        _LAST_CACHE.clear()
-    _LAST_CACHE[id(body)] = (body, last, deaths)
-    return last, deaths
+    return _LAST_CACHE.put(body, (last, deaths))
 
 
-_LATER_CACHE: dict[tuple[int, int], tuple[Body, frozenset[str]]] = {}
+_LATER_CACHE: ByObject[frozenset[str]] = ByObject("shell.later-identifiers", 512)
 
 
 def _later(body: Body, last: dict[str, int], start: int) -> set[str]:
     """The identifiers statement `start` or a later one mentions (a fresh set: `run_top` shrinks it).
     Evaluations of a script resume from the same few statements: computed once for each."""
-    key = (id(body), start)
-    cached = _LATER_CACHE.get(key)
-    if cached is not None and cached[0] is body:
-        return set(cached[1])
-    names = frozenset(name for name, k in last.items() if k >= start)
-    if len(_LATER_CACHE) > 512:
-        _LATER_CACHE.clear()
-    _LATER_CACHE[key] = (body, names)
-    return set(names)
+    cached = _LATER_CACHE.get(body, start)
+    if cached is not None:
+        return set(cached)
+    return set(_LATER_CACHE.put(body, frozenset(name for name, k in last.items() if k >= start), start))
 
 
 class _Operands:
@@ -517,9 +494,10 @@ class Evaluator:
             return False
         self.done_work += 1 + len(w.funcs) // 8
         commands = self.options.commands
-        key = (id(body), i, tuple(sorted((k, id(v)) for k, v in w.funcs.items())),
-               tuple(id(sc) for sc in self.scripts), commands)
-        cached = _DONE_CACHE.get(key)
+        funcs_now = sorted(w.funcs.items())
+        extra = (i, tuple((k, id(v)) for k, v in funcs_now), tuple(id(sc) for sc in self.scripts), commands)
+        entry = _DONE_CACHE.get(body, extra)
+        cached = entry[1] if entry is not None else None
         if cached is None:
             funcs = dict(w.funcs)
             for item in body[i:]:
@@ -533,11 +511,8 @@ class Evaluator:
                     assigned.setdefault(name, []).extend(texts)
             self.done_work += len(body) - i + len(funcs) + len(assigned)
             cached = not may_launch(body[i:], commands, launching_functions(funcs, commands, assigned), assigned)
-            if len(_DONE_CACHE) > 4096:
-                _DONE_CACHE.clear()
-            _DONE_CACHE[key] = cached
-            _KEEP.extend(self.scripts)
-            del _KEEP[:-512]
+            # the entry keeps the functions and scripts its key names by id
+            _DONE_CACHE.put(body, ((*(v for _, v in funcs_now), *self.scripts), cached), extra)
         return cached
 
     # =========================================================================== worlds
@@ -1749,18 +1724,11 @@ def _relocate_shared(body: Body, loc: Loc) -> Body:
     subshell, so sharing their nodes between runs changes no world's identity-compared functions."""
     if not body:
         return body
-    key = (id(body), loc)
-    kept = _RELOCATED.get(key)
-    if kept is not None and kept[0] is body:
-        return kept[1]
-    moved = _Relocator(loc).body(body)
-    if len(_RELOCATED) > 4096:
-        _RELOCATED.clear()
-    _RELOCATED[key] = (body, moved)
-    return moved
+    kept = _RELOCATED.get(body, loc)
+    return kept if kept is not None else _RELOCATED.put(body, _Relocator(loc).body(body), loc)
 
 
-_RELOCATED: dict[tuple[int, Loc], tuple[Body, Body]] = {}
+_RELOCATED: ByObject[Body] = ByObject("shell.relocated-bodies", 4096)
 
 
 class _Relocator:
@@ -1801,7 +1769,7 @@ class _Relocator:
         return replace(c, **fields)
 
 
-_PARAM_PARSED: dict[str, tuple[str, str, str | None, str]] = {}
+_PARAM_PARSED: ByText[str, tuple[str, str, str | None, str]] = ByText("shell.parameters", 16384)
 
 
 def _parse_param(expr: str) -> tuple[str, str, str | None, str]:
@@ -1831,10 +1799,7 @@ def _parse_param(expr: str) -> tuple[str, str, str | None, str]:
                     subscript = expr[m.end(1) + 1:close]
                     rest = expr[close + 1:]
                 parsed = ("", name, subscript, rest)
-    if len(_PARAM_PARSED) > 16384:  # bounded: the texts come from the scripts read
-        _PARAM_PARSED.clear()
-    _PARAM_PARSED[expr] = parsed
-    return parsed
+    return _PARAM_PARSED.put(expr, parsed)
 
 
 @lru_cache(maxsize=1)

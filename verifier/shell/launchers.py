@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from verifier.core.processcache import ByText
 from verifier.shell.lexer import Word
 from verifier.shell.nodes import AndOr, ArithFor, Case, For, FuncDef, Group, If, Pipeline, Simple, While
 from verifier.shell.values import Opaque, Val
@@ -162,7 +163,7 @@ def _head(words: list[Val], i: int, commands: Commands) -> ServerMatch | None:
     return None
 
 
-_PLAIN: dict[tuple[Commands, str], bool] = {}
+_PLAIN: ByText[tuple[Commands, str], bool] = ByText("shell.plain-commands", 16384)
 
 
 def plain_command(head: str, commands: Commands) -> bool:
@@ -177,9 +178,7 @@ def plain_command(head: str, commands: Commands) -> bool:
         got = (commands.programs.get(base) is None and not _PYTHON.fullmatch(head)
                and (wrapper is None or not wrapper.server)
                and base not in commands.child_wrappers and base not in _SHELLS and not head.endswith(".sh"))
-        if len(_PLAIN) >= 16384:
-            _PLAIN.clear()
-        _PLAIN[(commands, head)] = got
+        _PLAIN.put((commands, head), got)
     return got
 
 

@@ -13,6 +13,7 @@ import hashlib
 import re
 from collections import OrderedDict
 
+from verifier.core import processcache
 from verifier.shell.lexer import REDIRECTS, Part, ShellSyntaxError, Tok, Word, tokenize
 from verifier.shell.nodes import (
     AndOr,
@@ -41,6 +42,7 @@ DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _RESERVED_END = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}", "in"})
 _CACHE: OrderedDict[tuple[str, str, int], Script] = OrderedDict()
 _CACHE_SIZE = 256
+processcache.register("shell.parsed-texts", _CACHE.clear)
 
 
 class _Parser:

@@ -66,6 +66,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
+from verifier.core import processcache
 from verifier.shell import arith
 from verifier.shell.conditions import eval_bracket, eval_double, eval_single
 from verifier.shell.launchers import Commands
@@ -2108,6 +2109,7 @@ class _SnippetRun:
 _SNIPPET_RUNS: OrderedDict[tuple[str, str, int], list[_SnippetRun]] = OrderedDict()
 MAX_SNIPPETS = 128
 MAX_SNIPPET_RUNS = 64
+processcache.register("shell.snippet-runs", _SNIPPET_RUNS.clear)
 
 
 @lru_cache(maxsize=64)

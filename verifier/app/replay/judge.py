@@ -19,6 +19,7 @@ from typing import Any
 
 from verifier.app.replay.merged import MergedPR
 from verifier.app.replay.proposals import RepoDocuments, load_proposed_policies
+from verifier.core import processcache
 from verifier.core.errors import VerifierError
 from verifier.core.model import Bundle
 from verifier.record.fetched import UpstreamSource, git_sources
@@ -137,7 +138,8 @@ def pr_caches() -> list[Any]:
     """The process-wide caches whose entries come from the PRs judged: every bounded `functools`
     cache of the verifier and the checks (parsed workflows, scripts, snippets, patterns, keyed by
     the texts a PR holds). The unbounded ones hold what no PR changes (engine specs, schemas,
-    templates) and are kept. The YAML 1.1 loader's table of resolved scalar tags is one too."""
+    templates) and are kept. The YAML 1.1 loader's table of resolved scalar tags is one too, and so is
+    every cache of verifier.core.processcache (the shell reader's per-node and per-text caches)."""
     from verifier.core import yaml11
 
     found: dict[int, Any] = {}
@@ -148,7 +150,7 @@ def pr_caches() -> list[Any]:
             info = getattr(value, "cache_info", None)
             if callable(info) and callable(getattr(value, "cache_clear", None)) and info().maxsize is not None:
                 found[id(value)] = value
-    return [*found.values(), yaml11.resolved_tags()]
+    return [*found.values(), yaml11.resolved_tags(), *processcache.registered()]
 
 
 def release_pr_state() -> None:
@@ -156,7 +158,7 @@ def release_pr_state() -> None:
     after PR, the caches being bounded by entries, not bytes. What its verdict left in reference
     cycles goes at the next PR's collection (`replay_one`)."""
     for cache in pr_caches():
-        if isinstance(cache, dict):
+        if isinstance(cache, dict | processcache.ByObject | processcache.Registered):
             cache.clear()
         else:
             cache.cache_clear()

@@ -1,0 +1,49 @@
+"""verifier.core.processcache: a cache keyed by an object's identity never answers for another object."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+from verifier.core import processcache
+
+
+class _Node:
+    pass
+
+
+def test_an_entry_keeps_its_object_so_its_id_is_not_reused() -> None:
+    cache: processcache.ByObject[str] = processcache.ByObject("test.keeps", 8)
+    node = _Node()
+    ref = weakref.ref(node)
+    cache.put(node, "facts")
+    del node
+    gc.collect()
+    assert ref() is not None  # alive while its entry lives: no new object can take its id
+    cache.clear()
+    gc.collect()
+    assert ref() is None
+
+
+def test_another_object_under_the_same_id_is_a_miss() -> None:
+    """Even an entry whose object changed under its id (as after an id reuse) is not answered."""
+    cache: processcache.ByObject[str] = processcache.ByObject("test.identity", 8)
+    first, second = _Node(), _Node()
+    cache.put(first, "first's", extra=3)
+    cache._entries[(id(second), 3)] = (first, "first's")  # forge the collision an id reuse would make
+    assert cache.get(second, 3) is None
+    assert cache.get(first, 3) == "first's" and cache.get(first, 4) is None
+
+
+def test_bounded_and_cleared_together() -> None:
+    by_text: processcache.ByText[str, int] = processcache.ByText("test.texts", 2)
+    by_node: processcache.ByObject[int] = processcache.ByObject("test.nodes", 2)
+    for i in range(5):
+        by_text.put(str(i), i)
+        by_node.put(_Node(), i)
+    assert len(by_text) <= 2 and len(by_node) <= 2
+    cleared: list[str] = []
+    processcache.register("test.ordered", lambda: cleared.append("done"))
+    assert {"test.texts", "test.nodes", "test.ordered"} <= {c.name for c in processcache.registered()}
+    processcache.clear_all()
+    assert not by_text and not len(by_node) and cleared == ["done"]
