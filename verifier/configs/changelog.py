@@ -21,7 +21,7 @@ from typing import Any
 
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
-from verifier.core.yaml11 import parse_yaml11
+from verifier.core.yaml11 import parse_yaml11_shared
 
 ENTRY_START = "- config-keys:"
 PR_LINK_RE = re.compile(r"https://github\.com/SemiAnalysisAI/InferenceX/pull/\d+")
@@ -128,7 +128,7 @@ def parse_entries(text: str, path: str, first_line: int = 1) -> tuple[list[Chang
     """Parse changelog text (the whole file or an appended suffix starting at `first_line`)."""
     violations: list[ChangelogViolation] = []
     try:
-        doc = parse_yaml11(text, path, line_offset=first_line - 1)
+        doc = parse_yaml11_shared(text, path, line_offset=first_line - 1)
     except InputError as exc:
         return [], [ChangelogViolation("invalid-yaml", None, exc.reason)]
     data = doc.data

@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
-from verifier.core.yaml11 import Doc, parse_yaml11
+from verifier.core.yaml11 import Doc, parse_yaml11_shared
 from verifier.core.yamlio import decode_text
 
 Side = Literal["base", "head"]
@@ -107,7 +107,7 @@ class _Chunk:
         """The parsed text (parsed on first use); raises the InputError of a refused text every time."""
         if self.doc is None and self.error is None:
             try:
-                self.doc = parse_yaml11(self.text, path)
+                self.doc = parse_yaml11_shared(self.text, path)
             except InputError as exc:
                 self.error = exc
         if self.error is not None:
@@ -285,17 +285,12 @@ class _MasterFile:
             self.whole = True
 
     def _split(self) -> bool:
-        starts: list[tuple[str, int]] = []
         lines = self.text.split("\n")
-        for i, line in enumerate(lines):
-            if not line or line[0] in " \t#\r":
-                continue
-            match = _SIMPLE_KEY.match(line)
-            if match is None:
-                return False
-            starts.append((match.group(1), i))
+        starts = _entry_starts(lines)
+        if starts is None:
+            return False
         if not starts:
-            return not self.text.strip() or self._only_comments(lines)
+            return not self.text.strip() or _only_comments(lines)
         for n, (key, start) in enumerate(starts):
             end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
             text = "\n".join(lines[start:end]) + "\n"
@@ -304,10 +299,6 @@ class _MasterFile:
                 chunk = self._cache[text] = _Chunk(text)
             self.entries.append(ConfigEntry(key, self.vendor, self.side, self.path, start + 1, chunk, self))
         return True
-
-    @staticmethod
-    def _only_comments(lines: list[str]) -> bool:
-        return all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines)
 
     def _full_doc(self) -> Doc:
         if self._full is None:
@@ -364,6 +355,73 @@ class _MasterFile:
         rel = {p[1:]: ln for p, ln in full.lines.items() if len(p) > 1 and p[0] == entry.key}
         value = data[entry.key]
         return (value if isinstance(value, dict) else {}), rel
+
+
+def _entry_starts(lines: list[str]) -> list[tuple[str, int]] | None:
+    """(key, 0-based line) of every line that starts a top-level entry; None when a line at column 0
+    is neither such a key, a comment nor blank (the file is then read whole)."""
+    starts: list[tuple[str, int]] = []
+    for i, line in enumerate(lines):
+        if not line or line[0] in " \t#\r":
+            continue
+        match = _SIMPLE_KEY.match(line)
+        if match is None:
+            return None
+        starts.append((match.group(1), i))
+    return starts
+
+
+# A whole master file is read from its entries' parses only when it is at most this long: then,
+# without aliases, it cannot build more values (MAX_NODES) or handle more pairs (MAX_MERGE_WORK)
+# than parse_yaml11 allows, as every value and pair takes a character of its own.
+_ASSEMBLED_MAX_TEXT = 1_000_000
+# ... and when no entry nests deeper than this: a parse of the whole file, from another caller's
+# stack, then nests no nearer Python's recursion limit than the entries' parses did.
+_ASSEMBLED_MAX_DEPTH = 100
+_SHARING_MARKS = ("&", "*", "<<", "!")
+
+
+def master_file_data(text: str, path: str) -> Any:
+    """`parse_yaml11(text, path).data` of a whole master file (its InputError when refused), read
+    from the parses of its top-level entries where that is sure to give the same data.
+
+    Those parses are the ones the checks and the launch resolution use (`parse_yaml11_shared`, one
+    per distinct entry text in the process), so the recorder's reading of every entry costs nothing
+    more, and an entry the PR leaves alone on the base side is parsed once for both sides. The
+    entries are read as the whole file only when the file splits at top-level keys with nothing but
+    comments and blank lines before the first, no line outside a comment has an anchor, alias, merge
+    key or tag (`&`, `*`, `<<`, `!`: the whole file's parse may resolve them, or refuse them, across
+    entries, and its merge-work budget counts them over all entries),
+    every entry parses on its own into exactly one key, and the file is small and shallow enough
+    that parse_yaml11's budgets cannot refuse the whole file. A key repeated at the top level keeps
+    its first position and last value, as the whole file's parse does. Otherwise the file is parsed
+    whole (once per process as well)."""
+    lines = text.split("\n")
+    starts = _entry_starts(lines) if len(text) <= _ASSEMBLED_MAX_TEXT else None
+    if starts and _only_comments(lines[:starts[0][1]]) and not _sharing(text, lines):
+        data: dict[Any, Any] = {}
+        for n, (_, start) in enumerate(starts):
+            end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
+            try:
+                doc = parse_yaml11_shared("\n".join(lines[start:end]) + "\n", path)
+            except InputError:
+                break
+            if not isinstance(doc.data, dict) or len(doc.data) != 1 or doc.depth > _ASSEMBLED_MAX_DEPTH:
+                break
+            data.update(doc.data)
+        else:
+            return data
+    return parse_yaml11_shared(text, path).data
+
+
+def _only_comments(lines: list[str]) -> bool:
+    return all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines)
+
+
+def _sharing(text: str, lines: list[str]) -> bool:
+    """True when a line outside a comment may hold an anchor, alias, merge key or tag."""
+    return any(m in text for m in _SHARING_MARKS) and any(
+        any(m in line for m in _SHARING_MARKS) for line in lines if not line.lstrip().startswith("#"))
 
 
 @dataclass(eq=False, repr=False)
