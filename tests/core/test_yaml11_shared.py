@@ -195,3 +195,20 @@ def test_scalars_resolve_as_pyyaml_safe_load() -> None:
     got, want = parse_yaml11(text, "s.yaml").data["a"], yaml.safe_load(text)["a"]
     assert [type(v) for v in got] == [type(v) for v in want]
     assert [repr(v) for v in got] == [repr(v) for v in want]
+
+
+def test_changelog_entries_are_parsed_once_and_handed_out_in_new_lists(parses: collections.Counter[str]) -> None:
+    from verifier.configs.changelog import parse_entries
+
+    text = ("- config-keys:\n  - model0-fp8-h200-vllm\n  description:\n  - First\n  pr-link: https://github.com/o/r/pull/1\n"
+            "\n- config-keys:\n  - model1-*\n  description:\n  - Second\n  pr-link: XXX\n  pr-link: XXX\n")
+    entries, violations = parse_entries(text, "perf-changelog.yaml")
+    entries.clear()
+    violations.clear()
+    again, found = parse_entries(text, "perf-changelog.yaml")
+    assert [e.config_keys for e in again] == [("model0-fp8-h200-vllm",), ("model1-*",)]
+    assert [(e.line, e.field_line("pr-link")) for e in again] == [(1, 5), (7, 12)]
+    assert [v.rule for v in found] == ["duplicate-key"]
+    assert parses[text] == 1
+    shifted, _ = parse_entries(text, "perf-changelog.yaml", first_line=11)  # another offset: its own lines
+    assert [e.line for e in shifted] == [11, 17] and parses[text] == 2

@@ -378,7 +378,7 @@ _ASSEMBLED_MAX_TEXT = 1_000_000
 # ... and when no entry nests deeper than this: a parse of the whole file, from another caller's
 # stack, then nests no nearer Python's recursion limit than the entries' parses did.
 _ASSEMBLED_MAX_DEPTH = 100
-_SHARING_MARKS = ("&", "*", "<<", "!")
+_SHARING_MARK = re.compile(r"[&*!]|<<")
 
 
 def master_file_data(text: str, path: str) -> Any:
@@ -398,7 +398,7 @@ def master_file_data(text: str, path: str) -> Any:
     whole (once per process as well)."""
     lines = text.split("\n")
     starts = _entry_starts(lines) if len(text) <= _ASSEMBLED_MAX_TEXT else None
-    if starts and _only_comments(lines[:starts[0][1]]) and not _sharing(text, lines):
+    if starts and _only_comments(lines[:starts[0][1]]) and not _sharing(text):
         data: dict[Any, Any] = {}
         for n, (_, start) in enumerate(starts):
             end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
@@ -418,10 +418,14 @@ def _only_comments(lines: list[str]) -> bool:
     return all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines)
 
 
-def _sharing(text: str, lines: list[str]) -> bool:
+def _sharing(text: str) -> bool:
     """True when a line outside a comment may hold an anchor, alias, merge key or tag."""
-    return any(m in text for m in _SHARING_MARKS) and any(
-        any(m in line for m in _SHARING_MARKS) for line in lines if not line.lstrip().startswith("#"))
+    for mark in _SHARING_MARK.finditer(text):
+        at = mark.start()
+        # a comment line is one whose first non-blank character is `#`: before this mark, then
+        if not text[text.rfind("\n", 0, at) + 1:at].lstrip().startswith("#"):
+            return True
+    return False
 
 
 @dataclass(eq=False, repr=False)
