@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from verifier.core import processcache
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
 from verifier.core.yaml11 import Doc, parse_yaml11_shared
@@ -100,8 +101,13 @@ class _Chunk:
         """True when the entry may use an alias or merge key outside a comment line (it may refer
         to an anchor of another entry, so only a parse of the whole file reads it right)."""
         text = self.text
-        return any(m in text for m in ("*", "<<")) and any(
-            _ALIAS_OR_MERGE.search(line) for line in text.split("\n") if not line.lstrip().startswith("#"))
+        if not any(m in text for m in ("*", "<<")):
+            return False
+        found = _ALIASED.get(text)
+        if found is None:
+            found = _ALIASED.put(text, any(
+                _ALIAS_OR_MERGE.search(line) for line in text.split("\n") if not line.lstrip().startswith("#")))
+        return found
 
     def parse(self, path: str) -> Doc:
         """The parsed text (parsed on first use); raises the InputError of a refused text every time."""
@@ -117,6 +123,7 @@ class _Chunk:
 
 
 _INDIRECT_MARKS = ("*", "<<", "\\")
+_ALIASED: processcache.ByText[str, bool] = processcache.ByText("configs.master.aliased", 4096)
 # An alias (`*name` where a node starts) or a merge key (`<<:`); a `*` inside a scalar (a glob) is neither.
 _ALIAS_OR_MERGE = re.compile(r"(?:^|[\s\[{,:?-])\*[^\s,\[\]{}]|(?:^|[\s{,?])<<\s*:")
 
@@ -285,15 +292,10 @@ class _MasterFile:
             self.whole = True
 
     def _split(self) -> bool:
-        lines = self.text.split("\n")
-        starts = _entry_starts(lines)
-        if starts is None:
+        pieces = _entry_texts(self.text)
+        if pieces is None:
             return False
-        if not starts:
-            return not self.text.strip() or _only_comments(lines)
-        for n, (key, start) in enumerate(starts):
-            end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
-            text = "\n".join(lines[start:end]) + "\n"
+        for key, start, text in pieces:
             chunk = self._cache.get(text)
             if chunk is None:
                 chunk = self._cache[text] = _Chunk(text)
@@ -371,6 +373,29 @@ def _entry_starts(lines: list[str]) -> list[tuple[str, int]] | None:
     return starts
 
 
+_SPLITS: processcache.ByText[str, tuple[tuple[str, int, str], ...] | None] = \
+    processcache.ByText("configs.master.entry_texts", 64)
+
+
+def _entry_texts(text: str) -> tuple[tuple[str, int, str], ...] | None:
+    """(key, 0-based line, text) of every top-level entry of a master file; () for a file of only
+    comments and blank lines; None when the file does not split (it is read whole). Once per text
+    in the process: every context of the recording pass and the verdict splits the same files."""
+    if text in _SPLITS:
+        return _SPLITS[text]
+    lines = text.split("\n")
+    starts = _entry_starts(lines)
+    out: tuple[tuple[str, int, str], ...] | None
+    if starts is None:
+        out = None
+    elif not starts:
+        out = () if not text.strip() or _only_comments(lines) else None
+    else:
+        bounds = [start for _, start in starts[1:]] + [len(lines)]
+        out = tuple((key, start, "\n".join(lines[start:end]) + "\n") for (key, start), end in zip(starts, bounds, strict=True))
+    return _SPLITS.put(text, out)
+
+
 # A whole master file is read from its entries' parses only when it is at most this long: then,
 # without aliases, it cannot build more values (MAX_NODES) or handle more pairs (MAX_MERGE_WORK)
 # than parse_yaml11 allows, as every value and pair takes a character of its own.
@@ -396,14 +421,12 @@ def master_file_data(text: str, path: str) -> Any:
     that parse_yaml11's budgets cannot refuse the whole file. A key repeated at the top level keeps
     its first position and last value, as the whole file's parse does. Otherwise the file is parsed
     whole (once per process as well)."""
-    lines = text.split("\n")
-    starts = _entry_starts(lines) if len(text) <= _ASSEMBLED_MAX_TEXT else None
-    if starts and _only_comments(lines[:starts[0][1]]) and not _sharing(text):
+    pieces = _entry_texts(text) if len(text) <= _ASSEMBLED_MAX_TEXT else None
+    if pieces and _only_comments(text.split("\n", pieces[0][1])[:pieces[0][1]]) and not _sharing(text):
         data: dict[Any, Any] = {}
-        for n, (_, start) in enumerate(starts):
-            end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
+        for _, _, piece in pieces:
             try:
-                doc = parse_yaml11_shared("\n".join(lines[start:end]) + "\n", path)
+                doc = parse_yaml11_shared(piece, path)
             except InputError:
                 break
             if not isinstance(doc.data, dict) or len(doc.data) != 1 or doc.depth > _ASSEMBLED_MAX_DEPTH:
