@@ -156,16 +156,17 @@ def test_a_deep_or_huge_master_is_parsed_whole(parses: collections.Counter[str])
 
 
 def test_the_node_budget_is_walked_only_past_its_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The composed-node walk (node_limit) runs only once the values built pass NODE_FLOOR; an alias
-    bomb is still refused at the budget the walk gives."""
+    """The composed-node walk runs only once the values built pass NODE_FLOOR; an alias bomb is still
+    refused at the budget node_limit gives."""
     walks: list[int] = []
-    real = yaml11.node_limit
+    real = yaml11._Builder._within_budget
 
-    def counted(node: object) -> int:
-        walks.append(1)
-        return real(node)  # type: ignore[arg-type]
+    def counted(self: yaml11._Builder) -> bool:
+        if self.root is not None:  # the walk is still to do
+            walks.append(1)
+        return real(self)
 
-    monkeypatch.setattr(yaml11, "node_limit", counted)
+    monkeypatch.setattr(yaml11._Builder, "_within_budget", counted)
     parse_yaml11(master(20), PATH)
     assert not walks
     from tests.core.test_master_parse_once import alias_bomb_text
@@ -173,11 +174,33 @@ def test_the_node_budget_is_walked_only_past_its_floor(monkeypatch: pytest.Monke
     with pytest.raises(InputError, match="alias bomb refused") as info:
         parse_yaml11(alias_bomb_text(), PATH)
     assert len(walks) == 1
-    composed = yaml11._composed(yaml11._Loader(alias_bomb_text()).get_single_node())
-    assert f"past {yaml11.NODE_FLOOR + yaml11.EXPANSION * composed} values" in info.value.reason
+    limit = yaml11.node_limit(yaml11._Loader(alias_bomb_text()).get_single_node())
+    assert f"past {limit} values" in info.value.reason
     big = "".join(f"k{i}: v\n" for i in range(yaml11.NODE_FLOOR + 10))  # past the floor, within budget
     assert len(parse_yaml11(big, PATH).data) == yaml11.NODE_FLOOR + 10
     assert len(walks) == 2
+
+
+def test_a_deeply_nested_document_is_refused_at_the_same_depth_with_or_without_the_budget_walk() -> None:
+    """The budget walk runs deep inside a large document without a call more on the stack than
+    building a value takes: how deep a document may nest does not depend on where the walk runs."""
+    import sys
+
+    def nested(depth: int, leaf: str) -> str:
+        return "a:\n" + "".join(f"{'  ' * (i + 1)}k{i}:\n" for i in range(depth)) + "  " * (depth + 1) + leaf + "\n"
+
+    def refused(text: str) -> bool:
+        try:
+            parse_yaml11(text, PATH)
+        except InputError as exc:
+            assert exc.reason == "YAML nests too deeply"
+            return True
+        return False
+
+    small, large = "[x, y]", "[" + ", ".join(["x"] * (yaml11.NODE_FLOOR + 10)) + "]"
+    limit = sys.getrecursionlimit()
+    first = {leaf: next(d for d in range(limit // 2 - 40, limit) if refused(nested(d, leaf))) for leaf in (small, large)}
+    assert first[small] == first[large]
 
 
 def test_repeats_name_the_first_copy_with_or_without_merge_keys() -> None:

@@ -148,20 +148,36 @@ class _Builder:
     def line(self, node: Node) -> int:
         return int(node.start_mark.line) + 1 + self.offset
 
-    def _over_budget(self) -> None:
-        """`count` passed `max_nodes`: refuse, unless the budget was the floor awaiting the real one."""
-        if self.root is not None:
-            root, self.root = self.root, None
-            self.max_nodes = node_limit(root)
-            if self.count <= self.max_nodes:
-                return
-        raise InputError(self.path, f"YAML aliases or merge keys expand past {self.max_nodes} values, the limit "
-                                    "for a document of this size (alias bomb refused)")
+    def _within_budget(self) -> bool:
+        """Whether `count`, past `max_nodes`, is still within the budget: False once the real budget
+        is known. The walk is done here, not in node_limit: it may run deep inside the document, and a
+        call more on the stack there would refuse a deeply nested document at one level less."""
+        root = self.root
+        if root is None:
+            return False
+        self.root = None
+        seen: set[int] = set()
+        stack: list[Node] = [root]
+        while stack:  # _composed, inline
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if isinstance(current, SequenceNode):
+                stack.extend(current.value)
+            elif isinstance(current, MappingNode):
+                for key, value in current.value:
+                    stack.append(key)
+                    stack.append(value)
+        limit = NODE_FLOOR + EXPANSION * len(seen)  # node_limit, without min(): a call that counts
+        self.max_nodes = limit if limit < MAX_NODES else MAX_NODES  # as Python recursion
+        return self.count <= self.max_nodes
 
     def build(self, node: Node, path: Path) -> Any:
         self.count += 1
-        if self.count > self.max_nodes:
-            self._over_budget()
+        if self.count > self.max_nodes and not self._within_budget():
+            raise InputError(self.path, f"YAML aliases or merge keys expand past {self.max_nodes} values, the limit "
+                                        "for a document of this size (alias bomb refused)")
         kind = node.__class__
         if kind is ScalarNode:
             return self.scalar(node)  # type: ignore[arg-type]
@@ -315,15 +331,7 @@ class _Builder:
         for key, (key_node, value_node) in winners.items():
             sub = (*path, key)
             lines[sub] = key_node.start_mark.line + first
-            if value_node.__class__ is ScalarNode and value_node.tag == _STR_TAG:
-                # what build() does for a plain string, without the call
-                self.count += 1
-                if self.count > self.max_nodes:
-                    self._over_budget()
-                value = value_node.value
-                out[key] = _intern(value) if len(value) <= MAX_SHARED_TEXT else value
-            else:
-                out[key] = self.build(value_node, sub)
+            out[key] = self.build(value_node, sub)
         return out
 
     def _merged_winners(self, node: MappingNode, path: Path) -> dict[Any, tuple[Node, Node]]:
