@@ -19,9 +19,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifier.core import processcache
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
-from verifier.core.yaml11 import parse_yaml11
+from verifier.core.yaml11 import parse_yaml11_shared
 
 ENTRY_START = "- config-keys:"
 PR_LINK_RE = re.compile(r"https://github\.com/SemiAnalysisAI/InferenceX/pull/\d+")
@@ -124,11 +125,27 @@ def _entry_lines(text: str, first_line: int = 1) -> list[int]:
     return [first_line + i for i, ln in enumerate(text.split("\n")) if ln.startswith(ENTRY_START)]
 
 
+_PARSED: processcache.ByText[tuple[str, str, int], tuple[tuple[ChangelogEntry, ...], tuple[ChangelogViolation, ...]]] = \
+    processcache.ByText("changelog.entries", 64)
+
+
 def parse_entries(text: str, path: str, first_line: int = 1) -> tuple[list[ChangelogEntry], list[ChangelogViolation]]:
-    """Parse changelog text (the whole file or an appended suffix starting at `first_line`)."""
+    """Parse changelog text (the whole file or an appended suffix starting at `first_line`).
+
+    Once per process for the same text (the recording pass's contexts and the verdict all read the
+    changelog; its history holds thousands of entries): the entries are shared, the lists are new."""
+    key = (path, text, first_line)
+    hit = _PARSED.get(key)
+    if hit is None:
+        found, violations = _parse_entries(text, path, first_line)
+        hit = _PARSED.put(key, (tuple(found), tuple(violations)))
+    return list(hit[0]), list(hit[1])
+
+
+def _parse_entries(text: str, path: str, first_line: int) -> tuple[list[ChangelogEntry], list[ChangelogViolation]]:
     violations: list[ChangelogViolation] = []
     try:
-        doc = parse_yaml11(text, path, line_offset=first_line - 1)
+        doc = parse_yaml11_shared(text, path, line_offset=first_line - 1)
     except InputError as exc:
         return [], [ChangelogViolation("invalid-yaml", None, exc.reason)]
     data = doc.data

@@ -27,9 +27,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from verifier.core import processcache
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
-from verifier.core.yaml11 import Doc, parse_yaml11
+from verifier.core.yaml11 import Doc, parse_yaml11_shared
 from verifier.core.yamlio import decode_text
 
 Side = Literal["base", "head"]
@@ -100,14 +101,19 @@ class _Chunk:
         """True when the entry may use an alias or merge key outside a comment line (it may refer
         to an anchor of another entry, so only a parse of the whole file reads it right)."""
         text = self.text
-        return any(m in text for m in ("*", "<<")) and any(
-            _ALIAS_OR_MERGE.search(line) for line in text.split("\n") if not line.lstrip().startswith("#"))
+        if not any(m in text for m in ("*", "<<")):
+            return False
+        found = _ALIASED.get(text)
+        if found is None:
+            found = _ALIASED.put(text, any(
+                _ALIAS_OR_MERGE.search(line) for line in text.split("\n") if not line.lstrip().startswith("#")))
+        return found
 
     def parse(self, path: str) -> Doc:
         """The parsed text (parsed on first use); raises the InputError of a refused text every time."""
         if self.doc is None and self.error is None:
             try:
-                self.doc = parse_yaml11(self.text, path)
+                self.doc = parse_yaml11_shared(self.text, path)
             except InputError as exc:
                 self.error = exc
         if self.error is not None:
@@ -117,6 +123,7 @@ class _Chunk:
 
 
 _INDIRECT_MARKS = ("*", "<<", "\\")
+_ALIASED: processcache.ByText[str, bool] = processcache.ByText("configs.master.aliased", 4096)
 # An alias (`*name` where a node starts) or a merge key (`<<:`); a `*` inside a scalar (a glob) is neither.
 _ALIAS_OR_MERGE = re.compile(r"(?:^|[\s\[{,:?-])\*[^\s,\[\]{}]|(?:^|[\s{,?])<<\s*:")
 
@@ -285,29 +292,15 @@ class _MasterFile:
             self.whole = True
 
     def _split(self) -> bool:
-        starts: list[tuple[str, int]] = []
-        lines = self.text.split("\n")
-        for i, line in enumerate(lines):
-            if not line or line[0] in " \t#\r":
-                continue
-            match = _SIMPLE_KEY.match(line)
-            if match is None:
-                return False
-            starts.append((match.group(1), i))
-        if not starts:
-            return not self.text.strip() or self._only_comments(lines)
-        for n, (key, start) in enumerate(starts):
-            end = starts[n + 1][1] if n + 1 < len(starts) else len(lines)
-            text = "\n".join(lines[start:end]) + "\n"
+        pieces = _entry_texts(self.text)
+        if pieces is None:
+            return False
+        for key, start, text in pieces:
             chunk = self._cache.get(text)
             if chunk is None:
                 chunk = self._cache[text] = _Chunk(text)
             self.entries.append(ConfigEntry(key, self.vendor, self.side, self.path, start + 1, chunk, self))
         return True
-
-    @staticmethod
-    def _only_comments(lines: list[str]) -> bool:
-        return all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines)
 
     def _full_doc(self) -> Doc:
         if self._full is None:
@@ -364,6 +357,98 @@ class _MasterFile:
         rel = {p[1:]: ln for p, ln in full.lines.items() if len(p) > 1 and p[0] == entry.key}
         value = data[entry.key]
         return (value if isinstance(value, dict) else {}), rel
+
+
+def _entry_starts(lines: list[str]) -> list[tuple[str, int]] | None:
+    """(key, 0-based line) of every line that starts a top-level entry; None when a line at column 0
+    is neither such a key, a comment nor blank (the file is then read whole)."""
+    starts: list[tuple[str, int]] = []
+    for i, line in enumerate(lines):
+        if not line or line[0] in " \t#\r":
+            continue
+        match = _SIMPLE_KEY.match(line)
+        if match is None:
+            return None
+        starts.append((match.group(1), i))
+    return starts
+
+
+_SPLITS: processcache.ByText[str, tuple[tuple[str, int, str], ...] | None] = \
+    processcache.ByText("configs.master.entry_texts", 64)
+
+
+def _entry_texts(text: str) -> tuple[tuple[str, int, str], ...] | None:
+    """(key, 0-based line, text) of every top-level entry of a master file; () for a file of only
+    comments and blank lines; None when the file does not split (it is read whole). Once per text
+    in the process: every context of the recording pass and the verdict splits the same files."""
+    if text in _SPLITS:
+        return _SPLITS[text]
+    lines = text.split("\n")
+    starts = _entry_starts(lines)
+    out: tuple[tuple[str, int, str], ...] | None
+    if starts is None:
+        out = None
+    elif not starts:
+        out = () if not text.strip() or _only_comments(lines) else None
+    else:
+        bounds = [start for _, start in starts[1:]] + [len(lines)]
+        out = tuple((key, start, "\n".join(lines[start:end]) + "\n") for (key, start), end in zip(starts, bounds, strict=True))
+    return _SPLITS.put(text, out)
+
+
+# A whole master file is read from its entries' parses only when it is at most this long: then,
+# without aliases, it cannot build more values (MAX_NODES) or handle more pairs (MAX_MERGE_WORK)
+# than parse_yaml11 allows, as every value and pair takes a character of its own.
+_ASSEMBLED_MAX_TEXT = 1_000_000
+# ... and when no entry nests deeper than this: a parse of the whole file, from another caller's
+# stack, then nests no nearer Python's recursion limit than the entries' parses did.
+_ASSEMBLED_MAX_DEPTH = 100
+_SHARING_MARK = re.compile(r"[&*!]|<<")
+
+
+def master_file_data(text: str, path: str) -> Any:
+    """`parse_yaml11(text, path).data` of a whole master file (its InputError when refused), read
+    from the parses of its top-level entries where that is sure to give the same data.
+
+    Those parses are the ones the checks and the launch resolution use (`parse_yaml11_shared`, one
+    per distinct entry text in the process), so the recorder's reading of every entry costs nothing
+    more, and an entry the PR leaves alone on the base side is parsed once for both sides. The
+    entries are read as the whole file only when the file splits at top-level keys with nothing but
+    comments and blank lines before the first, no line outside a comment has an anchor, alias, merge
+    key or tag (`&`, `*`, `<<`, `!`: the whole file's parse may resolve them, or refuse them, across
+    entries, and its merge-work budget counts them over all entries),
+    every entry parses on its own into exactly one key, and the file is small and shallow enough
+    that parse_yaml11's budgets cannot refuse the whole file. A key repeated at the top level keeps
+    its first position and last value, as the whole file's parse does. Otherwise the file is parsed
+    whole (once per process as well)."""
+    pieces = _entry_texts(text) if len(text) <= _ASSEMBLED_MAX_TEXT else None
+    if pieces and _only_comments(text.split("\n", pieces[0][1])[:pieces[0][1]]) and not _sharing(text):
+        data: dict[Any, Any] = {}
+        for _, _, piece in pieces:
+            try:
+                doc = parse_yaml11_shared(piece, path)
+            except InputError:
+                break
+            if not isinstance(doc.data, dict) or len(doc.data) != 1 or doc.depth > _ASSEMBLED_MAX_DEPTH:
+                break
+            data.update(doc.data)
+        else:
+            return data
+    return parse_yaml11_shared(text, path).data
+
+
+def _only_comments(lines: list[str]) -> bool:
+    return all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines)
+
+
+def _sharing(text: str) -> bool:
+    """True when a line outside a comment may hold an anchor, alias, merge key or tag."""
+    for mark in _SHARING_MARK.finditer(text):
+        at = mark.start()
+        # a comment line is one whose first non-blank character is `#`: before this mark, then
+        if not text[text.rfind("\n", 0, at) + 1:at].lstrip().startswith("#"):
+            return True
+    return False
 
 
 @dataclass(eq=False, repr=False)

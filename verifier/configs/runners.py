@@ -13,7 +13,7 @@ from typing import Any
 
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
-from verifier.core.yaml11 import Doc, parse_yaml11
+from verifier.core.yaml11 import Doc, parse_yaml11_shared
 from verifier.core.yamlio import decode_text
 
 
@@ -83,7 +83,7 @@ def _int(value: Any) -> int | None:
 
 def parse_runners(text: str, path: str) -> Runners:
     """Parse runners.yaml text (either format)."""
-    doc = parse_yaml11(text, path)
+    doc = parse_yaml11_shared(text, path)
     data = doc.data if isinstance(doc.data, dict) else {}
     labels_raw = data.get("labels") if isinstance(data.get("labels"), dict) else {}
     if "labels" not in data and "clusters" not in data and "hardware" not in data:

@@ -23,17 +23,20 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from verifier.core import processcache
 from verifier.core.errors import InputError
+
+_intern = sys.intern
 
 try:  # libyaml is the fast path; the pure loader gives identical results
     _Base: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Base = yaml.SafeLoader
 
-_TAGS: dict[tuple[str, tuple[bool, bool]], str] = {}  # (plain scalar, implicit) -> resolved tag
+_TAGS: dict[str, str] = {}  # plain scalar text -> resolved tag
 
 
-def resolved_tags() -> dict[tuple[str, tuple[bool, bool]], str]:
+def resolved_tags() -> dict[str, str]:
     """The process-wide table of resolved scalar tags (a cache: a long-lived process may clear it)."""
     return _TAGS
 
@@ -43,16 +46,26 @@ class _Loader(_Base):  # type: ignore[misc,valid-type]
 
     A safe loader has no path resolvers, so a scalar's implicit tag depends only on its text and
     `implicit` flags; a master config repeats the same few hundred scalars tens of thousands of times.
+    libyaml calls `resolve` for every node without an explicit tag: the answers PyYAML's resolver
+    gives without looking at the text (a quoted scalar is a string, a collection its default tag)
+    are returned at once.
     """
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is not ScalarNode or len(_TAGS) > 100_000 or not isinstance(value, str) or len(value) > 200:
-            return super().resolve(kind, value, implicit)
-        key = (value, implicit)
-        tag = _TAGS.get(key)
-        if tag is None:
-            tag = _TAGS[key] = super().resolve(kind, value, implicit)
-        return tag
+        if kind is ScalarNode:
+            if not implicit[0]:  # quoted (or `!`-tagged): no implicit resolver applies
+                return _STR_TAG
+            tag = _TAGS.get(value)
+            if tag is None:
+                tag = super().resolve(kind, value, implicit)
+                if len(_TAGS) <= 100_000 and isinstance(value, str) and len(value) <= 200:
+                    _TAGS[value] = tag
+            return tag
+        if kind is MappingNode:
+            return _MAP_TAG
+        if kind is SequenceNode:
+            return _SEQ_TAG
+        return super().resolve(kind, value, implicit)
 
 MAX_NODES = 2_000_000
 # Built values per node the document itself holds, plus a floor: without aliases every node is
@@ -68,7 +81,9 @@ MAX_INT = 2**63
 MAX_SHARED_TEXT = 100  # scalars up to this length are shared (sys.intern), longer ones are rarely repeated
 MERGE_TAG = "tag:yaml.org,2002:merge"
 _STR_TAG = "tag:yaml.org,2002:str"
-_COLLECTION_TAGS = frozenset({"tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"})
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_MAP_TAG = "tag:yaml.org,2002:map"
+_COLLECTION_TAGS = frozenset({_SEQ_TAG, _MAP_TAG})
 Path = tuple[Any, ...]
 
 
@@ -83,6 +98,9 @@ class Doc:
     # Each repeated key: its path, the line of its first copy and of the repeat (the repeat wins,
     # as in PyYAML's safe_load).
     duplicate_pairs: list[tuple[Path, int, int]] = field(default_factory=list)
+    # How deep collections nest: the longest path of a mapping or sequence (0: a scalar document
+    # or none; 1: the top collection's collections; ...).
+    depth: int = 0
 
     def line(self, *path: Any) -> int | None:
         """1-based line of the key (or sequence item) at this path; None if absent."""
@@ -101,14 +119,23 @@ class Doc:
 
 
 class _Builder:
-    """Turns a composed node graph into plain data, recording lines; expands aliases by copy."""
+    """Turns a composed node graph into plain data, recording lines; expands aliases by copy.
 
-    def __init__(self, loader: Any, path: str, line_offset: int, max_nodes: int = MAX_NODES) -> None:
+    The node budget (`node_limit`) needs a walk of the whole composed graph; it is taken only once
+    the values built pass NODE_FLOOR, the least the budget can be, so a document that stays below it
+    (every master-config entry, every recipe) never pays for the walk, and one that passes it is
+    refused at the same value as when the budget was known from the start.
+    """
+
+    def __init__(self, loader: Any, path: str, line_offset: int, max_nodes: int = MAX_NODES,
+                 root: Node | None = None) -> None:
         self.loader = loader
         self.path = path
         self.offset = line_offset
         self.count = 0
-        self.max_nodes = max_nodes
+        # With `root`, the budget is node_limit(root), computed when first needed.
+        self.root = root
+        self.max_nodes = min(max_nodes, NODE_FLOOR) if root is not None else max_nodes
         self.lines: dict[Path, int] = {}
         self.duplicates: list[tuple[Path, int]] = []
         self.duplicate_pairs: list[tuple[Path, int, int]] = []
@@ -116,32 +143,64 @@ class _Builder:
         self.merging: set[int] = set()
         self.pairs_of: dict[int, list[tuple[Node, Node, bool]]] = {}
         self.merge_work = 0
+        self.depth = 0
 
     def line(self, node: Node) -> int:
         return int(node.start_mark.line) + 1 + self.offset
 
+    def _within_budget(self) -> bool:
+        """Whether `count`, past `max_nodes`, is still within the budget: False once the real budget
+        is known. The walk is done here, not in node_limit: it may run deep inside the document, and a
+        call more on the stack there would refuse a deeply nested document at one level less."""
+        root = self.root
+        if root is None:
+            return False
+        self.root = None
+        seen: set[int] = set()
+        stack: list[Node] = [root]
+        while stack:  # _composed, inline
+            current = stack.pop()
+            if id(current) in seen:
+                continue
+            seen.add(id(current))
+            if isinstance(current, SequenceNode):
+                stack.extend(current.value)
+            elif isinstance(current, MappingNode):
+                for key, value in current.value:
+                    stack.append(key)
+                    stack.append(value)
+        limit = NODE_FLOOR + EXPANSION * len(seen)  # node_limit, without min(): a call that counts
+        self.max_nodes = limit if limit < MAX_NODES else MAX_NODES  # as Python recursion
+        return self.count <= self.max_nodes
+
     def build(self, node: Node, path: Path) -> Any:
         self.count += 1
-        if self.count > self.max_nodes:
+        if self.count > self.max_nodes and not self._within_budget():
             raise InputError(self.path, f"YAML aliases or merge keys expand past {self.max_nodes} values, the limit "
                                         "for a document of this size (alias bomb refused)")
-        if isinstance(node, ScalarNode):
-            return self.scalar(node)
+        kind = node.__class__
+        if kind is ScalarNode:
+            return self.scalar(node)  # type: ignore[arg-type]
         if node.tag not in _COLLECTION_TAGS:
             raise InputError(self.path, f"unsupported YAML tag {node.tag!r} at line {self.line(node)}")
+        if len(path) > self.depth:
+            self.depth = len(path)
         ident = id(node)
         if ident in self.active:
             raise InputError(self.path, f"recursive YAML alias refused (line {self.line(node)})")
         self.active.add(ident)
         try:
-            if isinstance(node, SequenceNode):
+            if kind is SequenceNode:
                 out_list: list[Any] = []
+                lines = self.lines
+                first = 1 + self.offset
                 for i, item in enumerate(node.value):
-                    self.lines.setdefault((*path, i), self.line(item))
-                    out_list.append(self.build(item, (*path, i)))
+                    sub = (*path, i)
+                    lines.setdefault(sub, item.start_mark.line + first)
+                    out_list.append(self.build(item, sub))
                 return out_list
-            if isinstance(node, MappingNode):
-                return self.mapping(node, path)
+            if kind is MappingNode:
+                return self.mapping(node, path)  # type: ignore[arg-type]
         finally:
             self.active.discard(ident)
         raise InputError(self.path, f"unsupported YAML node at line {self.line(node)}")
@@ -152,7 +211,7 @@ class _Builder:
             # The loader makes a new string for every scalar: a master config repeats the same keys
             # and values (`tp`, `conc`, images) tens of thousands of times, in both trees, and each
             # key is held again in its line path. One copy of each short text is enough.
-            return sys.intern(value) if len(value) <= MAX_SHARED_TEXT else value
+            return _intern(value) if len(value) <= MAX_SHARED_TEXT else value
         constructor = self.loader.yaml_constructors.get(node.tag)
         if constructor is None or node.tag in ("tag:yaml.org,2002:binary", "tag:yaml.org,2002:set"):
             raise InputError(self.path, f"unsupported YAML tag {node.tag!r} at line {self.line(node)}")
@@ -229,6 +288,54 @@ class _Builder:
     def mapping(self, node: MappingNode, path: Path) -> dict[Any, Any]:
         # Only the pair that wins each key is built: a value overridden by a later key (or by an
         # explicit key over a merged one) is never expanded, so no work is spent on it.
+        pairs = node.value
+        first = 1 + self.offset
+        winners: dict[Any, tuple[Node, Node]]
+        for key_node, _ in pairs:
+            if key_node.tag == MERGE_TAG:
+                winners = self._merged_winners(node, path)
+                break
+        else:
+            # No merge key: every pair is explicit and handled once, which is all `_pairs` would
+            # charge (whether or not an earlier visit memoized them).
+            self._charge(len(pairs))
+            winners = {}
+            firsts: dict[Any, int] | None = None  # repeated key -> the line of its first copy
+            for key_node, value_node in pairs:
+                if key_node.__class__ is not ScalarNode:
+                    raise InputError(self.path, f"complex mapping key at line {self.line(key_node)}")
+                if key_node.tag == _STR_TAG:
+                    key = key_node.value
+                    if len(key) <= MAX_SHARED_TEXT:
+                        key = _intern(key)
+                else:
+                    key = self.scalar(key_node)
+                    try:
+                        hash(key)
+                    except TypeError:
+                        raise InputError(self.path, f"unhashable mapping key at line {self.line(key_node)}") from None
+                earlier = winners.get(key)
+                if earlier is not None:
+                    if firsts is None:
+                        firsts = {}
+                    at = key_node.start_mark.line + first
+                    was = firsts.setdefault(key, earlier[0].start_mark.line + first)
+                    self.duplicates.append(((*path, key), at))
+                    self.duplicate_pairs.append(((*path, key), was, at))
+                # The key written last wins, as in PyYAML; its line is the one that counts.
+                winners[key] = (key_node, value_node)
+        # Built here, not in a helper: a nesting level costs the same two frames (build, mapping)
+        # as it always did, so a deeply nested document is refused at the same depth.
+        out: dict[Any, Any] = {}
+        lines = self.lines
+        for key, (key_node, value_node) in winners.items():
+            sub = (*path, key)
+            lines[sub] = key_node.start_mark.line + first
+            out[key] = self.build(value_node, sub)
+        return out
+
+    def _merged_winners(self, node: MappingNode, path: Path) -> dict[Any, tuple[Node, Node]]:
+        """The pair that wins each key of a mapping with merge keys, repeats of explicit keys noted."""
         winners: dict[Any, tuple[Node, Node]] = {}
         seen_explicit: dict[Any, int] = {}
         for key_node, value_node, is_explicit in self._pairs(node):
@@ -248,12 +355,7 @@ class _Builder:
                     seen_explicit[key] = self.line(key_node)
             # The key written last wins, as in PyYAML; its line is the one that counts.
             winners[key] = (key_node, value_node)
-        out: dict[Any, Any] = {}
-        for key, (key_node, value_node) in winners.items():
-            sub = (*path, key)
-            self.lines[sub] = self.line(key_node)
-            out[key] = self.build(value_node, sub)
-        return out
+        return winners
 
 
 def _composed(node: Node) -> int:
@@ -289,7 +391,7 @@ def parse_yaml11(text: str, path: str, *, line_offset: int = 0) -> Doc:
         node = loader.get_single_node()
         if node is None:
             return Doc(data=None, path=path)
-        builder = _Builder(loader, path, line_offset, node_limit(node))
+        builder = _Builder(loader, path, line_offset, root=node)
         data = builder.build(node, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
@@ -302,7 +404,29 @@ def parse_yaml11(text: str, path: str, *, line_offset: int = 0) -> Doc:
     finally:
         loader.dispose()
     return Doc(data=data, path=path, lines=builder.lines, duplicates=builder.duplicates,
-               duplicate_pairs=builder.duplicate_pairs)
+               duplicate_pairs=builder.duplicate_pairs, depth=builder.depth)
+
+
+_PARSED: processcache.ByText[tuple[str, str, int], Doc | InputError] = processcache.ByText("yaml11.parsed", 4096)
+
+
+def parse_yaml11_shared(text: str, path: str, *, line_offset: int = 0) -> Doc:
+    """`parse_yaml11`, done once per process for the same text, path and line offset: the recording
+    pass, each of its resolution contexts and the verdict read the same master configs, changelog
+    and recipes. The Doc (or the refusal, raised again) is shared by every caller, which must not
+    change it. Bounded and dropped between replayed PRs like every verifier.core.processcache cache.
+    """
+    key = (path, text, line_offset)
+    hit = _PARSED.get(key)
+    if hit is None:
+        try:
+            hit = parse_yaml11(text, path, line_offset=line_offset)
+        except InputError as exc:
+            hit = exc
+        _PARSED.put(key, hit)
+    if isinstance(hit, InputError):
+        raise hit.with_traceback(None)
+    return hit
 
 
 def iter_leaves(data: Any, prefix: Path = ()) -> Iterator[tuple[Path, Any]]:

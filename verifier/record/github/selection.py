@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from verifier.configs.master import master_file_data
 from verifier.configs.points import parse_recipe_ref
 from verifier.core.errors import InputError
 from verifier.core.layout import FORMER_PATHS, POLICY_PATHS, Layout, policy_path, repo_relative
 from verifier.core.model import ChangedFile
-from verifier.core.yaml11 import parse_yaml11
+from verifier.core.yaml11 import parse_yaml11_shared
 from verifier.core.yamlio import decode_text
 
 Files = Mapping[str, bytes]
@@ -70,9 +71,20 @@ def _parse(data: bytes | None, path: str) -> Any:
 @lru_cache(maxsize=128)
 def _parse_cached(path: str, data: bytes) -> Any:
     # YAML 1.1 with libyaml (as InferenceX reads these files; ~40x faster than the round-trip loader
-    # on a real master config), with the node budget that refuses alias bombs
+    # on a real master config), with the node budget that refuses alias bombs; the parse is the one
+    # the verdict's readers of the same text share (parse_yaml11_shared)
     try:
-        return parse_yaml11(decode_text(data, path), path).data
+        return parse_yaml11_shared(decode_text(data, path), path).data
+    except (InputError, RecursionError, ValueError):
+        return None
+
+
+@lru_cache(maxsize=16)
+def _master_data(path: str, data: bytes) -> Any:
+    """A master config's plain data, or None when it does not parse: as `_parse`, but read from the
+    parses of its entries that the verdict uses too (verifier.configs.master.master_file_data)."""
+    try:
+        return master_file_data(decode_text(data, path), path)
     except (InputError, RecursionError, ValueError):
         return None
 
@@ -135,7 +147,8 @@ def _masters(files: Files, layout: Layout) -> tuple[dict[str, dict[str, Any]], d
     vendor: dict[str, str] = {}
     for name, vend in MASTERS.items():
         path = _located(files, name, layout)
-        doc = _parse(files.get(path), path)
+        raw = files.get(path)
+        doc = None if raw is None else _master_data(path, raw)
         if isinstance(doc, dict):
             for key, entry in doc.items():
                 if isinstance(entry, dict):
