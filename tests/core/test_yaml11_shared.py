@@ -158,23 +158,22 @@ def test_a_deep_or_huge_master_is_parsed_whole(parses: collections.Counter[str])
 def test_the_node_budget_is_walked_only_past_its_floor(monkeypatch: pytest.MonkeyPatch) -> None:
     """The composed-node walk runs only once the values built pass NODE_FLOOR; an alias bomb is still
     refused at the budget node_limit gives."""
-    walks: list[int] = []
-    real = yaml11._Builder._within_budget
-
-    def counted(self: yaml11._Builder) -> bool:
-        if self.root is not None:  # the walk is still to do
-            walks.append(1)
-        return real(self)
-
-    monkeypatch.setattr(yaml11._Builder, "_within_budget", counted)
-    parse_yaml11(master(20), PATH)
-    assert not walks
     from tests.core.test_master_parse_once import alias_bomb_text
 
+    limit = yaml11.node_limit(yaml11._Loader(alias_bomb_text()).get_single_node())
+    walks: list[int] = []
+    real = yaml11._composed
+
+    def counted(node: yaml11.Node) -> int:
+        walks.append(1)
+        return real(node)
+
+    monkeypatch.setattr(yaml11, "_composed", counted)
+    parse_yaml11(master(20), PATH)
+    assert not walks
     with pytest.raises(InputError, match="alias bomb refused") as info:
         parse_yaml11(alias_bomb_text(), PATH)
     assert len(walks) == 1
-    limit = yaml11.node_limit(yaml11._Loader(alias_bomb_text()).get_single_node())
     assert f"past {limit} values" in info.value.reason
     big = "".join(f"k{i}: v\n" for i in range(yaml11.NODE_FLOOR + 10))  # past the floor, within budget
     assert len(parse_yaml11(big, PATH).data) == yaml11.NODE_FLOOR + 10

@@ -148,34 +148,17 @@ class _Builder:
     def line(self, node: Node) -> int:
         return int(node.start_mark.line) + 1 + self.offset
 
-    def _within_budget(self) -> bool:
-        """Whether `count`, past `max_nodes`, is still within the budget: False once the real budget
-        is known. The walk is done here, not in node_limit: it may run deep inside the document, and a
-        call more on the stack there would refuse a deeply nested document at one level less."""
-        root = self.root
-        if root is None:
-            return False
-        self.root = None
-        seen: set[int] = set()
-        stack: list[Node] = [root]
-        while stack:  # _composed, inline
-            current = stack.pop()
-            if id(current) in seen:
-                continue
-            seen.add(id(current))
-            if isinstance(current, SequenceNode):
-                stack.extend(current.value)
-            elif isinstance(current, MappingNode):
-                for key, value in current.value:
-                    stack.append(key)
-                    stack.append(value)
-        limit = NODE_FLOOR + EXPANSION * len(seen)  # node_limit, without min(): a call that counts
-        self.max_nodes = limit if limit < MAX_NODES else MAX_NODES  # as Python recursion
-        return self.count <= self.max_nodes
-
     def build(self, node: Node, path: Path) -> Any:
         self.count += 1
-        if self.count > self.max_nodes and not self._within_budget():
+        if self.count > self.max_nodes:
+            root = self.root
+            if root is not None:  # the real budget, now needed (see the class docstring)
+                self.root = None
+                # node_limit, unrolled here: one call less on the stack deep inside a document, or a
+                # deeply nested one would be refused at one level less than with the budget known first
+                limit = NODE_FLOOR + EXPANSION * _composed(root)
+                self.max_nodes = limit if limit < MAX_NODES else MAX_NODES
+        if self.count > self.max_nodes:
             raise InputError(self.path, f"YAML aliases or merge keys expand past {self.max_nodes} values, the limit "
                                         "for a document of this size (alias bomb refused)")
         kind = node.__class__
