@@ -20,8 +20,6 @@ def _sizes() -> dict[str, int]:
             continue  # an order of its own: cleared through its `clear`, sized by the modules
         if isinstance(cache, processcache.ByText | processcache.ByObject):
             out[cache.name] = len(cache)
-        elif isinstance(cache, dict):
-            out["yaml11.resolved_tags"] = len(cache)
         else:
             out[f"{cache.__module__}.{cache.__qualname__}"] = cache.cache_info().currsize
     return out

@@ -33,10 +33,11 @@ try:  # libyaml is the fast path; the pure loader gives identical results
 except AttributeError:  # pragma: no cover - PyYAML built without libyaml
     _Base = yaml.SafeLoader
 
-_TAGS: dict[str, str] = {}  # plain scalar text -> resolved tag
+# plain scalar text -> resolved tag
+_TAGS: processcache.ByText[str, str] = processcache.ByText("yaml11.resolved_tags", 100_000)
 
 
-def resolved_tags() -> dict[str, str]:
+def resolved_tags() -> processcache.ByText[str, str]:
     """The process-wide table of resolved scalar tags (a cache: a long-lived process may clear it)."""
     return _TAGS
 
@@ -58,8 +59,8 @@ class _Loader(_Base):  # type: ignore[misc,valid-type]
             tag = _TAGS.get(value)
             if tag is None:
                 tag = super().resolve(kind, value, implicit)
-                if len(_TAGS) <= 100_000 and isinstance(value, str) and len(value) <= 200:
-                    _TAGS[value] = tag
+                if isinstance(value, str) and len(value) <= 200:
+                    _TAGS.put(value, tag)
             return tag
         if kind is MappingNode:
             return _MAP_TAG

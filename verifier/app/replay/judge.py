@@ -138,10 +138,8 @@ def pr_caches() -> list[Any]:
     """The process-wide caches whose entries come from the PRs judged: every bounded `functools`
     cache of the verifier and the checks (parsed workflows, scripts, snippets, patterns, keyed by
     the texts a PR holds). The unbounded ones hold what no PR changes (engine specs, schemas,
-    templates) and are kept. The YAML 1.1 loader's table of resolved scalar tags is one too, and so is
-    every cache of verifier.core.processcache (the shell reader's per-node and per-text caches)."""
-    from verifier.core import yaml11
-
+    templates) and are kept. So is every cache of verifier.core.processcache (the YAML 1.1 loader's
+    table of resolved scalar tags and shared parses, the shell reader's per-node and per-text caches)."""
     found: dict[int, Any] = {}
     for name, module in list(sys.modules.items()):
         if module is None or not (name.startswith("verifier.") or name == "checks" or name.startswith("checks.")):
@@ -150,7 +148,7 @@ def pr_caches() -> list[Any]:
             info = getattr(value, "cache_info", None)
             if callable(info) and callable(getattr(value, "cache_clear", None)) and info().maxsize is not None:
                 found[id(value)] = value
-    return [*found.values(), yaml11.resolved_tags(), *processcache.registered()]
+    return [*found.values(), *processcache.registered()]
 
 
 def release_pr_state() -> None:
