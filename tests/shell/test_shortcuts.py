@@ -109,6 +109,31 @@ def test_checkpoints_resume_from_the_deepest_then_the_earliest_remembered() -> N
     assert found is not None and found[2][0].vars["EXTRA"][0] == "x"
 
 
+def test_checkpoints_forget_the_deepest_and_keep_the_shared_prefix() -> None:
+    """Four runner clusters stage the model at four paths; every evaluation then leaves points per
+    CONC behind. The shallow point of each path stays (the deep ones are forgotten first), and a
+    point resumed from is kept longest among equally deep ones."""
+    from verifier.shell import memo
+
+    store = Checkpoints()
+    paths = [f"/m{k}" for k in range(4)]
+    for conc in range(memo.MAX_ENTRIES):
+        for path in paths:
+            env = _env(MODEL=path, CONC=str(conc))
+            found = store.find("k", env)
+            assert found is None or found[0] == 3
+            store.add("k", 3, _state({"MODEL"}), [_world(path)], env)
+            for index in (7, 9, 11):
+                store.add("k", index, _state({"MODEL", "CONC"}), [_world(f"{path}@{conc}")], env)
+    for path in paths:
+        found = store.find("k", _env(MODEL=path, CONC="999"))
+        assert found is not None and found[0] == 3 and found[2][0].vars["TAG"][0] == path
+    # the latest evaluation's own deep points are still there for an environment that agrees on CONC too
+    last = memo.MAX_ENTRIES - 1
+    found = store.find("k", _env(MODEL=paths[-1], CONC=str(last)))
+    assert found is not None and found[0] == 11
+
+
 def test_checkpoints_forget_the_oldest_first() -> None:
     from verifier.shell import memo
 

@@ -186,8 +186,8 @@ class Checkpoints:
     another environment that agrees on everything read so far resumes from there."""
 
     def __init__(self) -> None:
-        # per script key: the remembered points in the order remembered (the oldest is forgotten
-        # first), and the same points indexed for `find`: statement index -> (names read, names
+        # per script key: the remembered points, the least recently used first (`add` says which
+        # is forgotten), and the same points indexed for `find`: statement index -> (names read, names
         # tested for emptiness) -> (their values, their emptiness) -> the point
         self._store: dict[Any, list[_Point]] = {}
         self._index: dict[Any, dict[int, dict[tuple[tuple[str, ...], tuple[str, ...]], dict[Any, _Point]]]] = {}
@@ -248,7 +248,13 @@ class Checkpoints:
         table[valuation] = point
         entries.append(point)
         if len(entries) > MAX_ENTRIES:
-            old = entries.pop(0)
+            # the deepest point other than the one just added goes first (among equally deep ones,
+            # the one used longest ago): a deep point holds the values of more variables, so fewer
+            # environments resume from it, while a shallow one is where every later point of a
+            # config resumes (with oldest-first, four runner clusters that each stage the model at
+            # their own path forgot each other's shallow points before coming back to them)
+            k = max(range(len(entries) - 1), key=lambda j: (entries[j].index, -j))
+            old = entries.pop(k)
             self._index[key][old.index][(old.read_names, old.weak_names)].pop(old.valuation, None)
 
     def find(self, key: Any, env: Mapping[str, Binding]) -> tuple[int, dict[str, Any], list[World]] | None:
@@ -275,4 +281,12 @@ class Checkpoints:
             return None
         index, state, worlds, env0 = best.index, best.state, best.worlds, best.env
         self.resumed += 1
+        # a point resumed from is kept longest (the oldest-used is forgotten first): the shared
+        # prefix of a config's points is resumed from by every point, while each point leaves
+        # MAX_ENTRIES-worth of its own later points behind (which choice is kept is an
+        # optimisation only: a point forgotten makes a later evaluation resume earlier)
+        entries = self._store[key]
+        if entries[-1] is not best:
+            entries.remove(best)
+            entries.append(best)
         return index, state, [rebind_world(w, env0, env) for w in worlds]
