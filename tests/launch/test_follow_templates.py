@@ -143,3 +143,56 @@ def test_a_snippet_is_run_once_per_answers(monkeypatch: pytest.MonkeyPatch) -> N
     assert outs == [["vllm", "serve", "m", "--size", size, "--tp", tp]
                     for size, tp in (("1", "8"), ("1", "4"), ("2", "8"))]
     assert len(runs) == 2  # TP is not read by the snippet: the second run reuses the first
+
+
+LISTING = """#!/usr/bin/env bash
+eval "$(python3 -c "
+import os
+ns = {}
+for k, v in os.environ.items():
+    try:
+        ns[k] = int(v)
+    except ValueError:
+        pass
+print('SIZE=' + str(eval('TP * 2', {}, ns)))
+")"
+vllm serve m --size "$SIZE" --conc "$CONC" --rank "$RANK"
+"""
+
+
+def test_a_snippet_that_lists_the_environment_is_rerun_only_for_what_it_looked_at(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A listed value whose number the snippet never reads counts only by being an integer or not:
+    other values of it reuse the run; a value it reads, or one that turns (non-)integer, runs it again.
+    Every reading equals the one made with a fresh cache."""
+    from verifier.shell import pysnippet
+
+    runs: list[str] = []
+    run = pysnippet.run_snippet
+
+    def counted(code, *args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(code)
+        return run(code, *args, **kwargs)
+
+    def read(env: dict[str, str]) -> tuple[list[str], frozenset[str]]:
+        reader = trace.Reader()
+        reader.load = lambda path, st: None  # noqa: ARG005 - no file is loaded by this snippet
+        result = reader.run(SCRIPT, LISTING, env)
+        return [plain(a) for a in result.events[-1].argv], frozenset(reader.reads)
+
+    cases = [({"TP": "4", "CONC": "1x2x4", "RANK": "0"}, 1), ({"TP": "4", "CONC": "8x16", "RANK": "1"}, 1),
+             ({"TP": "8", "CONC": "8x16", "RANK": "1"}, 2),  # TP is read by the formula
+             ({"TP": "8", "CONC": "16", "RANK": "1"}, 3),  # CONC is an integer now: ns differs
+             ({"TP": "8", "CONC": "32", "RANK": "3"}, 3),
+             ({"TP": "8", "CONC": "32", "RANK": "3", "NEW": "x"}, 4)]  # another name is listed
+    fresh = []
+    monkeypatch.setattr(pysnippet, "run_snippet", run)
+    for env, _ in cases:
+        trace._SNIPPET_RUNS.clear()
+        fresh.append(read(env))
+    monkeypatch.setattr(pysnippet, "run_snippet", counted)
+    trace._SNIPPET_RUNS.clear()
+    for (env, count), expected in zip(cases, fresh, strict=True):
+        assert read(env) == expected
+        assert len(runs) == count
+    assert fresh[2][0][4] == "16"

@@ -50,6 +50,53 @@ class Sourced:
     line: int | None
 
 
+class _EnvStr(PyStr):
+    """A value `os.environ.items()` listed. Its characters are read only through `text`, which
+    tells the environment (`env.full(name)`); `int()` of it tells only whether it is an integer
+    (`env.shape(name, ok)`) and gives an `_EnvInt`. A snippet that lists the environment then
+    depends on the values it looked at, not on every variable (verifier.shell.trace, `_Observed`)."""
+
+    def __getattribute__(self, attr: str) -> Any:
+        if attr == "text":
+            own = object.__getattribute__(self, "__dict__")
+            own["_env"].full(own["_name"])
+        return object.__getattribute__(self, attr)
+
+    def as_int(self) -> Any:
+        """`int()` of the value, as the `int` builtin gives it (raises `_PyError` when not an integer)."""
+        own = object.__getattribute__(self, "__dict__")
+        text: Text = own["text"]
+        try:
+            value = int(plain(text))
+        except (TypeError, ValueError):
+            own["_env"].shape(own["_name"], False)
+            raise _PyError("int") from None
+        own["_env"].shape(own["_name"], True)
+        if not text:
+            return value
+        out = _EnvInt(value, text[0].file, text[0].line)
+        object.__setattr__(out, "_env", own["_env"])
+        object.__setattr__(out, "_name", own["_name"])
+        return out
+
+
+class _EnvInt(Sourced):
+    """`int()` of a listed value (`_EnvStr.as_int`): reading the number (`value`) tells the environment."""
+
+    def __getattribute__(self, attr: str) -> Any:
+        if attr == "value":
+            own = object.__getattribute__(self, "__dict__")
+            own["_env"].full(own["_name"])
+        return object.__getattribute__(self, attr)
+
+
+def _env_str(env: Any, name: str, value: str) -> _EnvStr:
+    out = _EnvStr(text_of(value, "<env>", None))
+    object.__setattr__(out, "_env", env)
+    object.__setattr__(out, "_name", name)
+    return out
+
+
 class _File:
     def __init__(self, path: str) -> None:
         self.path = path
@@ -133,6 +180,14 @@ class _Interp:
         self.steps += 1
         if self.steps > MAX_STEPS:
             raise SnippetUnreadable("too long")
+
+    def environ_items(self) -> list[list[Any]]:
+        """`os.environ.items()`: an environment that follows which listed values are looked at
+        (`listing`) gives them as `_EnvStr`."""
+        listing = getattr(self.env, "listing", None)
+        if listing is None:
+            return [[PyStr(text_of(k, "<env>", None)), PyStr(text_of(v, "<env>", None))] for k, v in self.env.items()]
+        return [[PyStr(text_of(k, "<env>", None)), _env_str(self.env, k, v)] for k, v in listing()]
 
     def block(self, body: list[ast.stmt], scope: dict[str, Any]) -> None:
         for stmt in body:
@@ -380,8 +435,7 @@ class _Interp:
             if module == "sys" and attr == "exit":
                 raise _Exit()
             if module == "os.environ" and attr == "items":
-                return [[PyStr(text_of(k, "<env>", None)), PyStr(text_of(v, "<env>", None))]
-                        for k, v in self.env.items()]
+                return self.environ_items()
             if module == "os.environ" and attr == "get":
                 key = _raw(args[0])
                 if key in self.env:
@@ -418,6 +472,8 @@ class _Interp:
         if name == "eval" and args:
             namespace = args[2] if len(args) > 2 and isinstance(args[2], dict) else {}
             return _arith(plain(_to_text(args[0], self.file, self.line)), namespace)
+        if name == "int" and args and isinstance(args[0], _EnvStr):
+            return args[0].as_int()
         if name in ("int", "float", "bool"):
             raw = _raw(args[0]) if args else 0
             if not isinstance(raw, (int, float, str, bool)) and raw is not None:
@@ -442,7 +498,7 @@ class _Interp:
 
     def method(self, base: Any, name: str, args: list[Any]) -> Any:
         if isinstance(base, _Module) and base.name == "os.environ" and name == "items":
-            return [[PyStr(text_of(k, "<env>", None)), PyStr(text_of(v, "<env>", None))] for k, v in self.env.items()]
+            return self.environ_items()
         if isinstance(base, dict):
             if name == "get":
                 key = _raw(args[0])

@@ -1223,7 +1223,7 @@ class Reader:
                 # what the snippet printed depends on the characters of the variables it looked up
                 # (or listed): their stand-ins decide it (module docstring, Stand-ins)
                 self.decide(*(st.vars.get(name) for name in env.seen))
-            ran = _SnippetRun(tuple(env.asked.items()), tuple(values.items()) if env.listed else None,
+            ran = _SnippetRun(tuple(env.asked.items()), env.listing_key() if env.listed else None,
                               tuple(loads), frozenset(env.seen), out, error)
             runs = _SNIPPET_RUNS.setdefault(key, [])
             _SNIPPET_RUNS.move_to_end(key)
@@ -1246,7 +1246,7 @@ class Reader:
         for ran in _SNIPPET_RUNS.get(key, ()):
             if any(values.get(name) != value for name, value in ran.env):
                 continue
-            if ran.listed is not None and tuple(values.items()) != ran.listed:
+            if ran.listed is not None and not _same_listing(ran.listed, values):
                 continue
             assert self.load is not None
             mark = len(self.files)
@@ -2060,13 +2060,39 @@ def _split_replacement(body: str) -> tuple[str, str]:
 class _Observed(Mapping[str, str]):
     """The environment a python3 snippet sees (`os.environ`): every variable it looks up is recorded
     as read (`seen`) with the answer it got (`asked`: its value, None when absent), and listing it
-    (`items()`) reads every exported variable (`listed`)."""
+    (`items()`) reads every exported variable (`listed`).
+
+    What a listing gave is followed further for reusing the run (`Reader.snippet_again`): the
+    snippet reads a listed value's characters (`looked`: its value) or only whether it is an
+    integer (`shapes`: `int()` of it, whose number it never reads); it depends on the listed names
+    and on those answers alone (verifier.shell.pysnippet `_EnvStr`)."""
 
     def __init__(self, env: dict[str, str], exported: set[str]) -> None:
         self._env, self._exported = env, exported
         self.seen: set[str] = set()
         self.asked: dict[str, str | None] = {}
         self.listed = False
+        self.looked: dict[str, str | None] = {}
+        self.shapes: dict[str, bool] = {}
+
+    def listing(self) -> list[tuple[str, str]]:
+        """`os.environ.items()` (pysnippet `Interp.environ_items`): the names and values, every
+        exported variable read as by a listing, the values followed (`full`, `shape`)."""
+        self.seen.update(self._exported)
+        self.listed = True
+        return list(self._env.items())
+
+    def full(self, name: str) -> None:
+        """The snippet read the characters of a listed value."""
+        self.looked.setdefault(name, self._env.get(name))
+
+    def shape(self, name: str, is_int: bool) -> None:
+        """The snippet asked whether a listed value is an integer."""
+        self.shapes.setdefault(name, is_int)
+
+    def listing_key(self) -> tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]]:
+        """What a run that listed the environment depends on from the listing (`_SnippetRun.listed`)."""
+        return tuple(self._env), tuple(self.looked.items()), tuple(self.shapes.items())
 
     def __getitem__(self, key: str) -> str:
         self.seen.add(key)
@@ -2097,11 +2123,35 @@ class _SnippetRun:
     what the loader returned) and what it printed (or why it is not read)."""
 
     env: tuple[tuple[str, str | None], ...]
-    listed: tuple[tuple[str, str], ...] | None
+    # a listing's names, the listed values whose characters it read, and those it only asked
+    # whether they are integers (`_Observed.listing_key`)
+    listed: tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]] | None
     loads: tuple[tuple[str, tuple[str, str] | None], ...]
     seen: frozenset[str]
     out: Text | None
     error: str | None
+
+
+def _same_listing(listed: tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]],
+                  values: Mapping[str, str]) -> bool:
+    """Whether listing `values` answers a snippet run's listing alike (`_Observed.listing_key`): the
+    same names in the same order, the same values where it read them, the same integers-or-not
+    where it asked only that."""
+    names, looked, shapes = listed
+    if len(names) != len(values) or tuple(values) != names:
+        return False
+    if any(values.get(name) != value for name, value in looked):
+        return False
+    return all(_is_int(values[name]) == is_int for name, is_int in shapes)
+
+
+def _is_int(value: str) -> bool:
+    """Whether Python's `int()` takes the text (what a snippet's `int(v)` of a listed value asks)."""
+    try:
+        int(value)
+    except ValueError:
+        return False
+    return True
 
 
 # runs of data snippets by code, file and line (`Reader.snippet_again`): every point of a launch
