@@ -143,3 +143,35 @@ def test_checkpoints_forget_the_oldest_first() -> None:
     assert store.find("k", _env(CONC="0")) is None  # forgotten
     found = store.find("k", _env(CONC="1"))
     assert found is not None and found[2][0].vars["TAG"][0] == "1"
+
+
+def _plain_rebind(env_items, old, new):  # type: ignore[no-untyped-def]
+    """The rule `memo._Rebinder` shortcuts: every entry checked against the first environment."""
+    out = []
+    for name, value, loc in env_items:
+        before = old.get(name)
+        if before is not None and before[0] == value and before[1] == loc:
+            now = new.get(name)
+            if now is not None:
+                out.append((name, now[0], now[1]))
+            continue
+        out.append((name, value, loc))
+    have = {n for n, _, _ in env_items}
+    out.extend((name, b[0], b[1]) for name, b in new.items() if name not in old and name not in have)
+    return tuple(out)
+
+
+def test_rebinding_a_started_environment_matches_the_plain_rule() -> None:
+    import itertools
+
+    from verifier.shell.memo import _Rebinder
+
+    wf, sc = ("wf.yml", 1), ("x.sh", 4)
+    opaque = Opaque("$(date)", sc)
+    values: list[tuple[Val, tuple[str, int]] | None] = [None, ("8", wf), ("16", wf), ("8", sc), (opaque, sc)]
+    names = ("TP", "CONC")
+    for old_b, new_b, items_b in itertools.product(itertools.product(values, repeat=2), repeat=3):
+        old = {n: b for n, b in zip(names, old_b, strict=True) if b is not None}
+        new = {n: b for n, b in zip(names, new_b, strict=True) if b is not None}
+        env = tuple((n, b[0], b[1]) for n, b in zip(names, items_b, strict=True) if b is not None)
+        assert _Rebinder(old, new).env(env) == _plain_rebind(env, old, new)

@@ -24,32 +24,48 @@ MAX_ENTRIES = 32
 WARMUP = 2  # evaluations of a script that keep the worlds before every statement
 
 
-def _rebind(env_items: tuple[tuple[str, Val, Loc], ...], old: Mapping[str, Binding],
-            new: Mapping[str, Binding]) -> tuple[tuple[str, Val, Loc], ...]:
-    out: list[tuple[str, Val, Loc]] = []
-    for name, value, loc in env_items:
-        before = old.get(name)
-        if before is not None and before[0] == value and before[1] == loc:  # passed through unchanged
-            now = new.get(name)
-            if now is not None:
-                out.append((name, now[0], now[1]))
-            continue
-        out.append((name, value, loc))
-    have = {n for n, _, _ in env_items}
-    for name, binding in new.items():  # passed through, but absent from the first environment
-        if name not in old and name not in have:
-            out.append((name, binding[0], binding[1]))
-    return tuple(out)
+class _Rebinder:
+    """Started commands' environments from one starting environment (`old`) as seen from another
+    (`new`): an entry still equal to `old`'s binding was passed through unchanged and becomes
+    `new`'s (dropped when `new` lacks it), and `new`'s variables absent from `old` are added.
 
+    Only the names `old` and `new` bind differently (`changed`) can change an entry (where they
+    agree, the replacement is the entry itself): they are found once per evaluation, not once per
+    environment of each of its results."""
 
-def _rebind_result(result: WorldResult, old: Mapping[str, Binding], new: Mapping[str, Binding]) -> WorldResult:
-    server: ServerStart | None = result.server
-    child: ChildStart | None = result.child
-    if server is not None:
-        server = replace(server, env=_rebind(server.env, old, new))
-    if child is not None:
-        child = replace(child, env=_rebind(child.env, old, new))
-    return replace(result, server=server, child=child)
+    def __init__(self, old: Mapping[str, Binding], new: Mapping[str, Binding]) -> None:
+        self.old, self.new = old, new
+        self.changed = {name for name, binding in old.items() if new.get(name) != binding}
+        self.extra = [(name, binding) for name, binding in new.items() if name not in old]
+
+    def env(self, env_items: tuple[tuple[str, Val, Loc], ...]) -> tuple[tuple[str, Val, Loc], ...]:
+        if not self.changed and not self.extra:
+            return env_items
+        old, new, changed = self.old, self.new, self.changed
+        out: list[tuple[str, Val, Loc]] = []
+        for item in env_items:
+            name = item[0]
+            if name in changed:
+                before = old[name]
+                if before[0] == item[1] and before[1] == item[2]:  # passed through unchanged
+                    now = new.get(name)
+                    if now is not None:
+                        out.append((name, now[0], now[1]))
+                    continue
+            out.append(item)
+        if self.extra:  # passed through, but absent from the first environment
+            have = {item[0] for item in env_items}
+            out.extend((name, binding[0], binding[1]) for name, binding in self.extra if name not in have)
+        return tuple(out)
+
+    def result(self, result: WorldResult) -> WorldResult:
+        server: ServerStart | None = result.server
+        child: ChildStart | None = result.child
+        if server is not None:
+            server = replace(server, env=self.env(server.env))
+        if child is not None:
+            child = replace(child, env=self.env(child.env))
+        return replace(result, server=server, child=child)
 
 
 def _filled(binding: Binding | None) -> bool | None:
@@ -101,7 +117,8 @@ def rebind_evaluation(result: Evaluation, env0: Mapping[str, Binding], env: Mapp
     (pass-through variables of started commands come from `env`)."""
     if env0 is env:
         return result
-    return Evaluation([_rebind_result(r, env0, env) for r in result.results], result.reads, result.read_all,
+    rebinder = _Rebinder(env0, env)
+    return Evaluation([rebinder.result(r) for r in result.results], result.reads, result.read_all,
                       result.sourced, result.unread, result.children, result.weak_reads, result.downloads)
 
 
@@ -163,7 +180,8 @@ def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding
             x.vars[name] = binding
             x.exported.add(name)
     if x.found:
-        x.found = tuple(replace(f, env=_rebind(f.env, old, new)) for f in x.found)
+        rebinder = _Rebinder(old, new)
+        x.found = tuple(replace(f, env=rebinder.env(f.env)) for f in x.found)
     return x
 
 
