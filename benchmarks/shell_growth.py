@@ -1,10 +1,11 @@
 """How the static shell reader's cost grows with a script's size, one construct class at a time.
 
-Run: .venv/bin/python benchmarks/shell_growth.py [--n 500] [--classes assignments,branches]
+Run: .venv/bin/python benchmarks/shell_growth.py [--n 500] [--doublings 2] [--classes assignments,branches]
+                                                   [--readers single,multi]
 
 For each class of tests/shell/growth.py (assignments, functions, loops, branches, sources,
-recursion, name references, wide undecidable assignments) it generates scripts of N, 2N and 4N
-statements and prints, for the single-node evaluator (verifier.shell.evaluate) and the multi-node
+recursion, name references, wide undecidable assignments) it generates scripts of N, 2N, 4N ...
+statements (`--doublings` times doubled) and prints, for the single-node evaluator (verifier.shell.evaluate) and the multi-node
 reader (verifier.shell.trace), the time and the peak traced memory (tracemalloc) of one reading and
 what it ended in. Linear cost shows as time and memory doubling with the size. Figures are printed,
 never asserted (timings vary with the machine and its load; tests/shell/test_growth.py asserts
@@ -43,15 +44,20 @@ def measure(fn: Callable[[], Any]) -> tuple[float, float, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=500, help="the smallest size (statements)")
+    parser.add_argument("--doublings", type=int, default=2, help="how many times the size doubles")
     parser.add_argument("--classes", default=",".join(CLASSES), help="comma-separated classes")
+    parser.add_argument("--readers", default="single,multi", help="comma-separated readers (single, multi)")
     args = parser.parse_args()
+    readers = args.readers.split(",")
     print(f"{'class':<12} {'reader':<7} {'n':>6} {'seconds':>8} {'peak MB':>8}  outcome")
     for name in args.classes.split(","):
         make = CLASSES[name]
-        for n in (args.n, 2 * args.n, 4 * args.n):
+        for n in (args.n << k for k in range(args.doublings + 1)):
             script = make(n)
             for reader, fn in (("single", lambda s=script: evaluate_script(s)),
                                ("multi", lambda s=script: trace_script(s))):
+                if reader not in readers:
+                    continue
                 seconds, peak, what = measure(fn)
                 print(f"{name:<12} {reader:<7} {n:>6} {seconds:>8.3f} {peak:>8.1f}  {what}", flush=True)
     return 0

@@ -5,18 +5,189 @@ branches; each copy records the assumption it made (`Assumption`). Worlds whose 
 are merged again (keeping the assumptions they share), so branches that change nothing that
 matters do not multiply. `join` merges worlds that differ: every value they disagree on becomes an
 `Unknown` naming the construct that split them.
+
+A world's variables, arrays and associative arrays are `Table`s: worlds split from the same one
+share the entries neither wrote since (a `_Base`), so copying, comparing and joining worlds cost
+what they wrote, not every variable they hold; `settle` moves what all current worlds agree on
+into the base they share after each statement of the main script.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from verifier.shell.nodes import FuncDef
 from verifier.shell.values import Loc, Opaque, Unknown, Val
 
 Binding = tuple[Val, Loc]
 NO_LOC: Loc = ("", 0)
+
+V = TypeVar("V")
+_MISS: Any = object()  # not in a table's own entries: look in its base
+_GONE: Any = object()  # in a table's own entries: absent here although the base has it
+
+
+class _Base(dict[str, Any]):
+    """The entries tables share. Only the evaluation that owns it (`owner`) changes it, and only
+    while every table sharing it is one of its current worlds (`settle`); `suspect` holds every
+    name of it that no later statement mentions (the evaluator's `drop_dead` looks at these, and
+    forgets those a function mentions: they stay to the end)."""
+
+    __slots__ = ("owner", "suspect")
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.owner: object | None = None
+        self.suspect: set[str] = set()
+
+
+class Work:
+    """Entries visited by the operations on tables (copying, comparing, joining, settling, dropping),
+    counted so tests/shell/test_growth.py can assert they stay linear in a script's size."""
+
+    entries = 0
+
+
+class Table(Generic[V]):
+    """A mapping of names (a world's variables, arrays or associative arrays) that shares most of
+    its entries with the other worlds split from the same one: a `_Base` they share and the entries
+    this world wrote since (`own`, `_GONE` for a name removed here). Copying, comparing and joining
+    worlds cost the entries they wrote, not every entry (a script of many distinct variables split
+    by undecidable conditions would otherwise cost the square of its size)."""
+
+    __slots__ = ("base", "own", "size")
+
+    def __init__(self, base: _Base | None = None, own: dict[str, Any] | None = None, size: int = 0) -> None:
+        self.base: _Base = _Base() if base is None else base
+        self.own: dict[str, Any] = {} if own is None else own
+        self.size = size
+
+    def get(self, name: str, default: Any = None) -> Any:
+        v = self.own.get(name, _MISS)
+        if v is _MISS:
+            return self.base.get(name, default)
+        return default if v is _GONE else v
+
+    def __getitem__(self, name: str) -> V:
+        v = self.own.get(name, _MISS)
+        if v is _MISS:
+            return self.base[name]  # type: ignore[no-any-return]
+        if v is _GONE:
+            raise KeyError(name)
+        return v  # type: ignore[no-any-return]
+
+    def __contains__(self, name: object) -> bool:
+        v = self.own.get(name, _MISS)  # type: ignore[call-overload]
+        if v is _MISS:
+            return name in self.base
+        return v is not _GONE
+
+    def __setitem__(self, name: str, value: V) -> None:
+        own = self.own
+        v = own.get(name, _MISS)
+        if v is _GONE or (v is _MISS and name not in self.base):
+            self.size += 1
+        own[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        own = self.own
+        v = own.get(name, _MISS)
+        if v is _GONE or (v is _MISS and name not in self.base):
+            raise KeyError(name)
+        if name in self.base:
+            own[name] = _GONE
+        else:
+            del own[name]
+        self.size -= 1
+
+    def pop(self, name: str, default: Any = _MISS) -> Any:
+        v = self.get(name, _MISS)
+        if v is _MISS:
+            if default is _MISS:
+                raise KeyError(name)
+            return default
+        del self[name]
+        return v
+
+    def setdefault(self, name: str, default: V) -> V:
+        v = self.get(name, _MISS)
+        if v is _MISS:
+            self[name] = default
+            return default
+        return v  # type: ignore[no-any-return]
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __bool__(self) -> bool:
+        return self.size > 0
+
+    def __iter__(self) -> Iterator[str]:
+        Work.entries += len(self.base) + len(self.own)
+        own = self.own
+        for name in self.base:
+            if name not in own:
+                yield name
+        for name, v in own.items():
+            if v is not _GONE:
+                yield name
+
+    def keys(self) -> list[str]:
+        return list(self)
+
+    def items(self) -> list[tuple[str, V]]:
+        return [(name, self[name]) for name in self]
+
+    def values(self) -> list[V]:
+        return [self[name] for name in self]
+
+    def copy(self) -> Table[V]:
+        Work.entries += len(self.own)
+        return Table(self.base, self.own.copy(), self.size)
+
+    def frozen(self, bases: dict[int, _Base]) -> Table[V]:
+        """A copy sharing nothing any evaluation changes (a kept checkpoint): tables that share a
+        base share its copy (`bases`, by the original's id)."""
+        base = bases.get(id(self.base))
+        if base is None:
+            Work.entries += len(self.base)
+            base = bases[id(self.base)] = _Base(self.base)
+        Work.entries += len(self.own)
+        return Table(base, self.own.copy(), self.size)
+
+    def differing(self, other: Table[V]) -> set[str]:
+        """The names whose entries differ (present in one only, or unequal)."""
+        if other.base is self.base:
+            names = self.own.keys() | other.own.keys()
+            Work.entries += len(self.own) + len(other.own)
+        else:
+            names = set(self) | set(other)
+        return {name for name in names if not _same_entry(self.get(name, _GONE), other.get(name, _GONE))}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Table):
+            return NotImplemented
+        if self.size != other.size:
+            return False
+        if other.base is self.base:
+            Work.entries += len(self.own) + len(other.own)
+            for name in self.own.keys() | other.own.keys():
+                if not _same_entry(self.get(name, _GONE), other.get(name, _GONE)):
+                    return False
+            return True
+        Work.entries += len(self.base) + len(other.base)
+        return dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Table({dict(self.items())!r})"
+
+
+def _same_entry(a: Any, b: Any) -> bool:
+    return a is b or (a is not _GONE and b is not _GONE and a == b)
 
 
 @dataclass(frozen=True)
@@ -74,9 +245,9 @@ class World:
                  "found", "status", "flow", "assume", "out", "exit_loc", "attrs", "refs")
 
     def __init__(self) -> None:
-        self.vars: dict[str, Binding] = {}
-        self.arrays: dict[str, tuple[Binding, ...]] = {}
-        self.assocs: dict[str, dict[str, Binding]] = {}
+        self.vars: Table[Binding] = Table()
+        self.arrays: Table[tuple[Binding, ...]] = Table()
+        self.assocs: Table[dict[str, Binding]] = Table()
         self.exported: set[str] = set()
         self.funcs: dict[str, FuncDef] = {}
         self.files: dict[str, GenFile] = {}
@@ -94,7 +265,8 @@ class World:
         self.refs: dict[str, str] = {}  # `declare -n REF=NAME`: REF -> NAME (reads and writes go to NAME)
 
     def copy(self) -> World:
-        """An independent copy (assoc arrays are copied on write, see `set_assoc`)."""
+        """An independent copy (assoc arrays are copied on write, see `set_assoc`; the tables share
+        their base)."""
         w = World.__new__(World)
         w.vars = self.vars.copy()
         w.arrays = self.arrays.copy()
@@ -114,6 +286,13 @@ class World:
         w.exit_loc = self.exit_loc
         w.attrs = self.attrs.copy() if self.attrs else {}
         w.refs = self.refs.copy() if self.refs else {}
+        return w
+
+    def frozen(self, bases: dict[int, _Base]) -> World:
+        """A copy to keep beyond the current statement (a checkpoint): its tables share nothing an
+        evaluation changes (copies of the same world share `bases`, see `Table.frozen`)."""
+        w = self.copy()
+        w.vars, w.arrays, w.assocs = self.vars.frozen(bases), self.arrays.frozen(bases), self.assocs.frozen(bases)
         return w
 
     def set_assoc(self, name: str, key: str, binding: Binding) -> None:
@@ -172,19 +351,19 @@ def join(worlds: list[World], reason: str, loc: Loc) -> World:
     unknown = Unknown(reason, loc)
     out = first.copy()
     for w in worlds[1:]:
-        # only the names whose bindings differ (a set operation in C: most bindings are shared)
-        for name in {name for name, _ in out.vars.items() ^ w.vars.items()}:
+        # only the names whose entries differ (the worlds share the rest: `Table.differing`)
+        for name in out.vars.differing(w.vars):
             joined = _join_val(out.vars.get(name), w.vars.get(name), unknown)
             if joined is None:
                 out.vars.pop(name, None)
             else:
                 out.vars[name] = joined
-        for name in set(out.arrays) | set(w.arrays):
+        for name in out.arrays.differing(w.arrays):
             a, b = out.arrays.get(name), w.arrays.get(name)
             if a is None or b is None or tuple(v for v, _ in a) != tuple(v for v, _ in b):
                 where = (a or b or (((unknown, loc),)))[0][1] if (a or b) else loc
                 out.arrays[name] = ((unknown, where),)
-        for name in set(out.assocs) | set(w.assocs):
+        for name in out.assocs.differing(w.assocs):
             a2, b2 = out.assocs.get(name, {}), w.assocs.get(name, {})
             if a2 != b2:
                 table = {}
@@ -212,6 +391,73 @@ def join(worlds: list[World], reason: str, loc: Loc) -> World:
         shared = set(w.assume)
         out.assume = tuple(a for a in out.assume if a in shared)
     return out
+
+
+def _tables(worlds: Iterable[World]) -> list[list[Table[Any]]]:
+    """The tables of the worlds grouped by the base they share (variables, arrays and associative
+    arrays apart)."""
+    groups: dict[int, list[Table[Any]]] = {}
+    for w in worlds:
+        for t in (w.vars, w.arrays, w.assocs):
+            groups.setdefault(id(t.base), []).append(t)
+    return list(groups.values())
+
+
+def settle(worlds: list[World], owner: object, later: set[str], dying: Iterable[str]) -> None:
+    """After a statement of the main script: move the entries all current worlds agree on into the
+    base they share, so what each world holds of its own is what sets it apart (and what it wrote
+    since). `worlds` must be every world that shares those bases (a checkpoint keeps `frozen`
+    copies); a base another evaluation may hold is first copied. `later`, `dying` (the names the
+    statement mentioned last) keep `_Base.suspect` complete for `drop_candidates`."""
+    for tables in _tables(worlds):
+        base = tables[0].base
+        if base.owner is not owner:
+            Work.entries += len(base)
+            base = _Base(base)
+            base.owner = owner
+            base.suspect = {name for name in base if name not in later}
+            for t in tables:
+                t.base = base
+        names: set[str] = set()
+        for t in tables:
+            Work.entries += len(t.own)
+            names.update(t.own)
+        suspect = base.suspect
+        for name in names:
+            first = tables[0].own.get(name, _MISS)
+            value = base.get(name, _GONE) if first is _MISS else first
+            for t in tables[1:]:
+                v = t.own.get(name, _MISS)
+                if not _same_entry(value, base.get(name, _GONE) if v is _MISS else v):
+                    break
+            else:
+                for t in tables:
+                    t.own.pop(name, None)
+                if value is _GONE:
+                    base.pop(name, None)
+                    suspect.discard(name)
+                else:
+                    base[name] = value
+                    if name not in later:
+                        suspect.add(name)
+        for name in dying:
+            Work.entries += 1
+            if name in base:
+                suspect.add(name)
+
+
+def drop_candidates(table: Table[Any], owner: object, dying: Iterable[str]) -> Iterable[str]:
+    """Every name of the table that may be held though no later statement mentions it: what the
+    world wrote since the base was settled, the base's suspects and the names the statement just
+    run mentioned last (every name, when the base is not this evaluation's)."""
+    base = table.base
+    if base.owner is not owner:
+        return list(table)
+    names = set(dying)
+    names.update(table.own)
+    names.update(base.suspect)
+    Work.entries += len(names)
+    return names
 
 
 def opaque_env(name: str) -> Opaque:
