@@ -86,6 +86,7 @@ from verifier.shell.world import (
     Assumption,
     Binding,
     GenFile,
+    Table,
     World,
     drop_candidates,
     join,
@@ -483,35 +484,33 @@ class Evaluator:
     def drop_dead(self, worlds: list[World], later: set[str], dying: Iterable[str] = ()) -> None:
         """Forget variables no later statement (`later`), no function and no started command can read.
         Only the names that can be such a variable are looked at (`world.drop_candidates`: what a
-        world wrote since the last statement, what the statement just run mentioned last, and the
-        names already unread then), never every variable of every world."""
+        world wrote since its tables were last settled, what the statement just run mentioned last,
+        and the names of the shared base no later statement mentions), never every variable of
+        every world."""
         if self.read_all:
             return
         kept = self._kept()
         for w in worlds:
             if w.flow is not None:
                 continue
-            targets: set[str] | None = None
             for table in (w.vars, w.arrays, w.assocs):
                 if not table:
                     continue
-                suspect = table.base.suspect if table.base.owner is self._owner else None
-                dead = []
-                for name in drop_candidates(table, self._owner, dying):
-                    if name in later:
-                        continue
-                    if name in kept:
-                        if suspect is not None:  # kept to the end (the functions only gain names)
-                            suspect.discard(name)
-                        continue
-                    if name in table:
-                        dead.append(name)
+                # set operations in C: most candidates are read later or mentioned by a function
+                dead = drop_candidates(table, self._owner, dying).difference(later)
+                if not dead:
+                    continue
+                in_functions = dead & kept
+                if in_functions:
+                    dead -= in_functions
+                    if isinstance(table, Table) and table.base.owner is self._owner:
+                        table.base.suspect -= in_functions  # kept to the end (the functions only gain names)
                 if dead and w.refs:  # what a reference names is read through it, under a name no later text mentions
-                    if targets is None:
-                        targets = set(w.refs.values())
-                    dead = [name for name in dead if name not in targets]
+                    dead -= set(w.refs.values())
+                if dead:
+                    dead -= w.exported  # exported variables reach the commands it starts
                 for name in dead:
-                    if name not in w.exported:  # exported variables reach the commands it starts
+                    if name in table:
                         del table[name]
 
     def _done(self, w: World, body: Body, i: int) -> bool:

@@ -6,10 +6,12 @@ are merged again (keeping the assumptions they share), so branches that change n
 matters do not multiply. `join` merges worlds that differ: every value they disagree on becomes an
 `Unknown` naming the construct that split them.
 
-A world's variables, arrays and associative arrays are `Table`s: worlds split from the same one
-share the entries neither wrote since (a `_Base`), so copying, comparing and joining worlds cost
-what they wrote, not every variable they hold; `settle` moves what all current worlds agree on
-into the base they share after each statement of the main script.
+A world's variables, arrays and associative arrays are dictionaries while small. Copied with more
+than `TABLE_FROM` entries, one becomes a `Table`: worlds split from the same one then share the
+entries neither wrote since (a `_Base`), so copying, comparing and joining worlds cost what they
+wrote, not every variable they hold (a script of thousands of distinct variables split by
+undecidable conditions would otherwise cost the square of its size); `settle` moves what all
+current worlds agree on into the base they share after a statement of the main script.
 """
 
 from __future__ import annotations
@@ -27,20 +29,26 @@ NO_LOC: Loc = ("", 0)
 V = TypeVar("V")
 _MISS: Any = object()  # not in a table's own entries: look in its base
 _GONE: Any = object()  # in a table's own entries: absent here although the base has it
+_FROZEN = object()  # the owner of a base nothing may change (a checkpoint's)
+TABLE_FROM = 64  # a world's dictionary of more entries becomes a `Table` when the world is copied
 
 
 class _Base(dict[str, Any]):
     """The entries tables share. Only the evaluation that owns it (`owner`) changes it, and only
-    while every table sharing it is one of its current worlds (`settle`); `suspect` holds every
-    name of it that no later statement mentions (the evaluator's `drop_dead` looks at these, and
-    forgets those a function mentions: they stay to the end)."""
+    while every table sharing it is one of its current worlds (`settle`); a base no evaluation owns
+    yet (made when a live world was copied) is taken over by the first `settle` that sees it, one
+    owned by `_FROZEN` or by another evaluation is copied first. `suspect` holds every name of an
+    owned base that no later statement mentions (the evaluator's `drop_dead` looks at these, and
+    forgets those a function mentions: they stay to the end); `settled` is what its tables held of
+    their own after the last `settle` that moved entries."""
 
-    __slots__ = ("owner", "suspect")
+    __slots__ = ("owner", "suspect", "settled")
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.owner: object | None = None
         self.suspect: set[str] = set()
+        self.settled = 0
 
 
 class Work:
@@ -138,10 +146,14 @@ class Table(Generic[V]):
         return list(self)
 
     def items(self) -> list[tuple[str, V]]:
-        return [(name, self[name]) for name in self]
+        Work.entries += len(self.base) + len(self.own)
+        own = self.own
+        out = [(name, v) for name, v in self.base.items() if name not in own]
+        out += [(name, v) for name, v in own.items() if v is not _GONE]
+        return out
 
     def values(self) -> list[V]:
-        return [self[name] for name in self]
+        return [v for _, v in self.items()]
 
     def copy(self) -> Table[V]:
         Work.entries += len(self.own)
@@ -154,29 +166,29 @@ class Table(Generic[V]):
         if base is None:
             Work.entries += len(self.base)
             base = bases[id(self.base)] = _Base(self.base)
+            base.owner = _FROZEN
         Work.entries += len(self.own)
         return Table(base, self.own.copy(), self.size)
 
-    def differing(self, other: Table[V]) -> set[str]:
-        """The names whose entries differ (present in one only, or unequal)."""
-        if other.base is self.base:
-            names = self.own.keys() | other.own.keys()
-            Work.entries += len(self.own) + len(other.own)
-        else:
-            names = set(self) | set(other)
-        return {name for name in names if not _same_entry(self.get(name, _GONE), other.get(name, _GONE))}
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Table):
+            if isinstance(other, dict):
+                Work.entries += len(self.base) + len(other)
+                return dict(self.items()) == other
             return NotImplemented
         if self.size != other.size:
             return False
         if other.base is self.base:
-            Work.entries += len(self.own) + len(other.own)
-            for name in self.own.keys() | other.own.keys():
-                if not _same_entry(self.get(name, _GONE), other.get(name, _GONE)):
+            a, b = self.own, other.own
+            Work.entries += len(a) + len(b)
+            if a.keys() == b.keys():
+                return a == b  # the usual case, compared in C (`_GONE` equals only itself)
+            base = self.base
+            for name in a.keys() ^ b.keys():  # written by one world only: the other holds the base's
+                x, y = a.get(name, _MISS), b.get(name, _MISS)
+                if not _same_entry(base.get(name, _GONE) if x is _MISS else x, base.get(name, _GONE) if y is _MISS else y):
                     return False
-            return True
+            return all(_same_entry(a[name], b[name]) for name in a.keys() & b.keys())
         Work.entries += len(self.base) + len(other.base)
         return dict(self.items()) == dict(other.items())
 
@@ -188,6 +200,38 @@ class Table(Generic[V]):
 
 def _same_entry(a: Any, b: Any) -> bool:
     return a is b or (a is not _GONE and b is not _GONE and a == b)
+
+
+Names = dict[str, V] | Table[V]  # a world's variables, arrays or associative arrays
+
+
+def _shared(table: Names[V]) -> Names[V]:
+    """The table to copy a world's from: a large dictionary becomes a `Table` (whose base both the
+    world and its copy then share)."""
+    if type(table) is dict and len(table) > TABLE_FROM:
+        Work.entries += len(table)
+        return Table(_Base(table), {}, len(table))
+    return table
+
+
+def _frozen(table: Names[V], bases: dict[int, _Base]) -> Names[V]:
+    return table.frozen(bases) if isinstance(table, Table) else table.copy()
+
+
+def differing(a: Names[V], b: Names[V], hashable: bool = False) -> Iterable[str]:
+    """The names whose entries differ between two worlds' tables (`hashable`: the values are; for
+    two dictionaries the names of both otherwise)."""
+    if isinstance(a, Table) and isinstance(b, Table) and a.base is b.base:
+        x, y = a.own, b.own
+        Work.entries += len(x) + len(y)
+        return {name for name in x.keys() | y.keys() if not _same_entry(a.get(name, _GONE), b.get(name, _GONE))}
+    if isinstance(a, dict) and isinstance(b, dict):
+        if hashable:  # a set operation in C: most bindings are shared
+            return {name for name, _ in a.items() ^ b.items()}
+        return set(a) | set(b)
+    names = set(a) | set(b)
+    Work.entries += len(names)
+    return {name for name in names if not _same_entry(a.get(name, _GONE), b.get(name, _GONE))}
 
 
 @dataclass(frozen=True)
@@ -245,9 +289,9 @@ class World:
                  "found", "status", "flow", "assume", "out", "exit_loc", "attrs", "refs")
 
     def __init__(self) -> None:
-        self.vars: Table[Binding] = Table()
-        self.arrays: Table[tuple[Binding, ...]] = Table()
-        self.assocs: Table[dict[str, Binding]] = Table()
+        self.vars: Names[Binding] = {}
+        self.arrays: Names[tuple[Binding, ...]] = {}
+        self.assocs: Names[dict[str, Binding]] = {}
         self.exported: set[str] = set()
         self.funcs: dict[str, FuncDef] = {}
         self.files: dict[str, GenFile] = {}
@@ -265,9 +309,10 @@ class World:
         self.refs: dict[str, str] = {}  # `declare -n REF=NAME`: REF -> NAME (reads and writes go to NAME)
 
     def copy(self) -> World:
-        """An independent copy (assoc arrays are copied on write, see `set_assoc`; the tables share
-        their base)."""
+        """An independent copy (assoc arrays are copied on write, see `set_assoc`; a large table
+        becomes a `Table` the world and its copy share)."""
         w = World.__new__(World)
+        self.vars, self.arrays, self.assocs = _shared(self.vars), _shared(self.arrays), _shared(self.assocs)
         w.vars = self.vars.copy()
         w.arrays = self.arrays.copy()
         w.assocs = self.assocs.copy()
@@ -292,7 +337,7 @@ class World:
         """A copy to keep beyond the current statement (a checkpoint): its tables share nothing an
         evaluation changes (copies of the same world share `bases`, see `Table.frozen`)."""
         w = self.copy()
-        w.vars, w.arrays, w.assocs = self.vars.frozen(bases), self.arrays.frozen(bases), self.assocs.frozen(bases)
+        w.vars, w.arrays, w.assocs = _frozen(self.vars, bases), _frozen(self.arrays, bases), _frozen(self.assocs, bases)
         return w
 
     def set_assoc(self, name: str, key: str, binding: Binding) -> None:
@@ -351,19 +396,19 @@ def join(worlds: list[World], reason: str, loc: Loc) -> World:
     unknown = Unknown(reason, loc)
     out = first.copy()
     for w in worlds[1:]:
-        # only the names whose entries differ (the worlds share the rest: `Table.differing`)
-        for name in out.vars.differing(w.vars):
+        # only the names whose entries differ (most are shared: `differing`)
+        for name in differing(out.vars, w.vars, hashable=True):
             joined = _join_val(out.vars.get(name), w.vars.get(name), unknown)
             if joined is None:
                 out.vars.pop(name, None)
             else:
                 out.vars[name] = joined
-        for name in out.arrays.differing(w.arrays):
+        for name in differing(out.arrays, w.arrays):
             a, b = out.arrays.get(name), w.arrays.get(name)
             if a is None or b is None or tuple(v for v, _ in a) != tuple(v for v, _ in b):
                 where = (a or b or (((unknown, loc),)))[0][1] if (a or b) else loc
                 out.arrays[name] = ((unknown, where),)
-        for name in out.assocs.differing(w.assocs):
+        for name in differing(out.assocs, w.assocs):
             a2, b2 = out.assocs.get(name, {}), w.assocs.get(name, {})
             if a2 != b2:
                 table = {}
@@ -393,69 +438,97 @@ def join(worlds: list[World], reason: str, loc: Loc) -> World:
     return out
 
 
-def _tables(worlds: Iterable[World]) -> list[list[Table[Any]]]:
-    """The tables of the worlds grouped by the base they share (variables, arrays and associative
-    arrays apart)."""
-    groups: dict[int, list[Table[Any]]] = {}
-    for w in worlds:
-        for t in (w.vars, w.arrays, w.assocs):
-            groups.setdefault(id(t.base), []).append(t)
-    return list(groups.values())
+# `settle` leaves the tables of a base alone while they hold at most SETTLE_PER_TABLE entries of
+# their own each (plus SETTLE_FREE in all, and twice what they held after the last move): copying
+# or comparing them visits few entries, and moving entries costs what the worlds wrote since
+SETTLE_PER_TABLE = 16
+SETTLE_FREE = 32
 
 
 def settle(worlds: list[World], owner: object, later: set[str], dying: Iterable[str]) -> None:
-    """After a statement of the main script: move the entries all current worlds agree on into the
-    base they share, so what each world holds of its own is what sets it apart (and what it wrote
-    since). `worlds` must be every world that shares those bases (a checkpoint keeps `frozen`
-    copies); a base another evaluation may hold is first copied. `later`, `dying` (the names the
+    """After a statement of the main script: move the entries all current worlds' `Table`s agree on
+    into the base they share, so what each holds of its own is what sets it apart (and what it
+    wrote since). `worlds` must be every world that shares those bases (a checkpoint keeps `frozen`
+    copies); a base another evaluation may hold is copied first. `later` and `dying` (the names the
     statement mentioned last) keep `_Base.suspect` complete for `drop_candidates`."""
-    for tables in _tables(worlds):
+    groups: dict[int, list[Table[Any]]] | None = None
+    for w in worlds:
+        for t in (w.vars, w.arrays, w.assocs):
+            if type(t) is not Table:
+                continue
+            if groups is None:
+                groups = {}
+            group = groups.get(id(t.base))
+            if group is None:
+                groups[id(t.base)] = [t]
+            else:
+                group.append(t)
+    if groups is None:
+        return
+    for tables in groups.values():
         base = tables[0].base
-        if base.owner is not owner:
+        if base.owner is None:  # made copying a live world of this evaluation: no other holds it
+            Work.entries += len(base)
+            base.owner = owner
+            base.suspect = {name for name in base if name not in later}
+        elif base.owner is not owner:
             Work.entries += len(base)
             base = _Base(base)
             base.owner = owner
             base.suspect = {name for name in base if name not in later}
             for t in tables:
                 t.base = base
-        names: set[str] = set()
+        elif dying:
+            Work.entries += len(tables)
+            base.suspect.update(base.keys() & dying)
+        held = 0
         for t in tables:
-            Work.entries += len(t.own)
-            names.update(t.own)
-        suspect = base.suspect
-        for name in names:
-            first = tables[0].own.get(name, _MISS)
-            value = base.get(name, _GONE) if first is _MISS else first
-            for t in tables[1:]:
-                v = t.own.get(name, _MISS)
-                if not _same_entry(value, base.get(name, _GONE) if v is _MISS else v):
-                    break
+            held += len(t.own)
+        if held > SETTLE_PER_TABLE * len(tables) + SETTLE_FREE + 2 * base.settled:
+            Work.entries += held
+            base.settled = _fold(tables, base, later)
+
+
+def _fold(tables: list[Table[Any]], base: _Base, later: set[str]) -> int:
+    """Move the entries all the tables agree on into their (owned) base; what they hold of their
+    own after."""
+    names: set[str] = set()
+    for t in tables:
+        names.update(t.own)
+    suspect = base.suspect
+    first, rest = tables[0].own, tables[1:]
+    for name in names:
+        value = first.get(name, _MISS)
+        if value is _MISS:
+            value = base.get(name, _GONE)
+        for t in rest:
+            v = t.own.get(name, _MISS)
+            if not _same_entry(value, base.get(name, _GONE) if v is _MISS else v):
+                break
+        else:
+            for t in tables:
+                t.own.pop(name, None)
+            if value is _GONE:
+                base.pop(name, None)
+                suspect.discard(name)
             else:
-                for t in tables:
-                    t.own.pop(name, None)
-                if value is _GONE:
-                    base.pop(name, None)
-                    suspect.discard(name)
-                else:
-                    base[name] = value
-                    if name not in later:
-                        suspect.add(name)
-        for name in dying:
-            Work.entries += 1
-            if name in base:
-                suspect.add(name)
+                base[name] = value
+                if name not in later:
+                    suspect.add(name)
+    return sum(len(t.own) for t in tables)
 
 
-def drop_candidates(table: Table[Any], owner: object, dying: Iterable[str]) -> Iterable[str]:
-    """Every name of the table that may be held though no later statement mentions it: what the
-    world wrote since the base was settled, the base's suspects and the names the statement just
-    run mentioned last (every name, when the base is not this evaluation's)."""
+def drop_candidates(table: Names[Any], owner: object, dying: Iterable[str]) -> set[str]:
+    """A set holding every name of a world's table that may be held though no later statement
+    mentions it: for a `Table` whose base this evaluation owns, what the world wrote since the base
+    was settled, the base's suspects and the names the statement just run mentioned last; every
+    name otherwise."""
+    if not isinstance(table, Table):
+        return set(table)
     base = table.base
-    if base.owner is not owner:
-        return list(table)
     names = set(dying)
     names.update(table.own)
-    names.update(base.suspect)
+    names.update(base if base.owner is not owner else base.suspect)
     Work.entries += len(names)
     return names
 
