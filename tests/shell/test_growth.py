@@ -27,10 +27,16 @@ from verifier.shell.world import World
 N = 60
 
 
+@pytest.fixture(autouse=True)
+def _shared_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worlds share their tables from 32 variables on (`world.TABLE_FROM`, a few hundred outside
+    tests): the sizes compared here are then read the way a script of thousands of variables is."""
+    monkeypatch.setattr(world, "TABLE_FROM", 32, raising=False)
+
+
 def _smallest(name: str) -> int:
-    """The smaller size compared: `wide` from 120 statements, where its worlds' tables are shared
-    (past `world.TABLE_FROM` variables) and what a world holds of its own has reached the size
-    `world.settle` keeps it under (below, copying a small dictionary in C costs one call event)."""
+    """The smaller size compared: `wide` from 120 statements, where what a world holds of its own
+    has reached the size `world.settle` keeps it under."""
     return 2 * N if name == "wide" else N
 
 

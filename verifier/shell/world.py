@@ -30,7 +30,10 @@ V = TypeVar("V")
 _MISS: Any = object()  # not in a table's own entries: look in its base
 _GONE: Any = object()  # in a table's own entries: absent here although the base has it
 _FROZEN = object()  # the owner of a base nothing may change (a checkpoint's)
-TABLE_FROM = 64  # a world's dictionary of more entries becomes a `Table` when the world is copied
+# a world's dictionary of more entries becomes a `Table` when the world is copied (a script's
+# variables with the environment it is started with number a hundred or two: copying or comparing
+# that many in C costs less than sharing them)
+TABLE_FROM = 256
 
 
 class _Base(dict[str, Any]):
@@ -170,11 +173,20 @@ class Table(Generic[V]):
         Work.entries += len(self.own)
         return Table(base, self.own.copy(), self.size)
 
+    def flat(self) -> dict[str, V]:
+        """The entries as one dictionary (copied in C)."""
+        Work.entries += len(self.base) + len(self.own)
+        out = self.base.copy()
+        if self.own:
+            out.update(self.own)
+            for name in [name for name, v in self.own.items() if v is _GONE]:
+                del out[name]
+        return out
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Table):
             if isinstance(other, dict):
-                Work.entries += len(self.base) + len(other)
-                return dict(self.items()) == other
+                return self.size == len(other) and self.flat() == other
             return NotImplemented
         if self.size != other.size:
             return False
@@ -189,8 +201,10 @@ class Table(Generic[V]):
                 if not _same_entry(base.get(name, _GONE) if x is _MISS else x, base.get(name, _GONE) if y is _MISS else y):
                     return False
             return all(_same_entry(a[name], b[name]) for name in a.keys() & b.keys())
-        Work.entries += len(self.base) + len(other.base)
-        return dict(self.items()) == dict(other.items())
+        if not self.own and not other.own:
+            Work.entries += len(self.base)
+            return self.base == other.base
+        return self.flat() == other.flat()
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -214,24 +228,19 @@ def _shared(table: Names[V]) -> Names[V]:
     return table
 
 
-def _frozen(table: Names[V], bases: dict[int, _Base]) -> Names[V]:
-    return table.frozen(bases) if isinstance(table, Table) else table.copy()
-
-
 def differing(a: Names[V], b: Names[V], hashable: bool = False) -> Iterable[str]:
-    """The names whose entries differ between two worlds' tables (`hashable`: the values are; for
-    two dictionaries the names of both otherwise)."""
+    """The names whose entries differ between two worlds' tables (tables sharing a base compare
+    what they hold of their own; others compare as dictionaries, in C when the values are
+    `hashable`, and give every name of both otherwise)."""
     if isinstance(a, Table) and isinstance(b, Table) and a.base is b.base:
         x, y = a.own, b.own
         Work.entries += len(x) + len(y)
         return {name for name in x.keys() | y.keys() if not _same_entry(a.get(name, _GONE), b.get(name, _GONE))}
-    if isinstance(a, dict) and isinstance(b, dict):
-        if hashable:  # a set operation in C: most bindings are shared
-            return {name for name, _ in a.items() ^ b.items()}
-        return set(a) | set(b)
-    names = set(a) | set(b)
-    Work.entries += len(names)
-    return {name for name in names if not _same_entry(a.get(name, _GONE), b.get(name, _GONE))}
+    x = a.flat() if isinstance(a, Table) else a
+    y = b.flat() if isinstance(b, Table) else b
+    if hashable:  # a set operation in C: most bindings are shared
+        return {name for name, _ in x.items() ^ y.items()}
+    return set(x) | set(y)
 
 
 @dataclass(frozen=True)
@@ -311,8 +320,12 @@ class World:
     def copy(self) -> World:
         """An independent copy (assoc arrays are copied on write, see `set_assoc`; a large table
         becomes a `Table` the world and its copy share)."""
-        w = World.__new__(World)
         self.vars, self.arrays, self.assocs = _shared(self.vars), _shared(self.arrays), _shared(self.assocs)
+        return self._copy()
+
+    def _copy(self) -> World:
+        """A copy (tables copied as they are)."""
+        w = World.__new__(World)
         w.vars = self.vars.copy()
         w.arrays = self.arrays.copy()
         w.assocs = self.assocs.copy()
@@ -336,8 +349,11 @@ class World:
     def frozen(self, bases: dict[int, _Base]) -> World:
         """A copy to keep beyond the current statement (a checkpoint): its tables share nothing an
         evaluation changes (copies of the same world share `bases`, see `Table.frozen`)."""
-        w = self.copy()
-        w.vars, w.arrays, w.assocs = _frozen(self.vars, bases), _frozen(self.arrays, bases), _frozen(self.assocs, bases)
+        w = self._copy()  # its dictionaries are copies already
+        for name in ("vars", "arrays", "assocs"):
+            table = getattr(self, name)
+            if isinstance(table, Table):
+                setattr(w, name, table.frozen(bases))
         return w
 
     def set_assoc(self, name: str, key: str, binding: Binding) -> None:
