@@ -508,7 +508,8 @@ class Evaluator:
                 if dead and w.refs:  # what a reference names is read through it, under a name no later text mentions
                     dead -= set(w.refs.values())
                 if dead:
-                    dead -= w.exported  # exported variables reach the commands it starts
+                    # `dead - x` walks `dead` (a few names) where `dead -= x` walks x
+                    dead = dead - w.exported  # exported variables reach the commands it starts
                 for name in dead:
                     if name in table:
                         del table[name]
