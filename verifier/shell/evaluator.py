@@ -81,7 +81,18 @@ from verifier.shell.values import (
     shown,
     strip_pattern,
 )
-from verifier.shell.world import NO_LOC, Assumption, Binding, GenFile, World, join, opaque_env
+from verifier.shell.world import (
+    NO_LOC,
+    Assumption,
+    Binding,
+    GenFile,
+    Table,
+    World,
+    drop_candidates,
+    join,
+    opaque_env,
+    settle,
+)
 
 MAX_ITERATIONS = 256
 MAX_FIXPOINT = 4
@@ -355,7 +366,8 @@ class Evaluator:
         self.children: list[str] = []  # repository scripts run as children
         self.main_src = ""
         self.scripts: list[Script] = []  # every file parsed so far (main, sourced, children)
-        self._live: dict[Any, frozenset[str]] = {}
+        self._live: dict[int, tuple[Any, ...]] = {}  # see `_kept`
+        self._owner = object()  # owns the table bases its main script's worlds share (world.settle)
 
     # =========================================================================== entry points
 
@@ -423,7 +435,8 @@ class Evaluator:
             # optimisation only: a checkpoint not stored makes a later evaluation resume earlier)
             # (bounded by a multiple of the script's size: copying every binding before every
             # statement of a script of many distinct names would be quadratic)
-            snapshot = [w.copy() for w in worlds] if keeping and i > 0 and store.wanted(key, body, i) \
+            bases: dict[int, Any] = {}
+            snapshot = [w.frozen(bases) for w in worlds] if keeping and i > 0 and store.wanted(key, body, i) \
                 and self.snapshot_work <= 16 * len(body) + 50_000 else None
             if snapshot is not None:
                 self.snapshot_work += sum(len(w.vars) + len(w.arrays) + len(w.assocs) + 1 for w in snapshot)
@@ -440,8 +453,9 @@ class Evaluator:
                 nxt.extend(self.run_andor(item, w))
             later.difference_update(deaths[i])
             if len(nxt) > 1:
-                self.drop_dead(nxt, later)
+                self.drop_dead(nxt, later, deaths[i])
             worlds = nxt if len(nxt) <= 1 else self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
+            settle(worlds, self._owner, later, deaths[i])
             if keeping and i > 0 and (len(self.reads), len(self.weak_reads), self.read_all) != before:
                 if snapshot is not None and state is not None:
                     store.add(key, i, state, snapshot, self.initial)  # type: ignore[union-attr]
@@ -451,35 +465,53 @@ class Evaluator:
             store.finished(key, body)  # type: ignore[union-attr]
         return worlds
 
-    def drop_dead(self, worlds: list[World], later: set[str]) -> None:
-        """Forget variables no later statement (`later`), no function and no started command can read."""
+    def _kept(self) -> frozenset[str]:
+        """What a function mentions (it can run at any later time) and the starting variables."""
+        # asked after every statement: keyed by the script list and its length (scripts are only
+        # appended to it), not by a tuple of every script (quadratic in a script sourcing thousands)
+        scripts = self.scripts
+        have = self._live.get(id(scripts))
+        if have is not None and have[0] is scripts and have[1] == len(scripts):
+            return have[2]  # type: ignore[no-any-return]
+        grown: set[str] = set(self.initial)
+        for sc in scripts:
+            grown |= function_identifiers(sc)
+        kept = frozenset(grown)
+        self._live.clear()  # one entry: the scripts only grow during an evaluation
+        self._live[id(scripts)] = (scripts, len(scripts), kept)
+        return kept
+
+    def drop_dead(self, worlds: list[World], later: set[str], dying: Iterable[str] = ()) -> None:
+        """Forget variables no later statement (`later`), no function and no started command can read.
+        Only the names that can be such a variable are looked at (`world.drop_candidates`: what a
+        world wrote since its tables were last settled, what the statement just run mentioned last,
+        and the names of the shared base no later statement mentions), never every variable of
+        every world."""
         if self.read_all:
             return
-        key = tuple(id(sc) for sc in self.scripts)
-        kept = self._live.get(key)
-        if kept is None:
-            # what a function mentions (it can run at any later time) and the starting variables stay
-            grown: set[str] = set(self.initial)
-            for sc in self.scripts:
-                grown |= function_identifiers(sc)
-            self._live.clear()  # one entry: the scripts only grow during an evaluation
-            kept = self._live[key] = frozenset(grown)
+        kept = self._kept()
         for w in worlds:
             if w.flow is not None:
                 continue
             for table in (w.vars, w.arrays, w.assocs):
                 if not table:
                     continue
-                dead = set(table).difference(later)  # in C, walking the table (not `later`, which is larger)
+                # set operations in C: most candidates are read later or mentioned by a function
+                dead = drop_candidates(table, self._owner, dying).difference(later)
+                if not dead:
+                    continue
+                in_functions = dead & kept
+                if in_functions:
+                    dead -= in_functions
+                    if isinstance(table, Table) and table.base.owner is self._owner:
+                        table.base.suspect -= in_functions  # kept to the end (the functions only gain names)
+                if dead and w.refs:  # what a reference names is read through it, under a name no later text mentions
+                    dead -= set(w.refs.values())
                 if dead:
-                    # `dead - x` walks `dead` (a few names) where `dead -= x` walks x (the functions
-                    # mention a thousand identifiers)
-                    dead = dead - kept
-                    if dead and w.refs:  # what a reference names is read through it, under a name no later text mentions
-                        dead -= set(w.refs.values())
-                    if dead:
-                        dead = dead - w.exported  # exported variables reach the commands it starts
-                    for name in dead:
+                    # `dead - x` walks `dead` (a few names) where `dead -= x` walks x
+                    dead = dead - w.exported  # exported variables reach the commands it starts
+                for name in dead:
+                    if name in table:
                         del table[name]
 
     def _done(self, w: World, body: Body, i: int) -> bool:
