@@ -22,6 +22,7 @@ from tests.kit import call_events
 from tests.shell import growth
 from tests.shell.growth import CLASSES, Script, evaluate_script, trace_script
 from verifier.shell import ShellLimit, evaluator, world
+from verifier.shell.trace import Reader, State
 from verifier.shell.world import World
 
 N = 60
@@ -99,6 +100,47 @@ def test_world_work_is_linear(name: str, monkeypatch: pytest.MonkeyPatch) -> Non
     large = world_work(CLASSES[name](4 * n), monkeypatch)
     assert large <= 4.5 * max(small, 50), f"{name}: world work {small} at n={n}, {large} at n={4 * n}"
 
+
+def _state_held(st: State) -> int:
+    return (_own(st.vars) + _own(st.funcs) + _own(st.unresolved) + len(st.arrays) + len(st.exported) + len(st.unset)
+            + len(st.refs) + len(st.generated))
+
+
+def trace_work(script: Script, monkeypatch: pytest.MonkeyPatch) -> int:
+    """Deterministic work of one multi-node reading: call events, plus the entries that copying a
+    state for a branch and merging the branches visit (`_state_held` of each copy made and of each
+    branch merged: a copy holds of its own only what was written since, it shares the rest with the
+    state it was copied from), plus `world.Work`."""
+    held = 0
+    copy, merge = State.copy, Reader.merge
+
+    def counted_copy(st: State) -> State:
+        nonlocal held
+        sub = copy(st)
+        held += _state_held(sub)
+        return sub
+
+    def counted_merge(reader: Reader, st: State, states: list[State], *args: Any) -> None:
+        nonlocal held
+        held += sum(_state_held(s) for s in states)
+        merge(reader, st, states, *args)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(State, "copy", counted_copy)
+        patch.setattr(Reader, "merge", counted_merge)
+        before = world.Work.entries
+        calls = call_events(lambda: growth.trace_script(script))
+        counted = world.Work.entries - before
+    return calls + held + counted
+
+
+@pytest.mark.parametrize("name", sorted(CLASSES))
+def test_state_work_is_linear(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The multi-node reader's states cost what each branch writes, not every variable live (`wide`
+    at 4n statements cost 16x the work of n when every branch copied every variable)."""
+    small = trace_work(CLASSES[name](N), monkeypatch)
+    large = trace_work(CLASSES[name](4 * N), monkeypatch)
+    assert large <= 4.5 * max(small, 50), f"{name}: state work {small} at n={N}, {large} at n={4 * N}"
 
 
 @pytest.mark.parametrize("reader", ["single", "multi"])
