@@ -47,3 +47,17 @@ def test_bounded_and_cleared_together() -> None:
     assert {"test.texts", "test.nodes", "test.ordered"} <= {c.name for c in processcache.registered()}
     processcache.clear_all()
     assert not by_text and not len(by_node) and cleared == ["done"]
+
+
+def test_a_pool_shares_the_first_equal_value_and_is_bounded() -> None:
+    pool: processcache.Pool[str] = processcache.Pool("test.pool", 3)
+    first = "".join(["pa", "th"])
+    second = "".join(["pa", "th"])
+    assert first is not second
+    assert pool.share(first) is first and pool.share(second) is first
+    for i in range(10):
+        pool.share(str(i))
+    assert len(pool) <= 3 and pool.limit == 3
+    assert pool in processcache.registered()
+    processcache.clear_all()
+    assert not pool and pool.share(second) is second

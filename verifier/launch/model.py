@@ -3,15 +3,97 @@ recipe) that does not resolve, and the `LaunchSet` of one side."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import chain
+from types import NoneType
+from typing import Any, TypeVar
 
 from verifier.configs.points import Point
+from verifier.core import processcache
 from verifier.launch.recipes.bind import Synthetic
 from verifier.launch.recipes.spec import SpecParams
 from verifier.launch.recipes.variants import Origin
 
 Path = tuple[Any, ...]
+K = TypeVar("K")
+V = TypeVar("V")
+
+# A PR's launches repeat a few values thousands of times (#2263: 4,572 launches holding 200k origins
+# of 70k values, 400k origin paths of 1,237, 157k argv words of 1,169, 3,533 origin maps of 664).
+# Each launch keeps the first equal copy the PR built instead (`Launch.__post_init__`); the pools
+# live in verifier.core.processcache, so a replay empties them between PRs. Only values of exact
+# types are shared: `1 == True` and a NamedTuple equals its plain tuple, yet neither prints the same.
+_TEXTS: processcache.Pool[str] = processcache.Pool("launch.texts", 1 << 16)
+_WORDS: processcache.Pool[tuple[str, ...]] = processcache.Pool("launch.words", 1 << 14)  # argv, files
+_PATHS: processcache.Pool[Path] = processcache.Pool("launch.paths", 1 << 16)
+_ORIGINS: processcache.Pool[Origin] = processcache.Pool("launch.origins", 1 << 17)
+# maps by their items in order (flattened: k1, v1, k2, v2, ...), one pool per kind of value
+_TEXT_MAPS: processcache.ByText[tuple[Any, ...], dict[str, Any]] = processcache.ByText("launch.text-maps", 1 << 14)
+_ORIGIN_MAPS: processcache.ByText[tuple[Any, ...], dict[Any, Origin]] = \
+    processcache.ByText("launch.origin-maps", 1 << 14)
+_TEXT: frozenset[type] = frozenset({str})
+_STEP: frozenset[type] = frozenset({str, int})  # a path's keys and list indices
+_PLACE: frozenset[type] = frozenset({str, int, NoneType})  # an origin's file and line
+_ORIGIN: frozenset[type] = frozenset({Origin})
+
+
+def _exact(values: Iterable[object], types: frozenset[type]) -> bool:
+    return set(map(type, values)) <= types
+
+
+def _words(words: tuple[str, ...]) -> tuple[str, ...]:
+    if type(words) is not tuple or not _exact(words, _TEXT):
+        return words
+    got = _WORDS.get(words)
+    if got is None:
+        shared = tuple(map(_TEXTS.share, words))
+        got = _WORDS.put(shared, shared)
+    return got
+
+
+def _origin(origin: Origin) -> Origin:
+    got = _ORIGINS.get(origin)
+    if got is None:
+        shared = Origin(_TEXTS.share(origin.path), origin.line)
+        got = _ORIGINS.put(shared, shared)
+    return got
+
+
+def _path(path: Path) -> Path:
+    got = _PATHS.get(path)
+    if got is None:
+        shared = tuple(_TEXTS.share(p) if type(p) is str else p for p in path)
+        got = _PATHS.put(shared, shared)
+    return got
+
+
+def _map(table: processcache.ByText[tuple[Any, ...], dict[Any, Any]], items: dict[K, V],
+         key: Callable[[K], K], value: Callable[[V], V]) -> dict[K, V]:
+    got = table.get(tuple(chain.from_iterable(items.items())))
+    if got is None:
+        got = {key(k): value(v) for k, v in items.items()}
+        table.put(tuple(chain.from_iterable(got.items())), got)  # keyed by the shared values only
+    return got
+
+
+def _text_map(items: dict[str, str]) -> dict[str, str]:
+    if type(items) is not dict or not (_exact(items, _TEXT) and _exact(items.values(), _TEXT)):
+        return items
+    return _map(_TEXT_MAPS, items, _TEXTS.share, _TEXTS.share)
+
+
+def _origin_map(items: dict[K, Origin]) -> dict[K, Origin]:
+    """A map of names (`str`) or paths (tuples of keys and indices) to origins."""
+    if type(items) is not dict or not _exact(items.values(), _ORIGIN) \
+            or not _exact(chain.from_iterable(items.values()), _PLACE):
+        return items
+    keys = set(map(type, items))
+    if keys <= _TEXT:
+        return _map(_ORIGIN_MAPS, items, _TEXTS.share, _origin)  # type: ignore[arg-type]
+    if keys <= {tuple} and _exact(chain.from_iterable(items), _STEP):  # type: ignore[arg-type]
+        return _map(_ORIGIN_MAPS, items, _path, _origin)  # type: ignore[arg-type]
+    return items
 
 
 @dataclass(frozen=True)
@@ -46,7 +128,7 @@ class LaunchError:
         return f"{where}: {self.message}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Launch:
     """One point bound to one recipe variant, with the exact server command and environment."""
 
@@ -91,6 +173,20 @@ class Launch:
     # DIR` in the script): directory -> repository id. A draft path that is such a directory is that
     # repository, not a substituted checkpoint.
     checkpoints: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        # equal values the PR's other launches hold already are shared (see `_TEXTS`); nothing
+        # mutates a launch's maps once it is made (its builders already share them between roles)
+        put = object.__setattr__
+        put(self, "argv", _words(self.argv))
+        put(self, "files", _words(self.files))
+        put(self, "env", _text_map(self.env))
+        put(self, "benchmark_env", _text_map(self.benchmark_env))
+        put(self, "checkpoints", _text_map(self.checkpoints))
+        put(self, "arg_origins", _origin_map(self.arg_origins))
+        put(self, "env_origins", _origin_map(self.env_origins))
+        put(self, "opaque", _origin_map(self.opaque))
+        put(self, "origins", _origin_map(self.origins))
 
     def __hash__(self) -> int:
         return hash((self.key, self.side, self.point.exp_name, self.role, self.recipe_path, self.variant, self.world))
