@@ -61,3 +61,16 @@ def test_a_pool_shares_the_first_equal_value_and_is_bounded() -> None:
     assert pool in processcache.registered()
     processcache.clear_all()
     assert not pool and pool.share(second) is second
+
+
+def test_a_pool_shares_many_values_at_once_within_its_bound() -> None:
+    pool: processcache.Pool[str] = processcache.Pool("test.pool-each", 4)
+    first = "".join(["a", "b"])
+    pool.share(first)
+    again = ["".join(["a", "b"]), "c", "d"]
+    shared = pool.share_each(again, again, 3)
+    assert shared == ("ab", "c", "d") and shared[0] is first and len(pool) == 3
+    assert pool.share_each(["x", "y"], ["x", "y"], 2) == ("x", "y") and len(pool) == 2  # would overflow: anew
+    too_many = [str(i) for i in range(5)]
+    assert pool.share_each(too_many, too_many, 5) == tuple(too_many) and len(pool) == 2  # more than it holds
+    processcache.clear_all()

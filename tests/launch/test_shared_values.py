@@ -92,3 +92,28 @@ def test_resolve_dram_keeps_what_it_does_not_change() -> None:
     assert out["roles"]["agg"]["args"] is data["roles"]["agg"]["args"]
     plain = {"model": {"path": "/m"}, "list": [1, 2]}
     assert resolve_dram(plain, {}, launch.point, "r.yaml") is plain
+
+
+def test_the_points_of_a_complete_recipe_share_its_expansion() -> None:
+    """Every row that hands the same complete recipe to srtctl runs the same variant: expanded and put
+    in role form once per context, its failure reported alike for each row."""
+    from tests.launch import test_complete_recipe as complete
+
+    other = complete.KEY + "-again"
+    master = complete.MASTER + complete.MASTER.replace(complete.KEY + ":", other + ":", 1)
+    ctx = make_ctx({**complete._files(), "configs/nvidia-master.yaml": master.encode()})
+    ls = launches(ctx, "head", [complete.KEY, other])
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    first, second = ([la for la in ls.launches if la.key == key and la.role == "decode"] for key in (complete.KEY, other))
+    assert len(first) == len(second) == 1
+    assert first[0].recipe["roles"] is second[0].recipe["roles"]  # one expansion, not one per row
+    assert first[0].argv == second[0].argv and first[0].origins == second[0].origins
+
+    broken = complete.RECIPE_TEXT.replace("  sglang_config:", "  other_config:")
+    broken = "\n".join(ln for ln in broken.split("\n") if "environment" not in ln and "JIT" not in ln
+                       and "_nodes" not in ln and "_workers" not in ln)
+    ctx = make_ctx({**complete._files(broken), "configs/nvidia-master.yaml": master.encode()})
+    ls = launches(ctx, "head", [complete.KEY, other])
+    assert not ls.launches and len(ls.fatal_errors) == 2
+    assert len({(e.file, e.line, e.message) for e in ls.fatal_errors}) == 1
+    assert "defines no prefill / decode / aggregated worker" in ls.fatal_errors[0].message

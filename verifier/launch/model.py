@@ -33,8 +33,9 @@ _TEXT_MAPS: processcache.ByText[tuple[Any, ...], dict[str, Any]] = processcache.
 _ORIGIN_MAPS: processcache.ByText[tuple[Any, ...], dict[Any, Origin]] = \
     processcache.ByText("launch.origin-maps", 1 << 14)
 _TEXT: frozenset[type] = frozenset({str})
-_STEP: frozenset[type] = frozenset({str, int})  # a path's keys and list indices
-_PLACE: frozenset[type] = frozenset({str, int, NoneType})  # an origin's file and line
+_PATH: frozenset[type] = frozenset({tuple})
+# a path's keys and list indices, an origin's file and line (None: no line; nothing else equals None)
+_PLACE: frozenset[type] = frozenset({str, int, NoneType})
 _ORIGIN: frozenset[type] = frozenset({Origin})
 
 
@@ -47,32 +48,18 @@ def _words(words: tuple[str, ...]) -> tuple[str, ...]:
         return words
     got = _WORDS.get(words)
     if got is None:
-        shared = tuple(map(_TEXTS.share, words))
-        got = _WORDS.put(shared, shared)
-    return got
-
-
-def _origin(origin: Origin) -> Origin:
-    got = _ORIGINS.get(origin)
-    if got is None:
-        shared = Origin(_TEXTS.share(origin.path), origin.line)
-        got = _ORIGINS.put(shared, shared)
-    return got
-
-
-def _path(path: Path) -> Path:
-    got = _PATHS.get(path)
-    if got is None:
-        shared = tuple(_TEXTS.share(p) if type(p) is str else p for p in path)
-        got = _PATHS.put(shared, shared)
+        got = _TEXTS.share_each(words, words, len(words))
+        _WORDS.put(got, got)
     return got
 
 
 def _map(table: processcache.ByText[tuple[Any, ...], dict[Any, Any]], items: dict[K, V],
-         key: Callable[[K], K], value: Callable[[V], V]) -> dict[K, V]:
+         keys: processcache.Pool[K], values: processcache.Pool[V]) -> dict[K, V]:
     got = table.get(tuple(chain.from_iterable(items.items())))
     if got is None:
-        got = {key(k): value(v) for k, v in items.items()}
+        n = len(items)
+        got = dict(zip(keys.share_each(items, items, n), values.share_each(items.values(), items.values(), n),
+                       strict=True))
         table.put(tuple(chain.from_iterable(got.items())), got)  # keyed by the shared values only
     return got
 
@@ -80,20 +67,35 @@ def _map(table: processcache.ByText[tuple[Any, ...], dict[Any, Any]], items: dic
 def _text_map(items: dict[str, str]) -> dict[str, str]:
     if type(items) is not dict or not (_exact(items, _TEXT) and _exact(items.values(), _TEXT)):
         return items
-    return _map(_TEXT_MAPS, items, _TEXTS.share, _TEXTS.share)
+    return _map(_TEXT_MAPS, items, _TEXTS, _TEXTS)
 
 
 def _origin_map(items: dict[K, Origin]) -> dict[K, Origin]:
     """A map of names (`str`) or paths (tuples of keys and indices) to origins."""
-    if type(items) is not dict or not _exact(items.values(), _ORIGIN) \
-            or not _exact(chain.from_iterable(items.values()), _PLACE):
+    if type(items) is not dict:
         return items
     keys = set(map(type, items))
     if keys <= _TEXT:
-        return _map(_ORIGIN_MAPS, items, _TEXTS.share, _origin)  # type: ignore[arg-type]
-    if keys <= {tuple} and _exact(chain.from_iterable(items), _STEP):  # type: ignore[arg-type]
-        return _map(_ORIGIN_MAPS, items, _path, _origin)  # type: ignore[arg-type]
-    return items
+        pool: processcache.Pool[Any] = _TEXTS
+        inner: Iterable[object] = chain.from_iterable(items.values())
+    elif keys <= _PATH:
+        pool, inner = _PATHS, chain(chain.from_iterable(items), chain.from_iterable(items.values()))  # type: ignore[arg-type]
+    else:
+        return items
+    if not (_exact(items.values(), _ORIGIN) and _exact(inner, _PLACE)):
+        return items
+    return _map(_ORIGIN_MAPS, items, pool, _ORIGINS)
+
+
+# The roles of one point share their recipe's maps (materialize): each map is looked at once.
+_SEEN: processcache.ByObject[Any] = processcache.ByObject("launch.shared-maps", 256)
+
+
+def _once(items: dict[K, V], share: Callable[[dict[K, V]], dict[K, V]]) -> dict[K, V]:
+    got = _SEEN.get(items, share)
+    if got is None:
+        got = _SEEN.put(items, share(items), share)
+    return got  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -181,12 +183,12 @@ class Launch:
         put(self, "argv", _words(self.argv))
         put(self, "files", _words(self.files))
         put(self, "env", _text_map(self.env))
-        put(self, "benchmark_env", _text_map(self.benchmark_env))
+        put(self, "benchmark_env", _once(self.benchmark_env, _text_map))
         put(self, "checkpoints", _text_map(self.checkpoints))
         put(self, "arg_origins", _origin_map(self.arg_origins))
         put(self, "env_origins", _origin_map(self.env_origins))
         put(self, "opaque", _origin_map(self.opaque))
-        put(self, "origins", _origin_map(self.origins))
+        put(self, "origins", _once(self.origins, _origin_map))
 
     def __hash__(self) -> int:
         return hash((self.key, self.side, self.point.exp_name, self.role, self.recipe_path, self.variant, self.world))

@@ -301,7 +301,19 @@ def resolve_dram(
             return _dram_in_json(node, path, lookup)
         return node
 
+    if not _may_mention_dram(data):
+        return data
     return walk(data, (), False)
+
+
+def _may_mention_dram(data: Any) -> bool:
+    """False when no text of the recipe (key or value) holds '@dram.': its JSON text, written at C
+    speed, shows every text verbatim (the recipe's mappings and lists are plain dicts and lists);
+    a value JSON cannot write is looked for by the walk."""
+    try:
+        return "@dram." in json.dumps(data, check_circular=False)
+    except (TypeError, ValueError):
+        return True
 
 
 def _dram_in_json(text: str, path: Path, lookup: Callable[[str, Path], int]) -> str:
