@@ -3,6 +3,7 @@ recipe) that does not resolve, and the `LaunchSet` of one side."""
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import chain
@@ -29,9 +30,9 @@ _WORDS: processcache.Pool[tuple[str, ...]] = processcache.Pool("launch.words", 1
 _PATHS: processcache.Pool[Path] = processcache.Pool("launch.paths", 1 << 16)
 _ORIGINS: processcache.Pool[Origin] = processcache.Pool("launch.origins", 1 << 17)
 # maps by their items in order (flattened: k1, v1, k2, v2, ...), one pool per kind of value
-_TEXT_MAPS: processcache.ByText[tuple[Any, ...], dict[str, Any]] = processcache.ByText("launch.text-maps", 1 << 14)
-_ORIGIN_MAPS: processcache.ByText[tuple[Any, ...], dict[Any, Origin]] = \
-    processcache.ByText("launch.origin-maps", 1 << 14)
+_Maps = processcache.ByText[tuple[Any, ...], tuple[tuple[Any, ...], dict[Any, Any]]]  # items -> (items, map)
+_TEXT_MAPS: _Maps = processcache.ByText("launch.text-maps", 1 << 14)
+_ORIGIN_MAPS: _Maps = processcache.ByText("launch.origin-maps", 1 << 14)
 _TEXT: frozenset[type] = frozenset({str})
 _PATH: frozenset[type] = frozenset({tuple})
 # a path's keys and list indices, an origin's file and line (None: no line; nothing else equals None)
@@ -53,38 +54,58 @@ def _words(words: tuple[str, ...]) -> tuple[str, ...]:
     return got
 
 
-def _map(table: processcache.ByText[tuple[Any, ...], dict[Any, Any]], items: dict[K, V],
-         keys: processcache.Pool[K], values: processcache.Pool[V]) -> dict[K, V]:
-    got = table.get(tuple(chain.from_iterable(items.items())))
-    if got is None:
-        n = len(items)
-        got = dict(zip(keys.share_each(items, items, n), values.share_each(items.values(), items.values(), n),
-                       strict=True))
-        table.put(tuple(chain.from_iterable(got.items())), got)  # keyed by the shared values only
+def _map(table: processcache.ByText[tuple[Any, ...], tuple[tuple[Any, ...], dict[Any, Any]]], items: dict[K, V],
+         exact: Callable[[dict[K, V]], processcache.Pool[Any] | None], values: processcache.Pool[V]) -> dict[K, V]:
+    """The shared map equal to `items`. `exact` gives the pool of its keys when every key and value
+    is of the exact types the map is for (None: not shared)."""
+    flat = tuple(chain.from_iterable(items.items()))
+    try:
+        held = table.get(flat)
+    except TypeError:  # a value that cannot be hashed is no value to share
+        return items
+    if held is not None:
+        # the very objects of a shared map (the points of one recipe variant) need no look at their types
+        return held[1] if all(map(operator.is_, flat, held[0])) or exact(items) is not None else items
+    keys = exact(items)
+    if keys is None:
+        return items
+    n = len(items)
+    got = dict(zip(keys.share_each(items, items, n), values.share_each(items.values(), items.values(), n),
+                   strict=True))
+    shared = tuple(chain.from_iterable(got.items()))  # keyed by the shared values only
+    table.put(shared, (shared, got))
     return got
 
 
-def _text_map(items: dict[str, str]) -> dict[str, str]:
-    if type(items) is not dict or not (_exact(items, _TEXT) and _exact(items.values(), _TEXT)):
-        return items
-    return _map(_TEXT_MAPS, items, _TEXTS, _TEXTS)
+def _texts_exact(items: dict[str, str]) -> processcache.Pool[Any] | None:
+    return _TEXTS if _exact(items, _TEXT) and _exact(items.values(), _TEXT) else None
 
 
-def _origin_map(items: dict[K, Origin]) -> dict[K, Origin]:
-    """A map of names (`str`) or paths (tuples of keys and indices) to origins."""
-    if type(items) is not dict:
-        return items
+def _origins_exact(items: dict[Any, Origin]) -> processcache.Pool[Any] | None:
+    """Names (`str`) or paths (tuples of keys and indices) to origins."""
     keys = set(map(type, items))
     if keys <= _TEXT:
         pool: processcache.Pool[Any] = _TEXTS
         inner: Iterable[object] = chain.from_iterable(items.values())
     elif keys <= _PATH:
-        pool, inner = _PATHS, chain(chain.from_iterable(items), chain.from_iterable(items.values()))  # type: ignore[arg-type]
+        pool, inner = _PATHS, chain(chain.from_iterable(items), chain.from_iterable(items.values()))
     else:
-        return items
-    if not (_exact(items.values(), _ORIGIN) and _exact(inner, _PLACE)):
-        return items
-    return _map(_ORIGIN_MAPS, items, pool, _ORIGINS)
+        return None
+    return pool if _exact(items.values(), _ORIGIN) and _exact(inner, _PLACE) else None
+
+
+def _text_map(items: dict[str, str]) -> dict[str, str]:
+    return items if type(items) is not dict else _map(_TEXT_MAPS, items, _texts_exact, _TEXTS)
+
+
+def _origin_map(items: dict[K, Origin]) -> dict[K, Origin]:
+    return items if type(items) is not dict else _map(_ORIGIN_MAPS, items, _origins_exact, _ORIGINS)
+
+
+def shared_origins(items: dict[K, Origin]) -> dict[K, Origin]:
+    """The PR's shared map equal to `items` (as `Launch` keeps it): for a map many launches copy, so that
+    theirs are found shared by the very objects they hold (without looking at every type again)."""
+    return _origin_map(items)
 
 
 # The roles of one point share their recipe's maps (materialize): each map is looked at once.

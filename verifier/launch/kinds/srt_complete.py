@@ -17,6 +17,7 @@ from verifier.configs.points import Point, RecipeRef
 from verifier.core.yaml11 import Doc
 from verifier.launch.job import KeyJob
 from verifier.launch.materialize import materialize
+from verifier.launch.model import shared_origins
 from verifier.launch.recipes import recipe_doc
 from verifier.launch.recipes.complete import is_complete, to_roles
 from verifier.launch.recipes.variants import RecipeError, Variant, expand
@@ -91,4 +92,4 @@ def _expanded(doc: Doc, selector: str | None) -> Variant:
     if not isinstance(roles, Mapping) or not roles:
         raise RecipeError("complete recipe defines no prefill / decode / aggregated worker "
                           "(backend.<engine>_config or roles)", doc.path, doc.line("backend") or 1)
-    return Variant(key=variant.key, name=variant.name, file=variant.file, data=data, origins=origins)
+    return Variant(key=variant.key, name=variant.name, file=variant.file, data=data, origins=shared_origins(origins))
