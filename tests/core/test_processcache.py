@@ -47,3 +47,30 @@ def test_bounded_and_cleared_together() -> None:
     assert {"test.texts", "test.nodes", "test.ordered"} <= {c.name for c in processcache.registered()}
     processcache.clear_all()
     assert not by_text and not len(by_node) and cleared == ["done"]
+
+
+def test_a_pool_shares_the_first_equal_value_and_is_bounded() -> None:
+    pool: processcache.Pool[str] = processcache.Pool("test.pool", 3)
+    first = "".join(["pa", "th"])
+    second = "".join(["pa", "th"])
+    assert first is not second
+    assert pool.share(first) is first and pool.share(second) is first
+    for i in range(10):
+        pool.share(str(i))
+    assert len(pool) <= 3 and pool.limit == 3
+    assert pool in processcache.registered()
+    processcache.clear_all()
+    assert not pool and pool.share(second) is second
+
+
+def test_a_pool_shares_many_values_at_once_within_its_bound() -> None:
+    pool: processcache.Pool[str] = processcache.Pool("test.pool-each", 4)
+    first = "".join(["a", "b"])
+    pool.share(first)
+    again = ["".join(["a", "b"]), "c", "d"]
+    shared = pool.share_each(again, again, 3)
+    assert shared == ("ab", "c", "d") and shared[0] is first and len(pool) == 3
+    assert pool.share_each(["x", "y"], ["x", "y"], 2) == ("x", "y") and len(pool) == 2  # would overflow: anew
+    too_many = [str(i) for i in range(5)]
+    assert pool.share_each(too_many, too_many, 5) == tuple(too_many) and len(pool) == 2  # more than it holds
+    processcache.clear_all()

@@ -7,6 +7,8 @@ Two kinds (and `register` for a cache that keeps an order of its own):
 * `ByText`: keyed by values (texts, tuples of texts). Safe for as long as the process lives; bounded
   by entries: past its limit it starts again empty (the entries are cheap to recompute, and a
   clear keeps the cost of a lookup constant, unlike an LRU's bookkeeping on every hit).
+* `Pool` (a `ByText` of values to themselves): `share` hands back the first equal value it was
+  given, so the many equal copies a PR builds of one immutable value cost one object.
 * `ByObject`: keyed by an object's identity (a syntax-tree node, a parsed script) plus an optional
   value key. It keeps the object with its entry, so the object cannot be freed and its `id()` given
   to another object while the entry lives, and checks identity on every lookup: a stale hit is
@@ -15,7 +17,7 @@ Two kinds (and `register` for a cache that keeps an order of its own):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
@@ -40,6 +42,27 @@ class ByText(dict[K, V], Generic[K, V]):
             self.clear()
         self[key] = value
         return value
+
+
+class Pool(ByText[K, K]):
+    """Equal immutable values made one object: `share(x)` returns the first value equal to `x` it was
+    given (kept until the pool is cleared or full). One kind of value per pool: values that compare
+    equal must be interchangeable (a `NamedTuple` equals the plain tuple of its fields; `1 == True`)."""
+
+    __slots__ = ()
+
+    def share(self, value: K) -> K:
+        got = self.get(value)
+        return self.put(value, value) if got is None else got
+
+    def share_each(self, values: Iterable[K], again: Iterable[K], count: int) -> tuple[K, ...]:
+        """`share` of each of `count` values (`values` and `again` iterate them alike), at C speed; a
+        pool that would overflow starts again empty, one too small for them all shares none."""
+        if count > self.limit:
+            return tuple(values)
+        if len(self) + count > self.limit:
+            self.clear()
+        return tuple(map(self.setdefault, values, again))
 
 
 class ByObject(Generic[V]):

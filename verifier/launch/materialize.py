@@ -83,7 +83,7 @@ def materialize(job: KeyJob, point: Point, variant: Variant, rejected: dict[str,
     """
     ctx, policy, entry = job.ctx, job.policy, job.entry
     origins = dict(variant.origins)
-    data = dict(variant.data)
+    data = variant.data  # copied where it changes (bind, resolve_dram and inject_synthetic write copies)
     if not complete:  # a complete recipe carries its own model / container / benchmark values
         data = bind(data, origins, point, _bound_values(point, entry, variant.data))
     data = resolve_dram(data, origins, point, variant.file)

@@ -3,15 +3,120 @@ recipe) that does not resolve, and the `LaunchSet` of one side."""
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import chain
+from types import NoneType
+from typing import Any, TypeVar
 
 from verifier.configs.points import Point
+from verifier.core import processcache
 from verifier.launch.recipes.bind import Synthetic
 from verifier.launch.recipes.spec import SpecParams
 from verifier.launch.recipes.variants import Origin
 
 Path = tuple[Any, ...]
+K = TypeVar("K")
+V = TypeVar("V")
+
+# A PR's launches repeat a few values thousands of times (#2263: 4,572 launches holding 200k origins
+# of 70k values, 400k origin paths of 1,237, 157k argv words of 1,169, 3,533 origin maps of 664).
+# Each launch keeps the first equal copy the PR built instead (`Launch.__post_init__`); the pools
+# live in verifier.core.processcache, so a replay empties them between PRs. Only values of exact
+# types are shared: `1 == True` and a NamedTuple equals its plain tuple, yet neither prints the same.
+_TEXTS: processcache.Pool[str] = processcache.Pool("launch.texts", 1 << 16)
+_WORDS: processcache.Pool[tuple[str, ...]] = processcache.Pool("launch.words", 1 << 14)  # argv, files
+_PATHS: processcache.Pool[Path] = processcache.Pool("launch.paths", 1 << 16)
+_ORIGINS: processcache.Pool[Origin] = processcache.Pool("launch.origins", 1 << 17)
+# maps by their items in order (flattened: k1, v1, k2, v2, ...), one pool per kind of value
+_Maps = processcache.ByText[tuple[Any, ...], tuple[tuple[Any, ...], dict[Any, Any]]]  # items -> (items, map)
+_TEXT_MAPS: _Maps = processcache.ByText("launch.text-maps", 1 << 14)
+_ORIGIN_MAPS: _Maps = processcache.ByText("launch.origin-maps", 1 << 14)
+_TEXT: frozenset[type] = frozenset({str})
+_PATH: frozenset[type] = frozenset({tuple})
+# a path's keys and list indices, an origin's file and line (None: no line; nothing else equals None)
+_PLACE: frozenset[type] = frozenset({str, int, NoneType})
+_ORIGIN: frozenset[type] = frozenset({Origin})
+
+
+def _exact(values: Iterable[object], types: frozenset[type]) -> bool:
+    return set(map(type, values)) <= types
+
+
+def _words(words: tuple[str, ...]) -> tuple[str, ...]:
+    if type(words) is not tuple or not _exact(words, _TEXT):
+        return words
+    got = _WORDS.get(words)
+    if got is None:
+        got = _TEXTS.share_each(words, words, len(words))
+        _WORDS.put(got, got)
+    return got
+
+
+def _map(table: processcache.ByText[tuple[Any, ...], tuple[tuple[Any, ...], dict[Any, Any]]], items: dict[K, V],
+         exact: Callable[[dict[K, V]], processcache.Pool[Any] | None], values: processcache.Pool[V]) -> dict[K, V]:
+    """The shared map equal to `items`. `exact` gives the pool of its keys when every key and value
+    is of the exact types the map is for (None: not shared)."""
+    flat = tuple(chain.from_iterable(items.items()))
+    try:
+        held = table.get(flat)
+    except TypeError:  # a value that cannot be hashed is no value to share
+        return items
+    if held is not None:
+        # the very objects of a shared map (the points of one recipe variant) need no look at their types
+        return held[1] if all(map(operator.is_, flat, held[0])) or exact(items) is not None else items
+    keys = exact(items)
+    if keys is None:
+        return items
+    n = len(items)
+    got = dict(zip(keys.share_each(items, items, n), values.share_each(items.values(), items.values(), n),
+                   strict=True))
+    shared = tuple(chain.from_iterable(got.items()))  # keyed by the shared values only
+    table.put(shared, (shared, got))
+    return got
+
+
+def _texts_exact(items: dict[str, str]) -> processcache.Pool[Any] | None:
+    return _TEXTS if _exact(items, _TEXT) and _exact(items.values(), _TEXT) else None
+
+
+def _origins_exact(items: dict[Any, Origin]) -> processcache.Pool[Any] | None:
+    """Names (`str`) or paths (tuples of keys and indices) to origins."""
+    keys = set(map(type, items))
+    if keys <= _TEXT:
+        pool: processcache.Pool[Any] = _TEXTS
+        inner: Iterable[object] = chain.from_iterable(items.values())
+    elif keys <= _PATH:
+        pool, inner = _PATHS, chain(chain.from_iterable(items), chain.from_iterable(items.values()))
+    else:
+        return None
+    return pool if _exact(items.values(), _ORIGIN) and _exact(inner, _PLACE) else None
+
+
+def _text_map(items: dict[str, str]) -> dict[str, str]:
+    return items if type(items) is not dict else _map(_TEXT_MAPS, items, _texts_exact, _TEXTS)
+
+
+def _origin_map(items: dict[K, Origin]) -> dict[K, Origin]:
+    return items if type(items) is not dict else _map(_ORIGIN_MAPS, items, _origins_exact, _ORIGINS)
+
+
+def shared_origins(items: dict[K, Origin]) -> dict[K, Origin]:
+    """The PR's shared map equal to `items` (as `Launch` keeps it): for a map many launches copy, so that
+    theirs are found shared by the very objects they hold (without looking at every type again)."""
+    return _origin_map(items)
+
+
+# The roles of one point share their recipe's maps (materialize): each map is looked at once.
+_SEEN: processcache.ByObject[Any] = processcache.ByObject("launch.shared-maps", 256)
+
+
+def _once(items: dict[K, V], share: Callable[[dict[K, V]], dict[K, V]]) -> dict[K, V]:
+    got = _SEEN.get(items, share)
+    if got is None:
+        got = _SEEN.put(items, share(items), share)
+    return got  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True)
@@ -46,7 +151,7 @@ class LaunchError:
         return f"{where}: {self.message}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Launch:
     """One point bound to one recipe variant, with the exact server command and environment."""
 
@@ -91,6 +196,20 @@ class Launch:
     # DIR` in the script): directory -> repository id. A draft path that is such a directory is that
     # repository, not a substituted checkpoint.
     checkpoints: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        # equal values the PR's other launches hold already are shared (see `_TEXTS`); nothing
+        # mutates a launch's maps once it is made (its builders already share them between roles)
+        put = object.__setattr__
+        put(self, "argv", _words(self.argv))
+        put(self, "files", _words(self.files))
+        put(self, "env", _text_map(self.env))
+        put(self, "benchmark_env", _once(self.benchmark_env, _text_map))
+        put(self, "checkpoints", _text_map(self.checkpoints))
+        put(self, "arg_origins", _origin_map(self.arg_origins))
+        put(self, "env_origins", _origin_map(self.env_origins))
+        put(self, "opaque", _origin_map(self.opaque))
+        put(self, "origins", _once(self.origins, _origin_map))
 
     def __hash__(self) -> int:
         return hash((self.key, self.side, self.point.exp_name, self.role, self.recipe_path, self.variant, self.world))

@@ -17,6 +17,7 @@ from verifier.configs.points import Point, RecipeRef
 from verifier.core.yaml11 import Doc
 from verifier.launch.job import KeyJob
 from verifier.launch.materialize import materialize
+from verifier.launch.model import shared_origins
 from verifier.launch.recipes import recipe_doc
 from verifier.launch.recipes.complete import is_complete, to_roles
 from verifier.launch.recipes.variants import RecipeError, Variant, expand
@@ -57,6 +58,29 @@ def materialize_complete(job: KeyJob, point: Point, doc: Doc, selector: str | No
     for line_path, line in doc.duplicates:
         job.problem_once(doc.path, line, f"duplicate key {'.'.join(map(str, line_path))} (the last one wins)",
                          "duplicate-key", fatal=False)
+    materialize(job, point, _role_variant(job, doc, selector), {}, complete=True, kind=kind, files=files)
+
+
+def _role_variant(job: KeyJob, doc: Doc, selector: str | None) -> Variant:
+    """The selector's one variant of a complete recipe, in role form: the same for every point that
+    runs the recipe (a fetched recipe serves hundreds), so made once per context and parsed recipe
+    (nothing changes a variant: materialize copies what it binds)."""
+
+    def compute() -> tuple[Doc, Variant | RecipeError]:
+        try:
+            return doc, _expanded(doc, selector)
+        except RecipeError as exc:
+            return doc, exc
+
+    held = job.ctx.memo(f"recipes.complete.{id(doc)}.{selector}", compute)
+    if held[0] is not doc:  # another document under a reused id: never its answer
+        held = compute()
+    if isinstance(held[1], RecipeError):
+        raise held[1].with_traceback(None)
+    return held[1]
+
+
+def _expanded(doc: Doc, selector: str | None) -> Variant:
     variants = expand(doc, selector)
     if len(variants) != 1:
         names = ", ".join(v.key for v in variants) or "none"
@@ -68,5 +92,4 @@ def materialize_complete(job: KeyJob, point: Point, doc: Doc, selector: str | No
     if not isinstance(roles, Mapping) or not roles:
         raise RecipeError("complete recipe defines no prefill / decode / aggregated worker "
                           "(backend.<engine>_config or roles)", doc.path, doc.line("backend") or 1)
-    materialize(job, point, Variant(key=variant.key, name=variant.name, file=variant.file, data=data,
-                                    origins=origins), {}, complete=True, kind=kind, files=files)
+    return Variant(key=variant.key, name=variant.name, file=variant.file, data=data, origins=shared_origins(origins))

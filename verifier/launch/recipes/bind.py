@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -283,11 +284,15 @@ def resolve_dram(
         return values[name]
 
     def walk(node: Any, path: Path, as_text: bool) -> Any:
+        # a mapping or list with nothing to substitute is kept, not copied: the launches of a
+        # variant share its recipe (nothing changes a launch's recipe once it is made)
         if isinstance(node, Mapping):
             text_children = bool(path) and path[-1] in ("env", "environment")
-            return {k: walk(v, (*path, k), text_children) for k, v in node.items()}
+            out = {k: walk(v, (*path, k), text_children) for k, v in node.items()}
+            return node if type(node) is dict and all(map(operator.is_, out.values(), node.values())) else out
         if isinstance(node, list):
-            return [walk(v, (*path, i), True) for i, v in enumerate(node)]
+            items = [walk(v, (*path, i), True) for i, v in enumerate(node)]
+            return node if type(node) is list and all(map(operator.is_, items, node)) else items
         if isinstance(node, str) and "@dram." in node:
             match = _DRAM_REF.match(node.strip())
             if match:
@@ -296,7 +301,19 @@ def resolve_dram(
             return _dram_in_json(node, path, lookup)
         return node
 
+    if not _may_mention_dram(data):
+        return data
     return walk(data, (), False)
+
+
+def _may_mention_dram(data: Any) -> bool:
+    """False when no text of the recipe (key or value) holds '@dram.': its JSON text, written at C
+    speed, shows every text verbatim (the recipe's mappings and lists are plain dicts and lists);
+    a value JSON cannot write is looked for by the walk."""
+    try:
+        return "@dram." in json.dumps(data, check_circular=False)
+    except (TypeError, ValueError):
+        return True
 
 
 def _dram_in_json(text: str, path: Path, lookup: Callable[[str, Path], int]) -> str:

@@ -21,6 +21,8 @@ import fnmatch
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import repeat
 from typing import Any, NamedTuple
 
 from verifier.core.yaml11 import Doc
@@ -34,6 +36,9 @@ class Origin(NamedTuple):
 
     path: str
     line: int | None
+
+
+_ORIGIN_OF = partial(tuple.__new__, Origin)  # Origin((path, line)) without a Python call
 
 
 class RecipeError(Exception):
@@ -74,6 +79,10 @@ class Variant:
 
 def doc_origins(doc: Doc, root: Path = (), prefix: Path = ()) -> dict[Path, Origin]:
     """Origins of every path below `root` of a parsed document, re-rooted at `prefix`."""
+    if not root and not prefix:  # the whole document (most calls): its own paths, built at C speed
+        whole = dict(zip(doc.lines, map(_ORIGIN_OF, zip(repeat(doc.path), doc.lines.values())), strict=True))
+        whole.pop((), None)  # the document itself is not a path below its root
+        return whole
     n = len(root)
     return {
         (*prefix, *p[n:]): Origin(doc.path, line)
