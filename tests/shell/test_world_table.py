@@ -14,7 +14,9 @@ import random
 import pytest
 
 from verifier.shell import world
-from verifier.shell.world import Names, World, differing, drop_candidates, settle
+from verifier.shell.nodes import FuncDef
+from verifier.shell.parser import parse
+from verifier.shell.world import Names, World, differing, drop_candidates, join, settle
 
 NAMES = [f"V{k}" for k in range(12)]
 
@@ -71,3 +73,34 @@ def test_tables_act_as_dictionaries(seed: int, monkeypatch: pytest.MonkeyPatch) 
         _check([x.vars for x in worlds], dicts)  # type: ignore[misc]
     for f, d in frozen:
         assert dict(f.vars.items()) == d
+
+
+def _func(name: str, line: int) -> FuncDef:
+    return parse(f"{name}() {{ :; }}\n", "f.sh").body[0].parts[0].cmds[0]  # type: ignore[return-value]
+
+
+def test_worlds_share_functions_until_one_changes_them() -> None:
+    """Functions are copied on write: a split shares them (and `same` is then one identity test), a
+    definition or `unset -f` in one world never shows in another or in a kept checkpoint, and a join
+    gathers both worlds' functions without changing either."""
+    f, g, h = _func("f", 1), _func("g", 2), _func("h", 3)
+    a = World()
+    a.own_funcs()["f"] = f
+    b = a.copy()
+    kept = a.frozen({})
+    assert b.funcs is a.funcs and a.same(b)
+    b.own_funcs()["g"] = g
+    assert set(a.funcs) == {"f"} and set(b.funcs) == {"f", "g"} and set(kept.funcs) == {"f"}
+    assert not a.same(b)
+    c = b.copy()
+    del c.own_funcs()["f"]
+    assert set(b.funcs) == {"f", "g"} and set(c.funcs) == {"g"}
+    a.own_funcs()["h"] = h
+    joined = join([a, c], "undecided", ("f.sh", 1))
+    assert joined.funcs == {"f": f, "h": h, "g": g}
+    assert set(a.funcs) == {"f", "h"} and set(c.funcs) == {"g"} and set(kept.funcs) == {"f"}
+    d = a.copy()
+    del d  # the only other holder is gone: the next definition changes the dictionary in place
+    before = id(a.funcs)  # (a name bound to the dictionary would be a holder too)
+    a.own_funcs()["g"] = g
+    assert id(a.funcs) == before

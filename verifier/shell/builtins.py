@@ -1053,7 +1053,8 @@ def _unset(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: l
             del w.refs[v]
             continue
         if funcs:
-            w.funcs.pop(v, None)
+            if v in w.funcs:
+                del w.own_funcs()[v]
             continue
         m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[(.*)\]", v)
         if m and m.group(1) in w.assocs:

@@ -706,7 +706,7 @@ class Evaluator:
             return self.run_simple(cmd, w, stdin)
         self.step(_loc(cmd))
         if isinstance(cmd, FuncDef):
-            w.funcs[cmd.name] = cmd
+            w.own_funcs()[cmd.name] = cmd
             w.status = True
             return [w]
         redirect_out = self.redirect_target(cmd.redirects, w) if getattr(cmd, "redirects", ()) else None

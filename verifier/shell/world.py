@@ -16,6 +16,7 @@ current worlds agree on into the base they share after a statement of the main s
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
@@ -330,7 +331,7 @@ class World:
         w.arrays = self.arrays.copy()
         w.assocs = self.assocs.copy()
         w.exported = self.exported.copy()
-        w.funcs = self.funcs.copy()
+        w.funcs = self.funcs  # shared until one of them defines or unsets a function (`own_funcs`)
         w.files = self.files.copy()
         w.pos = self.pos
         w.arg0 = self.arg0
@@ -356,6 +357,16 @@ class World:
                 setattr(w, name, table.frozen(bases))
         return w
 
+    def own_funcs(self) -> dict[str, FuncDef]:
+        """The world's functions, to change: a copy is made first while another world (or a kept
+        checkpoint) holds the same dictionary. Worlds share it from `copy` on, so splitting and
+        merging worlds costs nothing per function; the count of references tells whether another
+        holder is left (the attribute and the call's argument are two), and a holder of any kind
+        only makes the copy happen, never a change another world sees."""
+        if sys.getrefcount(self.funcs) > 2:
+            self.funcs = dict(self.funcs)
+        return self.funcs
+
     def set_assoc(self, name: str, key: str, binding: Binding) -> None:
         """Set one key of an associative array (copying the map first)."""
         table = dict(self.assocs.get(name, {}))
@@ -374,8 +385,8 @@ class World:
                 and self.flow == other.flow and self.pos == other.pos and self.sources == other.sources
                 and self.frames == other.frames and self.out == other.out and self.attrs == other.attrs
                 and self.refs == other.refs
-                and self.funcs.keys() == other.funcs.keys()
-                and all(f is other.funcs[k] for k, f in self.funcs.items()))
+                and (self.funcs is other.funcs or (self.funcs.keys() == other.funcs.keys()
+                                                   and all(f is other.funcs[k] for k, f in self.funcs.items()))))
 
     def signature(self) -> tuple[Any, ...]:
         """Everything that can influence what the rest of the script does (values, not lines)."""
@@ -437,8 +448,10 @@ def join(worlds: list[World], reason: str, loc: Loc) -> World:
         for name, target in w.refs.items():  # a reference one way through the script makes and another not
             if out.refs.setdefault(name, target) != target:
                 out.refs[name] = "?"  # refers to nothing known: reads and writes through it fail closed
-        for name, func in w.funcs.items():
-            out.funcs.setdefault(name, func)
+        if w.funcs is not out.funcs and not w.funcs.keys() <= out.funcs.keys():
+            funcs = out.own_funcs()
+            for name, func in w.funcs.items():
+                funcs.setdefault(name, func)
         for path in set(out.files) | set(w.files):
             fa, fb = out.files.get(path), w.files.get(path)
             if fa != fb:
