@@ -98,14 +98,10 @@ def _text_map(items: dict[str, str]) -> dict[str, str]:
     return items if type(items) is not dict else _map(_TEXT_MAPS, items, _texts_exact, _TEXTS)
 
 
-def _origin_map(items: dict[K, Origin]) -> dict[K, Origin]:
-    return items if type(items) is not dict else _map(_ORIGIN_MAPS, items, _origins_exact, _ORIGINS)
-
-
 def shared_origins(items: dict[K, Origin]) -> dict[K, Origin]:
     """The PR's shared map equal to `items` (as `Launch` keeps it): for a map many launches copy, so that
     theirs are found shared by the very objects they hold (without looking at every type again)."""
-    return _origin_map(items)
+    return items if type(items) is not dict else _map(_ORIGIN_MAPS, items, _origins_exact, _ORIGINS)
 
 
 # The roles of one point share their recipe's maps (materialize): each map is looked at once.
@@ -206,10 +202,10 @@ class Launch:
         put(self, "env", _text_map(self.env))
         put(self, "benchmark_env", _once(self.benchmark_env, _text_map))
         put(self, "checkpoints", _text_map(self.checkpoints))
-        put(self, "arg_origins", _origin_map(self.arg_origins))
-        put(self, "env_origins", _origin_map(self.env_origins))
-        put(self, "opaque", _origin_map(self.opaque))
-        put(self, "origins", _once(self.origins, _origin_map))
+        put(self, "arg_origins", shared_origins(self.arg_origins))
+        put(self, "env_origins", shared_origins(self.env_origins))
+        put(self, "opaque", shared_origins(self.opaque))
+        put(self, "origins", _once(self.origins, shared_origins))
 
     def __hash__(self) -> int:
         return hash((self.key, self.side, self.point.exp_name, self.role, self.recipe_path, self.variant, self.world))

@@ -65,7 +65,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
-from typing import Any
 
 from verifier.core import processcache
 from verifier.shell import arith
@@ -111,7 +110,7 @@ from verifier.shell.values import (
     replace_pattern,
     strip_pattern,
 )
-from verifier.shell.world import _GONE, _MISS, Names, Table, V, Work
+from verifier.shell.world import Layer, Names, last_held, written
 
 MAX_STEPS = 300_000
 MAX_CALL_DEPTH = 24
@@ -185,102 +184,6 @@ class _Budget(Exception):
         self.what = what
 
 
-class _Layer(Table[V]):
-    """A branch's copy of one of its state's mappings (variables, functions, unresolved names): the
-    parent's mapping as the base (nothing changes the parent while its copy lives: the branch runs
-    on the copy and the merge reads the copy before writing the parent) plus what the branch wrote,
-    so copying costs nothing and merging looks only at the written names (`own`: every name set,
-    unset or popped here). Iteration keeps a dictionary's order (a name unset and set again comes
-    last, `moved`): the events' environments list variables in the order a shell would."""
-
-    __slots__ = ("moved",)
-
-    def __init__(self, base: Names[V]) -> None:
-        self.base = base  # type: ignore[assignment]  # the parent's mapping, read only while this lives
-        self.own: dict[str, Any] = {}
-        self.size = len(base)
-        self.moved: set[str] = set()
-
-    def __setitem__(self, name: str, value: V) -> None:
-        own = self.own
-        v = own.get(name, _MISS)
-        if v is _GONE:
-            del own[name]  # set again after an unset: it comes last, as in a dictionary
-            if name in self.base:
-                self.moved.add(name)
-            self.size += 1
-        elif v is _MISS and name not in self.base:
-            self.size += 1
-        own[name] = value
-
-    def __delitem__(self, name: str) -> None:
-        if name not in self:
-            raise KeyError(name)
-        self.own[name] = _GONE
-        self.size -= 1
-
-    def pop(self, name: str, default: Any = _MISS) -> Any:
-        v = self.get(name, _MISS)
-        if v is _MISS:
-            self.own.setdefault(name, _GONE)  # written (unset) here all the same: the merge looks at it
-            if default is _MISS:
-                raise KeyError(name)
-            return default
-        self.own[name] = _GONE
-        self.size -= 1
-        return v
-
-    def items(self) -> list[tuple[str, V]]:
-        base, own, moved = self.base, self.own, self.moved
-        Work.entries += len(base) + len(own)
-        out: list[tuple[str, V]] = []
-        for name, v in base.items():
-            w = own.get(name, _MISS)
-            if w is _MISS:
-                out.append((name, v))
-            elif w is not _GONE and name not in moved:
-                out.append((name, w))
-        out += [(name, w) for name, w in own.items() if w is not _GONE and (name in moved or name not in base)]
-        return out
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([name for name, _ in self.items()])
-
-    def copy(self) -> _Layer[V]:
-        return _Layer(self)
-
-    def flat(self) -> dict[str, V]:
-        return dict(self.items())
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (dict, Table)):
-            return len(self) == len(other) and self.flat() == (other.flat() if isinstance(other, Table) else other)
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"_Layer({self.flat()!r})"
-
-
-def _last_held(layers: Sequence[_Layer[V]], name: str) -> Any:
-    """What `for m in layers: target.update(m)` leaves at `name` (the last layer holding it wins;
-    `_MISS` when none holds it)."""
-    for m in reversed(layers):
-        v = m.get(name, _MISS)
-        if v is not _MISS:
-            return v
-    return _MISS
-
-
-def _written(layers: Sequence[_Layer[V]]) -> dict[str, None]:
-    """The names the layers wrote, in the order they wrote them, layer after layer."""
-    out: dict[str, None] = {}
-    for m in layers:
-        out.update(dict.fromkeys(m.own))
-    return out
-
-
 @dataclass(frozen=True)
 class Generated:
     """A file the script wrote whose whole text the reader computed: the text, the path as written
@@ -316,11 +219,11 @@ class State:
     generated: dict[tuple[object, ...], Generated] = field(default_factory=dict)
 
     def copy(self) -> State:
-        """A copy for a branch, a subshell or a command substitution (`_Layer`s over this state's
+        """A copy for a branch, a subshell or a command substitution (`world.Layer`s over this state's
         mappings: this state must not change while the copy lives)."""
-        return State(_Layer(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
-                     set(self.unset), _Layer(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
-                     _Layer(self.unresolved), self.taint, self.source_text, dict(self.refs), dict(self.generated))
+        return State(Layer(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
+                     set(self.unset), Layer(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
+                     Layer(self.unresolved), self.taint, self.source_text, dict(self.refs), dict(self.generated))
 
 
 @dataclass
@@ -652,15 +555,15 @@ class Reader:
         return statuses[0] if statuses and all(s == statuses[0] for s in statuses) else None
 
     def merge(self, st: State, states: list[State], guard: tuple[str, int], why: str = "undecided") -> None:
-        """Merge the branches' states (each a `State.copy` of `st`, see `_Layer`) into `st`: only
+        """Merge the branches' states (each a `State.copy` of `st`, see `world.Layer`) into `st`: only
         the names some branch wrote are looked at, each as `for s in states: st.X.update(s.X)`
         (for functions and unresolved names) or the branch merge below (for variables) would leave
         it."""
         first = states[0]
         layers = [s.vars for s in states]
-        if not all(isinstance(m, _Layer) and m.base is st.vars for m in layers):
+        if not all(isinstance(m, Layer) and m.base is st.vars for m in layers):
             raise TypeError("merge takes copies of the state it merges into")
-        names = set(_written(layers))  # type: ignore[arg-type]
+        names = set(written(layers))  # type: ignore[arg-type]
         guarded: dict[str, None] = {}  # names made unresolved here, written after the branches' are read
         before = st.vars
         for name in sorted(names):  # a new name enters the environment in one order on every run
@@ -699,16 +602,16 @@ class Reader:
         st.taint = next((s.taint for s in states if s.taint is not None), st.taint)
         st.unset = set.intersection(*(s.unset for s in states))
         funcs = [s.funcs for s in states]
-        for name in _written(funcs):  # type: ignore[arg-type]
-            body = _last_held(funcs, name)  # type: ignore[arg-type]
-            if body is not _MISS:
+        for name in written(funcs):  # type: ignore[arg-type]
+            found, body = last_held(funcs, name)  # type: ignore[arg-type]
+            if found:
                 st.funcs[name] = body
         # a name made unresolved here, then what the last branch holding it holds (which may be what
         # it was before this merge: the branches hold the names they did not write as `st` held them)
         unresolved = [s.unresolved for s in states]
-        held = {name: _last_held(unresolved, name) for name in [*guarded, *_written(unresolved)]}  # type: ignore[arg-type]
-        for name, value in held.items():
-            if value is not _MISS:
+        held = {name: last_held(unresolved, name) for name in [*guarded, *written(unresolved)]}  # type: ignore[arg-type]
+        for name, (found, value) in held.items():
+            if found:
                 st.unresolved[name] = value
             elif name in guarded:
                 st.unresolved[name] = guard

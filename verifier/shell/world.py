@@ -17,7 +17,7 @@ current worlds agree on into the base they share after a statement of the main s
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -211,6 +211,103 @@ class Table(Generic[V]):
 
     def __repr__(self) -> str:
         return f"Table({dict(self.items())!r})"
+
+
+class Layer(Table[V]):
+    """A copy of a mapping that the multi-node reader (verifier.shell.trace) gives a branch of its
+    state (variables, functions, unresolved names): the
+    parent's mapping as the base (nothing changes the parent while its copy lives: the branch runs
+    on the copy and the merge reads the copy before writing the parent) plus what the branch wrote,
+    so copying costs nothing and merging looks only at the written names (`own`: every name set,
+    unset or popped here). Iteration keeps a dictionary's order (a name unset and set again comes
+    last, `moved`): the events' environments list variables in the order a shell would."""
+
+    __slots__ = ("moved",)
+
+    def __init__(self, base: Names[V]) -> None:
+        self.base = base  # type: ignore[assignment]  # the parent's mapping, read only while this lives
+        self.own: dict[str, Any] = {}
+        self.size = len(base)
+        self.moved: set[str] = set()
+
+    def __setitem__(self, name: str, value: V) -> None:
+        own = self.own
+        v = own.get(name, _MISS)
+        if v is _GONE:
+            del own[name]  # set again after an unset: it comes last, as in a dictionary
+            if name in self.base:
+                self.moved.add(name)
+            self.size += 1
+        elif v is _MISS and name not in self.base:
+            self.size += 1
+        own[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        self.own[name] = _GONE
+        self.size -= 1
+
+    def pop(self, name: str, default: Any = _MISS) -> Any:
+        v = self.get(name, _MISS)
+        if v is _MISS:
+            self.own.setdefault(name, _GONE)  # written (unset) here all the same: the merge looks at it
+            if default is _MISS:
+                raise KeyError(name)
+            return default
+        self.own[name] = _GONE
+        self.size -= 1
+        return v
+
+    def items(self) -> list[tuple[str, V]]:
+        base, own, moved = self.base, self.own, self.moved
+        Work.entries += len(base) + len(own)
+        out: list[tuple[str, V]] = []
+        for name, v in base.items():
+            w = own.get(name, _MISS)
+            if w is _MISS:
+                out.append((name, v))
+            elif w is not _GONE and name not in moved:
+                out.append((name, w))
+        out += [(name, w) for name, w in own.items() if w is not _GONE and (name in moved or name not in base)]
+        return out
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name, _ in self.items()])
+
+    def copy(self) -> Layer[V]:
+        return Layer(self)
+
+    def flat(self) -> dict[str, V]:
+        return dict(self.items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (dict, Table)):
+            return len(self) == len(other) and self.flat() == (other.flat() if isinstance(other, Table) else other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Layer({self.flat()!r})"
+
+
+def last_held(layers: Sequence[Layer[V]], name: str) -> tuple[bool, Any]:
+    """What `for m in layers: target.update(m)` leaves at `name`: (True, the value of the last layer
+    holding it), or (False, None) when none holds it."""
+    for m in reversed(layers):
+        v = m.get(name, _MISS)
+        if v is not _MISS:
+            return True, v
+    return False, None
+
+
+def written(layers: Sequence[Layer[V]]) -> dict[str, None]:
+    """The names the layers wrote, in the order they wrote them, layer after layer."""
+    out: dict[str, None] = {}
+    for m in layers:
+        out.update(dict.fromkeys(m.own))
+    return out
 
 
 def _same_entry(a: Any, b: Any) -> bool:
