@@ -2077,8 +2077,7 @@ class _Observed(Mapping[str, str]):
     def listing(self) -> list[tuple[str, str]]:
         """`os.environ.items()` (pysnippet `Interp.environ_items`): the names and values, every
         exported variable read as by a listing, the values followed (`full`, `shape`)."""
-        self.seen.update(self._exported)
-        self.listed = True
+        self._list()
         return list(self._env.items())
 
     def full(self, name: str) -> None:
@@ -2105,14 +2104,17 @@ class _Observed(Mapping[str, str]):
         return key in self._env
 
     def __iter__(self) -> Iterator[str]:
-        self.seen.update(self._exported)
-        self.listed = True
+        self._list()
         return iter(self._env)
 
     def __len__(self) -> int:
+        self._list()
+        return len(self._env)
+
+    def _list(self) -> None:
+        """The snippet lists the environment: every exported variable is read."""
         self.seen.update(self._exported)
         self.listed = True
-        return len(self._env)
 
 
 @dataclass(frozen=True)
