@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from verifier.core import shellwords
+from verifier.core import processcache, shellwords
 
 MAX_SOURCE_CHARS = 1_000_000
 MAX_FUNCTIONS = 400
@@ -104,8 +104,21 @@ def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
         yield start, pending
 
 
+# Check 9 asks this of the same client script once per launch (hundreds per PR); Invocations are immutable
+_INVOCATIONS: processcache.ByText[tuple[str, tuple[str, ...]], tuple[Invocation, ...]] = \
+    processcache.ByText("launch.python_client.invocations", 256)
+
+
 def invocations(text: str, script_args: Sequence[str] = ()) -> list[Invocation]:
     """The Python commands of a shell text, in order (`-c` code and unparsable lines are skipped)."""
+    key = (text, tuple(script_args))
+    found = _INVOCATIONS.get(key)
+    if found is None:
+        found = _INVOCATIONS.put(key, tuple(_scan_invocations(text, key[1])))
+    return list(found)
+
+
+def _scan_invocations(text: str, script_args: Sequence[str]) -> list[Invocation]:
     out: list[Invocation] = []
     for number, line in _logical_lines(text):
         if not line.strip() or line.lstrip().startswith("#"):
