@@ -201,7 +201,16 @@ def _word_seg(value: Text) -> Seg | None:
 
 
 def _has_nul(*texts: Text | str) -> bool:
-    return any("\x00" in (t if isinstance(t, str) else plain(t)) for t in texts)
+    # looks at each segment in place: joining a Text's characters first cost more than the search
+    for t in texts:
+        if isinstance(t, str):
+            if "\x00" in t:
+                return True
+        else:
+            for seg in t:
+                if "\x00" in seg.text:
+                    return True
+    return False
 
 
 def _template(job: KeyJob, env: Mapping[str, Text], mounts: Mapping[str, str], run: _Run,
@@ -340,7 +349,10 @@ class Followed:
 
 
 def _server_kind(words: list[str], servers: list[Mapping[str, Any]]) -> tuple[Mapping[str, Any], int] | None:
-    norm = ["python3" if w == "python" or w.endswith("/python") or w.endswith("/python3") else w for w in words]
+    # only the words a prefix can reach are compared (every command of a chain is looked at here)
+    reach = max((len(spec["prefix"]) for spec in servers), default=0)
+    norm = ["python3" if w == "python" or w.endswith("/python") or w.endswith("/python3") else w
+            for w in words[:max(reach, 3)]]
     if len(norm) > 2 and norm[1] == "-m":  # `<interpreter> -m <module>`: the interpreter may be a run-time choice
         norm[0] = "python3"
     for spec in servers:

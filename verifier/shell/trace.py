@@ -1329,6 +1329,19 @@ class Reader:
             if text:
                 return [(Seg(text, file, line, True),)]
             return [()] if any(part.quoted for part in parts) else []
+        if len(parts) == 1 and parts[0].kind == "param":  # `"$X"`, `$X`, `"${A[@]}"`: the loop below, unrolled
+            quoted = parts[0].quoted
+            value = self.param(parts[0].text, st, line, quoted)
+            if isinstance(value, list):
+                if not value:
+                    return []
+                if quoted:
+                    return [concat(item) for item in value]
+                value = join_fields(value)
+            if quoted or not split:
+                one = concat(value)
+                return [one] if one or quoted else []
+            return [f for f in (concat(piece) for piece in split_fields(value)) if f]
         fields: list[list[Text]] = [[]]
         any_quoted = False
         for part in word.parts:
@@ -1510,7 +1523,9 @@ class Reader:
                 value, present = text_of(st.source_text or st.file, st.file, line), True
             else:
                 value = self.lookup(name, st, line)
-                present = self.is_set(name, st)
+                # whether it is set matters only to an operator (`lookup` recorded the read; a name
+                # reference is followed again as before)
+                present = self.is_set(name, st) if rest or st.refs else None
         if not rest:
             return value
         return self.operate(value, rest, st, line, present, name=name)
@@ -2176,12 +2191,29 @@ def _yaml_doc(path: str, text: str) -> tuple[object, dict[tuple[object, ...], in
     return doc.data, dict(doc.lines)
 
 
+# the statements of the texts parsed last, by (text, path, first line): the parser's own memo is keyed
+# by a digest of the text, which costs a pass over it; the same sourced file is parsed again on every
+# reading of a chain (and str keys compare by identity first, then by content)
+_PARSED: OrderedDict[tuple[str, str, int], Body] = OrderedDict()
+MAX_PARSED = 64
+processcache.register("shell.trace-parsed", _PARSED.clear)
+
+
 def _parse(text: str, path: str, first_line: int = 1) -> Body:
     """The statements of a script (verifier.shell.parser); too deep a nesting is a syntax error."""
+    key = (text, path, first_line)
+    body = _PARSED.get(key)
+    if body is not None:
+        _PARSED.move_to_end(key)
+        return body
     try:
-        return parse(text, path, first_line).body
+        body = parse(text, path, first_line).body
     except RecursionError:
         raise ShellSyntaxError("the script nests too deeply to read", None) from None
+    _PARSED[key] = body
+    if len(_PARSED) > MAX_PARSED:
+        _PARSED.popitem(last=False)
+    return body
 
 
 def _common_prefix(values: list[Text], tail: Text) -> Text:
