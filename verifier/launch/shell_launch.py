@@ -11,20 +11,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from verifier.configs.points import Point
+from verifier.core import processcache
 from verifier.engines import engine_named
 from verifier.launch.argv import flag_map
-from verifier.launch.harness import ScriptStart, file_state, script_starts, shared_evaluate, shell_options
+from verifier.launch.harness import (ScriptStart, file_state, script_starts, script_text, shared_evaluate,
+                                     shell_options)
 from verifier.launch.job import KeyJob
 from verifier.launch.model import Launch
 from verifier.launch.recipes.spec import spec_parameters
 from verifier.launch.recipes.variants import Origin
 from verifier.shell import Evaluation, ServerStart, ShellLimit, ShellSyntaxError, WorldResult
-from verifier.shell.values import Opaque, Unknown, shown
+from verifier.shell.values import Loc, Opaque, Unknown, Val, shown
 
 
 def _evaluate(job: KeyJob, start: ScriptStart) -> Evaluation:
-    raw = job.read(start.path)
-    text = (raw or b"").decode("utf-8", "replace")
+    text = script_text(job.read(start.path))
     key = ("script", job.side, start.path, start.cwd, start.arg0)
     return shared_evaluate(job, key, text, start.path, start.env, shell_options(job, "server", start.cwd),
                            start.arg0)
@@ -139,6 +140,43 @@ def _unknown(server: ServerStart) -> tuple[int, Unknown] | None:
     return None
 
 
+_ArgvParts = tuple[tuple[str, ...], dict[str, Origin], dict[str, Origin], dict[str, Any]]
+# The argv-derived parts of a launch by the server's argv values and the (file, line) of each word:
+# the points of a config mostly start the same command (a sweep changes variables the script
+# passes in the server's environment, not its argv), so each distinct command is read once. A
+# value is a str or an Opaque (no Unknown: `_add_launch` stops before), and no str equals an
+# Opaque, so equal keys are the same words of the same kinds from the same lines.
+_ARGV: processcache.ByText[tuple[tuple[Val, ...], tuple[Loc, ...]], _ArgvParts] = \
+    processcache.ByText("launch.shell-argv", 1 << 10)
+
+
+def _argv_parts(values: tuple[Val, ...], locs: tuple[Loc, ...]) -> _ArgvParts:
+    """(argv as text, flag -> origin, opaque flag -> origin, flag_map of argv): the maps are the
+    launch's own copies (lists of values copied too), sharing only immutable keys and values."""
+    key = (values, locs)
+    got = _ARGV.get(key)
+    if got is None:
+        got = _ARGV.put(key, _read_argv(values, locs))
+    argv, arg_origins, opaque, args = got
+    return argv, dict(arg_origins), dict(opaque), {k: list(v) if isinstance(v, list) else v for k, v in args.items()}
+
+
+def _read_argv(values: tuple[Val, ...], locs: tuple[Loc, ...]) -> _ArgvParts:
+    argv = tuple(shown(v) for v in values)
+    arg_origins: dict[str, Origin] = {}
+    opaque: dict[str, Origin] = {}
+    current: str | None = None
+    for token, value, loc in zip(argv, values, locs, strict=True):
+        if token.startswith("-") and len(token) > 1 and isinstance(value, str):
+            current = token.lstrip("-").split("=", 1)[0]
+            arg_origins[current] = Origin(loc[0], loc[1])
+            if "=" in token or not isinstance(value, str):
+                continue
+        if isinstance(value, Opaque):
+            opaque[current or token] = Origin(loc[0], loc[1])
+    return argv, arg_origins, opaque, flag_map(argv)
+
+
 def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, ScriptStart, Evaluation]],
                 several: bool, kind: str) -> None:
     result, start, ev = members[0]
@@ -158,19 +196,7 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
                   f"the script starts a {server.engine} server ({' '.join(server.launcher)}) but the row's framework "
                   f"{point.framework} runs {expected}", "legacy-script")
         return
-    argv = tuple(shown(v) for v in server.argv)
-    arg_origins: dict[str, Origin] = {}
-    opaque: dict[str, Origin] = {}
-    current: str | None = None
-    for token, value, loc in zip(argv, server.argv, server.argv_locs, strict=True):
-        if token.startswith("-") and len(token) > 1 and isinstance(value, str):
-            current = token.lstrip("-").split("=", 1)[0]
-            arg_origins[current] = Origin(loc[0], loc[1])
-            if "=" in token or not isinstance(value, str):
-                continue
-        if isinstance(value, Opaque):
-            opaque[current or token] = Origin(loc[0], loc[1])
-    args = flag_map(argv)
+    argv, arg_origins, opaque, args = _argv_parts(server.argv, server.argv_locs)
     recipe_args: dict[str, Any] = {}
     origins: dict[tuple[Any, ...], Origin] = {}
     files = [start.path, *ev.sourced, *ev.children]
