@@ -223,15 +223,12 @@ def _bindings(values: Mapping[str, tuple[str | None, int]], path: str) -> dict[s
 def _workflow_env(job: KeyJob, wf: Workflow, point: Point, machine: str) -> tuple[dict[str, Binding], str | None]:
     conf = _conf(job)
     inputs = point_inputs(point, conf)
-    job_env = wf.job_environment(inputs, machine)
-    plain = {n: v for n, (v, _) in job_env.items() if v is not None}
-    step_env = wf.step_environment(inputs, machine, plain)
+    job_env, step_env, script = wf.environments(inputs, machine)
     env = _bindings(job_env, wf.path)
     env.update(_bindings(step_env, wf.path))
     for name, value in (conf.get("runner-env") or {}).items():
         env.setdefault(str(name), (str(value), ("", 0)))
     env["RUNNER_NAME"] = (machine, (wf.path, wf.step_env_lines.get("RUNNER_NAME", 0)))
-    script = wf.step_script(inputs, machine, {**plain, **{n: v for n, (v, _) in step_env.items() if v}})
     return env, script
 
 
@@ -263,7 +260,7 @@ def shell_shared(job: KeyJob) -> Shared:
 # bytes object the tree holds, kept with the entry so its id is never another's) and each text is
 # digested once (keyed by the whole text; a text over the size limit is digested every time).
 _TEXTS: processcache.ByObject[str] = processcache.ByObject("launch.script-texts", 512)
-_DIGESTS: processcache.ByText[str, bytes] = processcache.ByText("launch.script-digests", 512)
+_DIGESTS: processcache.ByText[str, bytes | None] = processcache.ByText("launch.script-digests", 512)
 _DIGEST_TEXT_MAX = 1 << 20
 
 

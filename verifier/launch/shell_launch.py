@@ -14,8 +14,14 @@ from verifier.configs.points import Point
 from verifier.core import processcache
 from verifier.engines import engine_named
 from verifier.launch.argv import flag_map
-from verifier.launch.harness import (ScriptStart, file_state, script_starts, script_text, shared_evaluate,
-                                     shell_options)
+from verifier.launch.harness import (
+    ScriptStart,
+    file_state,
+    script_starts,
+    script_text,
+    shared_evaluate,
+    shell_options,
+)
 from verifier.launch.job import KeyJob
 from verifier.launch.model import Launch
 from verifier.launch.recipes.spec import spec_parameters
