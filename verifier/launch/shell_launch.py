@@ -105,8 +105,14 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
                       "runs no recognised server command", "legacy-script")
         return
     several = len(groups) > 1
+    # the environment each start gives the benchmark, one map per start for all its launches
+    bench_envs: dict[int, dict[str, str]] = {}  # by id: the starts live through this call
     for members in groups.values():
-        _add_launch(job, point, members, several, kind)
+        start = members[0][1]
+        bench_env = bench_envs.get(id(start))
+        if bench_env is None:
+            bench_env = bench_envs[id(start)] = {n: shown(b[0]) for n, b in start.env.items() if n != "PWD"}
+        _add_launch(job, point, members, several, kind, bench_env)
 
 
 def _missing(state: str) -> str:
@@ -184,7 +190,7 @@ def _read_argv(values: tuple[Val, ...], locs: tuple[Loc, ...]) -> _ArgvParts:
 
 
 def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, ScriptStart, Evaluation]],
-                several: bool, kind: str) -> None:
+                several: bool, kind: str, bench_env: dict[str, str]) -> None:
     result, start, ev = members[0]
     server = result.server
     assert server is not None
@@ -236,7 +242,6 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
     served = args.get("served-model-name") or args.get("served_model_name")
     if not isinstance(served, str):
         served = posixpath.basename((model_text or "").rstrip("/")) or None
-    bench_env = {n: shown(b[0]) for n, b in start.env.items() if n != "PWD"}
     job.add(Launch(
         key=job.entry.key, side=job.side, point=point, role="agg", recipe_path=start.path, selector=None,
         variant="", variant_name=posixpath.basename(start.path),
