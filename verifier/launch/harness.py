@@ -220,9 +220,11 @@ def _bindings(values: Mapping[str, tuple[str | None, int]], path: str) -> dict[s
     return out
 
 
-def _workflow_env(job: KeyJob, wf: Workflow, point: Point, machine: str) -> tuple[dict[str, Binding], str | None]:
+def _workflow_env(job: KeyJob, wf: Workflow, inputs: Mapping[str, Any], machine: str
+                  ) -> tuple[dict[str, Binding], str | None]:
+    """The environment the workflow gives a point (`inputs`: its `point_inputs`) on a machine, and
+    the launch step's script."""
     conf = _conf(job)
-    inputs = point_inputs(point, conf)
     job_env, step_env, script = wf.environments(inputs, machine)
     env = _bindings(job_env, wf.path)
     env.update(_bindings(step_env, wf.path))
@@ -352,6 +354,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
     clusters = _label_clusters(job, point.runner)
     followed = False
     by_key: dict[tuple[Any, ...], ScriptStart] = {}
+    inputs: dict[str, Any] | None = None  # the point's workflow inputs, the same on every cluster
     for cluster, machine in clusters:
         runner = template.format(cluster=cluster)
         raw = job.read(runner)
@@ -359,7 +362,9 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
             continue
         followed = True
         if wf is not None:
-            env, step = _workflow_env(job, wf, point, machine)
+            if inputs is None:
+                inputs = point_inputs(point, conf)
+            env, step = _workflow_env(job, wf, inputs, machine)
         else:
             env, step = _policy_env(job, point, machine), None
         runner_env = env
@@ -433,7 +438,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
     machine = clusters[0][1] if clusters else (point.runner or "")
     env = _policy_env(job, point, machine)
     if wf is not None:  # the tree's workflow sets the point's variables itself
-        wf_env, _ = _workflow_env(job, wf, point, machine)
+        wf_env, _ = _workflow_env(job, wf, point_inputs(point, conf), machine)
         env.update(wf_env)
     env["PWD"] = ("/workspace", ("", 0))
     out.starts.append(ScriptStart(path, path, env, "/workspace", tuple(c for c, _ in clusters), (), None, None))

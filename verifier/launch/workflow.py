@@ -395,6 +395,7 @@ class Workflow:
     _previous: _Previous | None = field(default=None, init=False, repr=False, compare=False)
     _part_readers: dict[str, dict[tuple[str, Any], tuple[str, ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
+    _part_texts: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def context(self, inputs: Mapping[str, Any], runner: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The expression context for one point on one runner machine."""
@@ -445,18 +446,16 @@ class Workflow:
             changed = {("inputs", key) for key in _changed_keys(prev.values, values)}
             if runner != prev.runner:
                 changed.add(("runner", "name"))
-        job = self._again("env", {n: _text(raw) for n, raw in self.env.items()}, ctx, changed,
-                          prev.job if prev else None, substitute)
+        job = self._again("env", ctx, changed, prev.job if prev else None, substitute)
         plain = {n: v for n, v in job.items() if v is not None}
         step_changed = self._env_changed(changed, prev.step_context_env if prev else None, plain)
         step_ctx = {**ctx, "env": plain}
-        step = self._again("step-env", {n: _text(raw) for n, raw in self.step_env.items()}, step_ctx,
-                           step_changed, prev.step if prev else None, substitute)
+        step = self._again("step-env", step_ctx, step_changed, prev.step if prev else None, substitute)
         script_env = {**plain, **{n: v for n, v in step.items() if v}}
         script: str | None = None
         if self.step_run is not None:
             script_changed = self._env_changed(changed, prev.script_env if prev else None, script_env)
-            got = self._again("run", {"run": self.step_run}, {**ctx, "env": script_env}, script_changed,
+            got = self._again("run", {**ctx, "env": script_env}, script_changed,
                               {"run": prev.script} if prev else None, _step_text)
             script = got["run"]
         self._previous = _Previous(values, runner, job, plain, step, script_env, script)
@@ -471,10 +470,20 @@ class Workflow:
             return None
         return changed | {("env", key) for key in _changed_keys(before, now)}
 
-    def _again(self, part: str, texts: Mapping[str, str], ctx: Mapping[str, Any], changed: set[tuple[str, str]] | None,
+    def _texts(self, part: str) -> dict[str, str]:
+        """The texts of a part: `env` (the job env), `step-env`, `run` (the step's `run:`). The
+        workflow is read once and never changed, so they are made once."""
+        texts = self._part_texts.get(part)
+        if texts is None:
+            raw = self.env if part == "env" else self.step_env if part == "step-env" else {"run": self.step_run}
+            texts = self._part_texts[part] = {name: _text(value) for name, value in raw.items()}
+        return texts
+
+    def _again(self, part: str, ctx: Mapping[str, Any], changed: set[tuple[str, str]] | None,
                before: Mapping[str, Any] | None, compute: Callable[[str, Mapping[str, Any]], Any]) -> dict[str, Any]:
-        """Each text substituted in `ctx`: all of them when `changed` is None, else only those
-        reading a changed name (the others keep their result `before`)."""
+        """Each text of `part` substituted in `ctx`: all of them when `changed` is None, else only
+        those reading a changed name (the others keep their result `before`)."""
+        texts = self._texts(part)
         if changed is None or before is None:
             return {name: compute(text, ctx) for name, text in texts.items()}
         readers = self._part_readers.get(part)
