@@ -124,3 +124,30 @@ def test_shell_options_roots_follow_the_working_directory() -> None:
     assert here is not harness.shell_options(job, "server", "/srv/x")  # each evaluation its own Options
     here.known_functions["f"] = ("V", "=", "1")
     assert "f" not in harness.shell_options(job, "server", "/srv/x").known_functions
+
+
+def test_generated_options_are_per_lines_and_copied() -> None:
+    from types import SimpleNamespace
+
+    from verifier.shell.world import GenFile
+
+    def options(lines: tuple[tuple[str, tuple[str, int]], ...]) -> tuple[Any, Any, Any]:
+        server = SimpleNamespace(files={"/tmp/c.yml": GenFile(lines, ("s.sh", 1))})
+        start = SimpleNamespace(path="s.sh", cwd="/workspace")
+        return shell_launch._llm_api_options(None, server, "/tmp/c.yml", start)  # type: ignore[arg-type]
+
+    first = (("kv:", ("s.sh", 5)), ("  fraction: 0.8", ("s.sh", 6)), ("batch: [1, 2]", ("s.sh", 7)))
+    data, origins, repo = options(first)
+    assert data == {"kv": {"fraction": 0.8}, "batch": [1, 2]} and repo is None
+    assert origins[("kv", "fraction")] == ("s.sh", 6)
+    data["kv"]["fraction"] = 0.1  # the caller's own maps and lists
+    data["batch"].append(3)
+    origins.clear()
+    again, origins2, _ = options(first)
+    assert again == {"kv": {"fraction": 0.8}, "batch": [1, 2]} and origins2[("kv", "fraction")] == ("s.sh", 6)
+    # the same text written from other lines: its own origins; another value: its own options
+    moved = tuple((text, ("s.sh", line + 10)) for text, (_, line) in first)
+    assert options(moved)[1][("kv", "fraction")] == ("s.sh", 16)
+    other = (("kv:", ("s.sh", 5)), ("  fraction: 0.9", ("s.sh", 6)))
+    assert options(other)[0] == {"kv": {"fraction": 0.9}}
+    assert options((("- not a map", ("s.sh", 5)),))[:2] == ({}, {})
