@@ -25,10 +25,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.configs.points import Point
+from verifier.core import processcache
 from verifier.launch.commands import default_modules, shell_commands
 from verifier.launch.job import KeyJob, content_digest
 from verifier.launch.workflow import Workflow, try_read_workflow
-from verifier.shell import Assumption, Evaluation, Options, ShellLimit, ShellSyntaxError, evaluate
+from verifier.shell import Assumption, Commands, Evaluation, Options, ShellLimit, ShellSyntaxError, evaluate
 from verifier.shell.memo import Checkpoints, Memo, Shared
 from verifier.shell.values import Loc, Opaque, Val, shown
 
@@ -103,13 +104,45 @@ def file_state(job: KeyJob, path: str) -> str:
     return "absent" if path.endswith(".sh") and path.startswith(complete) else "unknown"
 
 
+@dataclass(frozen=True)
+class _Fixed:
+    """The parts of `Options` that follow from the launch policy and the working directory alone."""
+
+    roots: tuple[str, ...]
+    commands: Commands
+    machine_env: frozenset[str]
+    max_worlds: int
+    known_functions: Mapping[str, tuple[str, str, str]]
+
+
+def _fixed_options(job: KeyJob, mode: str, cwd: str) -> _Fixed:
+    """`_Fixed` for this context's policy and `cwd`: built once per context and working directory
+    (every point asks for it several times), not once per evaluation."""
+
+    def compute() -> _Fixed:
+        conf = _conf(job)
+        modules = {str(m): str(e) for e, m in (job.policy.get("launcher", {}).get("modules") or {}).items()}
+        commands = shell_commands({**default_modules(), **modules})
+        roots = [str(r) for r in conf.get("repository-roots") or ("/workspace/", "/ix/", "/infmax-workspace/")]
+        if cwd.startswith("/") and cwd.rstrip("/") + "/" not in roots and cwd not in ("/",):
+            roots.append(cwd.rstrip("/") + "/")
+        workspace = str(conf.get("github-workspace") or "/__w/InferenceX/InferenceX")
+        roots.append(workspace.rstrip("/") + "/")
+        machine = frozenset(str(n) for n in conf.get("machine-env") or ())
+        known = {str(name): (str(f["var"]), str(f["op"]), str(f["value"]))
+                 for name, f in (conf.get("known-functions") or {}).items()}
+        return _Fixed(tuple(roots), commands, machine, int(conf.get("max-worlds") or 32), known)
+
+    # the policy is the context's (KeyJob.policy); `mode` is a word without dots, so the key is unambiguous
+    return job.ctx.memo(f"launch.shell-options.{mode}.{cwd}", compute)
+
+
 def shell_options(job: KeyJob, mode: str, cwd: str = "") -> Options:
     """Options for evaluating this side's scripts: the tree as the file system (read through the job,
-    so a recorder fetches what the bundle lacks)."""
-    conf = _conf(job)
+    so a recorder fetches what the bundle lacks). A new object on every call: evaluations set
+    their own reader, checkpoint key and access log on it."""
     tree = job.tree
-    modules = {str(m): str(e) for e, m in (job.policy.get("launcher", {}).get("modules") or {}).items()}
-    commands = shell_commands({**default_modules(), **modules})
+    fixed = _fixed_options(job, mode, cwd)
 
     def reader(path: str) -> str | None:
         raw = job.read(path)
@@ -127,16 +160,9 @@ def shell_options(job: KeyJob, mode: str, cwd: str = "") -> Options:
             return False if tree.listing is not None else None
         return None
 
-    roots = [str(r) for r in conf.get("repository-roots") or ("/workspace/", "/ix/", "/infmax-workspace/")]
-    if cwd.startswith("/") and cwd.rstrip("/") + "/" not in roots and cwd not in ("/",):
-        roots.append(cwd.rstrip("/") + "/")
-    workspace = str(conf.get("github-workspace") or "/__w/InferenceX/InferenceX")
-    roots.append(workspace.rstrip("/") + "/")
-    machine = frozenset(str(n) for n in conf.get("machine-env") or ())
-    known = {str(name): (str(f["var"]), str(f["op"]), str(f["value"]))
-             for name, f in (conf.get("known-functions") or {}).items()}
-    return Options(reader=reader, file_test=file_test, roots=tuple(roots), mode=mode, commands=commands,
-                   machine_env=machine, max_worlds=int(conf.get("max-worlds") or 32), known_functions=known)
+    return Options(reader=reader, file_test=file_test, roots=fixed.roots, mode=mode, commands=fixed.commands,
+                   machine_env=fixed.machine_env, max_worlds=fixed.max_worlds,
+                   known_functions=dict(fixed.known_functions))
 
 
 def point_inputs(point: Point, conf: Mapping[str, Any]) -> dict[str, Any]:
@@ -194,18 +220,17 @@ def _bindings(values: Mapping[str, tuple[str | None, int]], path: str) -> dict[s
     return out
 
 
-def _workflow_env(job: KeyJob, wf: Workflow, point: Point, machine: str) -> tuple[dict[str, Binding], str | None]:
+def _workflow_env(job: KeyJob, wf: Workflow, inputs: Mapping[str, Any], machine: str
+                  ) -> tuple[dict[str, Binding], str | None]:
+    """The environment the workflow gives a point (`inputs`: its `point_inputs`) on a machine, and
+    the launch step's script."""
     conf = _conf(job)
-    inputs = point_inputs(point, conf)
-    job_env = wf.job_environment(inputs, machine)
-    plain = {n: v for n, (v, _) in job_env.items() if v is not None}
-    step_env = wf.step_environment(inputs, machine, plain)
+    job_env, step_env, script = wf.environments(inputs, machine)
     env = _bindings(job_env, wf.path)
     env.update(_bindings(step_env, wf.path))
     for name, value in (conf.get("runner-env") or {}).items():
         env.setdefault(str(name), (str(value), ("", 0)))
     env["RUNNER_NAME"] = (machine, (wf.path, wf.step_env_lines.get("RUNNER_NAME", 0)))
-    script = wf.step_script(inputs, machine, {**plain, **{n: v for n, (v, _) in step_env.items() if v}})
     return env, script
 
 
@@ -233,8 +258,33 @@ def shell_shared(job: KeyJob) -> Shared:
     return job.ctx.memo("shell.shared", Shared)
 
 
+# Every point of a config evaluates the same few scripts: each tree file is decoded once (by the
+# bytes object the tree holds, kept with the entry so its id is never another's) and each text is
+# digested once (keyed by the whole text; a text over the size limit is digested every time).
+_TEXTS: processcache.ByObject[str] = processcache.ByObject("launch.script-texts", 512)
+_DIGESTS: processcache.ByText[str, bytes | None] = processcache.ByText("launch.script-digests", 512)
+_DIGEST_TEXT_MAX = 1 << 20
+
+
+def script_text(raw: bytes | None) -> str:
+    """A tree file's bytes as text (undecodable bytes replaced; None: the empty text)."""
+    if raw is None:
+        return ""
+    got = _TEXTS.get(raw)
+    if got is None:
+        got = _TEXTS.put(raw, raw.decode("utf-8", "replace"))
+    return got
+
+
 def _digest(text: str | None) -> bytes | None:
-    return None if text is None else content_digest(text.encode("utf-8", "surrogatepass"))
+    if text is None:
+        return None
+    got = _DIGESTS.get(text)
+    if got is None:
+        got = content_digest(text.encode("utf-8", "surrogatepass"))
+        if len(text) <= _DIGEST_TEXT_MAX:
+            _DIGESTS.put(text, got)
+    return got
 
 
 def _same_answers(job: KeyJob, options: Options, accesses: tuple[tuple[Any, ...], ...]) -> bool:
@@ -304,6 +354,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
     clusters = _label_clusters(job, point.runner)
     followed = False
     by_key: dict[tuple[Any, ...], ScriptStart] = {}
+    inputs: dict[str, Any] | None = None  # the point's workflow inputs, the same on every cluster
     for cluster, machine in clusters:
         runner = template.format(cluster=cluster)
         raw = job.read(runner)
@@ -311,7 +362,9 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
             continue
         followed = True
         if wf is not None:
-            env, step = _workflow_env(job, wf, point, machine)
+            if inputs is None:
+                inputs = point_inputs(point, conf)
+            env, step = _workflow_env(job, wf, inputs, machine)
         else:
             env, step = _policy_env(job, point, machine), None
         runner_env = env
@@ -326,7 +379,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
                         break
             except (ShellSyntaxError, ShellLimit):
                 pass
-        text = raw.decode("utf-8", "replace")
+        text = script_text(raw)
         try:
             ev = _evaluate(job, ("runner", job.side, runner), text, runner, runner_env, shell_options(job, "child"),
                            runner)
@@ -385,7 +438,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
     machine = clusters[0][1] if clusters else (point.runner or "")
     env = _policy_env(job, point, machine)
     if wf is not None:  # the tree's workflow sets the point's variables itself
-        wf_env, _ = _workflow_env(job, wf, point, machine)
+        wf_env, _ = _workflow_env(job, wf, point_inputs(point, conf), machine)
         env.update(wf_env)
     env["PWD"] = ("/workspace", ("", 0))
     out.starts.append(ScriptStart(path, path, env, "/workspace", tuple(c for c, _ in clusters), (), None, None))

@@ -11,20 +11,27 @@ from collections.abc import Mapping
 from typing import Any
 
 from verifier.configs.points import Point
+from verifier.core import processcache
 from verifier.engines import engine_named
 from verifier.launch.argv import flag_map
-from verifier.launch.harness import ScriptStart, file_state, script_starts, shared_evaluate, shell_options
+from verifier.launch.harness import (
+    ScriptStart,
+    file_state,
+    script_starts,
+    script_text,
+    shared_evaluate,
+    shell_options,
+)
 from verifier.launch.job import KeyJob
 from verifier.launch.model import Launch
 from verifier.launch.recipes.spec import spec_parameters
 from verifier.launch.recipes.variants import Origin
 from verifier.shell import Evaluation, ServerStart, ShellLimit, ShellSyntaxError, WorldResult
-from verifier.shell.values import Opaque, Unknown, shown
+from verifier.shell.values import Loc, Opaque, Unknown, Val, shown
 
 
 def _evaluate(job: KeyJob, start: ScriptStart) -> Evaluation:
-    raw = job.read(start.path)
-    text = (raw or b"").decode("utf-8", "replace")
+    text = script_text(job.read(start.path))
     key = ("script", job.side, start.path, start.cwd, start.arg0)
     return shared_evaluate(job, key, text, start.path, start.env, shell_options(job, "server", start.cwd),
                            start.arg0)
@@ -98,8 +105,14 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
                       "runs no recognised server command", "legacy-script")
         return
     several = len(groups) > 1
+    # the environment each start gives the benchmark, one map per start for all its launches
+    bench_envs: dict[int, dict[str, str]] = {}  # by id: the starts live through this call
     for members in groups.values():
-        _add_launch(job, point, members, several, kind)
+        start = members[0][1]
+        bench_env = bench_envs.get(id(start))
+        if bench_env is None:
+            bench_env = bench_envs[id(start)] = {n: shown(b[0]) for n, b in start.env.items() if n != "PWD"}
+        _add_launch(job, point, members, several, kind, bench_env)
 
 
 def _missing(state: str) -> str:
@@ -139,8 +152,45 @@ def _unknown(server: ServerStart) -> tuple[int, Unknown] | None:
     return None
 
 
+_ArgvParts = tuple[tuple[str, ...], dict[str, Origin], dict[str, Origin], dict[str, Any]]
+# The argv-derived parts of a launch by the server's argv values and the (file, line) of each word:
+# the points of a config mostly start the same command (a sweep changes variables the script
+# passes in the server's environment, not its argv), so each distinct command is read once. A
+# value is a str or an Opaque (no Unknown: `_add_launch` stops before), and no str equals an
+# Opaque, so equal keys are the same words of the same kinds from the same lines.
+_ARGV: processcache.ByText[tuple[tuple[Val, ...], tuple[Loc, ...]], _ArgvParts] = \
+    processcache.ByText("launch.shell-argv", 1 << 10)
+
+
+def _argv_parts(values: tuple[Val, ...], locs: tuple[Loc, ...]) -> _ArgvParts:
+    """(argv as text, flag -> origin, opaque flag -> origin, flag_map of argv): the maps are the
+    launch's own copies (lists of values copied too), sharing only immutable keys and values."""
+    key = (values, locs)
+    got = _ARGV.get(key)
+    if got is None:
+        got = _ARGV.put(key, _read_argv(values, locs))
+    argv, arg_origins, opaque, args = got
+    return argv, dict(arg_origins), dict(opaque), {k: list(v) if isinstance(v, list) else v for k, v in args.items()}
+
+
+def _read_argv(values: tuple[Val, ...], locs: tuple[Loc, ...]) -> _ArgvParts:
+    argv = tuple(shown(v) for v in values)
+    arg_origins: dict[str, Origin] = {}
+    opaque: dict[str, Origin] = {}
+    current: str | None = None
+    for token, value, loc in zip(argv, values, locs, strict=True):
+        if token.startswith("-") and len(token) > 1 and isinstance(value, str):
+            current = token.lstrip("-").split("=", 1)[0]
+            arg_origins[current] = Origin(loc[0], loc[1])
+            if "=" in token or not isinstance(value, str):
+                continue
+        if isinstance(value, Opaque):
+            opaque[current or token] = Origin(loc[0], loc[1])
+    return argv, arg_origins, opaque, flag_map(argv)
+
+
 def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, ScriptStart, Evaluation]],
-                several: bool, kind: str) -> None:
+                several: bool, kind: str, bench_env: dict[str, str]) -> None:
     result, start, ev = members[0]
     server = result.server
     assert server is not None
@@ -158,19 +208,7 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
                   f"the script starts a {server.engine} server ({' '.join(server.launcher)}) but the row's framework "
                   f"{point.framework} runs {expected}", "legacy-script")
         return
-    argv = tuple(shown(v) for v in server.argv)
-    arg_origins: dict[str, Origin] = {}
-    opaque: dict[str, Origin] = {}
-    current: str | None = None
-    for token, value, loc in zip(argv, server.argv, server.argv_locs, strict=True):
-        if token.startswith("-") and len(token) > 1 and isinstance(value, str):
-            current = token.lstrip("-").split("=", 1)[0]
-            arg_origins[current] = Origin(loc[0], loc[1])
-            if "=" in token or not isinstance(value, str):
-                continue
-        if isinstance(value, Opaque):
-            opaque[current or token] = Origin(loc[0], loc[1])
-    args = flag_map(argv)
+    argv, arg_origins, opaque, args = _argv_parts(server.argv, server.argv_locs)
     recipe_args: dict[str, Any] = {}
     origins: dict[tuple[Any, ...], Origin] = {}
     files = [start.path, *ev.sourced, *ev.children]
@@ -204,7 +242,6 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
     served = args.get("served-model-name") or args.get("served_model_name")
     if not isinstance(served, str):
         served = posixpath.basename((model_text or "").rstrip("/")) or None
-    bench_env = {n: shown(b[0]) for n, b in start.env.items() if n != "PWD"}
     job.add(Launch(
         key=job.entry.key, side=job.side, point=point, role="agg", recipe_path=start.path, selector=None,
         variant="", variant_name=posixpath.basename(start.path),
@@ -227,35 +264,65 @@ def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+# The options a script's heredoc writes, by its lines (text and the script line of each) and the
+# script's path (the parser's file name): every point whose script writes the same file reads the
+# same options, parsed once. Callers get copies of the nested maps and lists (`_copied`).
+_GENERATED: processcache.ByText[tuple[Any, ...], tuple[dict[str, Any], dict[tuple[Any, ...], Origin]]] = \
+    processcache.ByText("launch.shell-generated-options", 256)
+
+
+def _copied(value: Any) -> Any:
+    """A parsed YAML value with its own maps and lists (scalars are immutable)."""
+    if isinstance(value, dict):
+        return {k: _copied(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copied(v) for v in value]
+    return value
+
+
+def _generated_options(lines: tuple[tuple[str, Loc], ...], script: str
+                       ) -> tuple[dict[str, Any], dict[tuple[Any, ...], Origin]]:
+    """(options, path -> origin) of a generated YAML options file ({} when it is not a mapping)."""
+    from verifier.core.errors import InputError
+    from verifier.core.yaml11 import iter_leaves, parse_yaml11
+
+    text = "".join(line + "\n" for line, _ in lines)
+    try:
+        doc = parse_yaml11(text, script)
+    except (InputError, ValueError, RecursionError):
+        return {}, {}
+    if not isinstance(doc.data, dict):
+        return {}, {}
+    origins: dict[tuple[Any, ...], Origin] = {}
+    for path, _value in iter_leaves(doc.data):
+        line = doc.line(*path)
+        if line and 0 < line <= len(lines):
+            loc = lines[line - 1][1]
+            origins[path] = Origin(loc[0], loc[1])
+    for path, line in doc.lines.items():
+        if line and 0 < line <= len(lines):
+            loc = lines[line - 1][1]
+            origins.setdefault(path, Origin(loc[0], loc[1]))
+    return dict(doc.data), origins
+
+
 def _llm_api_options(job: KeyJob, server: ServerStart, target: str, start: ScriptStart
                      ) -> tuple[dict[str, Any], dict[tuple[Any, ...], Origin], str | None]:
     """The YAML options file a TRT-LLM server reads: generated by the script (origins are the script
     lines that wrote it) or a repository file (its own lines)."""
     from verifier.core.errors import InputError
-    from verifier.core.yaml11 import iter_leaves, parse_yaml11
+    from verifier.core.yaml11 import parse_yaml11
 
     gen = server.files.get(target) or server.files.get(posixpath.normpath(target))
     if gen is not None:
         if gen.lines is None:
             return {}, {}, None
-        text = "".join(line + "\n" for line, _ in gen.lines)
-        try:
-            doc = parse_yaml11(text, start.path)
-        except (InputError, ValueError, RecursionError):
-            return {}, {}, None
-        if not isinstance(doc.data, dict):
-            return {}, {}, None
-        origins: dict[tuple[Any, ...], Origin] = {}
-        for path, _value in iter_leaves(doc.data):
-            line = doc.line(*path)
-            if line and 0 < line <= len(gen.lines):
-                loc = gen.lines[line - 1][1]
-                origins[path] = Origin(loc[0], loc[1])
-        for path, line in doc.lines.items():
-            if line and 0 < line <= len(gen.lines):
-                loc = gen.lines[line - 1][1]
-                origins.setdefault(path, Origin(loc[0], loc[1]))
-        return dict(doc.data), origins, None
+        key = (gen.lines, start.path)
+        got = _GENERATED.get(key)
+        if got is None:
+            got = _GENERATED.put(key, _generated_options(gen.lines, start.path))
+        data, origins = got
+        return _copied(data), dict(origins), None
     options = shell_options(job, "server", start.cwd)
     repo: str | None = None
     if target.startswith("/"):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -287,6 +287,88 @@ def substitute(text: str, context: Mapping[str, Any]) -> str | None:
     return "".join(out)
 
 
+def _names(node: Node, out: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Every context name (head, keys) an expression reads; `_value` reads the context nowhere else."""
+    op = node[0]
+    if op == "lit":
+        return
+    if op == "name":
+        out.append((node[2], node[3]))
+    elif op in ("or", "and"):
+        for part in node[1]:
+            _names(part, out)
+    elif op == "not":
+        _names(node[1], out)
+    elif op == "call":
+        for arg in node[2]:
+            _names(arg, out)
+    else:  # a comparison
+        _names(node[2], out)
+        _names(node[3], out)
+
+
+def _readers(texts: Mapping[str, str]) -> dict[tuple[str, Any], tuple[str, ...]]:
+    """(head, first key) -> the texts whose expressions read it; (head, None): the texts reading the
+    head whole. An expression this reader does not parse reads nothing (a run-time value always)."""
+    out: dict[tuple[str, Any], dict[str, None]] = {}
+    for entry, text in texts.items():
+        for is_expr, piece in _segments(text):
+            node = _parsed(piece) if is_expr else None
+            found: list[tuple[str, tuple[str, ...]]] = []
+            if node is not None:
+                _names(node, found)
+            for head, keys in found:
+                out.setdefault((head, keys[0] if keys else None), {})[entry] = None
+    return {name: tuple(entries) for name, entries in out.items()}
+
+
+_ABSENT = object()
+_SCALARS = frozenset({str, bool, int, float, type(None)})
+
+
+def _changed_keys(a: Mapping[str, Any], b: Mapping[str, Any]) -> set[str]:
+    """The keys whose values differ between two mappings with the same keys in the same order. A
+    value is the same only as a scalar of the same type that compares equal (`1 == True == 1.0`,
+    yet each prints differently), or as the very same object."""
+    types = list(map(type, a.values()))
+    if types == list(map(type, b.values())) and set(types) <= _SCALARS:
+        return {key for key, _ in a.items() ^ b.items()}
+    return {key for key, value in a.items()
+            if not (value is b[key] or (type(value) is type(b[key]) and type(value) in _SCALARS and value == b[key]))}
+
+
+def _stale(readers: Mapping[tuple[str, Any], tuple[str, ...]], changed: set[tuple[str, str]]) -> set[str]:
+    """The texts that read any of the changed (head, key) names, or a changed head whole."""
+    out: set[str] = set()
+    for head, key in changed:
+        out.update(readers.get((head, key), ()))
+        out.update(readers.get((head, None), ()))
+    return out
+
+
+@dataclass
+class _Previous:
+    """The last point `Workflow.environments` substituted for, and what it gave."""
+
+    values: dict[str, Any]  # the context's `inputs`
+    runner: str
+    job: dict[str, str | None]
+    step_context_env: dict[str, str]
+    step: dict[str, str | None]
+    script_env: dict[str, str]
+    script: str | None
+
+
+def _step_text(text: str, ctx: Mapping[str, Any]) -> str:
+    """A `run:` text with its expressions substituted (unknown ones left empty)."""
+
+    def repl(m: re.Match[str]) -> str:
+        value = evaluate_expression(m.group(1), ctx)
+        return "" if isinstance(value, Runtime) else _text(value)
+
+    return _EXPR.sub(repl, text)
+
+
 @dataclass(frozen=True)
 class Input:
     """A `workflow_call` input: its type and default."""
@@ -309,6 +391,11 @@ class Workflow:
     step_run: str | None
     step_run_line: int | None
     errors: list[str] = field(default_factory=list)
+    # the previous point of `environments` and the readers of each part's names (built on first use)
+    _previous: _Previous | None = field(default=None, init=False, repr=False, compare=False)
+    _part_readers: dict[str, dict[tuple[str, Any], tuple[str, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    _part_texts: dict[str, dict[str, str]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def context(self, inputs: Mapping[str, Any], runner: str, env: Mapping[str, str] | None = None) -> dict[str, Any]:
         """The expression context for one point on one runner machine."""
@@ -342,17 +429,76 @@ class Workflow:
         return {name: (substitute(_text(raw), ctx), self.step_env_lines.get(name, 0))
                 for name, raw in self.step_env.items()}
 
+    def environments(self, inputs: Mapping[str, Any], runner: str
+                     ) -> tuple[dict[str, tuple[str | None, int]], dict[str, tuple[str | None, int]], str | None]:
+        """`job_environment`, `step_environment` (over the job env's known values) and `step_script`
+        (over those and the step env's non-empty values) of one point on one runner machine.
+
+        Points come one after another (a config's points, each on its runner machines) and differ
+        in a few inputs: a text whose names read the same values as for the previous point keeps
+        its previous result (a text's value depends on nothing else, `_value`); the others, and
+        everything when the contexts do not line up name for name, are substituted again."""
+        ctx = self.context(inputs, runner)
+        values: dict[str, Any] = ctx["inputs"]
+        prev = self._previous
+        changed: set[tuple[str, str]] | None = None
+        if prev is not None and list(prev.values) == list(values):  # same names in the same order
+            changed = {("inputs", key) for key in _changed_keys(prev.values, values)}
+            if runner != prev.runner:
+                changed.add(("runner", "name"))
+        job = self._again("env", ctx, changed, prev.job if prev else None, substitute)
+        plain = {n: v for n, v in job.items() if v is not None}
+        step_changed = self._env_changed(changed, prev.step_context_env if prev else None, plain)
+        step_ctx = {**ctx, "env": plain}
+        step = self._again("step-env", step_ctx, step_changed, prev.step if prev else None, substitute)
+        script_env = {**plain, **{n: v for n, v in step.items() if v}}
+        script: str | None = None
+        if self.step_run is not None:
+            script_changed = self._env_changed(changed, prev.script_env if prev else None, script_env)
+            got = self._again("run", {**ctx, "env": script_env}, script_changed,
+                              {"run": prev.script} if prev else None, _step_text)
+            script = got["run"]
+        self._previous = _Previous(values, runner, job, plain, step, script_env, script)
+        return ({n: (v, self.env_lines.get(n, 0)) for n, v in job.items()},
+                {n: (v, self.step_env_lines.get(n, 0)) for n, v in step.items()}, script)
+
+    @staticmethod
+    def _env_changed(changed: set[tuple[str, str]] | None, before: dict[str, str] | None,
+                     now: dict[str, str]) -> set[tuple[str, str]] | None:
+        """`changed` with the `env` names whose values differ (None: start again)."""
+        if changed is None or before is None or list(before) != list(now):
+            return None
+        return changed | {("env", key) for key in _changed_keys(before, now)}
+
+    def _texts(self, part: str) -> dict[str, str]:
+        """The texts of a part: `env` (the job env), `step-env`, `run` (the step's `run:`). The
+        workflow is read once and never changed, so they are made once."""
+        texts = self._part_texts.get(part)
+        if texts is None:
+            raw = self.env if part == "env" else self.step_env if part == "step-env" else {"run": self.step_run}
+            texts = self._part_texts[part] = {name: _text(value) for name, value in raw.items()}
+        return texts
+
+    def _again(self, part: str, ctx: Mapping[str, Any], changed: set[tuple[str, str]] | None,
+               before: Mapping[str, Any] | None, compute: Callable[[str, Mapping[str, Any]], Any]) -> dict[str, Any]:
+        """Each text of `part` substituted in `ctx`: all of them when `changed` is None, else only
+        those reading a changed name (the others keep their result `before`)."""
+        texts = self._texts(part)
+        if changed is None or before is None:
+            return {name: compute(text, ctx) for name, text in texts.items()}
+        readers = self._part_readers.get(part)
+        if readers is None:
+            readers = self._part_readers[part] = _readers(texts)
+        out = dict(before)
+        for name in _stale(readers, changed):
+            out[name] = compute(texts[name], ctx)
+        return out
+
     def step_script(self, inputs: Mapping[str, Any], runner: str, job_env: Mapping[str, str]) -> str | None:
         """The launch step's `run:` text with expressions substituted (unknown ones left empty)."""
         if self.step_run is None:
             return None
-        ctx = self.context(inputs, runner, job_env)
-
-        def repl(m: re.Match[str]) -> str:
-            value = evaluate_expression(m.group(1), ctx)
-            return "" if isinstance(value, Runtime) else _text(value)
-
-        return _EXPR.sub(repl, self.step_run)
+        return _step_text(self.step_run, self.context(inputs, runner, job_env))
 
 
 def read_workflow(text: str, path: str, marker: str = "runners/launch_") -> Workflow:

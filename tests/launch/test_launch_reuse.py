@@ -1,0 +1,153 @@
+"""Work the single-node launch layer reuses between points, and why each reuse cannot give one point
+another's result.
+
+* `Workflow.environments` keeps a text's previous substitution only when every name it reads gives
+  the same value (same type too) as for the previous point: every result must equal the workflow's
+  plain `job_environment` / `step_environment` / `step_script` for that point alone.
+* `shell_launch._argv_parts` reads a server argv once per (values, locations): an argv of the same
+  text but other kinds of words (an opaque value) or other lines gets its own reading, and every
+  caller gets maps of its own.
+* `harness.script_text` / `_digest`: a text per bytes object, a digest per text.
+* `harness.shell_options`: the policy part once per context and working directory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifier.launch import harness, shell_launch
+from verifier.launch.workflow import Workflow, read_workflow
+from verifier.shell.values import Opaque
+
+WORKFLOW = """\
+on:
+  workflow_call:
+    inputs:
+      conc: {type: string}
+      tp: {type: string, default: '1'}
+      dp-attn: {type: boolean}
+      flag: {type: string}
+      scenario-type: {type: string, default: 'fixed-seq-len'}
+env:
+  CONC: ${{ inputs.conc }}
+  TP: ${{ inputs.tp }}
+  DPA: ${{ inputs.dp-attn }}
+  FLAG: ${{ inputs.flag }}
+  SUBDIR: ${{ inputs.scenario-type == 'agentic-coding' && 'agentic/' || 'fixed_seq_len/' }}
+  ALL: ${{ toJSON(inputs) }}
+  TOKEN: ${{ secrets.TOKEN }}
+  PLAIN: fixed
+jobs:
+  bench:
+    steps:
+      - name: Launch job script
+        env:
+          RUNNER_NAME: ${{ runner.name }}
+          RESULT: ${{ env.CONC }}_${{ env.DPA }}_${{ runner.name }}
+          EMPTY: ${{ inputs.flag }}
+        run: |
+          echo "${{ inputs.scenario-type }} ${{ env.FLAG }} ${{ env.EMPTY }}"
+          bash ./runners/launch_${RUNNER_NAME%%_*}.sh
+"""
+
+
+def _fresh(wf: Workflow, inputs: dict[str, Any], runner: str) -> tuple[Any, Any, Any]:
+    """What the workflow gives one point with nothing reused (the plain per-point methods)."""
+    job = wf.job_environment(inputs, runner)
+    plain = {n: v for n, (v, _) in job.items() if v is not None}
+    step = wf.step_environment(inputs, runner, plain)
+    script = wf.step_script(inputs, runner, {**plain, **{n: v for n, (v, _) in step.items() if v}})
+    return job, step, script
+
+
+def test_environments_equal_a_fresh_substitution_point_after_point() -> None:
+    wf = read_workflow(WORKFLOW, ".github/workflows/t.yml")
+    points: list[tuple[dict[str, Any], str]] = [
+        ({"conc": "4", "tp": "8", "dp-attn": False, "flag": "a"}, "b200_0"),
+        ({"conc": "8", "tp": "8", "dp-attn": False, "flag": "a"}, "b200_0"),   # one input changes
+        ({"conc": "8", "tp": "8", "dp-attn": False, "flag": "a"}, "h100_1"),   # only the runner
+        ({"conc": "8", "tp": "8", "dp-attn": True, "flag": "a"}, "h100_1"),    # a boolean
+        ({"conc": "8", "tp": "8", "dp-attn": "true", "flag": "a"}, "h100_1"),  # same meaning, a string
+        ({"conc": "8", "tp": 8, "dp-attn": "true", "flag": "a"}, "h100_1"),    # 8 == "8"? no: another type
+        ({"conc": "8", "tp": 8.0, "dp-attn": "true", "flag": "a"}, "h100_1"),  # 8 == 8.0, printed alike
+        ({"conc": "8", "tp": True, "dp-attn": "true", "flag": "a"}, "h100_1"),  # True == 1, printed "true"
+        ({"conc": "8", "tp": 1, "dp-attn": "true", "flag": "a"}, "h100_1"),
+        ({"conc": "8", "tp": 1, "dp-attn": "true", "flag": ""}, "h100_1"),      # an empty step value
+        ({"conc": "8", "tp": 1, "dp-attn": "true", "flag": "", "scenario-type": "agentic-coding"}, "h100_1"),
+        ({"conc": "8", "tp": 1, "dp-attn": "true", "flag": "", "extra": "x"}, "h100_1"),  # another input name
+        ({"conc": "8", "tp": 1, "dp-attn": "true", "flag": "", "extra": ["x"]}, "h100_1"),  # a list value
+        ({"conc": "8", "tp": 1, "dp-attn": "true", "flag": "", "extra": ["y"]}, "h100_1"),
+        ({"conc": "4", "tp": "8", "dp-attn": False, "flag": "a"}, "b200_0"),   # back to the first point
+    ]
+    for inputs, runner in points:
+        got = wf.environments(inputs, runner)
+        assert got == _fresh(wf, inputs, runner), (inputs, runner)
+    # the reuse really happened: a text reading nothing that changed kept its previous result object
+    wf2 = read_workflow(WORKFLOW, ".github/workflows/t.yml")
+    first = wf2.environments({"conc": "4", "flag": "abc" * 10}, "b200_0")
+    second = wf2.environments({"conc": "8", "flag": "abc" * 10}, "b200_0")
+    assert second[0]["CONC"][0] == "8" and second[0]["FLAG"][0] is first[0]["FLAG"][0]
+
+
+def test_argv_parts_are_per_words_kinds_and_lines() -> None:
+    locs = (("s.sh", 3), ("s.sh", 3), ("s.sh", 4))
+    plain = shell_launch._argv_parts(("--model", "m", "--tp"), locs)
+    opaque = shell_launch._argv_parts(("--model", Opaque("m", ("s.sh", 3)), "--tp"), locs)
+    moved = shell_launch._argv_parts(("--model", "m", "--tp"), (("s.sh", 3), ("s.sh", 3), ("s.sh", 9)))
+    assert plain[0] == opaque[0] == ("--model", "m", "--tp")  # the same text ...
+    assert plain[2] == {} and opaque[2] == {"model": ("s.sh", 3)}  # ... but one word is a run-time value
+    assert plain[1]["tp"] == ("s.sh", 4) and moved[1]["tp"] == ("s.sh", 9)
+    # every caller owns its maps (lists of values too): changing one leaves the next reading alone
+    listed = shell_launch._argv_parts(("--x", "1", "2"), (("s.sh", 1),) * 3)
+    listed[3]["x"].append("3")
+    listed[1]["y"] = None  # type: ignore[assignment]
+    again = shell_launch._argv_parts(("--x", "1", "2"), (("s.sh", 1),) * 3)
+    assert again[3] == {"x": ["1", "2"]} and "y" not in again[1]
+
+
+def test_script_texts_and_digests_follow_the_content() -> None:
+    one, two = b"echo one\n", b"echo two\n"
+    assert harness.script_text(one) == "echo one\n" and harness.script_text(two) == "echo two\n"
+    assert harness.script_text(None) == "" and harness.script_text(b"\xff") == "\ufffd"
+    assert harness._digest("echo one\n") != harness._digest("echo two\n")
+    assert harness._digest("echo one\n") == harness._digest("".join(["echo ", "one\n"]))
+    assert harness._digest(None) is None
+
+
+def test_shell_options_roots_follow_the_working_directory() -> None:
+    from tests.launch.test_runner_reuse import _job
+
+    job = _job("#!/bin/bash\n")
+    here = harness.shell_options(job, "server", "/srv/x")
+    other = harness.shell_options(job, "server", "/workspace")
+    assert "/srv/x/" in here.roots and "/srv/x/" not in other.roots
+    assert here is not harness.shell_options(job, "server", "/srv/x")  # each evaluation its own Options
+    here.known_functions["f"] = ("V", "=", "1")
+    assert "f" not in harness.shell_options(job, "server", "/srv/x").known_functions
+
+
+def test_generated_options_are_per_lines_and_copied() -> None:
+    from types import SimpleNamespace
+
+    from verifier.shell.world import GenFile
+
+    def options(lines: tuple[tuple[str, tuple[str, int]], ...]) -> tuple[Any, Any, Any]:
+        server = SimpleNamespace(files={"/tmp/c.yml": GenFile(lines, ("s.sh", 1))})
+        start = SimpleNamespace(path="s.sh", cwd="/workspace")
+        return shell_launch._llm_api_options(None, server, "/tmp/c.yml", start)  # type: ignore[arg-type]
+
+    first = (("kv:", ("s.sh", 5)), ("  fraction: 0.8", ("s.sh", 6)), ("batch: [1, 2]", ("s.sh", 7)))
+    data, origins, repo = options(first)
+    assert data == {"kv": {"fraction": 0.8}, "batch": [1, 2]} and repo is None
+    assert origins[("kv", "fraction")] == ("s.sh", 6)
+    data["kv"]["fraction"] = 0.1  # the caller's own maps and lists
+    data["batch"].append(3)
+    origins.clear()
+    again, origins2, _ = options(first)
+    assert again == {"kv": {"fraction": 0.8}, "batch": [1, 2]} and origins2[("kv", "fraction")] == ("s.sh", 6)
+    # the same text written from other lines: its own origins; another value: its own options
+    moved = tuple((text, ("s.sh", line + 10)) for text, (_, line) in first)
+    assert options(moved)[1][("kv", "fraction")] == ("s.sh", 16)
+    other = (("kv:", ("s.sh", 5)), ("  fraction: 0.9", ("s.sh", 6)))
+    assert options(other)[0] == {"kv": {"fraction": 0.9}}
+    assert options((("- not a map", ("s.sh", 5)),))[:2] == ({}, {})
