@@ -269,6 +269,42 @@ _FUNC_IDENTS: ByObject[frozenset[str]] = ByObject("shell.function-identifiers", 
 # keyed by the body, with the statement index, the functions and scripts (by id: the value keeps them)
 _DONE_CACHE: ByObject[tuple[tuple[object, ...], bool]] = ByObject("shell.done-from", 4096)
 _LAST_CACHE: ByObject[tuple[dict[str, int], list[list[str]]]] = ByObject("shell.last-mentions", 512)
+# keyed by the first script (the main one) with the ids of every script (and, for the flags, of
+# every function): the value keeps the objects its key names by id
+_ASSIGNED_IN: ByObject[tuple[tuple[object, ...], dict[str, list[str]]]] = ByObject("shell.assigned-in", 512)
+_LAUNCHING: ByObject[tuple[tuple[object, ...], dict[str, bool]]] = ByObject("shell.launching-functions", 512)
+
+
+def _assigned_in(scripts: list[Script]) -> dict[str, list[str]]:
+    """`assigned_texts` of every script an evaluation has parsed, merged (read only): the same for
+    every evaluation of a script that sources the same libraries."""
+    if not scripts:
+        return {}
+    extra = tuple(id(sc) for sc in scripts)
+    entry = _ASSIGNED_IN.get(scripts[0], extra)
+    if entry is not None:
+        return entry[1]
+    assigned: dict[str, list[str]] = {}
+    for sc in scripts:
+        for name, texts in assigned_texts(sc).items():
+            assigned.setdefault(name, []).extend(texts)
+    return _ASSIGNED_IN.put(scripts[0], (tuple(scripts), assigned), extra)[1]
+
+
+def _launching(funcs: dict[str, FuncDef], commands: Commands, scripts: list[Script],
+               assigned: dict[str, list[str]]) -> dict[str, bool]:
+    """`launching_functions` (a fixpoint over every function body) once per set of functions, table
+    and scripts (`assigned` follows from the scripts): the worlds of a script's evaluations hold the
+    same library functions at every statement they ask at (read only)."""
+    if not scripts:
+        return launching_functions(funcs, commands, assigned)
+    items = sorted(funcs.items())
+    extra = (tuple((name, id(f)) for name, f in items), tuple(id(sc) for sc in scripts), commands)
+    entry = _LAUNCHING.get(scripts[0], extra)
+    if entry is not None:
+        return entry[1]
+    flags = launching_functions(funcs, commands, assigned)
+    return _LAUNCHING.put(scripts[0], ((*(f for _, f in items), *scripts), flags), extra)[1]
 
 
 def _last_mentions(body: Body) -> tuple[dict[str, int], list[list[str]]]:
@@ -537,12 +573,9 @@ class Evaluator:
                     for cmd in part.cmds:
                         if isinstance(cmd, FuncDef):
                             funcs[cmd.name] = cmd
-            assigned: dict[str, list[str]] = {}
-            for sc in self.scripts:
-                for name, texts in assigned_texts(sc).items():
-                    assigned.setdefault(name, []).extend(texts)
+            assigned = _assigned_in(self.scripts)
             self.done_work += len(body) - i + len(funcs) + len(assigned)
-            cached = not may_launch(body[i:], commands, launching_functions(funcs, commands, assigned), assigned)
+            cached = not may_launch(body[i:], commands, _launching(funcs, commands, self.scripts, assigned), assigned)
             # the entry keeps the functions and scripts its key names by id
             _DONE_CACHE.put(body, ((*(v for _, v in funcs_now), *self.scripts), cached), extra)
         return cached
