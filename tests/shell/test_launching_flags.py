@@ -41,7 +41,7 @@ def _random_library(rng: random.Random, n: int) -> str:
 def test_flags_equal_the_fixpoint_in_any_order_and_across_assignments() -> None:
     commands = shell_commands()
     rng = random.Random(7)
-    texts = ({"CMD": ["python3 -m sglang.launch_server --x"]}, {}, {"CMD": ["echo hi"]}, {"CMD": ["vllm serve x"]})
+    texts: tuple[dict[str, list[str]], ...] = ({"CMD": ["python3 -m sglang.launch_server --x"]}, {}, {"CMD": ["echo hi"]}, {"CMD": ["vllm serve x"]})
     for _ in range(150):
         funcs = _functions(_random_library(rng, rng.randint(1, 30)))
         free: dict[str, bool] = {}  # shared between "scripts" with the same functions
