@@ -63,3 +63,23 @@ def test_a_long_chain_of_calls_takes_the_fixpoint() -> None:
         flags = _Launching(funcs, commands, {}, {})
         assert flags["f0"] is launches and flags[f"f{n // 2}"] is launches
         assert launching_functions(funcs, commands, {}) == {name: flags[name] for name in funcs}
+
+
+def test_merged_assignment_texts_equal_the_plain_merge() -> None:
+    from verifier.shell.evaluator import _AssignedIn
+
+    rng = random.Random(3)
+    for _ in range(200):
+        parts = [{f"V{rng.randrange(12)}": [f"t{rng.randrange(9)}" for _ in range(rng.randrange(3))]
+                  for _ in range(rng.randrange(8))} for _ in range(rng.randint(1, 4))]
+        plain: dict[str, list[str]] = {}
+        for part in parts:
+            for name, texts in part.items():
+                plain.setdefault(name, []).extend(texts)
+        merged = _AssignedIn(parts)
+        names = [f"V{k}" for k in range(13)]
+        rng.shuffle(names)
+        for name in names:
+            assert (name in merged) == (name in plain)
+            assert merged.get(name) == plain.get(name)
+        assert len(merged) == len(plain) and list(merged) == list(plain)

@@ -271,13 +271,50 @@ _DONE_CACHE: ByObject[tuple[tuple[object, ...], bool]] = ByObject("shell.done-fr
 _LAST_CACHE: ByObject[tuple[dict[str, int], list[list[str]]]] = ByObject("shell.last-mentions", 512)
 # keyed by the first script (the main one) with the ids of every script (and, for the flags, of
 # every function): the value keeps the objects its key names by id
-_ASSIGNED_IN: ByObject[tuple[tuple[object, ...], dict[str, list[str]]]] = ByObject("shell.assigned-in", 512)
+_ASSIGNED_IN: ByObject[tuple[tuple[object, ...], _AssignedIn]] = ByObject("shell.assigned-in", 512)
 _LAUNCHING: ByObject[tuple[tuple[object, ...], _Launching]] = ByObject("shell.launching-functions", 512)
 # keyed by the command table with the functions' names and ids (see `_Launching.free`)
 _FREE_FLAGS: ByObject[tuple[tuple[object, ...], dict[str, bool]]] = ByObject("shell.launching-free", 512)
 
 
-def _assigned_in(scripts: list[Script]) -> dict[str, list[str]]:
+class _AssignedIn(Mapping[str, list[str]]):
+    """`assigned_texts` of several scripts merged (a name's texts in the order of the scripts), each
+    name merged when asked: `may_launch` asks for the few names a command head expands, and `_done`
+    for how many names there are (a set union in C), where merging every list of every sourced
+    library cost more than the question it answers. Read only."""
+
+    def __init__(self, parts: list[dict[str, list[str]]]) -> None:
+        self.parts = parts
+        self.merged: dict[str, list[str]] = {}
+        self.size: int | None = None
+
+    def __getitem__(self, name: str) -> list[str]:
+        got = self.merged.get(name)
+        if got is None:
+            found = [part[name] for part in self.parts if name in part]
+            if not found:
+                raise KeyError(name)
+            got = self.merged[name] = [text for texts in found for text in texts]
+        return got
+
+    def __contains__(self, name: object) -> bool:
+        return any(name in part for part in self.parts)
+
+    def __iter__(self) -> Iterator[str]:
+        seen: set[str] = set()
+        for part in self.parts:
+            for name in part:
+                if name not in seen:
+                    seen.add(name)
+                    yield name
+
+    def __len__(self) -> int:
+        if self.size is None:
+            self.size = len(set().union(*self.parts))
+        return self.size
+
+
+def _assigned_in(scripts: list[Script]) -> Mapping[str, list[str]]:
     """`assigned_texts` of every script an evaluation has parsed, merged (read only): the same for
     every evaluation of a script that sources the same libraries."""
     if not scripts:
@@ -286,10 +323,7 @@ def _assigned_in(scripts: list[Script]) -> dict[str, list[str]]:
     entry = _ASSIGNED_IN.get(scripts[0], extra)
     if entry is not None:
         return entry[1]
-    assigned: dict[str, list[str]] = {}
-    for sc in scripts:
-        for name, texts in assigned_texts(sc).items():
-            assigned.setdefault(name, []).extend(texts)
+    assigned = _AssignedIn([assigned_texts(sc) for sc in scripts])
     return _ASSIGNED_IN.put(scripts[0], (tuple(scripts), assigned), extra)[1]
 
 
@@ -399,7 +433,7 @@ class _Launching(Mapping[str, bool]):
 
 
 def _launching(funcs: dict[str, FuncDef], commands: Commands, scripts: list[Script],
-               assigned: dict[str, list[str]]) -> Mapping[str, bool]:
+               assigned: Mapping[str, list[str]]) -> Mapping[str, bool]:
     """`launching_functions` (see `_Launching`) once per set of functions, table and scripts
     (`assigned` follows from the scripts): the worlds of a script's evaluations hold the same
     library functions at every statement they ask at (read only). The flags that do not depend on
