@@ -37,7 +37,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -269,6 +269,189 @@ _FUNC_IDENTS: ByObject[frozenset[str]] = ByObject("shell.function-identifiers", 
 # keyed by the body, with the statement index, the functions and scripts (by id: the value keeps them)
 _DONE_CACHE: ByObject[tuple[tuple[object, ...], bool]] = ByObject("shell.done-from", 4096)
 _LAST_CACHE: ByObject[tuple[dict[str, int], list[list[str]]]] = ByObject("shell.last-mentions", 512)
+# keyed by the first script (the main one) with the ids of every script (and, for the flags, of
+# every function): the value keeps the objects its key names by id
+_ASSIGNED_IN: ByObject[tuple[tuple[object, ...], _AssignedIn]] = ByObject("shell.assigned-in", 512)
+_LAUNCHING: ByObject[tuple[tuple[object, ...], _Launching]] = ByObject("shell.launching-functions", 512)
+# keyed by the command table with the functions' names and ids (see `_Launching.free`)
+_FREE_FLAGS: ByObject[tuple[tuple[object, ...], dict[str, bool]]] = ByObject("shell.launching-free", 512)
+
+
+class _AssignedIn(Mapping[str, list[str]]):
+    """`assigned_texts` of several scripts merged (a name's texts in the order of the scripts), each
+    name merged when asked: `may_launch` asks for the few names a command head expands, and `_done`
+    for how many names there are (a set union in C), where merging every list of every sourced
+    library cost more than the question it answers. Read only."""
+
+    def __init__(self, parts: list[dict[str, list[str]]]) -> None:
+        self.parts = parts
+        self.merged: dict[str, list[str]] = {}
+        self.size: int | None = None
+
+    def __getitem__(self, name: str) -> list[str]:
+        got = self.merged.get(name)
+        if got is None:
+            found = [part[name] for part in self.parts if name in part]
+            if not found:
+                raise KeyError(name)
+            got = self.merged[name] = [text for texts in found for text in texts]
+        return got
+
+    def __contains__(self, name: object) -> bool:
+        return any(name in part for part in self.parts)
+
+    def __iter__(self) -> Iterator[str]:
+        seen: set[str] = set()
+        for part in self.parts:
+            for name in part:
+                if name not in seen:
+                    seen.add(name)
+                    yield name
+
+    def __len__(self) -> int:
+        if self.size is None:
+            self.size = len(set().union(*self.parts))
+        return self.size
+
+
+def _assigned_in(scripts: list[Script]) -> Mapping[str, list[str]]:
+    """`assigned_texts` of every script an evaluation has parsed, merged (read only): the same for
+    every evaluation of a script that sources the same libraries."""
+    if not scripts:
+        return {}
+    extra = tuple(id(sc) for sc in scripts)
+    entry = _ASSIGNED_IN.get(scripts[0], extra)
+    if entry is not None:
+        return entry[1]
+    assigned = _AssignedIn([assigned_texts(sc) for sc in scripts])
+    return _ASSIGNED_IN.put(scripts[0], (tuple(scripts), assigned), extra)[1]
+
+
+_LAUNCH_DEPTH = 32  # `_Launching`: functions being worked out at once before it takes the fixpoint
+
+
+class _Watched(Mapping[str, list[str]]):
+    """The assignment texts `may_launch` reads, noting that it read them (see `_Launching`)."""
+
+    def __init__(self, texts: Mapping[str, list[str]], owner: _Launching) -> None:
+        self.texts, self.owner = texts, owner
+
+    def __getitem__(self, name: str) -> list[str]:
+        self.owner.touched = True
+        return self.texts[name]
+
+    def __contains__(self, name: object) -> bool:
+        self.owner.touched = True
+        return name in self.texts
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self.owner.touched = True
+        return self.texts.get(name, default)
+
+    def __iter__(self) -> Iterator[str]:
+        self.owner.touched = True
+        return iter(self.texts)
+
+    def __len__(self) -> int:
+        self.owner.touched = True
+        return len(self.texts)
+
+
+class _Launching(Mapping[str, bool]):
+    """`launching_functions(funcs, commands, assigned)` (name -> may the function, through the
+    functions it calls, start a server?) worked out for the names asked only: `may_launch` asks
+    `name in flags` and `flags[name]` for the functions the rest of a script calls (a few), where
+    the fixpoint reads every function of every sourced library.
+
+    A function's flag is `may_launch` of its body with the flags of the functions it calls, asked
+    depth first. Where the calls are not circular that is the fixpoint's value (the one solution);
+    a call back into a function still being worked out (or a chain of more than `_LAUNCH_DEPTH`
+    calls) makes it the fixpoint itself, once, for every name (a circular call has more than one
+    solution, and the fixpoint gives the least).
+
+    A flag worked out without reading the assignment texts (nor a flag that read them) is the same
+    for every script with the same functions and table: `free` holds those, shared by the
+    evaluations of every script that sources the same library (`_launching`)."""
+
+    def __init__(self, funcs: Mapping[str, FuncDef], commands: Commands, assigned: Mapping[str, list[str]],
+                 free: dict[str, bool]) -> None:
+        self.funcs, self.commands, self.assigned = funcs, commands, assigned
+        self.watched = _Watched(assigned, self)
+        self.free = free
+        self.known: dict[str, bool] = {}
+        self.tainted: set[str] = set()  # flags in `known` that read the assignment texts
+        self.touched = False  # the flag being worked out read them
+        self.open: set[str] = set()  # being worked out (depth first)
+        self.circular = False
+        self.all: dict[str, bool] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.funcs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.funcs)
+
+    def __len__(self) -> int:
+        return len(self.funcs)
+
+    def __getitem__(self, name: str) -> bool:
+        if self.all is not None:
+            return self.all[name]
+        got = self.free.get(name)
+        if got is not None:
+            return got
+        got = self.known.get(name)
+        if got is not None:
+            if name in self.tainted:
+                self.touched = True
+            return got
+        func = self.funcs[name]  # KeyError for a name that is no function, as a dictionary
+        if name in self.open or len(self.open) >= _LAUNCH_DEPTH:
+            # a circular call, or a chain of calls too long to follow depth first within the
+            # interpreter's stack: the answer is the fixpoint's
+            self.circular = True
+            return False  # only while working out
+        outer, self.touched = self.touched, False
+        self.open.add(name)
+        try:
+            flag = may_launch(func.body, self.commands, self, self.watched)
+        finally:
+            self.open.discard(name)
+        touched = self.touched
+        self.touched = outer or touched
+        if self.circular:
+            if not self.open:  # the outermost question: answer every name by the fixpoint
+                self.all = launching_functions(self.funcs, self.commands, self.assigned)
+                return self.all[name]
+            return flag  # discarded: the outermost question answers by the fixpoint
+        if touched:
+            self.known[name] = flag
+            self.tainted.add(name)
+        else:
+            self.free[name] = flag
+        return flag
+
+
+def _launching(funcs: dict[str, FuncDef], commands: Commands, scripts: list[Script],
+               assigned: Mapping[str, list[str]]) -> Mapping[str, bool]:
+    """`launching_functions` (see `_Launching`) once per set of functions, table and scripts
+    (`assigned` follows from the scripts): the worlds of a script's evaluations hold the same
+    library functions at every statement they ask at (read only). The flags that do not depend on
+    the scripts' assignments are shared by every set of scripts with the same functions."""
+    items = sorted(funcs.items())
+    names = tuple((name, id(f)) for name, f in items)
+    got = _FREE_FLAGS.get(commands, names)
+    if got is None:  # the entry keeps the functions its key names by id
+        got = _FREE_FLAGS.put(commands, (tuple(f for _, f in items), {}), names)
+    free = got[1]
+    if not scripts:
+        return _Launching(funcs, commands, assigned, free)
+    extra = (names, tuple(id(sc) for sc in scripts), commands)
+    entry = _LAUNCHING.get(scripts[0], extra)
+    if entry is not None:
+        return entry[1]
+    flags = _Launching(funcs, commands, assigned, free)
+    return _LAUNCHING.put(scripts[0], ((*(f for _, f in items), *scripts), flags), extra)[1]
 
 
 def _last_mentions(body: Body) -> tuple[dict[str, int], list[list[str]]]:
@@ -537,12 +720,9 @@ class Evaluator:
                     for cmd in part.cmds:
                         if isinstance(cmd, FuncDef):
                             funcs[cmd.name] = cmd
-            assigned: dict[str, list[str]] = {}
-            for sc in self.scripts:
-                for name, texts in assigned_texts(sc).items():
-                    assigned.setdefault(name, []).extend(texts)
+            assigned = _assigned_in(self.scripts)
             self.done_work += len(body) - i + len(funcs) + len(assigned)
-            cached = not may_launch(body[i:], commands, launching_functions(funcs, commands, assigned), assigned)
+            cached = not may_launch(body[i:], commands, _launching(funcs, commands, self.scripts, assigned), assigned)
             # the entry keeps the functions and scripts its key names by id
             _DONE_CACHE.put(body, ((*(v for _, v in funcs_now), *self.scripts), cached), extra)
         return cached

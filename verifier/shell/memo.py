@@ -22,6 +22,7 @@ Binding = tuple[Val, Loc]
 # ended (peak RSS 437 -> 282 MiB with the rest of the memory work; 16 saves another ~16 MiB for ~5% CPU).
 MAX_ENTRIES = 32
 WARMUP = 2  # evaluations of a script that keep the worlds before every statement
+EVICT_GROUP = 4  # Checkpoints: the deepest of this many least recently used points is forgotten first
 
 
 class _Rebinder:
@@ -266,12 +267,17 @@ class Checkpoints:
         table[valuation] = point
         entries.append(point)
         if len(entries) > MAX_ENTRIES:
-            # the deepest point other than the one just added goes first (among equally deep ones,
-            # the one used longest ago): a deep point holds the values of more variables, so fewer
-            # environments resume from it, while a shallow one is where every later point of a
-            # config resumes (with oldest-first, four runner clusters that each stage the model at
-            # their own path forgot each other's shallow points before coming back to them)
-            k = max(range(len(entries) - 1), key=lambda j: (entries[j].index, -j))
+            # among the EVICT_GROUP points used longest ago, the deepest goes (among equally deep
+            # ones, the one used longest ago; never the one just added). A deep point holds the
+            # values of more variables, so fewer environments resume from it, while a shallow one
+            # is where every later point of a config resumes (with plain oldest-first, four runner
+            # clusters that each stage the model at their own path forgot each other's shallow
+            # points before coming back to them). Only among the oldest few, not the whole store:
+            # deepest-first everywhere kept the shallow points of every statement that first read
+            # a script's own variables, which no environment resumes from once a deeper point of
+            # its config exists, and forgot the deep point each config's points resume from
+            # (#2531: 10 of 60 statements skipped per evaluation on average against 25)
+            k = max(range(len(entries) - 1), key=lambda j: (-(j // EVICT_GROUP), entries[j].index))
             old = entries.pop(k)
             self._index[key][old.index][(old.read_names, old.weak_names)].pop(old.valuation, None)
 
