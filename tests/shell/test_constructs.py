@@ -6,6 +6,7 @@ import pytest
 
 from tests.shell.helpers import argv, env_of, run, server, servers
 from verifier.shell import ShellSyntaxError
+from verifier.shell.parser import parse
 from verifier.shell.values import Opaque, Unknown
 
 SERVE = "python3 -m sglang.launch_server"
@@ -352,3 +353,17 @@ def test_glob_posix_classes_and_anchored_empty_replacement() -> None:
     assert replace_pattern("abc", (), "pre-", "#") == "pre-abc"
     assert replace_pattern("abc", (), "-suf", "%") == "abc-suf"
     assert replace_pattern("abc", (), "X", "/") == "abc"
+
+
+@pytest.mark.parametrize("text, statements", [
+    # a `case` the script closed before the substitution began says nothing about a `)` inside it
+    ('case "$A" in a) x=1;; esac\nX="$(echo "a\nb")"\n', 2),
+    ('case "$A" in\n  a) x=1;;\nesac\nOUT="$(python3 -c "\nprint(1)\n")"\n', 2),
+    # a `case` inside the substitution: its patterns' `)` do not close it, on one line or many
+    ('X=$(case $a in\n a) echo 1;;\n b|c) echo 2;;\nesac)\necho "$X"\n', 2),
+    ('X="$(case $a in a) echo 1;; b) echo 2;; esac; echo "q\nr")"\n', 1),
+    ('X=$(case $a in (a) echo 1;; esac)\n', 1),
+    ('X=$(f login)\ny=$(case $q in\n (login) a;;\n "b") c;;\n esac)\n', 2),
+])
+def test_command_substitution_ends_at_its_own_parenthesis(text: str, statements: int) -> None:
+    assert len(parse(text, "x.sh").body) == statements

@@ -10,6 +10,7 @@ the right side of `=~` is one regex word. Every token knows its 1-based line in 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 MAX_SCRIPT_CHARS = 512_000
@@ -112,6 +113,7 @@ def match_close(text: str, i: int, open_: str, close: str) -> int:
     nested `$(`/`${`/backquotes and `case` patterns respected as far as these scripts need)."""
     depth, n = 1, len(text)
     at_word_start = True
+    start = i
     while i < n:
         c = text[i]
         if c == "\\":
@@ -139,7 +141,7 @@ def match_close(text: str, i: int, open_: str, close: str) -> int:
             i = skip_expansion(text, i)
             at_word_start = False
             continue
-        if text.startswith(close, i) and (close != ")" or not _case_pattern_close(text, i)):
+        if text.startswith(close, i) and (close != ")" or not _case_pattern_close(text, start, i)):
             depth -= 1
             i += len(close)
             if depth == 0:
@@ -183,12 +185,40 @@ def match_arith(text: str, i: int) -> int:
     raise ShellSyntaxError("unbalanced '(('", None)
 
 
-def _case_pattern_close(text: str, i: int) -> bool:
-    """True when the `)` at text[i] ends a `case` pattern inside a command substitution (rare)."""
-    line_start = text.rfind("\n", 0, i) + 1
-    before = text[line_start:i].strip()
-    return bool(before) and bool(re.fullmatch(r"\(?[\w*.|\"'-]+", before)) and " in" not in before and \
-        bool(re.search(r"\bcase\b[^\n]*\bin\b", text[:i]))
+def _case_pattern_close(text: str, start: int, i: int) -> bool:
+    """True when the `)` at text[i] ends a `case` pattern inside a command substitution (rare) whose
+    text starts at text[start]: only a `case` of that substitution still open there counts (one the
+    script closed before the substitution began made `b")"` in `"$(echo "a<newline>b")"` a pattern)."""
+    line_start = max(text.rfind("\n", 0, i) + 1, start)
+    segment = text[line_start:i]
+    # the pattern starts after the line's last `in` or `;;` (`case $a in a) ...;; b) ...` on one line)
+    starts = [m.end() for m in _PATTERN_START.finditer(segment)]
+    before = (segment[starts[-1]:] if starts else segment).strip()
+    # `(a)`: the pattern's own `(` was counted, so its `)` balances it like any other
+    if not before or before.startswith("(") or not re.fullmatch(r"[\w*.|\"'-]+", before):
+        return False
+    opens, closes = _case_marks(text)
+    return _count_between(opens, start, i) > _count_between(closes, start, i)
+
+
+_PATTERN_START = re.compile(r"\bin\b|;;&?|;&")
+_CASE_OPEN = re.compile(r"\bcase\b[^\n]*\bin\b")
+_ESAC = re.compile(r"\besac\b")
+_MARKS: list[tuple[str, tuple[list[int], list[int]]]] = []  # the last text's marks (one pass per text)
+
+
+def _case_marks(text: str) -> tuple[list[int], list[int]]:
+    """Where each `case ... in` and each `esac` of a text ends, ascending (found once per text, so a
+    substitution with many `)` costs a lookup per `)`, not a scan of its text)."""
+    if _MARKS and _MARKS[0][0] is text:
+        return _MARKS[0][1]
+    marks = ([m.end() for m in _CASE_OPEN.finditer(text)], [m.end() for m in _ESAC.finditer(text)])
+    _MARKS[:] = [(text, marks)]
+    return marks
+
+
+def _count_between(ends: list[int], start: int, i: int) -> int:
+    return bisect_right(ends, i) - bisect_left(ends, start)
 
 
 def _skip_dquote(text: str, i: int) -> int:
