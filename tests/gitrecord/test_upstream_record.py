@@ -119,3 +119,30 @@ def test_a_bad_upstream_option_is_a_usage_error(tmp_path: Path) -> None:
     ix, base_sha, head_sha = _inferencex(tmp_path)
     assert main(["record-git", "--repo-dir", str(ix), "--base", base_sha, "--head", head_sha,
                  "--out", str(tmp_path / "b"), "--upstream", "not-a-repo"]) == 2
+
+
+def test_an_upstream_file_is_read_as_git_names_it(tmp_path: Path) -> None:
+    """GitUpstream.read lists each commit once and answers every spelling of a path as git does:
+    `./` and `..` normalized, a link inside the repository followed, and a folder, a path outside the
+    repository or a missing file is no file."""
+    from verifier.record.fetched import GitUpstream
+
+    repo = init(tmp_path / "upstream")
+    first = commit(repo, {"recipes/a.yaml": b"a: 1\n", "configs/setup.sh": b"echo hi\n"}, "first")
+    (repo / "recipes" / "link.yaml").symlink_to("a.yaml")
+    (repo / "recipes" / "outside.yaml").symlink_to("/etc/passwd")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "links")
+    second = git(repo, "rev-parse", "HEAD").strip()
+    with GitRepo(repo) as clone:
+        source = GitUpstream({"owner/up": clone})
+        blob = git(repo, "rev-parse", f"{second}:recipes/a.yaml").strip()
+        for path in ("recipes/a.yaml", "./recipes/a.yaml", "configs/../recipes/a.yaml", "recipes/link.yaml"):
+            assert source.read("owner/up", second, path) == (b"a: 1\n", blob), path
+        for path in ("recipes", "recipes/", "/recipes/a.yaml", "recipes/missing.yaml", "../recipes/a.yaml",
+                     "recipes/outside.yaml"):
+            assert source.read("owner/up", second, path) is None, path
+        # each commit its own listing
+        assert source.read("owner/up", first, "recipes/link.yaml") is None
+        assert source.read("owner/up", first, "configs/setup.sh") == (
+            b"echo hi\n", git(repo, "rev-parse", f"{first}:configs/setup.sh").strip())

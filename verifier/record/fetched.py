@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,9 @@ class GitUpstream:
 
     def __init__(self, clones: Mapping[str, Any]) -> None:
         self.clones = {k.lower(): v for k, v in clones.items()}
+        # (repo, commit) -> path -> (mode, type, object id): one `ls-tree -r` per commit read from, where a
+        # `ls-tree` per file cost a git process each (a large PR reads hundreds of recipes of a few commits)
+        self._listings: OrderedDict[tuple[str, str], dict[str, tuple[bytes, bytes, str]]] = OrderedDict()
 
     def serves(self, repo: str) -> bool:
         return repo.lower() in self.clones
@@ -87,18 +91,40 @@ class GitUpstream:
             return out if _SHA.match(out) else None
         return None
 
+    def _listing(self, repo: str, commit: str) -> dict[str, tuple[bytes, bytes, str]]:
+        """path -> (mode, type, object id) of every entry of a commit's tree, directories included
+        (`git ls-tree -r -t`), read once per commit (the last few kept)."""
+        key = (repo.lower(), commit)
+        found = self._listings.get(key)
+        if found is not None:
+            self._listings.move_to_end(key)
+            return found
+        out = self.clones[key[0]].run_bytes("ls-tree", "-r", "-t", "-z", "--full-tree", commit, ok=(0, 128))
+        listing: dict[str, tuple[bytes, bytes, str]] = {}
+        for record in out.split(b"\0"):
+            meta, _, name = record.partition(b"\t")
+            fields = meta.split()
+            if len(fields) == 3:
+                listing[name.decode("utf-8", "surrogateescape")] = (fields[0], fields[1], fields[2].decode())
+        self._listings[key] = listing
+        if len(self._listings) > 4:
+            self._listings.popitem(last=False)
+        return listing
+
     def read(self, repo: str, commit: str, path: str) -> tuple[bytes, str] | None:
         git = self.clones[repo.lower()]
+        listing = self._listing(repo, commit)
         for _ in range(4):  # follow a few symlinks inside the repository
-            out = git.run_bytes("ls-tree", "-z", "--full-tree", commit, "--", path, ok=(0, 128))
-            record = out.split(b"\0")[0]
-            if not record:
+            # the file git names by this path (`./a`, `a/../b` normalized; `/a` is outside the repository,
+            # and `d/` names a folder's entries, not a file)
+            name = "" if path.startswith("/") or path.endswith("/") else _normalize(path)
+            entry = listing.get(name) if name else None
+            if entry is None:
                 return None
-            meta, _, _name = record.partition(b"\t")
-            mode, kind, oid = meta.split()
+            mode, kind, oid = entry
             if kind != b"blob":
                 return None
-            data = git.blobs([oid.decode()]).get(oid.decode())
+            data = git.blobs([oid]).get(oid)
             if data is None:
                 return None
             if mode == b"120000":
@@ -108,7 +134,7 @@ class GitUpstream:
                 if not path:
                     return None
                 continue
-            return data, oid.decode()
+            return data, oid
         return None
 
 
