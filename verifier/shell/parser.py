@@ -9,7 +9,6 @@ A construct outside this subset raises `ShellSyntaxError` naming the line and wh
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import OrderedDict
 
@@ -422,9 +421,11 @@ def _assignment(word: Word) -> Assign | None:
 
 
 def parse(text: str, src: str = "", first_line: int = 1) -> Script:
-    """Parse a script (memoized by content); raises `ShellSyntaxError` with the line. `first_line`:
+    """Parse a script (memoized by its text); raises `ShellSyntaxError` with the line. `first_line`:
     the line the text starts on (a command substitution or `eval` text inside a file)."""
-    key = (src, hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest(), first_line)
+    # keyed by the text itself: a str's hash is kept on the object, so the many readings of one sourced
+    # file cost a dictionary lookup (a digest of the text cost a pass over it on every call)
+    key = (src, text, first_line)
     cached = _CACHE.get(key)
     if cached is not None:
         _CACHE.move_to_end(key)

@@ -2191,29 +2191,12 @@ def _yaml_doc(path: str, text: str) -> tuple[object, dict[tuple[object, ...], in
     return doc.data, dict(doc.lines)
 
 
-# the statements of the texts parsed last, by (text, path, first line): the parser's own memo is keyed
-# by a digest of the text, which costs a pass over it; the same sourced file is parsed again on every
-# reading of a chain (and str keys compare by identity first, then by content)
-_PARSED: OrderedDict[tuple[str, str, int], Body] = OrderedDict()
-MAX_PARSED = 64
-processcache.register("shell.trace-parsed", _PARSED.clear)
-
-
 def _parse(text: str, path: str, first_line: int = 1) -> Body:
     """The statements of a script (verifier.shell.parser); too deep a nesting is a syntax error."""
-    key = (text, path, first_line)
-    body = _PARSED.get(key)
-    if body is not None:
-        _PARSED.move_to_end(key)
-        return body
     try:
-        body = parse(text, path, first_line).body
+        return parse(text, path, first_line).body
     except RecursionError:
         raise ShellSyntaxError("the script nests too deeply to read", None) from None
-    _PARSED[key] = body
-    if len(_PARSED) > MAX_PARSED:
-        _PARSED.popitem(last=False)
-    return body
 
 
 def _common_prefix(values: list[Text], tail: Text) -> Text:
