@@ -541,7 +541,6 @@ class Evaluator:
         self.steps = 0
         self.done_work = 0  # statements scanned deciding whether worlds can stop early (`_done`)
         self.snapshot_work = 0  # bindings copied for checkpoints (`run_top`)
-        self._env_name_set: tuple[dict[str, Binding], frozenset[str]] | None = None
         self.call_depth = 0
         self.source_depth = 0
         self.initial: dict[str, Binding] = {}
@@ -594,13 +593,6 @@ class Evaluator:
                 self.options.accesses[:] = kept
         return index, restored
 
-    def _env_names(self) -> frozenset[str]:
-        """The names the starting environment binds (computed once per evaluation)."""
-        names = self._env_name_set
-        if names is None or names[0] is not self.initial:
-            names = self._env_name_set = (self.initial, frozenset(self.initial))
-        return names[1]
-
     def _state(self) -> dict[str, Any]:
         return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
@@ -625,7 +617,7 @@ class Evaluator:
         # with shallow points (#1970: a runner's three model paths per point evicted each other's
         # deep points, so 108 of 112 runs of a script resumed at statement 10 of 59). Counted by
         # intersecting with the starting environment's names, which walks the smaller set.
-        env_names = self._env_names()
+        env_names = frozenset(self.initial)  # the main script runs once per evaluation
         env_read = (len(env_names & self.reads), len(env_names & self.weak_reads))
         for i in range(start, len(body)):
             item = body[i]
