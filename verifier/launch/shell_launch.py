@@ -182,7 +182,7 @@ def _read_argv(values: tuple[Val, ...], locs: tuple[Loc, ...]) -> _ArgvParts:
         if token.startswith("-") and len(token) > 1 and isinstance(value, str):
             current = token.lstrip("-").split("=", 1)[0]
             arg_origins[current] = Origin(loc[0], loc[1])
-            if "=" in token or not isinstance(value, str):
+            if "=" in token:
                 continue
         if isinstance(value, Opaque):
             opaque[current or token] = Origin(loc[0], loc[1])

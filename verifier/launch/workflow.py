@@ -4,10 +4,11 @@ InferenceX starts a single-node point from a reusable workflow: its `env:` block
 workflow inputs (the matrix entry) into environment variables (`MODEL: ${{ inputs.model }}`,
 `SCENARIO_SUBDIR: ${{ inputs.scenario-type == 'agentic-coding' && 'agentic/' || 'fixed_seq_len/' }}`),
 and its "Launch job script" step runs `bash ./runners/launch_${RUNNER_NAME%%_*}.sh`.
-`read_workflow(text, path)` parses the file (never runs it); `Workflow.step_env(inputs, runner)`
-evaluates the `${{ }}` expressions of the job and step environment for one point and runner
-machine, and `Workflow.step_script(...)` returns the step's `run:` text with its expressions
-substituted, ready for the static shell evaluator.
+`read_workflow(text, path)` parses the file (never runs it). For one point and runner machine,
+`Workflow.job_environment` and `Workflow.step_environment` evaluate the `${{ }}` expressions of the
+job and step environment, and `Workflow.step_script` returns the step's `run:` text with its
+expressions substituted, ready for the static shell evaluator. `Workflow.environments` gives all
+three for a run of points at once, substituting again only the texts that read a changed input.
 
 GitHub expressions supported: literals, `inputs.*`, `env.*`, `runner.name`, `secrets.*`/`vars.*`/
 `github.*` (run-time values: opaque), `!`, `==`, `!=`, `<`, `>`, `&&`, `||`, parentheses,
