@@ -7,18 +7,20 @@ import hashlib
 from verifier.configs.points import launch_policy
 from verifier.core.context import CheckContext
 from verifier.core.layout import repo_relative
-from verifier.core.yaml11 import Doc, parse_yaml11
+from verifier.core.yaml11 import Doc, parse_yaml11_shared
 from verifier.core.yamlio import decode_text
 
 
 def parsed_doc(ctx: CheckContext, text: str, path: str) -> Doc:
-    """`parse_yaml11(text, path)`, parsed once per context for each path and text.
+    """`parse_yaml11(text, path)`, parsed once per process for each path and text.
 
     The points of a key, and a bundle's two trees, read the same recipes (a fetched recipe is read
-    for every point); a parsed document is never changed (every consumer of `recipe_doc` already
-    shares one), so one parse serves them all. Raises InputError (cached, the same one every time)."""
+    for every point), and so do the recording's resolution contexts and the verdict's; a parsed
+    document is never changed (every consumer of `recipe_doc` already shares one), so one parse
+    serves them all (verifier.core.yaml11.parse_yaml11_shared). Raises InputError (cached, the same
+    one every time)."""
     digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
-    return ctx.memo(f"recipes.parsed.{digest}.{path}", lambda: parse_yaml11(text, path))
+    return ctx.memo(f"recipes.parsed.{digest}.{path}", lambda: parse_yaml11_shared(text, path))
 
 
 def recipe_doc(ctx: CheckContext, side: str, path: str) -> Doc | None:
