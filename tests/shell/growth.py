@@ -64,9 +64,19 @@ def nameref(n: int) -> Script:
     return "\n".join(lines + [SERVE + ' --x "$T0"']) + "\n", {}
 
 
+# Each undecidable `&&` doubles the worlds until the world limit joins them into one: a cycle of
+# log2(max_worlds) + 1 statements (6 at the default 32). How many worlds are alive when the `wide`
+# assignments end, and so carry the n reads after them, depends on n modulo that cycle (1000 and 4000
+# leave 18.5 worlds on average, 2000 leaves 12.5): sizes in different places of the cycle time
+# different scripts, not the same script at twice the size.
+WIDE_CYCLE = Options().max_worlds.bit_length()
+
+
 def wide(n: int) -> Script:
     """n distinct assignments on undecidable branches, all live to the end (worlds that cannot merge
-    are joined at the world limit)."""
+    are joined at the world limit); n is rounded down to a whole number of fork-and-join cycles
+    (`WIDE_CYCLE`), so that every size ends the assignments at the same place of the cycle."""
+    n -= n % WIDE_CYCLE
     lines = [f"[ -f /etc/w{k} ] && W{k}=1" for k in range(n)]
     lines += [f'echo "$W{k}" >> /tmp/all.txt' for k in range(n)]
     return "\n".join(lines + [SERVE]) + "\n", {}
