@@ -47,7 +47,11 @@ def plain(text: Text) -> str:
 
 def is_known(text: Text) -> bool:
     """True when every segment is known."""
-    return all(s.known for s in text)
+    # a plain loop: the reader asks this of nearly every word, and a generator cost more than the test
+    for s in text:  # noqa: SIM110
+        if not s.known:
+            return False
+    return True
 
 
 def blocking(text: Text) -> Seg | None:
@@ -65,6 +69,9 @@ def origin(text: Text) -> tuple[str, int | None]:
 
 def concat(*parts: Text) -> Text:
     """Concatenate Texts, merging adjacent segments of one origin."""
+    if len(parts) == 1 and len(parts[0]) == 1:  # one segment (most words): what the loop below gives
+        seg = parts[0][0]
+        return (seg,) if seg.text else ()
     out: list[Seg] = []
     last: Seg | None = None
     for part in parts:
