@@ -135,7 +135,8 @@ _PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P
 @lru_cache(maxsize=4096)
 def _param_parts(inner: str) -> tuple[str, str | None, str] | None:
     """`_PARAM`'s name, index and operator part of a `${...}` body (None: not a parameter); kept by
-    the text, which every reading of a script expands again."""
+    the text, which every reading of a script expands again (a bounded cache: a replay worker clears
+    it between PRs, verifier.app.replay.judge.pr_caches)."""
     m = _PARAM.match(inner)
     return None if m is None else (m.group("name"), m.group("index"), m.group("rest"))
 
@@ -147,8 +148,12 @@ def _operand(text: str, line: int) -> Word:
     return lex_operand(text, line)
 
 
-processcache.register("shell.trace-params", _param_parts.cache_clear)
-processcache.register("shell.trace-operands", _operand.cache_clear)
+@lru_cache(maxsize=1024)
+def _heredoc(body: str, line: int) -> Word:
+    """`lex_heredoc`, kept by text and line as `_operand` is (an unquoted here-document, an
+    arithmetic text)."""
+    return lex_heredoc(body, line)
+
 
 
 @dataclass(frozen=True)
@@ -706,7 +711,7 @@ class Reader:
         if not argv:
             return True
         name = plain(argv[0]) if is_known(argv[0]) else None
-        stdin = self.stdin(node, st)
+        stdin = self.stdin(node, st) if node.redirects else None  # fed only by a redirect
         if self.marks:
             self.decide_command(name, argv, prefix, stdin, node, st)
         if node.redirects or st.generated:
@@ -890,7 +895,7 @@ class Reader:
         for r in node.redirects:
             if r.op in ("<<", "<<-") and r.heredoc is not None:
                 fed = text_of(r.heredoc.body, st.file, node.line) if r.heredoc.quoted else \
-                    self.expand_one(lex_heredoc(r.heredoc.body, node.line), st)
+                    self.expand_one(_heredoc(r.heredoc.body, node.line), st)
             elif r.op == "<<<" and r.target is not None:
                 fed = concat(self.expand_one(r.target, st), text_of("\n", st.file, node.line))
             elif r.op in ("<", "<&", "<>") and r.fd in ("", "0"):
@@ -941,7 +946,7 @@ class Reader:
             if r.op in ("<<", "<<-") and r.heredoc is not None:
                 if r.heredoc.quoted:
                     return r.heredoc.body
-                return plain(self.expand_one(lex_heredoc(r.heredoc.body, node.line), st))
+                return plain(self.expand_one(_heredoc(r.heredoc.body, node.line), st))
             if r.op == "<<<" and r.target is not None:
                 return plain(self.expand_one(r.target, st))
         return None
@@ -1670,7 +1675,7 @@ class Reader:
         """The value of a bash arithmetic expression (verifier.shell.arith; None: it reads a value the
         reader does not know, or bash would fail). Assignments in it (`i++`, `n=2`) are followed."""
         if "$" in expr or "`" in expr:  # expansions first (`${#A[@]}`, `$(cmd)`), then bare names
-            expanded = self.expand_one(lex_heredoc(expr, line or 0), st)
+            expanded = self.expand_one(_heredoc(expr, line or 0), st)
             self.decide(expanded)
             if not is_known(expanded):
                 return None
