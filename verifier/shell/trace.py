@@ -155,7 +155,6 @@ def _heredoc(body: str, line: int) -> Word:
     return lex_heredoc(body, line)
 
 
-
 @dataclass(frozen=True)
 class Event:
     """One command the script would run."""
@@ -382,11 +381,6 @@ class Reader:
 
     # ------------------------------------------------------------------ statements
 
-    def tick(self) -> None:
-        self.steps += 1
-        if self.steps > self.max_steps:
-            raise _Budget(f"more than {self.max_steps} commands")
-
     def body(self, items: Body, st: State) -> bool | None:
         status: bool | None = True
         for item in items:
@@ -394,7 +388,8 @@ class Reader:
         return status
 
     def andor(self, item: AndOr, st: State) -> bool | None:
-        self.steps += 1  # `tick`, written out: every statement passes here and in `command`
+        # the step budget, counted in place (every statement passes here and in `command`)
+        self.steps += 1
         if self.steps > self.max_steps:
             raise _Budget(f"more than {self.max_steps} commands")
         self.cond_why = None
@@ -456,7 +451,7 @@ class Reader:
         return status
 
     def command(self, node: Command, st: State) -> bool | None:
-        self.steps += 1  # `tick`, written out
+        self.steps += 1  # the step budget, as in `andor`
         if self.steps > self.max_steps:
             raise _Budget(f"more than {self.max_steps} commands")
         if isinstance(node, Simple):
@@ -1566,6 +1561,7 @@ class Reader:
     def operate(self, value: Text, rest: str, st: State, line: int, present: bool | None,
                 name: str = "") -> Text:
         """`${NAME<op><operand>}` for the operators the reader knows."""
+        file = st.file  # where an operator it cannot apply is (`_unknown_op`), as the expansion began
         for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
             if rest.startswith(op):
                 operand = self.expand_one(_operand(rest[len(op):], line), st)
@@ -1573,7 +1569,7 @@ class Reader:
                 if present is None or (colon and not is_known(value) and present is not False):
                     if op.lstrip(":") in ("-", "=") and is_known(value) and value:
                         return value
-                    return _unknown_op(value, name, rest, st.file, line)
+                    return _unknown_op(value, name, rest, file, line)
                 empty = not present or (colon and plain(value) == "")
                 if op.lstrip(":") == "-":
                     return operand if empty else value
@@ -1586,13 +1582,13 @@ class Reader:
                     return () if empty else operand
                 return value
         if not is_known(value):
-            return _unknown_op(value, name, rest, st.file, line)
+            return _unknown_op(value, name, rest, file, line)
         text = plain(value)
         for op in ("##", "#", "%%", "%"):
             if rest.startswith(op):
                 pattern = self.pattern(_operand(rest[len(op):], line), st)
                 if pattern is None:
-                    return _unknown_op(value, name, rest, st.file, line)
+                    return _unknown_op(value, name, rest, file, line)
                 derived = self.derive(value, partial(_strip, pattern=pattern, op=op))
                 if derived is not None:
                     return derived
@@ -1609,7 +1605,7 @@ class Reader:
             pat, rep = _split_replacement(body)
             pattern = self.pattern(_operand(pat, line), st)
             if pattern is None:
-                return _unknown_op(value, name, rest, st.file, line)
+                return _unknown_op(value, name, rest, file, line)
             replacement = plain(self.expand_one(_operand(rep, line), st))
             self.decide(value, replacement)
             mode = anchor or ("/" if rest.startswith("//") else "")
@@ -1622,7 +1618,7 @@ class Reader:
                 start = int(parts[0].strip() or "0")
                 length = int(parts[1]) if len(parts) > 1 else None
             except ValueError:
-                return _unknown_op(value, name, rest, st.file, line)
+                return _unknown_op(value, name, rest, file, line)
             if start < 0:
                 start = max(0, len(text) + start)
             end = None if length is None else (start + length if length >= 0 else len(text) + length)
@@ -1631,7 +1627,7 @@ class Reader:
             self.decide(value)
             file, ln = origin(value)
             return text_of(text.upper() if rest.startswith("^") else text.lower(), file, ln)
-        return _unknown_op(value, name, rest, st.file, line)
+        return _unknown_op(value, name, rest, file, line)
 
     def command_substitution(self, code: str, st: State, line: int) -> Text:
         unknown = (Seg(f"$({code.strip()[:200]})", st.file, line, False, "runtime"),)
