@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from verifier.shell.text import Seg, Text, concat, is_known, split_fields
+from verifier.shell.text import Seg, Text, concat, is_known, split_fields, text_of
 from verifier.shell.trace import Reader
 
 
@@ -90,3 +90,13 @@ def test_a_parameter_operand_read_again_is_the_same() -> None:
     # each piece keeps the origin it had before the operands were kept (the environment, line 1)
     joined = (Seg("/b", "<env>", None), Seg("/x y", "s.sh", 1))
     assert first.events[-1].argv[1:] == (joined, joined, (Seg("/b/z y", "<env>", None),))
+
+
+def test_a_known_segment_is_shared_an_unknown_one_never() -> None:
+    # a run-time value is told apart by its segment's identity (trace `_file_key`: two `$(mktemp)`
+    # are two files); a known text is only ever compared
+    assert text_of("abc", "a.sh", 2)[0] is text_of("abc", "a.sh", 2)[0]
+    assert text_of("abc", "a.sh", 2) == (Seg("abc", "a.sh", 2),)
+    first, second = text_of("$(mktemp)", "a.sh", 2, known=False), text_of("$(mktemp)", "a.sh", 2, known=False)
+    assert first == second and first[0] is not second[0]
+    assert text_of("") == () and text_of("", known=False) == ()

@@ -37,7 +37,18 @@ Text = tuple[Seg, ...]
 
 def text_of(value: str, file: str = "", line: int | None = None, known: bool = True) -> Text:
     """A Text of one segment."""
-    return (Seg(value, file, line, known),) if value else ()
+    if not value:
+        return ()
+    return (known_seg(value, file, line),) if known else (Seg(value, file, line, False),)
+
+
+@lru_cache(maxsize=16384)
+def known_seg(value: str, file: str, line: int | None) -> Seg:
+    """A known segment, one object for each text and origin: every reading of a script writes the same
+    literals again, and making a frozen segment cost more than finding it. Only an unknown segment's
+    identity is ever asked (a run-time value, verifier.shell.trace `_file_key`), so an unknown one is
+    never shared."""
+    return Seg(value, file, line, True)
 
 
 def plain(text: Text) -> str:
@@ -106,7 +117,7 @@ def split_fields(text: Text, ifs: str = " \t\n") -> list[Text]:
                 fields.append(tuple(current))
                 current = []
             if piece:
-                current.append(Seg(piece, seg.file, seg.line, True))
+                current.append(known_seg(piece, seg.file, seg.line))
     if current:
         fields.append(tuple(current))
     return fields

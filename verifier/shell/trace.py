@@ -96,6 +96,7 @@ from verifier.shell.text import (
     concat,
     is_known,
     join_fields,
+    known_seg,
     origin,
     plain,
     slice_text,
@@ -1353,7 +1354,7 @@ class Reader:
         else:  # no expansion: one field (or none)
             text = parts[0].text if len(parts) == 1 else "".join([part.text for part in parts])
             if text:
-                return [(Seg(text, file, line, True),)]
+                return [(known_seg(text, file, line),)]
             return [()] if any(part.quoted for part in parts) else []
         if len(parts) == 1 and parts[0].kind == "param":  # `"$X"`, `$X`, `"${A[@]}"`: the loop below, unrolled
             quoted = parts[0].quoted
