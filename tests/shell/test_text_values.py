@@ -62,6 +62,35 @@ def test_split_fields_keeps_origins_and_unknown_parts() -> None:
                                   (host, Seg(":80", "b.sh", 2)), (Seg("y", "b.sh", 2),)]
 
 
+def _concat_one_by_one(*parts: Text) -> Text:
+    """`concat` as first written: each segment added to the last when of one origin."""
+    out: list[Seg] = []
+    last: Seg | None = None
+    for part in parts:
+        for seg in part:
+            if not seg.text:
+                continue
+            if last is not None and (last.file, last.line, last.known, last.why) == \
+                    (seg.file, seg.line, seg.known, seg.why):
+                last = out[-1] = Seg(last.text + seg.text, seg.file, seg.line, seg.known, seg.why)
+            else:
+                out.append(seg)
+                last = seg
+    return tuple(out)
+
+
+def test_concat_is_the_one_by_one_definition() -> None:
+    rng = random.Random(11)
+    values = _values(rng, 6000)
+    for i in range(0, len(values) - 4, 3):
+        parts = values[i:i + rng.randint(0, 4)]
+        got, want = concat(*parts), _concat_one_by_one(*parts)
+        assert got == want, parts
+        # a segment not merged with another is the very object (an unknown one's identity names its value)
+        assert [g is w for g, w in zip(got, want, strict=True)] == \
+            [any(g is seg for part in parts for seg in part) for g in got]
+
+
 def test_concat_and_is_known_of_one_segment() -> None:
     rng = random.Random(5)
     for text in _values(rng, 2000):

@@ -85,18 +85,25 @@ def concat(*parts: Text) -> Text:
     if len(parts) == 1 and len(parts[0]) == 1:  # one segment (most words): what the loop below gives
         seg = parts[0][0]
         return (seg,) if seg.text else ()
+    # each run of adjacent segments of one origin becomes one segment, made once from the run's texts
+    # (joined, not added one by one: a long list joined with one origin, `${A[*]}` of a `$(seq ...)`,
+    # made a segment per item, each copying the text so far); a run of one is the segment itself
     out: list[Seg] = []
-    last: Seg | None = None
+    head: Seg | None = None
+    texts: list[str] = []
     for part in parts:
         for seg in part:
             if not seg.text:
                 continue
-            if last is not None and last.file == seg.file and last.line == seg.line and last.known == seg.known \
-                    and last.why == seg.why:
-                last = out[-1] = Seg(last.text + seg.text, seg.file, seg.line, seg.known, seg.why)
-            else:
-                out.append(seg)
-                last = seg
+            if head is not None and head.file == seg.file and head.line == seg.line and head.known == seg.known \
+                    and head.why == seg.why:
+                texts.append(seg.text)
+                continue
+            if head is not None:
+                out.append(head if len(texts) == 1 else Seg("".join(texts), head.file, head.line, head.known, head.why))
+            head, texts = seg, [seg.text]
+    if head is not None:
+        out.append(head if len(texts) == 1 else Seg("".join(texts), head.file, head.line, head.known, head.why))
     return tuple(out)
 
 
