@@ -348,15 +348,24 @@ class Followed:
     opaque: list[tuple[str, int | None, str]] = field(default_factory=list)
 
 
-def _server_kind(words: list[str], servers: list[Mapping[str, Any]]) -> tuple[Mapping[str, Any], int] | None:
+_Servers = tuple[int, tuple[tuple[Mapping[str, Any], list[str]], ...]]  # `_servers`
+
+
+def _servers(servers: list[Mapping[str, Any]]) -> _Servers:
+    """Policy `multinode.servers` as `_server_kind` compares it: the words a prefix can reach, and
+    each spec with its prefix as strings (made once per walk: every command of a chain is compared)."""
+    return (max((len(spec["prefix"]) for spec in servers), default=0),
+            tuple((spec, [str(p) for p in spec["prefix"]]) for spec in servers))
+
+
+def _server_kind(words: list[str], servers: _Servers) -> tuple[Mapping[str, Any], int] | None:
     # only the words a prefix can reach are compared (every command of a chain is looked at here)
-    reach = max((len(spec["prefix"]) for spec in servers), default=0)
+    reach, specs = servers
     norm = ["python3" if w == "python" or w.endswith("/python") or w.endswith("/python3") else w
             for w in words[:max(reach, 3)]]
     if len(norm) > 2 and norm[1] == "-m":  # `<interpreter> -m <module>`: the interpreter may be a run-time choice
         norm[0] = "python3"
-    for spec in servers:
-        prefix = [str(p) for p in spec["prefix"]]
+    for spec, prefix in specs:
         if norm[:len(prefix)] == prefix:
             return spec, len(prefix)
     return None
@@ -374,6 +383,7 @@ class _Walker:
     def __init__(self, job: KeyJob) -> None:
         self.job = job
         self.policy = job.ctx.policy("multinode")
+        self.servers = _servers(self.policy["servers"])
         self.out = Followed()
 
     def visit(self, events: list[Event], chain: tuple[str, ...], mounts: Mapping[str, str],
@@ -405,7 +415,7 @@ class _Walker:
             return
         if not is_known(argv[0]):
             self.out.opaque.append((event.file, event.line, words[0][:120]))
-        found = _server_kind(words, self.policy["servers"])
+        found = _server_kind(words, self.servers)
         if found is not None:
             spec, program = found
             self.out.servers.append(ServerStart(

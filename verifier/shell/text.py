@@ -9,8 +9,10 @@ the line that wrote it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +37,18 @@ Text = tuple[Seg, ...]
 
 def text_of(value: str, file: str = "", line: int | None = None, known: bool = True) -> Text:
     """A Text of one segment."""
-    return (Seg(value, file, line, known),) if value else ()
+    if not value:
+        return ()
+    return (known_seg(value, file, line),) if known else (Seg(value, file, line, False),)
+
+
+@lru_cache(maxsize=16384)
+def known_seg(value: str, file: str, line: int | None) -> Seg:
+    """A known segment, one object for each text and origin: every reading of a script writes the same
+    literals again, and making a frozen segment cost more than finding it. Only an unknown segment's
+    identity is ever asked (a run-time value, verifier.shell.trace `_file_key`), so an unknown one is
+    never shared."""
+    return Seg(value, file, line, True)
 
 
 def plain(text: Text) -> str:
@@ -47,7 +60,11 @@ def plain(text: Text) -> str:
 
 def is_known(text: Text) -> bool:
     """True when every segment is known."""
-    return all(s.known for s in text)
+    # a plain loop: the reader asks this of nearly every word, and a generator cost more than the test
+    for s in text:  # noqa: SIM110
+        if not s.known:
+            return False
+    return True
 
 
 def blocking(text: Text) -> Seg | None:
@@ -65,18 +82,28 @@ def origin(text: Text) -> tuple[str, int | None]:
 
 def concat(*parts: Text) -> Text:
     """Concatenate Texts, merging adjacent segments of one origin."""
+    if len(parts) == 1 and len(parts[0]) == 1:  # one segment (most words): what the loop below gives
+        seg = parts[0][0]
+        return (seg,) if seg.text else ()
+    # each run of adjacent segments of one origin becomes one segment, made once from the run's texts
+    # (joined, not added one by one: a long list joined with one origin, `${A[*]}` of a `$(seq ...)`,
+    # made a segment per item, each copying the text so far); a run of one is the segment itself
     out: list[Seg] = []
-    last: Seg | None = None
+    head: Seg | None = None
+    texts: list[str] = []
     for part in parts:
         for seg in part:
             if not seg.text:
                 continue
-            if last is not None and last.file == seg.file and last.line == seg.line and last.known == seg.known \
-                    and last.why == seg.why:
-                last = out[-1] = Seg(last.text + seg.text, seg.file, seg.line, seg.known, seg.why)
-            else:
-                out.append(seg)
-                last = seg
+            if head is not None and head.file == seg.file and head.line == seg.line and head.known == seg.known \
+                    and head.why == seg.why:
+                texts.append(seg.text)
+                continue
+            if head is not None:
+                out.append(head if len(texts) == 1 else Seg("".join(texts), head.file, head.line, head.known, head.why))
+            head, texts = seg, [seg.text]
+    if head is not None:
+        out.append(head if len(texts) == 1 else Seg("".join(texts), head.file, head.line, head.known, head.why))
     return tuple(out)
 
 
@@ -84,26 +111,29 @@ def split_fields(text: Text, ifs: str = " \t\n") -> list[Text]:
     """Bash field splitting of an unquoted expansion: runs of IFS whitespace separate fields."""
     fields: list[Text] = []
     current: list[Seg] = []
+    runs = _ifs_runs(ifs) if ifs else None
     for seg in text:
         if not seg.known:  # an unknown value stays one field (its content is not known)
             current.append(seg)
             continue
-        piece = ""
-        for ch in seg.text:
-            if ch in ifs:
-                if piece:
-                    current.append(Seg(piece, seg.file, seg.line, True))
-                    piece = ""
-                if current:
-                    fields.append(tuple(current))
-                    current = []
-            else:
-                piece += ch
-        if piece:
-            current.append(Seg(piece, seg.file, seg.line, True))
+        # the words of a known segment and the IFS runs between them (a regular expression: the
+        # character loop it replaces cost more than the rest of an expansion); a run ends the field
+        # being built, a word continues it
+        for i, piece in enumerate(runs.split(seg.text) if runs is not None else (seg.text,)):
+            if i and current:
+                fields.append(tuple(current))
+                current = []
+            if piece:
+                current.append(known_seg(piece, seg.file, seg.line))
     if current:
         fields.append(tuple(current))
     return fields
+
+
+@lru_cache(maxsize=16)
+def _ifs_runs(ifs: str) -> re.Pattern[str]:
+    """Runs of IFS characters (`split_fields`)."""
+    return re.compile("[" + re.escape(ifs) + "]+")
 
 
 def join_fields(fields: Iterable[Text], sep: str = " ") -> Text:

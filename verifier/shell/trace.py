@@ -96,6 +96,7 @@ from verifier.shell.text import (
     concat,
     is_known,
     join_fields,
+    known_seg,
     origin,
     plain,
     slice_text,
@@ -130,6 +131,29 @@ _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
 _MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in (`Reader.stand_in`)
 _PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$",
                     re.DOTALL)
+
+
+@lru_cache(maxsize=4096)
+def _param_parts(inner: str) -> tuple[str, str | None, str] | None:
+    """`_PARAM`'s name, index and operator part of a `${...}` body (None: not a parameter); kept by
+    the text, which every reading of a script expands again (a bounded cache: a replay worker clears
+    it between PRs, verifier.app.replay.judge.pr_caches)."""
+    m = _PARAM.match(inner)
+    return None if m is None else (m.group("name"), m.group("index"), m.group("rest"))
+
+
+@lru_cache(maxsize=4096)
+def _operand(text: str, line: int) -> Word:
+    """`lex_operand`, kept by text and line: a `${X:-...}` operand is lexed again on every reading of
+    its script, and the word (frozen) is a function of these two alone."""
+    return lex_operand(text, line)
+
+
+@lru_cache(maxsize=1024)
+def _heredoc(body: str, line: int) -> Word:
+    """`lex_heredoc`, kept by text and line as `_operand` is (an unquoted here-document, an
+    arithmetic text)."""
+    return lex_heredoc(body, line)
 
 
 @dataclass(frozen=True)
@@ -358,11 +382,6 @@ class Reader:
 
     # ------------------------------------------------------------------ statements
 
-    def tick(self) -> None:
-        self.steps += 1
-        if self.steps > self.max_steps:
-            raise _Budget(f"more than {self.max_steps} commands")
-
     def body(self, items: Body, st: State) -> bool | None:
         status: bool | None = True
         for item in items:
@@ -370,9 +389,14 @@ class Reader:
         return status
 
     def andor(self, item: AndOr, st: State) -> bool | None:
-        self.tick()
+        # the step budget, counted in place (every statement passes here and in `command`)
+        self.steps += 1
+        if self.steps > self.max_steps:
+            raise _Budget(f"more than {self.max_steps} commands")
         self.cond_why = None
         status = self.pipeline(item.parts[0], st)
+        if len(item.parts) == 1:  # no `&&` / `||`
+            return status
         for op, pipe in zip(item.ops, item.parts[1:], strict=True):
             if status is None:
                 if self.cond_why is None:
@@ -428,7 +452,9 @@ class Reader:
         return status
 
     def command(self, node: Command, st: State) -> bool | None:
-        self.tick()
+        self.steps += 1  # the step budget, as in `andor`
+        if self.steps > self.max_steps:
+            raise _Budget(f"more than {self.max_steps} commands")
         if isinstance(node, Simple):
             return self.simple(node, st)
         if isinstance(node, If):
@@ -672,15 +698,16 @@ class Reader:
         argv: list[Text] = []
         for word in node.words:
             argv.extend(self.expand(word, st))
-        declaring = node.words[0].unquoted_literal in _DECLARERS  # its assignments are its arguments
         prefix: dict[str, Text] = {}
-        for assign in node.assigns:
-            if not declaring and assign.value is not None and assign.index is None:
-                prefix[assign.name] = self.expand_one(assign.value, st)
+        # a declarer's assignments are its arguments (asked only when there are assignments)
+        if node.assigns and node.words[0].unquoted_literal not in _DECLARERS:
+            for assign in node.assigns:
+                if assign.value is not None and assign.index is None:
+                    prefix[assign.name] = self.expand_one(assign.value, st)
         if not argv:
             return True
         name = plain(argv[0]) if is_known(argv[0]) else None
-        stdin = self.stdin(node, st)
+        stdin = self.stdin(node, st) if node.redirects else None  # fed only by a redirect
         if self.marks:
             self.decide_command(name, argv, prefix, stdin, node, st)
         if node.redirects or st.generated:
@@ -864,7 +891,7 @@ class Reader:
         for r in node.redirects:
             if r.op in ("<<", "<<-") and r.heredoc is not None:
                 fed = text_of(r.heredoc.body, st.file, node.line) if r.heredoc.quoted else \
-                    self.expand_one(lex_heredoc(r.heredoc.body, node.line), st)
+                    self.expand_one(_heredoc(r.heredoc.body, node.line), st)
             elif r.op == "<<<" and r.target is not None:
                 fed = concat(self.expand_one(r.target, st), text_of("\n", st.file, node.line))
             elif r.op in ("<", "<&", "<>") and r.fd in ("", "0"):
@@ -915,7 +942,7 @@ class Reader:
             if r.op in ("<<", "<<-") and r.heredoc is not None:
                 if r.heredoc.quoted:
                     return r.heredoc.body
-                return plain(self.expand_one(lex_heredoc(r.heredoc.body, node.line), st))
+                return plain(self.expand_one(_heredoc(r.heredoc.body, node.line), st))
             if r.op == "<<<" and r.target is not None:
                 return plain(self.expand_one(r.target, st))
         return None
@@ -1327,7 +1354,7 @@ class Reader:
         else:  # no expansion: one field (or none)
             text = parts[0].text if len(parts) == 1 else "".join([part.text for part in parts])
             if text:
-                return [(Seg(text, file, line, True),)]
+                return [(known_seg(text, file, line),)]
             return [()] if any(part.quoted for part in parts) else []
         if len(parts) == 1 and parts[0].kind == "param":  # `"$X"`, `$X`, `"${A[@]}"`: the loop below, unrolled
             quoted = parts[0].quoted
@@ -1400,8 +1427,10 @@ class Reader:
             if not name:
                 return ()
         self.reads.add(name)
-        if name in st.vars:
-            return st.vars[name]
+        # one look through the layers of a branch's variables (a Text is never None)
+        value = st.vars.get(name)
+        if value is not None:
+            return value  # type: ignore[no-any-return]
         if name in st.arrays:
             arr = st.arrays[name]
             return arr[0] if arr else ()
@@ -1469,10 +1498,10 @@ class Reader:
                 if is_known(target) and _NAME.match(plain(target)):
                     return self.param(plain(target) + m.group("rest"), st, line, quoted)
             return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
-        m = _PARAM.match(inner)
-        if not m:
+        parts = _param_parts(inner)
+        if parts is None:
             return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
-        name, index, rest = m.group("name"), m.group("index"), m.group("rest")
+        name, index, rest = parts
         if st.refs and name in st.refs:
             name = self.deref(name, st, line) or "__unset_reference__"
         if name == "@":
@@ -1533,17 +1562,15 @@ class Reader:
     def operate(self, value: Text, rest: str, st: State, line: int, present: bool | None,
                 name: str = "") -> Text:
         """`${NAME<op><operand>}` for the operators the reader knows."""
-        bad = blocking(value)
-        unknown = (Seg(f"${{{name}{rest}}}", bad.file if bad else st.file, bad.line if bad else line, False,
-                       bad.why if bad else "runtime"),)
+        file = st.file  # where an operator it cannot apply is (`_unknown_op`), as the expansion began
         for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
             if rest.startswith(op):
-                operand = self.expand_one(lex_operand(rest[len(op):], line), st)
+                operand = self.expand_one(_operand(rest[len(op):], line), st)
                 colon = op.startswith(":")
                 if present is None or (colon and not is_known(value) and present is not False):
                     if op.lstrip(":") in ("-", "=") and is_known(value) and value:
                         return value
-                    return unknown
+                    return _unknown_op(value, name, rest, file, line)
                 empty = not present or (colon and plain(value) == "")
                 if op.lstrip(":") == "-":
                     return operand if empty else value
@@ -1556,13 +1583,13 @@ class Reader:
                     return () if empty else operand
                 return value
         if not is_known(value):
-            return unknown
+            return _unknown_op(value, name, rest, file, line)
         text = plain(value)
         for op in ("##", "#", "%%", "%"):
             if rest.startswith(op):
-                pattern = self.pattern(lex_operand(rest[len(op):], line), st)
+                pattern = self.pattern(_operand(rest[len(op):], line), st)
                 if pattern is None:
-                    return unknown
+                    return _unknown_op(value, name, rest, file, line)
                 derived = self.derive(value, partial(_strip, pattern=pattern, op=op))
                 if derived is not None:
                     return derived
@@ -1577,10 +1604,10 @@ class Reader:
             if body.startswith(("#", "%")) and not rest.startswith("//"):  # `${X//#/}`: `#` is the pattern
                 anchor, body = body[0], body[1:]
             pat, rep = _split_replacement(body)
-            pattern = self.pattern(lex_operand(pat, line), st)
+            pattern = self.pattern(_operand(pat, line), st)
             if pattern is None:
-                return unknown
-            replacement = plain(self.expand_one(lex_operand(rep, line), st))
+                return _unknown_op(value, name, rest, file, line)
+            replacement = plain(self.expand_one(_operand(rep, line), st))
             self.decide(value, replacement)
             mode = anchor or ("/" if rest.startswith("//") else "")
             file, ln = origin(value)
@@ -1592,7 +1619,7 @@ class Reader:
                 start = int(parts[0].strip() or "0")
                 length = int(parts[1]) if len(parts) > 1 else None
             except ValueError:
-                return unknown
+                return _unknown_op(value, name, rest, file, line)
             if start < 0:
                 start = max(0, len(text) + start)
             end = None if length is None else (start + length if length >= 0 else len(text) + length)
@@ -1601,7 +1628,7 @@ class Reader:
             self.decide(value)
             file, ln = origin(value)
             return text_of(text.upper() if rest.startswith("^") else text.lower(), file, ln)
-        return unknown
+        return _unknown_op(value, name, rest, file, line)
 
     def command_substitution(self, code: str, st: State, line: int) -> Text:
         unknown = (Seg(f"$({code.strip()[:200]})", st.file, line, False, "runtime"),)
@@ -1645,7 +1672,7 @@ class Reader:
         """The value of a bash arithmetic expression (verifier.shell.arith; None: it reads a value the
         reader does not know, or bash would fail). Assignments in it (`i++`, `n=2`) are followed."""
         if "$" in expr or "`" in expr:  # expansions first (`${#A[@]}`, `$(cmd)`), then bare names
-            expanded = self.expand_one(lex_heredoc(expr, line or 0), st)
+            expanded = self.expand_one(_heredoc(expr, line or 0), st)
             self.decide(expanded)
             if not is_known(expanded):
                 return None
@@ -2197,6 +2224,14 @@ def _parse(text: str, path: str, first_line: int = 1) -> Body:
         return parse(text, path, first_line).body
     except RecursionError:
         raise ShellSyntaxError("the script nests too deeply to read", None) from None
+
+
+def _unknown_op(value: Text, name: str, rest: str, file: str, line: int) -> Text:
+    """What `Reader.operate` gives for an operator it cannot apply: the expansion's source text, at the
+    value's first segment the reader could not establish (else at the expansion); made only when given."""
+    bad = blocking(value)
+    return (Seg(f"${{{name}{rest}}}", bad.file if bad else file, bad.line if bad else line, False,
+                bad.why if bad else "runtime"),)
 
 
 def _common_prefix(values: list[Text], tail: Text) -> Text:
