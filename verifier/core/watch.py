@@ -22,15 +22,29 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from verifier.core import processcache
+
 # The bundles are verifier.core.model.Bundle, which imports this module (its trees note questions).
 Bundle = Any
 Question = tuple[Any, ...]
 T = TypeVar("T")
 
 
+# A tree's file is one `bytes` object that every reading of it asks about again (#2263: 8,563 digests
+# of 634 contents); its digest is kept with it. Bounded, and dropped between replayed PRs.
+_DIGESTS: processcache.ByObject[bytes] = processcache.ByObject("watch.digests", 1024)
+
+
 def digest(data: bytes | None) -> bytes | None:
     """A content's 16-byte BLAKE2b digest (None: no content)."""
-    return None if data is None else hashlib.blake2b(data, digest_size=16).digest()
+    if data is None:
+        return None
+    if type(data) is not bytes:  # only an immutable content keeps its digest
+        return hashlib.blake2b(data, digest_size=16).digest()
+    got = _DIGESTS.get(data)
+    if got is None:
+        got = _DIGESTS.put(data, hashlib.blake2b(data, digest_size=16).digest())
+    return got
 
 
 class TreeQuestions:
