@@ -164,26 +164,44 @@ class Shared:
             del entries[0]
 
 
-def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding]) -> World:
+def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding],
+                 rebinder: _Rebinder | None = None) -> World:
     """A copy of a world from another starting environment: bindings still equal to the first
     environment's are replaced by the new one's (the script has not read them: they are the same
-    pass-through), and the new environment's extra variables are added."""
+    pass-through), and the new environment's extra variables are added.
+
+    Only the names the two environments bind differently (`_Rebinder.changed`, found once for
+    every world of a checkpoint) are looked at: where they agree, the new binding equals the one
+    the world holds."""
+    if rebinder is None:
+        rebinder = _Rebinder(old, new)
     x = w.copy()
-    for name, binding in old.items():
-        if x.vars.get(name) == binding:
+    for name in rebinder.changed:
+        if x.vars.get(name) == old[name]:
             if name in new:
                 x.vars[name] = new[name]
             else:
                 del x.vars[name]
                 x.exported.discard(name)
-    for name, binding in new.items():
-        if name not in old and name not in x.vars:
+    for name, binding in rebinder.extra:
+        if name not in x.vars:
             x.vars[name] = binding
             x.exported.add(name)
     if x.found:
-        rebinder = _Rebinder(old, new)
         x.found = tuple(replace(f, env=rebinder.env(f.env)) for f in x.found)
     return x
+
+
+def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
+    """What tells `Checkpoints` points at one statement apart: the names read so far, the names only
+    tested for emptiness, and their values (emptiness) in `env`."""
+    # a file written from variables nobody has read back yet is still in the worlds: those count here
+    names = set(state["reads"]).union(*state["sinks"].values()) if state["sinks"] else set(state["reads"])
+    read_names = tuple(sorted(names))
+    weak_names = tuple(sorted(state["weak"] - state["reads"]))
+    valuation = (tuple(env[n][0] if n in env else None for n in read_names),
+                 tuple(_filled(env.get(n)) for n in weak_names))
+    return read_names, weak_names, valuation
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,12 +271,7 @@ class Checkpoints:
         if where is not None:
             where[2].add(index)
         entries = self._store.setdefault(key, [])
-        # a file written from variables nobody has read back yet is still in the worlds: those count here
-        names = set(state["reads"]).union(*state["sinks"].values()) if state["sinks"] else set(state["reads"])
-        read_names = tuple(sorted(names))
-        weak_names = tuple(sorted(state["weak"] - state["reads"]))
-        valuation = (tuple(env[n][0] if n in env else None for n in read_names),
-                     tuple(_filled(env.get(n)) for n in weak_names))
+        read_names, weak_names, valuation = _point_key(state, env)
         table = self._index.setdefault(key, {}).setdefault(index, {}).setdefault((read_names, weak_names), {})
         if valuation in table:  # the same point with the same values is remembered already
             return
@@ -280,6 +293,16 @@ class Checkpoints:
             k = max(range(len(entries) - 1), key=lambda j: (-(j // EVICT_GROUP), entries[j].index))
             old = entries.pop(k)
             self._index[key][old.index][(old.read_names, old.weak_names)].pop(old.valuation, None)
+
+    def has(self, key: Any, index: int, state: dict[str, Any], env: Mapping[str, Binding]) -> bool:
+        """Whether `add(key, index, state, ..., env)` would find its point remembered already (and
+        so keep nothing): the evaluator then need not copy the worlds for it."""
+        by_shape = self._index.get(key, {}).get(index)
+        if not by_shape:
+            return False
+        read_names, weak_names, valuation = _point_key(state, env)
+        table = by_shape.get((read_names, weak_names))
+        return table is not None and valuation in table
 
     def find(self, key: Any, env: Mapping[str, Binding]) -> tuple[int, dict[str, Any], list[World]] | None:
         """The deepest remembered point this environment can resume from (among equally deep ones,
@@ -313,4 +336,5 @@ class Checkpoints:
         if entries[-1] is not best:
             entries.remove(best)
             entries.append(best)
-        return index, state, [rebind_world(w, env0, env) for w in worlds]
+        rebinder = _Rebinder(env0, env)
+        return index, state, [rebind_world(w, env0, env, rebinder) for w in worlds]
