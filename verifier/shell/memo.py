@@ -17,6 +17,7 @@ from verifier.shell.values import Loc, Val
 from verifier.shell.world import World
 
 Binding = tuple[Val, Loc]
+STDOUT = "/dev/stdout"  # the sink of output nothing captures (verifier.shell.builtins._sink_kind)
 # Entries kept per script key. On the largest real PRs (#2263, #2096) 32 judge in the same CPU time
 # as 256 (within noise), while 256 kept ~90 MB more worlds and environments alive until the verdict
 # ended (peak RSS 437 -> 282 MiB with the rest of the memory work; 16 saves another ~16 MiB for ~5% CPU).
@@ -195,8 +196,13 @@ def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding
 def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
     """What tells `Checkpoints` points at one statement apart: the names read so far, the names only
     tested for emptiness, and their values (emptiness) in `env`."""
-    # a file written from variables nobody has read back yet is still in the worlds: those count here
-    names = set(state["reads"]).union(*state["sinks"].values()) if state["sinks"] else set(state["reads"])
+    # a file written from variables nobody has read back yet is still in the worlds: those count here.
+    # What went to standard output while nothing captured it is in no world (it was printed, and
+    # the commands that print under a sink do nothing else with what they read: builtins._sink_kind),
+    # so those reads tell no two points apart: `echo "CONC: $CONC"` early in a script no longer makes
+    # every later point of a config start before it.
+    sinks = state["sinks"]
+    names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != STDOUT)) if sinks else set(state["reads"])
     read_names = tuple(sorted(names))
     weak_names = tuple(sorted(state["weak"] - state["reads"]))
     valuation = (tuple(env[n][0] if n in env else None for n in read_names),
