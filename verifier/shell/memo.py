@@ -17,7 +17,6 @@ from verifier.shell.values import Loc, Val
 from verifier.shell.world import World
 
 Binding = tuple[Val, Loc]
-STDOUT = "/dev/stdout"  # the sink of output nothing captures (verifier.shell.builtins._sink_kind)
 # Entries kept per script key. On the largest real PRs (#2263, #2096) 32 judge in the same CPU time
 # as 256 (within noise), while 256 kept ~90 MB more worlds and environments alive until the verdict
 # ended (peak RSS 437 -> 282 MiB with the rest of the memory work; 16 saves another ~16 MiB for ~5% CPU).
@@ -193,6 +192,9 @@ def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding
     return x
 
 
+STDOUT = "/dev/stdout"  # the sink of output nothing captures (verifier.shell.builtins._sink_kind)
+
+
 def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
     """What tells `Checkpoints` points at one statement apart: the names read so far, the names only
     tested for emptiness, and their values (emptiness) in `env`."""
@@ -317,12 +319,16 @@ class Checkpoints:
         by_index = self._index.get(key)
         if not by_index:
             return None
+        # the environment's values by name, once: a point's valuation is then made in C (a script's
+        # points hold a dozen shapes, each asked for the values of its names)
+        values: dict[str, Any] | None = None
         for index in sorted(by_index, reverse=True):
             for (read_names, weak_names), table in by_index[index].items():
                 if not table:
                     continue
-                valuation = (tuple(env[n][0] if n in env else None for n in read_names),
-                             tuple(_filled(env.get(n)) for n in weak_names))
+                if values is None:
+                    values = {name: binding[0] for name, binding in env.items()}
+                valuation = (tuple(map(values.get, read_names)), tuple(map(_filled, map(env.get, weak_names))))
                 point = table.get(valuation)
                 if point is None or point.state["read_all"]:
                     continue
