@@ -130,8 +130,9 @@ def _sink_kind(cmd: Simple, head: str | None) -> int:
 # an expansion that may do more than make text: `${X?msg}` / `${X:?msg}` (exit when unset or empty),
 # `${X=v}` (assigns), a subscript or offset (arithmetic, which may assign: `${A[i++]}`, `${X:i++}`),
 # `${!X}` (expands whatever X names, operators included). Read under a sink, the variables it reads
-# would decide more than the output; matched on the text, so some harmless ones are taken too.
-_EFFECTFUL = re.compile(r"\$\{(?:!|[^}]*(?:[?=\[]|\+\+|--)|[A-Za-z_][A-Za-z0-9_]*:[^-+?=])")
+# would decide more than the output. Matched at each `${` on the operator right after the name (a
+# nested `${...}` is matched at its own `${`), so the search stays linear in the text.
+_EFFECTFUL = re.compile(r"\$\{(?:!|#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:[?=\[]|:[^-+]))")
 
 
 def _stays(word: Word) -> bool:
