@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from verifier.core.processcache import ByObject, ByText
 from verifier.shell.conditions import eval_bracket, eval_single
 from verifier.shell.launchers import match_child, match_server, plain_command
-from verifier.shell.lexer import ShellSyntaxError
+from verifier.shell.lexer import ShellSyntaxError, Word
 from verifier.shell.nodes import Assign, FuncDef, Simple
 from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, shown
@@ -115,16 +115,29 @@ def _sink_kind(cmd: Simple, head: str | None) -> int:
     if head not in ("echo", "printf", "cat"):
         return 0
     raws = [x.raw for x in cmd.words] + [r.heredoc.body for r in cmd.redirects if r.heredoc is not None]
-    if any(":=" in t or "$((" in t or "$(" in t or "`" in t for t in raws):
+    if any(":=" in t or "$((" in t or "$(" in t or "`" in t or "$[" in t or _EFFECTFUL.search(t) for t in raws):
         return 0
-    if head == "printf" and len(cmd.words) > 1 and cmd.words[1].raw == "-v":
-        return 0
-    if head == "cat" and not any(r.heredoc is not None for r in cmd.redirects):
-        return 0
+    if head == "printf" and (len(cmd.words) < 2 or cmd.words[1].raw == "-v" or not _stays(cmd.words[1])):
+        return 0  # a format that may expand to nothing makes `printf` fail: its status would read it
+    if head == "cat" and (len(cmd.words) > 1 or not any(r.heredoc is not None for r in cmd.redirects)):
+        return 0  # a file named on the line is read (its status, and what it promotes)
     outputs = [r for r in cmd.redirects if r.op in (">", ">>", ">|", "&>", "&>>") and r.fd in ("", "1")]
     if outputs:
         return 1
     return 2 if head != "cat" else 0
+
+
+# an expansion that may do more than make text: `${X?msg}` / `${X:?msg}` (exit when unset or empty),
+# `${X=v}` (assigns), a subscript or offset (arithmetic, which may assign: `${A[i++]}`, `${X:i++}`),
+# `${!X}` (expands whatever X names, operators included). Read under a sink, the variables it reads
+# would decide more than the output. Matched at each `${` on the operator right after the name (a
+# nested `${...}` is matched at its own `${`), so the search stays linear in the text.
+_EFFECTFUL = re.compile(r"\$\{(?:!|#?(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:[?=\[]|:[^-+]))")
+
+
+def _stays(word: Word) -> bool:
+    """Whether a word always makes at least one field (quoted text, or plain text)."""
+    return any(p.quoted or (p.kind == "lit" and p.text) for p in word.parts)
 
 
 def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding],

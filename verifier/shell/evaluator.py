@@ -560,9 +560,8 @@ class Evaluator:
         self.main_src = script.src
         self.scripts.append(script)
         w = World()
-        for name, binding in env.items():
-            w.vars[name] = binding
-            w.exported.add(name)
+        w.vars = dict(env)  # copied in C (every run builds it; a resumed one replaces it)
+        w.exported = set(env)
         w.arg0 = arg0
         w.sources = (script.src,)
         w.pos = tuple((a, (script.src, 0)) for a in args)
@@ -626,12 +625,18 @@ class Evaluator:
             # optimisation only: a checkpoint not stored makes a later evaluation resume earlier)
             # (bounded by a multiple of the script's size: copying every binding before every
             # statement of a script of many distinct names would be quadratic)
-            bases: dict[int, Any] = {}
-            snapshot = [w.frozen(bases) for w in worlds] if keeping and i > 0 and store.wanted(key, body, i) \
-                and self.snapshot_work <= 16 * len(body) + 50_000 else None
-            if snapshot is not None:
-                self.snapshot_work += sum(len(w.vars) + len(w.arrays) + len(w.assocs) + 1 for w in snapshot)
-            state = self._state() if snapshot is not None else None
+            snapshot: list[World] | None = None
+            state: dict[str, Any] | None = None
+            if keeping and i > 0 and store.wanted(key, body, i) and self.snapshot_work <= 16 * len(body) + 50_000:
+                state = self._state()
+                if i == start and store.has(key, i, state, self.initial):  # type: ignore[union-attr]
+                    # the point this evaluation resumed from: storing it again would keep nothing,
+                    # so its worlds are not copied (every resumed evaluation copied them in vain)
+                    state = None
+                else:
+                    bases: dict[int, Any] = {}
+                    snapshot = [w.frozen(bases) for w in worlds]
+                    self.snapshot_work += sum(len(w.vars) + len(w.arrays) + len(w.assocs) + 1 for w in snapshot)
             nxt: list[World] = []
             for w in worlds:
                 if w.flow is not None:
@@ -691,15 +696,23 @@ class Evaluator:
             for table in (w.vars, w.arrays, w.assocs):
                 if not table:
                     continue
-                # set operations in C: most candidates are read later or mentioned by a function
-                dead = drop_candidates(table, self._owner, dying).difference(later)
-                if not dead:
-                    continue
-                in_functions = dead & kept
-                if in_functions:
-                    dead -= in_functions
-                    if isinstance(table, Table) and table.base.owner is self._owner:
-                        table.base.suspect -= in_functions  # kept to the end (the functions only gain names)
+                if type(table) is dict:
+                    # every name is a candidate: most are the starting environment's, which `kept`
+                    # holds and no later statement mentions, so taking those out first leaves a few
+                    # names to test against `later` (the same set as the other order, in fewer steps)
+                    dead = set(table).difference(kept)
+                    if dead:
+                        dead = dead.difference(later)
+                else:
+                    # set operations in C: most candidates are read later or mentioned by a function
+                    dead = drop_candidates(table, self._owner, dying).difference(later)
+                    if not dead:
+                        continue
+                    in_functions = dead & kept
+                    if in_functions:
+                        dead -= in_functions
+                        if isinstance(table, Table) and table.base.owner is self._owner:
+                            table.base.suspect -= in_functions  # kept to the end (the functions only gain names)
                 if dead and w.refs:  # what a reference names is read through it, under a name no later text mentions
                     dead -= set(w.refs.values())
                 if dead:
@@ -721,8 +734,10 @@ class Evaluator:
             return False
         self.done_work += 1 + len(w.funcs) // 8
         commands = self.options.commands
-        funcs_now = sorted(w.funcs.items())
-        extra = (i, tuple((k, id(v)) for k, v in funcs_now), tuple(id(sc) for sc in self.scripts), commands)
+        # the functions by name and identity in the world's order (made in C; worlds share the
+        # order they defined them in, and a different order only makes another entry)
+        funcs_now = tuple(w.funcs.values())
+        extra = (i, tuple(w.funcs), tuple(map(id, funcs_now)), tuple(map(id, self.scripts)), commands)
         entry = _DONE_CACHE.get(body, extra)
         cached = entry[1] if entry is not None else None
         if cached is None:
@@ -736,7 +751,7 @@ class Evaluator:
             self.done_work += len(body) - i + len(funcs) + len(assigned)
             cached = not may_launch(body[i:], commands, _launching(funcs, commands, self.scripts, assigned), assigned)
             # the entry keeps the functions and scripts its key names by id
-            _DONE_CACHE.put(body, ((*(v for _, v in funcs_now), *self.scripts), cached), extra)
+            _DONE_CACHE.put(body, ((*funcs_now, *self.scripts), cached), extra)
         return cached
 
     # =========================================================================== worlds

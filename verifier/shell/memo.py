@@ -164,26 +164,52 @@ class Shared:
             del entries[0]
 
 
-def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding]) -> World:
+def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding],
+                 rebinder: _Rebinder | None = None) -> World:
     """A copy of a world from another starting environment: bindings still equal to the first
     environment's are replaced by the new one's (the script has not read them: they are the same
-    pass-through), and the new environment's extra variables are added."""
+    pass-through), and the new environment's extra variables are added.
+
+    Only the names the two environments bind differently (`_Rebinder.changed`, found once for
+    every world of a checkpoint) are looked at: where they agree, the new binding equals the one
+    the world holds."""
+    if rebinder is None:
+        rebinder = _Rebinder(old, new)
     x = w.copy()
-    for name, binding in old.items():
-        if x.vars.get(name) == binding:
+    for name in rebinder.changed:
+        if x.vars.get(name) == old[name]:
             if name in new:
                 x.vars[name] = new[name]
             else:
                 del x.vars[name]
                 x.exported.discard(name)
-    for name, binding in new.items():
-        if name not in old and name not in x.vars:
+    for name, binding in rebinder.extra:
+        if name not in x.vars:
             x.vars[name] = binding
             x.exported.add(name)
     if x.found:
-        rebinder = _Rebinder(old, new)
         x.found = tuple(replace(f, env=rebinder.env(f.env)) for f in x.found)
     return x
+
+
+STDOUT = "/dev/stdout"  # the sink of output nothing captures (verifier.shell.builtins._sink_kind)
+
+
+def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
+    """What tells `Checkpoints` points at one statement apart: the names read so far, the names only
+    tested for emptiness, and their values (emptiness) in `env`."""
+    # a file written from variables nobody has read back yet is still in the worlds: those count here.
+    # What went to standard output while nothing captured it is in no world (it was printed, and
+    # the commands that print under a sink do nothing else with what they read: builtins._sink_kind),
+    # so those reads tell no two points apart: `echo "CONC: $CONC"` early in a script no longer makes
+    # every later point of a config start before it.
+    sinks = state["sinks"]
+    names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != STDOUT)) if sinks else set(state["reads"])
+    read_names = tuple(sorted(names))
+    weak_names = tuple(sorted(state["weak"] - state["reads"]))
+    valuation = (tuple(env[n][0] if n in env else None for n in read_names),
+                 tuple(_filled(env.get(n)) for n in weak_names))
+    return read_names, weak_names, valuation
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,12 +279,7 @@ class Checkpoints:
         if where is not None:
             where[2].add(index)
         entries = self._store.setdefault(key, [])
-        # a file written from variables nobody has read back yet is still in the worlds: those count here
-        names = set(state["reads"]).union(*state["sinks"].values()) if state["sinks"] else set(state["reads"])
-        read_names = tuple(sorted(names))
-        weak_names = tuple(sorted(state["weak"] - state["reads"]))
-        valuation = (tuple(env[n][0] if n in env else None for n in read_names),
-                     tuple(_filled(env.get(n)) for n in weak_names))
+        read_names, weak_names, valuation = _point_key(state, env)
         table = self._index.setdefault(key, {}).setdefault(index, {}).setdefault((read_names, weak_names), {})
         if valuation in table:  # the same point with the same values is remembered already
             return
@@ -281,6 +302,16 @@ class Checkpoints:
             old = entries.pop(k)
             self._index[key][old.index][(old.read_names, old.weak_names)].pop(old.valuation, None)
 
+    def has(self, key: Any, index: int, state: dict[str, Any], env: Mapping[str, Binding]) -> bool:
+        """Whether `add(key, index, state, ..., env)` would find its point remembered already (and
+        so keep nothing): the evaluator then need not copy the worlds for it."""
+        by_shape = self._index.get(key, {}).get(index)
+        if not by_shape:
+            return False
+        read_names, weak_names, valuation = _point_key(state, env)
+        table = by_shape.get((read_names, weak_names))
+        return table is not None and valuation in table
+
     def find(self, key: Any, env: Mapping[str, Binding]) -> tuple[int, dict[str, Any], list[World]] | None:
         """The deepest remembered point this environment can resume from (among equally deep ones,
         the earliest remembered)."""
@@ -288,12 +319,16 @@ class Checkpoints:
         by_index = self._index.get(key)
         if not by_index:
             return None
+        # the environment's values by name, once: a point's valuation is then made in C (a script's
+        # points hold a dozen shapes, each asked for the values of its names)
+        values: dict[str, Any] | None = None
         for index in sorted(by_index, reverse=True):
             for (read_names, weak_names), table in by_index[index].items():
                 if not table:
                     continue
-                valuation = (tuple(env[n][0] if n in env else None for n in read_names),
-                             tuple(_filled(env.get(n)) for n in weak_names))
+                if values is None:
+                    values = {name: binding[0] for name, binding in env.items()}
+                valuation = (tuple(map(values.get, read_names)), tuple(map(_filled, map(env.get, weak_names))))
                 point = table.get(valuation)
                 if point is None or point.state["read_all"]:
                     continue
@@ -313,4 +348,5 @@ class Checkpoints:
         if entries[-1] is not best:
             entries.remove(best)
             entries.append(best)
-        return index, state, [rebind_world(w, env0, env) for w in worlds]
+        rebinder = _Rebinder(env0, env)
+        return index, state, [rebind_world(w, env0, env, rebinder) for w in worlds]
