@@ -19,6 +19,7 @@ from verifier.launch.harness import (
     file_state,
     script_starts,
     script_text,
+    server_roots,
     shared_evaluate,
     shell_options,
 )
@@ -33,7 +34,7 @@ from verifier.shell.values import Loc, Opaque, Unknown, Val, shown
 def _evaluate(job: KeyJob, start: ScriptStart) -> Evaluation:
     text = script_text(job.read(start.path))
     key = ("script", job.side, start.path, start.cwd, start.arg0)
-    return shared_evaluate(job, key, text, start.path, start.env, shell_options(job, "server", start.cwd),
+    return shared_evaluate(job, key, text, start.path, start.env, lambda: shell_options(job, "server", start.cwd),
                            start.arg0)
 
 
@@ -323,10 +324,9 @@ def _llm_api_options(job: KeyJob, server: ServerStart, target: str, start: Scrip
             got = _GENERATED.put(key, _generated_options(gen.lines, start.path))
         data, origins = got
         return _copied(data), dict(origins), None
-    options = shell_options(job, "server", start.cwd)
     repo: str | None = None
     if target.startswith("/"):
-        for root in options.roots:
+        for root in server_roots(job, start.cwd):
             if target.startswith(root):
                 repo = posixpath.normpath(target[len(root):])
                 break
