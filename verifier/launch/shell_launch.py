@@ -68,9 +68,7 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
                   f"{_missing(states[start.path])}, so its launch command is not resolvable", "no-recipe")
         return
     groups: dict[Any, list[tuple[WorldResult, ScriptStart, Evaluation]]] = {}
-    conf = job.policy.get("legacy-script") or {}
-    prefixes = tuple(str(p) for p in conf.get("engine-env-prefixes") or ())
-    workflow = str(conf.get("workflow") or "")
+    prefixes, workflow = _split_conf(job)
     failures: list[tuple[str, int | None, str]] = []
     exits: list[tuple[str, int]] = []
     for start in present:
@@ -114,6 +112,17 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
         if bench_env is None:
             bench_env = bench_envs[id(start)] = {n: shown(b[0]) for n, b in start.env.items() if n != "PWD"}
         _add_launch(job, point, members, several, kind, bench_env)
+
+
+def _split_conf(job: KeyJob) -> tuple[tuple[str, ...], str]:
+    """(policy `engine-env-prefixes`, the workflow's path) of `legacy-script`: read from the context's
+    policy once, not once per point (the prefixes are some sixty words)."""
+
+    def compute() -> tuple[tuple[str, ...], str]:
+        conf = job.policy.get("legacy-script") or {}
+        return tuple(str(p) for p in conf.get("engine-env-prefixes") or ()), str(conf.get("workflow") or "")
+
+    return job.ctx.memo("launch.shell-launch-split", compute)
 
 
 def _missing(state: str) -> str:
@@ -227,7 +236,7 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
                         arg_origins[str(name)] = option_origins[(name,)]
             if repo_file:
                 files.append(repo_file)
-    workflow = str((job.policy.get("legacy-script") or {}).get("workflow") or "")
+    workflow = _split_conf(job)[1]
     env: dict[str, str] = {}
     env_origins: dict[str, Origin] = {}
     for name, value, loc in server.env:
