@@ -119,3 +119,24 @@ def test_rebinding_copies_only_the_results_whose_environment_changes() -> None:
         assert a.server is not None and b.server is not None
         assert (a.server.argv, a.server.argv_locs, a.server.loc, a.server.files) == \
             (b.server.argv, b.server.argv_locs, b.server.loc, b.server.files)
+
+
+def test_a_full_store_forgets_the_deepest_of_the_points_used_longest_ago() -> None:
+    import random
+
+    from verifier.shell.memo import EVICT_GROUP, MAX_ENTRIES
+
+    rng = random.Random(7)
+    store = Checkpoints()
+    kept: list[tuple[int, str]] = []  # (statement, value) in least recently used order: the rule by hand
+    for n in range(3 * MAX_ENTRIES):
+        index, value = rng.randrange(1, 12), f"v{n}"
+        state = {"reads": {"A"}, "sinks": {}, "weak": set(), "read_all": False}
+        store.add("k", index, state, [], {"A": (value, ("", 0))})
+        kept.append((index, value))
+        if len(kept) > MAX_ENTRIES:
+            group = kept[:min(EVICT_GROUP, len(kept) - 1)]
+            deepest = max(range(len(group)), key=lambda j: group[j][0])  # the first of equally deep ones
+            del kept[deepest]
+        held = [(p.index, p.valuation[0][0]) for p in store._store["k"]]
+        assert held == kept

@@ -296,7 +296,8 @@ class Checkpoints:
             # a script's own variables, which no environment resumes from once a deeper point of
             # its config exists, and forgot the deep point each config's points resume from
             # (#2531: 10 of 60 statements skipped per evaluation on average against 25)
-            k = max(range(len(entries) - 1), key=lambda j: (-(j // EVICT_GROUP), entries[j].index))
+            # (only the first group is looked at: no point past it can be chosen)
+            k = max(range(min(EVICT_GROUP, len(entries) - 1)), key=lambda j: entries[j].index)
             old = entries.pop(k)
             self._index[key][old.index][(old.read_names, old.weak_names)].pop(old.valuation, None)
 
