@@ -12,6 +12,7 @@ another's result.
   all for an evaluation the memo holds (`shared_evaluate` makes them only to compute one).
 * `harness._label_clusters`: the clusters of a runner label once per side and label.
 * `argv._is_flag`: whether a word is a flag, once per word.
+* `shell_launch._env_parts`: a server environment's maps once per entries (value and place).
 """
 
 from __future__ import annotations
@@ -216,3 +217,23 @@ def test_flag_words_are_classed_per_word() -> None:
     assert flag_map(argv) == {"tp": "8", "offset": "-1", "dims": ["1", "2"], "flag": True, "max-len": "8",
                               "1a": True}
     assert flag_map(argv) == flag_map(list(argv))
+
+
+def test_server_environment_maps_are_per_entries_and_copied() -> None:
+    entries = (("NCCL_X", "1", ("s.sh", 3)), ("SGLANG_Y", Opaque("$(nproc)", ("s.sh", 4)), ("s.sh", 4)),
+               ("NCCL_X", "2", ("run.sh", 9)))
+    env, origins = shell_launch._env_parts(entries)
+    assert env == {"NCCL_X": "2", "SGLANG_Y": "$(nproc)"}  # a later entry of a name wins, an opaque shows its text
+    assert origins == {"NCCL_X": ("run.sh", 9), "SGLANG_Y": ("s.sh", 4)}
+    env["NCCL_X"] = "changed"
+    origins.clear()
+    again = shell_launch._env_parts(entries)
+    assert again == ({"NCCL_X": "2", "SGLANG_Y": "$(nproc)"}, {"NCCL_X": ("run.sh", 9), "SGLANG_Y": ("s.sh", 4)})
+    # the same values written elsewhere, or another value: maps of their own
+    moved = shell_launch._env_parts((("NCCL_X", "1", ("s.sh", 5)),))
+    other = shell_launch._env_parts((("NCCL_X", "3", ("s.sh", 3)),))
+    assert moved == ({"NCCL_X": "1"}, {"NCCL_X": ("s.sh", 5)}) and other == ({"NCCL_X": "3"}, {"NCCL_X": ("s.sh", 3)})
+    # an opaque value and the text it shows are different entries
+    text = shell_launch._env_parts((("SGLANG_Y", "$(nproc)", ("s.sh", 4)),))
+    run_time = shell_launch._env_parts((("SGLANG_Y", Opaque("$(nproc)", ("s.sh", 4)), ("s.sh", 4)),))
+    assert text == run_time  # both show the same text from the same line: the launch cannot tell them apart

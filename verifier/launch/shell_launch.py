@@ -24,7 +24,7 @@ from verifier.launch.harness import (
     shell_options,
 )
 from verifier.launch.job import KeyJob
-from verifier.launch.model import Launch
+from verifier.launch.model import Launch, shared_origins
 from verifier.launch.recipes.spec import spec_parameters
 from verifier.launch.recipes.variants import Origin
 from verifier.shell import Evaluation, ServerStart, ShellLimit, ShellSyntaxError, WorldResult
@@ -178,7 +178,10 @@ def _argv_parts(values: tuple[Val, ...], locs: tuple[Loc, ...]) -> _ArgvParts:
     key = (values, locs)
     got = _ARGV.get(key)
     if got is None:
-        got = _ARGV.put(key, _read_argv(values, locs))
+        argv, arg_origins, opaque, args = _read_argv(values, locs)
+        # kept as the PR's shared maps (verifier.launch.model): a launch holding copies of them is
+        # then found shared by the very objects it holds, without a look at every key and value
+        got = _ARGV.put(key, (argv, shared_origins(arg_origins), shared_origins(opaque), args))
     argv, arg_origins, opaque, args = got
     return argv, dict(arg_origins), dict(opaque), {k: list(v) if isinstance(v, list) else v for k, v in args.items()}
 
@@ -237,13 +240,8 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
             if repo_file:
                 files.append(repo_file)
     workflow = _split_conf(job)[1]
-    env: dict[str, str] = {}
-    env_origins: dict[str, Origin] = {}
-    for name, value, loc in server.env:
-        if not loc[0] or loc[0] == workflow or isinstance(value, Unknown) or name == "PWD":
-            continue
-        env[name] = shown(value)
-        env_origins[name] = Origin(loc[0], loc[1])
+    env, env_origins = _env_parts(tuple(item for item in server.env if item[2][0] and item[2][0] != workflow
+                                        and not isinstance(item[1], Unknown) and item[0] != "PWD"))
     engine = server.engine or job.policy["engines"].get(point.framework or "") or ""
     model_path = args.get("model-path") or args.get("model")
     if model_path is None and argv and not argv[0].startswith("-"):
@@ -262,6 +260,24 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
         files=tuple(dict.fromkeys(f for f in files if f)), world=_world_label(members) if several else "",
         opaque=opaque, checkpoints=dict(ev.downloads),
     ))
+
+
+# The server environment a launch names (`Launch.env`, `env_origins`) by the entries it is made of
+# (name, value, where written): the points of a config mostly start their server with the same
+# variables set by the runner and the script (the workflow's, which differ, are not among them).
+_ENV: processcache.ByText[tuple[tuple[str, Val, Loc], ...], tuple[dict[str, str], dict[str, Origin]]] = \
+    processcache.ByText("launch.shell-server-env", 1 << 10)
+
+
+def _env_parts(entries: tuple[tuple[str, Val, Loc], ...]) -> tuple[dict[str, str], dict[str, Origin]]:
+    """(name -> value as text, name -> origin) of the server's environment entries (a later entry of
+    a name wins); the launch's own copies of maps kept shared (see `_argv_parts`)."""
+    got = _ENV.get(entries)
+    if got is None:
+        env = {name: shown(value) for name, value, _ in entries}
+        origins = shared_origins({name: Origin(loc[0], loc[1]) for name, _, loc in entries})
+        got = _ENV.put(entries, (env, origins))
+    return dict(got[0]), dict(got[1])
 
 
 def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
