@@ -8,7 +8,11 @@ another's result.
   text but other kinds of words (an opaque value) or other lines gets its own reading, and every
   caller gets maps of its own.
 * `harness.script_text` / `_digest`: a text per bytes object, a digest per text.
-* `harness.shell_options`: the policy part once per context and working directory.
+* `harness.shell_options`: the policy part once per context and working directory; and none at
+  all for an evaluation the memo holds (`shared_evaluate` makes them only to compute one).
+* `harness._label_clusters`: the clusters of a runner label once per side and label.
+* `argv._is_flag`: whether a word is a flag, once per word.
+* `shell_launch._env_parts`: a server environment's maps once per entries (value and place).
 """
 
 from __future__ import annotations
@@ -151,3 +155,85 @@ def test_generated_options_are_per_lines_and_copied() -> None:
     other = (("kv:", ("s.sh", 5)), ("  fraction: 0.9", ("s.sh", 6)))
     assert options(other)[0] == {"kv": {"fraction": 0.9}}
     assert options((("- not a map", ("s.sh", 5)),))[:2] == ({}, {})
+
+
+def test_options_are_made_only_for_an_evaluation_the_memo_lacks() -> None:
+    from tests.launch.test_runner_reuse import _job
+
+    job = _job("#!/bin/bash\n")
+    made: list[str] = []
+
+    def make() -> Any:
+        made.append("options")
+        return harness.shell_options(job, "server", "/workspace")
+
+    text = 'python3 -m sglang.launch_server --model-path "$MODEL" --tp "$TP"\n'
+
+    def run(**env: str) -> Any:
+        bound = {name: (value, ("wf.yml", 1)) for name, value in env.items()}
+        return harness.shared_evaluate(job, ("script", "head", "s.sh"), text, "s.sh", bound, make, "s.sh")
+
+    first = run(MODEL="m", TP="8", CONC="4")
+    assert made == ["options"]
+    again = run(MODEL="m", TP="8", CONC="16")  # CONC is not read: the memo's evaluation, no options
+    assert made == ["options"]
+    other = run(MODEL="m", TP="4", CONC="16")  # TP is read: computed, with options of its own
+    assert made == ["options", "options"]
+    argv = [[str(v) for v in r.server.argv] for ev in (first, again, other) for r in ev.results if r.server]
+    assert argv == [["--model-path", "m", "--tp", "8"]] * 2 + [["--model-path", "m", "--tp", "4"]]
+    conc = [{n: v for n, v, _ in r.server.env}.get("CONC") for r in again.results if r.server]
+    assert conc == ["16"]  # passed through from its own environment
+
+
+def test_label_clusters_are_per_side_and_label() -> None:
+    from tests.launch.multinode_kit import TRT_KEY, make_bundle, srt_tree
+    from verifier.configs import master_entries
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
+    from verifier.launch.job import KeyJob
+
+    runners = {f"runners/launch_{c}.sh": b"#!/bin/bash\n" for c in ("zz9-a", "zz9-b", "yy7-a")}
+    head = {**srt_tree(), **runners}
+    base = {**srt_tree(), "runners/launch_zz9-c.sh": b"#!/bin/bash\n"}
+    ctx = CheckContext(make_bundle(head, base), load_policies())
+    jobs = {side: KeyJob(ctx, side, master_entries(ctx, side)[TRT_KEY]) for side in ("head", "base")}
+    zz9 = harness._label_clusters(jobs["head"], "zz9")
+    assert zz9 == (("zz9-a", "zz9-a_0"), ("zz9-b", "zz9-b_0"))
+    assert harness._label_clusters(jobs["head"], "zz9") is zz9  # found once
+    assert harness._label_clusters(jobs["head"], "yy7") == (("yy7-a", "yy7-a_0"),)  # another label
+    assert harness._label_clusters(jobs["base"], "zz9") == (("zz9-c", "zz9-c_0"),)  # the other side's tree
+    for side, label in (("head", "zz9"), ("head", "yy7"), ("base", "zz9"), ("head", None), ("head", "xx")):
+        assert harness._label_clusters(jobs[side], label) == tuple(harness._find_label_clusters(jobs[side], label))
+
+
+def test_flag_words_are_classed_per_word() -> None:
+    from verifier.launch.argv import _is_flag, flag_map
+
+    words = ["--tp", "-1", "-1a", "-", "--", "1e3", "-x", "--max-len=8", "-0.5", "--"]
+    first = [_is_flag(w) for w in words]
+    assert first == [True, False, True, False, False, False, True, True, False, False]
+    assert [_is_flag(w) for w in words] == first  # the same answers once remembered
+    argv = ("serve", "--tp", "8", "--offset", "-1", "--dims", "1", "2", "--flag", "--max-len=8", "-1a")
+    assert flag_map(argv) == {"tp": "8", "offset": "-1", "dims": ["1", "2"], "flag": True, "max-len": "8",
+                              "1a": True}
+    assert flag_map(argv) == flag_map(list(argv))
+
+
+def test_server_environment_maps_are_per_entries_and_copied() -> None:
+    entries = (("NCCL_X", "1", ("s.sh", 3)), ("SGLANG_Y", Opaque("$(nproc)", ("s.sh", 4)), ("s.sh", 4)),
+               ("NCCL_X", "2", ("run.sh", 9)))
+    env, origins = shell_launch._env_parts(entries)
+    assert env == {"NCCL_X": "2", "SGLANG_Y": "$(nproc)"}  # a later entry of a name wins, an opaque shows its text
+    assert origins == {"NCCL_X": ("run.sh", 9), "SGLANG_Y": ("s.sh", 4)}
+    env["NCCL_X"] = "changed"
+    origins.clear()
+    again = shell_launch._env_parts(entries)
+    assert again == ({"NCCL_X": "2", "SGLANG_Y": "$(nproc)"}, {"NCCL_X": ("run.sh", 9), "SGLANG_Y": ("s.sh", 4)})
+    # the same values written elsewhere, or another value: maps of their own
+    moved = shell_launch._env_parts((("NCCL_X", "1", ("s.sh", 5)),))
+    other = shell_launch._env_parts((("NCCL_X", "3", ("s.sh", 3)),))
+    assert moved == ({"NCCL_X": "1"}, {"NCCL_X": ("s.sh", 5)}) and other == ({"NCCL_X": "3"}, {"NCCL_X": ("s.sh", 3)})
+    # an opaque value and the text it shows are different entries
+    text = shell_launch._env_parts((("SGLANG_Y", "$(nproc)", ("s.sh", 4)),))
+    run_time = shell_launch._env_parts((("SGLANG_Y", Opaque("$(nproc)", ("s.sh", 4)), ("s.sh", 4)),))
+    assert text == run_time  # both show the same text from the same line: the launch cannot tell them apart

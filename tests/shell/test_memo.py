@@ -76,3 +76,67 @@ def test_reads_that_only_feed_unread_output_do_not_split_evaluations() -> None:
         plain = text.replace("--config cfg.yml", "--port 1")
         memo.evaluate("t", env, lambda env=env, plain=plain: evaluate(plain, "t.sh", env, _options()))  # type: ignore[misc]
     assert (memo.misses, memo.hits) == (1, 1)  # nothing the server uses reads CONC
+
+
+def _rebound_by_the_rule(result, env0, env):  # type: ignore[no-untyped-def]
+    """The documented rebinding, entry by entry with `dataclasses.replace` (the reference for `rebind_evaluation`)."""
+    from dataclasses import replace
+
+    def rebind(items):  # type: ignore[no-untyped-def]
+        out = []
+        for name, value, loc in items:
+            if name in env0 and env0[name] == (value, loc):  # passed through unchanged
+                if name in env:
+                    out.append((name, *env[name]))
+                continue
+            out.append((name, value, loc))
+        have = {item[0] for item in items}
+        out.extend((name, *b) for name, b in env.items() if name not in env0 and name not in have)
+        return tuple(out)
+
+    return [replace(r, server=replace(r.server, env=rebind(r.server.env)) if r.server else None,
+                    child=replace(r.child, env=rebind(r.child.env)) if r.child else None) for r in result.results]
+
+
+def test_rebinding_copies_only_the_results_whose_environment_changes() -> None:
+    from verifier.shell.memo import rebind_evaluation
+
+    text = 'export A=1\nif [[ "$TP" == 8 ]]; then X=a; else X=b; fi\npython3 -m sglang.launch_server --x "$X"\n'
+    env0 = _env()
+    ev = evaluate(text, "x.sh", env0, _options())
+    same = rebind_evaluation(ev, env0, dict(env0))  # equal, not the same map: nothing passed through changes
+    assert all(a is b for a, b in zip(same.results, ev.results, strict=True))
+    for env in (_env(PASS="other"), _env(CONC="16", RESULT_FILENAME="r16"), {**_env(), "NEW": ("n", ("wf.yml", 2))},
+                {n: b for n, b in _env().items() if n != "PASS"}, {**_env(), "PASS": ("through", ("wf.yml", 9))}):
+        got = rebind_evaluation(ev, env0, env)
+        assert got.results == _rebound_by_the_rule(ev, env0, env)
+        assert [r.server.env for r in got.results if r.server] == \
+            [r.server.env for r in _rebound_by_the_rule(ev, env0, env) if r.server]
+    # the copies are whole: every other field of the started server is the evaluation's own
+    moved = rebind_evaluation(ev, env0, _env(PASS="other"))
+    for a, b in zip(moved.results, ev.results, strict=True):
+        assert a is not b and a.assumptions == b.assumptions and a.exit_loc == b.exit_loc
+        assert a.server is not None and b.server is not None
+        assert (a.server.argv, a.server.argv_locs, a.server.loc, a.server.files) == \
+            (b.server.argv, b.server.argv_locs, b.server.loc, b.server.files)
+
+
+def test_a_full_store_forgets_the_deepest_of_the_points_used_longest_ago() -> None:
+    import random
+
+    from verifier.shell.memo import EVICT_GROUP, MAX_ENTRIES
+
+    rng = random.Random(7)
+    store = Checkpoints()
+    kept: list[tuple[int, str]] = []  # (statement, value) in least recently used order: the rule by hand
+    for n in range(3 * MAX_ENTRIES):
+        index, value = rng.randrange(1, 12), f"v{n}"
+        state = {"reads": {"A"}, "sinks": {}, "weak": set(), "read_all": False}
+        store.add("k", index, state, [], {"A": (value, ("", 0))})
+        kept.append((index, value))
+        if len(kept) > MAX_ENTRIES:
+            group = kept[:min(EVICT_GROUP, len(kept) - 1)]
+            deepest = max(range(len(group)), key=lambda j: group[j][0])  # the first of equally deep ones
+            del kept[deepest]
+        held = [(p.index, p.valuation[0][0]) for p in store._store["k"]]
+        assert held == kept

@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from verifier.core import processcache
 from verifier.engines.common import is_number
+
+# Whether a token is a flag, by the token: the argvs of a PR's launches repeat a few hundred words
+# (#1571: 393 distinct in 42,708), and `is_number` parses each as a float.
+_FLAGS: processcache.ByText[str, bool] = processcache.ByText("launch.argv-flags", 1 << 13)
 
 
 def _is_flag(token: str) -> bool:
-    return token.startswith("-") and token not in ("-", "--") and not is_number(token)
+    got = _FLAGS.get(token)
+    if got is None:
+        got = _FLAGS.put(token, token.startswith("-") and token not in ("-", "--") and not is_number(token))
+    return got
 
 
 def flag_map(argv: Sequence[str]) -> dict[str, Any]:

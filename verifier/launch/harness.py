@@ -20,7 +20,7 @@ it, else `legacy_env`).
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,6 +137,12 @@ def _fixed_options(job: KeyJob, mode: str, cwd: str) -> _Fixed:
     return job.ctx.memo(f"launch.shell-options.{mode}.{cwd}", compute)
 
 
+def server_roots(job: KeyJob, cwd: str) -> tuple[str, ...]:
+    """The absolute prefixes that stand for the repository for a server script run in `cwd`
+    (`shell_options(job, "server", cwd).roots`, without making the options)."""
+    return _fixed_options(job, "server", cwd).roots
+
+
 def shell_options(job: KeyJob, mode: str, cwd: str = "") -> Options:
     """Options for evaluating this side's scripts: the tree as the file system (read through the job,
     so a recorder fetches what the bundle lacks). A new object on every call: evaluations set
@@ -187,8 +193,16 @@ def point_inputs(point: Point, conf: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _label_clusters(job: KeyJob, label: str | None) -> list[tuple[str, str]]:
-    """(cluster, machine) for every cluster whose machines carry the runner label."""
+def _label_clusters(job: KeyJob, label: str | None) -> tuple[tuple[str, str], ...]:
+    """(cluster, machine) for every cluster whose machines carry the runner label: found once per
+    side and label (it depends on the side's runners table and file listing and the policy, all
+    the context's), not once per point."""
+    # a side is `base` or `head` (no dot): the label is the rest of the key, whatever it holds
+    return job.ctx.memo(f"launch.label-clusters.{job.side}.{label or ''}",
+                        lambda: tuple(_find_label_clusters(job, label)))
+
+
+def _find_label_clusters(job: KeyJob, label: str | None) -> list[tuple[str, str]]:
     from verifier.configs.runners import runners
 
     table = runners(job.ctx, job.side)
@@ -303,17 +317,20 @@ def _same_answers(job: KeyJob, options: Options, accesses: tuple[tuple[Any, ...]
 
 
 def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env: Mapping[str, Binding],
-                    options: Options, arg0: str) -> Evaluation:
+                    make_options: Callable[[], Options], arg0: str) -> Evaluation:
     """Evaluate a script of this side (`key` = (kind, side, ...)): reused from this side's memo,
     else from the other tree when it holds there too (`Shared`), else computed (resuming from a
-    checkpoint when one fits) and remembered for both."""
+    checkpoint when one fits) and remembered for both. The evaluator's options (`make_options`,
+    e.g. `shell_options`) are made only when the memo does not hold the evaluation: most points
+    of a config reuse one, and nothing but a computation reads them."""
     memo = shell_memo(job)
-    options.checkpoints = shell_checkpoints(job)
-    options.checkpoint_key = key
-    shared = shell_shared(job)
-    shared_key = (key[0], *key[2:], options.mode, _digest(text))
 
     def compute() -> Evaluation:
+        options = make_options()
+        options.checkpoints = shell_checkpoints(job)
+        options.checkpoint_key = key
+        shared = shell_shared(job)
+        shared_key = (key[0], *key[2:], options.mode, _digest(text))
         found = shared.find(shared_key, job.side, env, lambda accesses: _same_answers(job, options, accesses))
         if found is not None:
             return found
@@ -340,9 +357,13 @@ def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env
     return memo.evaluate(key, env, compute)
 
 
-def _evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env: Mapping[str, Binding], options: Options,
-              arg0: str) -> Evaluation:
-    return shared_evaluate(job, key, text, path, env, options, arg0)
+def _evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env: Mapping[str, Binding],
+              make_options: Callable[[], Options], arg0: str) -> Evaluation:
+    return shared_evaluate(job, key, text, path, env, make_options, arg0)
+
+
+def _child_options(job: KeyJob) -> Callable[[], Options]:
+    return lambda: shell_options(job, "child")
 
 
 def script_starts(job: KeyJob, point: Point) -> Harness:
@@ -371,7 +392,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
         if step is not None:
             try:
                 ev = _evaluate(job, ("step", job.side, wf.path if wf else ""), step, wf.path if wf else "", env,
-                               shell_options(job, "child"), "bash")
+                               _child_options(job), "bash")
                 started = [r.child for r in ev.results if r.child is not None]
                 for child in started:
                     if isinstance(child.path, str) and posixpath.normpath(child.path) == runner:
@@ -381,8 +402,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
                 pass
         text = script_text(raw)
         try:
-            ev = _evaluate(job, ("runner", job.side, runner), text, runner, runner_env, shell_options(job, "child"),
-                           runner)
+            ev = _evaluate(job, ("runner", job.side, runner), text, runner, runner_env, _child_options(job), runner)
         except ShellSyntaxError as exc:
             out.problems.append((runner, exc.line, f"runner script cannot be read statically: {exc.message}"))
             continue
@@ -407,7 +427,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
             cwd = child.cwd if child.cwd else "/workspace"
             path = posixpath.normpath(child.path)
             if path.startswith("/"):
-                for root in shell_options(job, "server", cwd).roots:
+                for root in server_roots(job, cwd):
                     if path.startswith(root):
                         path = path[len(root):]
                         break

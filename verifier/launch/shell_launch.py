@@ -19,11 +19,12 @@ from verifier.launch.harness import (
     file_state,
     script_starts,
     script_text,
+    server_roots,
     shared_evaluate,
     shell_options,
 )
 from verifier.launch.job import KeyJob
-from verifier.launch.model import Launch
+from verifier.launch.model import Launch, shared_origins
 from verifier.launch.recipes.spec import spec_parameters
 from verifier.launch.recipes.variants import Origin
 from verifier.shell import Evaluation, ServerStart, ShellLimit, ShellSyntaxError, WorldResult
@@ -33,7 +34,7 @@ from verifier.shell.values import Loc, Opaque, Unknown, Val, shown
 def _evaluate(job: KeyJob, start: ScriptStart) -> Evaluation:
     text = script_text(job.read(start.path))
     key = ("script", job.side, start.path, start.cwd, start.arg0)
-    return shared_evaluate(job, key, text, start.path, start.env, shell_options(job, "server", start.cwd),
+    return shared_evaluate(job, key, text, start.path, start.env, lambda: shell_options(job, "server", start.cwd),
                            start.arg0)
 
 
@@ -67,9 +68,7 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
                   f"{_missing(states[start.path])}, so its launch command is not resolvable", "no-recipe")
         return
     groups: dict[Any, list[tuple[WorldResult, ScriptStart, Evaluation]]] = {}
-    conf = job.policy.get("legacy-script") or {}
-    prefixes = tuple(str(p) for p in conf.get("engine-env-prefixes") or ())
-    workflow = str(conf.get("workflow") or "")
+    prefixes, workflow = _split_conf(job)
     failures: list[tuple[str, int | None, str]] = []
     exits: list[tuple[str, int]] = []
     for start in present:
@@ -113,6 +112,17 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
         if bench_env is None:
             bench_env = bench_envs[id(start)] = {n: shown(b[0]) for n, b in start.env.items() if n != "PWD"}
         _add_launch(job, point, members, several, kind, bench_env)
+
+
+def _split_conf(job: KeyJob) -> tuple[tuple[str, ...], str]:
+    """(policy `engine-env-prefixes`, the workflow's path) of `legacy-script`: read from the context's
+    policy once, not once per point (the prefixes are some sixty words)."""
+
+    def compute() -> tuple[tuple[str, ...], str]:
+        conf = job.policy.get("legacy-script") or {}
+        return tuple(str(p) for p in conf.get("engine-env-prefixes") or ()), str(conf.get("workflow") or "")
+
+    return job.ctx.memo("launch.shell-launch-split", compute)
 
 
 def _missing(state: str) -> str:
@@ -168,7 +178,10 @@ def _argv_parts(values: tuple[Val, ...], locs: tuple[Loc, ...]) -> _ArgvParts:
     key = (values, locs)
     got = _ARGV.get(key)
     if got is None:
-        got = _ARGV.put(key, _read_argv(values, locs))
+        argv, arg_origins, opaque, args = _read_argv(values, locs)
+        # kept as the PR's shared maps (verifier.launch.model): a launch holding copies of them is
+        # then found shared by the very objects it holds, without a look at every key and value
+        got = _ARGV.put(key, (argv, shared_origins(arg_origins), shared_origins(opaque), args))
     argv, arg_origins, opaque, args = got
     return argv, dict(arg_origins), dict(opaque), {k: list(v) if isinstance(v, list) else v for k, v in args.items()}
 
@@ -226,14 +239,9 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
                         arg_origins[str(name)] = option_origins[(name,)]
             if repo_file:
                 files.append(repo_file)
-    workflow = str((job.policy.get("legacy-script") or {}).get("workflow") or "")
-    env: dict[str, str] = {}
-    env_origins: dict[str, Origin] = {}
-    for name, value, loc in server.env:
-        if not loc[0] or loc[0] == workflow or isinstance(value, Unknown) or name == "PWD":
-            continue
-        env[name] = shown(value)
-        env_origins[name] = Origin(loc[0], loc[1])
+    workflow = _split_conf(job)[1]
+    env, env_origins = _env_parts(tuple(item for item in server.env if item[2][0] and item[2][0] != workflow
+                                        and not isinstance(item[1], Unknown) and item[0] != "PWD"))
     engine = server.engine or job.policy["engines"].get(point.framework or "") or ""
     model_path = args.get("model-path") or args.get("model")
     if model_path is None and argv and not argv[0].startswith("-"):
@@ -252,6 +260,24 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
         files=tuple(dict.fromkeys(f for f in files if f)), world=_world_label(members) if several else "",
         opaque=opaque, checkpoints=dict(ev.downloads),
     ))
+
+
+# The server environment a launch names (`Launch.env`, `env_origins`) by the entries it is made of
+# (name, value, where written): the points of a config mostly start their server with the same
+# variables set by the runner and the script (the workflow's, which differ, are not among them).
+_ENV: processcache.ByText[tuple[tuple[str, Val, Loc], ...], tuple[dict[str, str], dict[str, Origin]]] = \
+    processcache.ByText("launch.shell-server-env", 1 << 10)
+
+
+def _env_parts(entries: tuple[tuple[str, Val, Loc], ...]) -> tuple[dict[str, str], dict[str, Origin]]:
+    """(name -> value as text, name -> origin) of the server's environment entries (a later entry of
+    a name wins); the launch's own copies of maps kept shared (see `_argv_parts`)."""
+    got = _ENV.get(entries)
+    if got is None:
+        env = {name: shown(value) for name, value, _ in entries}
+        origins = shared_origins({name: Origin(loc[0], loc[1]) for name, _, loc in entries})
+        got = _ENV.put(entries, (env, origins))
+    return dict(got[0]), dict(got[1])
 
 
 def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -323,10 +349,9 @@ def _llm_api_options(job: KeyJob, server: ServerStart, target: str, start: Scrip
             got = _GENERATED.put(key, _generated_options(gen.lines, start.path))
         data, origins = got
         return _copied(data), dict(origins), None
-    options = shell_options(job, "server", start.cwd)
     repo: str | None = None
     if target.startswith("/"):
-        for root in options.roots:
+        for root in server_roots(job, start.cwd):
             if target.startswith(root):
                 repo = posixpath.normpath(target[len(root):])
                 break

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
 from verifier.shell.values import Loc, Val
 from verifier.shell.world import World
 
 Binding = tuple[Val, Loc]
+_Frozen = TypeVar("_Frozen", ServerStart, ChildStart, WorldResult)
 # Entries kept per script key. On the largest real PRs (#2263, #2096) 32 judge in the same CPU time
 # as 256 (within noise), while 256 kept ~90 MB more worlds and environments alive until the verdict
 # ended (peak RSS 437 -> 282 MiB with the rest of the memory work; 16 saves another ~16 MiB for ~5% CPU).
@@ -37,7 +38,9 @@ class _Rebinder:
     def __init__(self, old: Mapping[str, Binding], new: Mapping[str, Binding]) -> None:
         self.old, self.new = old, new
         self.changed = {name for name, binding in old.items() if new.get(name) != binding}
-        self.extra = [(name, binding) for name, binding in new.items() if name not in old]
+        # points of a config bind the same names: then nothing is extra (a key test at C speed)
+        self.extra = [] if new.keys() <= old.keys() else [(name, binding) for name, binding in new.items()
+                                                          if name not in old]
 
     def env(self, env_items: tuple[tuple[str, Val, Loc], ...]) -> tuple[tuple[str, Val, Loc], ...]:
         if not self.changed and not self.extra:
@@ -63,10 +66,26 @@ class _Rebinder:
         server: ServerStart | None = result.server
         child: ChildStart | None = result.child
         if server is not None:
-            server = replace(server, env=self.env(server.env))
+            env = self.env(server.env)
+            if env is not server.env:
+                server = _copy_with(server, env=env)
         if child is not None:
-            child = replace(child, env=self.env(child.env))
-        return replace(result, server=server, child=child)
+            env = self.env(child.env)
+            if env is not child.env:
+                child = _copy_with(child, env=env)
+        if server is result.server and child is result.child:  # nothing passed through changed
+            return result
+        return _copy_with(result, server=server, child=child)
+
+
+def _copy_with(obj: _Frozen, **changes: Any) -> _Frozen:
+    """A copy of a frozen dataclass instance with some fields replaced, without `dataclasses.replace`'s
+    walk over the class's fields and its call of `__init__` (these classes have no `__post_init__` and
+    no slots): every field, however many the class gains, is copied from `obj`."""
+    out = object.__new__(type(obj))
+    out.__dict__.update(obj.__dict__)
+    out.__dict__.update(changes)
+    return out
 
 
 def _filled(binding: Binding | None) -> bool | None:
@@ -298,7 +317,8 @@ class Checkpoints:
             # a script's own variables, which no environment resumes from once a deeper point of
             # its config exists, and forgot the deep point each config's points resume from
             # (#2531: 10 of 60 statements skipped per evaluation on average against 25)
-            k = max(range(len(entries) - 1), key=lambda j: (-(j // EVICT_GROUP), entries[j].index))
+            # (only the first group is looked at: no point past it can be chosen)
+            k = max(range(min(EVICT_GROUP, len(entries) - 1)), key=lambda j: entries[j].index)
             old = entries.pop(k)
             self._index[key][old.index][(old.read_names, old.weak_names)].pop(old.valuation, None)
 
