@@ -34,7 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -68,6 +68,7 @@ MAX_LISTED = 6
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # a PR's recipes repeat a few hundred keys over a million entries
 def _norm(name: str) -> str:
     return name.lstrip("-").replace("_", "-").lower()
 
@@ -94,6 +95,33 @@ def _walk(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ..
             yield from _walk(value, (*path, i))
 
 
+def _entries(node: Any, wanted: Callable[[Any, Any], bool]) -> list[tuple[tuple[Any, ...], Any, Any]]:
+    """The (path, key, value) of `_walk(node)` that `wanted(key, value)` keeps, in the same order. A
+    launch's recipe has thousands of entries and a few of them matter: the path of the others is
+    never made (#2096: 1.2 million entries walked over 2,386 launches)."""
+    out: list[tuple[tuple[Any, ...], Any, Any]] = []
+    path: list[Any] = []
+
+    def visit(item: Any) -> None:
+        if isinstance(item, Mapping):
+            for key, value in item.items():
+                if wanted(key, value):
+                    out.append(((*path, key), key, value))
+                if isinstance(value, Mapping | list):
+                    path.append(key)
+                    visit(value)
+                    path.pop()
+        elif isinstance(item, list):
+            for i, value in enumerate(item):
+                if isinstance(value, Mapping | list):
+                    path.append(i)
+                    visit(value)
+                    path.pop()
+
+    visit(node)
+    return out
+
+
 def _json_values(value: Any) -> Iterator[tuple[Any, Any]]:
     """(key, value) pairs inside a JSON-object string (engine configs written as JSON text)."""
     if isinstance(value, str) and value.strip().startswith("{"):
@@ -115,7 +143,14 @@ def _launch_findings(launch: Launch, policy: Mapping[str, Any], rules: frozenset
             out.append(("architecture-override", setting.path or launch.recipe_path, setting.line,
                         {"flag": setting.name, "value": setting.text}))
     prohibited = policy["prohibited_values"] if RULE_METRICS in rules else {}
-    for path, key, value in _walk(launch.recipe):
+
+    def wanted(key: Any, value: Any) -> bool:
+        """An entry the loop below can report: a key it names, or a JSON-object string to look into."""
+        if isinstance(value, str) and value.strip().startswith("{"):
+            return True
+        return isinstance(key, str) and ((bool(names) and _norm(key) in names) or key in prohibited)
+
+    for path, key, value in _entries(launch.recipe, wanted):
         candidates = [(key, value), *_json_values(value)] if isinstance(value, str) else [(key, value)]
         for k, v in candidates:
             if not isinstance(k, str):

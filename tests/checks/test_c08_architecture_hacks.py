@@ -103,3 +103,28 @@ def test_a_model_without_date_added_reviewed_before_the_cutoff_is_grandfathered(
     assert "allreduce-model-date-unknown" not in [f.message_id for f in result.findings]
     edit_yaml(bundle / "bundle.yaml", lambda d: d.__setitem__("review_date", dt.date(2026, 10, 20)))
     assert "allreduce-model-date-unknown" in [f.message_id for f in run_one(bundle, 8).findings]
+
+
+def test_recipe_entries_are_the_walk_that_the_check_keeps() -> None:
+    """`_entries` (the entries a launch's recipe can be reported for) gives what filtering `_walk` gives,
+    paths and order included, on nested mappings and lists of every shape."""
+    import random
+
+    rng = random.Random(8)
+    keys = ["hf-overrides", "hf_overrides", "--json-model-override-args", "publish", 3, "x", "args"]
+
+    def tree(depth: int) -> object:
+        kind = rng.random()
+        if depth == 0 or kind < 0.3:
+            return rng.choice(["v", ' {"a": 1}', "{", 1, None, True, ""])
+        if kind < 0.65:
+            return {rng.choice(keys): tree(depth - 1) for _ in range(rng.randrange(4))}
+        return [tree(depth - 1) for _ in range(rng.randrange(4))]
+
+    def wanted(key: object, value: object) -> bool:
+        return (isinstance(value, str) and value.strip().startswith("{")) or key in ("hf_overrides", 3)
+
+    for _ in range(500):
+        node = tree(5)
+        assert c08._entries(node, lambda k, v: True) == list(c08._walk(node))
+        assert c08._entries(node, wanted) == [e for e in c08._walk(node) if wanted(e[1], e[2])]
