@@ -13,6 +13,7 @@ import hashlib
 import pytest
 
 from tests.launch.multinode_kit import RECIPE, SETUP_SCRIPT, TRT_KEY, TRT_RECIPE, make_bundle, srt_tree
+from verifier.core import processcache
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
 from verifier.core.model import UpstreamFile, UpstreamFiles
@@ -68,7 +69,9 @@ def _context() -> CheckContext:
     return CheckContext(make_bundle(srt_tree()), load_policies())
 
 
-def test_a_recipe_text_is_parsed_once_per_path_and_context() -> None:
+def test_a_recipe_text_is_parsed_once_per_path_in_the_process() -> None:
+    """The recording's resolution contexts and the verdict's read the same recipes: one parse serves
+    them all, until the process caches are dropped (a replay drops them between PRs)."""
     ctx = _context()
     text = "model:\n  path: some/model\nbackend:\n  type: trtllm\n"
     first = files.parsed_doc(ctx, text, "recipes/a.yaml")
@@ -78,7 +81,9 @@ def test_a_recipe_text_is_parsed_once_per_path_and_context() -> None:
     changed = files.parsed_doc(ctx, text.replace("trtllm", "sglang"), "recipes/a.yaml")
     assert changed.get("backend", "type") == "sglang" and first.get("backend", "type") == "trtllm"
     assert first.line("backend", "type") == 4
-    assert files.parsed_doc(_context(), text, "recipes/a.yaml") is not first  # nothing outlives a context
+    assert files.parsed_doc(_context(), text, "recipes/a.yaml") is first  # another context, the same parse
+    processcache.clear_all()
+    assert files.parsed_doc(_context(), text, "recipes/a.yaml") is not first
 
 
 def test_a_refused_recipe_raises_the_same_error_every_time() -> None:
@@ -118,7 +123,7 @@ def test_fetched_recipe_launches_from_one_parse_equal_one_parse_per_point(monkey
         parsed.append(path)
         return parse_yaml11(text, path)
 
-    monkeypatch.setattr(files, "parse_yaml11", counting)
+    monkeypatch.setattr(files, "parse_yaml11_shared", counting)  # each parse counted, none from the process cache
     shared = dump()
     assert shared.count("kind='srt-fetched'") == 4 and parsed.count(f"NVIDIA/srt-slurm@sa-submission-q2-2026:{RECIPE}") == 1
 
