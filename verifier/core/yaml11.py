@@ -149,7 +149,7 @@ class _Builder:
     """
 
     def __init__(self, loader: Any, path: str, line_offset: int, max_nodes: int = MAX_NODES,
-                 root: Node | None = None) -> None:
+                 root: Node | None = None, merges: bool = True) -> None:
         self.loader = loader
         self.path = path
         self.offset = line_offset
@@ -165,6 +165,8 @@ class _Builder:
         self.pairs_of: dict[int, list[tuple[Node, Node, bool]]] = {}
         self.merge_work = 0
         self.depth = 0
+        # False when the document cannot hold a merge key (see parse_yaml11): no mapping looks for one.
+        self.merges = merges
         # Leaf scalars under paths shorter than this are built inline by their mapping or sequence
         # (no `build` / `scalar` call, constructed values reused from _VALUES). Each nesting level
         # takes at most two frames (`build`, `mapping`), so below this length the general path
@@ -211,6 +213,7 @@ class _Builder:
                 lines = self.lines
                 first = 1 + self.offset
                 inline = len(path) < self.inline_below
+                values = _VALUES
                 for i, item in enumerate(node.value):
                     sub = (*path, i)
                     lines.setdefault(sub, item.start_mark.line + first)
@@ -222,7 +225,8 @@ class _Builder:
                             value = item.value
                             out_list.append(_intern(value) if len(value) <= MAX_SHARED_TEXT else value)
                         else:
-                            out_list.append(self.leaf(item, tag))
+                            value = values.get((tag, item.value), _MISSING)
+                            out_list.append(self.leaf(item, tag) if value is _MISSING else value)
                     else:
                         out_list.append(self.build(item, sub))
                 return out_list
@@ -252,7 +256,7 @@ class _Builder:
         return value
 
     def leaf(self, node: ScalarNode, tag: str) -> Any:
-        """`scalar` of a non-string leaf, its value reused from _VALUES when built before."""
+        """`scalar` of a non-string leaf not yet in _VALUES (the loops look there first), kept there."""
         key = (tag, node.value)
         value = _VALUES.get(key, _MISSING)
         if value is _MISSING:
@@ -328,7 +332,7 @@ class _Builder:
         pairs = node.value
         first = 1 + self.offset
         winners: dict[Any, tuple[Node, Node]]
-        for key_node, _ in pairs:
+        for key_node, _ in pairs if self.merges else ():
             if key_node.tag == MERGE_TAG:
                 winners = self._merged_winners(node, path)
                 break
@@ -366,6 +370,7 @@ class _Builder:
         out: dict[Any, Any] = {}
         lines = self.lines
         inline = len(path) < self.inline_below
+        values = _VALUES
         for key, (key_node, value_node) in winners.items():
             sub = (*path, key)
             lines[sub] = key_node.start_mark.line + first
@@ -377,7 +382,8 @@ class _Builder:
                     value = value_node.value
                     out[key] = _intern(value) if len(value) <= MAX_SHARED_TEXT else value
                 else:
-                    out[key] = self.leaf(value_node, tag)
+                    value = values.get((tag, value_node.value), _MISSING)
+                    out[key] = self.leaf(value_node, tag) if value is _MISSING else value
             else:
                 out[key] = self.build(value_node, sub)
         return out
@@ -439,7 +445,10 @@ def parse_yaml11(text: str, path: str, *, line_offset: int = 0) -> Doc:
         node = loader.get_single_node()
         if node is None:
             return Doc(data=None, path=path)
-        builder = _Builder(loader, path, line_offset, root=node)
+        # A merge key is a plain `<<` (the only text the resolver makes a merge tag) or a scalar with
+        # an explicit tag, and every tag is written with `!` (`!!merge`, `!<...>`, a %TAG handle):
+        # a text with neither cannot hold one.
+        builder = _Builder(loader, path, line_offset, root=node, merges="<<" in text or "!" in text)
         data = builder.build(node, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
