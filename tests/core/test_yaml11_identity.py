@@ -179,6 +179,10 @@ def hostile() -> list[str]:
         "- a: 1\n  a: 2\n- <<: {x: 1}\n  x: 2\n  x: 3\n", "a:\tb\n", "\ufeffa: 1\n", "a: '\x00'\n", "scalar\n", "- 1\n- 2\n",
         "\n".join(f"k{i}: v" for i in range(yaml11.NODE_FLOOR + 5)) + "\n",
         "[" + ", ".join(["7"] * (yaml11.NODE_FLOOR + 5)) + "]\n",
+        # merge keys written without `<<`: every one has a `!` (the builder looks for merges only then)
+        "b: &b {x: 1}\na:\n  !!merge : *b\n  x: 2\n  y: 2\n", "a: {? !<tag:yaml.org,2002:merge> {x: 1}, x: 3}\n",
+        "%TAG !m! tag:yaml.org,2002:\n---\na: {!m!merge {x: 1}: ~, y: 1}\n", "a: {!<tag:yaml.org,2002:%6Derge> {x: 1}: 0}\n",
+        "a: {'<<': {x: 1}, \"<<\": 2}\n", "a: {<<: {x: 1}}\n",
     ]
 
 
