@@ -16,6 +16,7 @@ budget so a "billion laughs" document is refused instead of exhausting memory.
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,8 +70,8 @@ class _Loader(_Base):  # type: ignore[misc,valid-type]
     # where they are; a safe loader has none (`yaml_path_resolvers` is empty, as `resolve` already
     # assumes), so PyYAML's versions return at once. C callables that take the same arguments and
     # do nothing save two Python calls per node: `{}.get(parent, index)` and `().__len__()`.
-    descend_resolver = {}.get
-    ascend_resolver = ().__len__
+    descend_resolver: Any = {}.get
+    ascend_resolver: Any = ().__len__
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is ScalarNode:
@@ -174,7 +175,7 @@ class _Builder:
         # deep enough to be refused ("nests too deeply") takes the general path at its deepest
         # levels and is refused exactly where it always was.
         frames = 0
-        frame = sys._getframe()
+        frame: types.FrameType | None = sys._getframe()
         while frame is not None:
             frames += 1
             frame = frame.f_back
