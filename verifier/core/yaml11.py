@@ -16,6 +16,7 @@ budget so a "billion laughs" document is refused instead of exhausting memory.
 from __future__ import annotations
 
 import sys
+import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +38,19 @@ except AttributeError:  # pragma: no cover - PyYAML built without libyaml
 _TAGS: processcache.ByText[str, str] = processcache.ByText("yaml11.resolved_tags", 100_000)
 
 
+# (resolved tag, scalar text) -> the value its constructor built, for the tags below only: their
+# constructors read nothing but the tag and the text and build immutable values (int, float, bool,
+# None, date/datetime), so a value built once serves every later scalar of the same tag and text.
+# Only accepted values are kept (a refused scalar is constructed, and refused, every time).
+_VALUES: processcache.ByText[tuple[str, str], Any] = processcache.ByText("yaml11.scalar_values", 100_000)
+_CACHED_TAGS = frozenset({"tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
+                          "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp"})
+_MISSING = object()
+# Frames a leaf scalar may take below its parent's `build` frame in the general path (`build`,
+# `scalar`, the constructor's chain, C calls that count against the limit), with room to spare.
+_LEAF_FRAMES = 50
+
+
 def resolved_tags() -> processcache.ByText[str, str]:
     """The process-wide table of resolved scalar tags (a cache: a long-lived process may clear it)."""
     return _TAGS
@@ -51,6 +65,13 @@ class _Loader(_Base):  # type: ignore[misc,valid-type]
     gives without looking at the text (a quoted scalar is a string, a collection its default tag)
     are returned at once.
     """
+
+    # libyaml's composer calls these two hooks around every node so that path resolvers can track
+    # where they are; a safe loader has none (`yaml_path_resolvers` is empty, as `resolve` already
+    # assumes), so PyYAML's versions return at once. C callables that take the same arguments and
+    # do nothing save two Python calls per node: `{}.get(parent, index)` and `().__len__()`.
+    descend_resolver: Any = {}.get
+    ascend_resolver: Any = ().__len__
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is ScalarNode:
@@ -129,7 +150,7 @@ class _Builder:
     """
 
     def __init__(self, loader: Any, path: str, line_offset: int, max_nodes: int = MAX_NODES,
-                 root: Node | None = None) -> None:
+                 root: Node | None = None, merges: bool = True) -> None:
         self.loader = loader
         self.path = path
         self.offset = line_offset
@@ -145,6 +166,20 @@ class _Builder:
         self.pairs_of: dict[int, list[tuple[Node, Node, bool]]] = {}
         self.merge_work = 0
         self.depth = 0
+        # False when the document cannot hold a merge key (see parse_yaml11): no mapping looks for one.
+        self.merges = merges
+        # Leaf scalars under paths shorter than this are built inline by their mapping or sequence
+        # (no `build` / `scalar` call, constructed values reused from _VALUES). Each nesting level
+        # takes at most two frames (`build`, `mapping`), so below this length the general path
+        # could not have reached Python's recursion limit at the leaf either: a document nested
+        # deep enough to be refused ("nests too deeply") takes the general path at its deepest
+        # levels and is refused exactly where it always was.
+        frames = 0
+        frame: types.FrameType | None = sys._getframe()
+        while frame is not None:
+            frames += 1
+            frame = frame.f_back
+        self.inline_below = (sys.getrecursionlimit() - frames - _LEAF_FRAMES) // 2
 
     def line(self, node: Node) -> int:
         return int(node.start_mark.line) + 1 + self.offset
@@ -178,10 +213,23 @@ class _Builder:
                 out_list: list[Any] = []
                 lines = self.lines
                 first = 1 + self.offset
+                inline = len(path) < self.inline_below
+                values = _VALUES
                 for i, item in enumerate(node.value):
                     sub = (*path, i)
                     lines.setdefault(sub, item.start_mark.line + first)
-                    out_list.append(self.build(item, sub))
+                    # A leaf scalar within the budget: what `build` + `scalar` do, inline (see __init__).
+                    if inline and item.__class__ is ScalarNode and self.count < self.max_nodes:
+                        self.count += 1
+                        tag = item.tag
+                        if tag == _STR_TAG:
+                            value = item.value
+                            out_list.append(_intern(value) if len(value) <= MAX_SHARED_TEXT else value)
+                        else:
+                            value = values.get((tag, item.value), _MISSING)
+                            out_list.append(self.leaf(item, tag) if value is _MISSING else value)
+                    else:
+                        out_list.append(self.build(item, sub))
                 return out_list
             if kind is MappingNode:
                 return self.mapping(node, path)  # type: ignore[arg-type]
@@ -206,6 +254,16 @@ class _Builder:
         if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
             # No configuration number is this large; past it, float() conversions in checks overflow.
             raise InputError(self.path, f"integer at line {self.line(node)} is out of range")
+        return value
+
+    def leaf(self, node: ScalarNode, tag: str) -> Any:
+        """`scalar` of a non-string leaf not yet in _VALUES (the loops look there first), kept there."""
+        key = (tag, node.value)
+        value = _VALUES.get(key, _MISSING)
+        if value is _MISSING:
+            value = self.scalar(node)
+            if tag in _CACHED_TAGS:
+                _VALUES.put(key, value)
         return value
 
     def _merge_sources(self, value: Node) -> list[MappingNode]:
@@ -275,7 +333,7 @@ class _Builder:
         pairs = node.value
         first = 1 + self.offset
         winners: dict[Any, tuple[Node, Node]]
-        for key_node, _ in pairs:
+        for key_node, _ in pairs if self.merges else ():
             if key_node.tag == MERGE_TAG:
                 winners = self._merged_winners(node, path)
                 break
@@ -312,10 +370,23 @@ class _Builder:
         # as it always did, so a deeply nested document is refused at the same depth.
         out: dict[Any, Any] = {}
         lines = self.lines
+        inline = len(path) < self.inline_below
+        values = _VALUES
         for key, (key_node, value_node) in winners.items():
             sub = (*path, key)
             lines[sub] = key_node.start_mark.line + first
-            out[key] = self.build(value_node, sub)
+            # A leaf scalar within the budget: what `build` + `scalar` do, inline (see __init__).
+            if inline and value_node.__class__ is ScalarNode and self.count < self.max_nodes:
+                self.count += 1
+                tag = value_node.tag
+                if tag == _STR_TAG:
+                    value = value_node.value
+                    out[key] = _intern(value) if len(value) <= MAX_SHARED_TEXT else value
+                else:
+                    value = values.get((tag, value_node.value), _MISSING)
+                    out[key] = self.leaf(value_node, tag) if value is _MISSING else value
+            else:
+                out[key] = self.build(value_node, sub)
         return out
 
     def _merged_winners(self, node: MappingNode, path: Path) -> dict[Any, tuple[Node, Node]]:
@@ -375,7 +446,10 @@ def parse_yaml11(text: str, path: str, *, line_offset: int = 0) -> Doc:
         node = loader.get_single_node()
         if node is None:
             return Doc(data=None, path=path)
-        builder = _Builder(loader, path, line_offset, root=node)
+        # A merge key is a plain `<<` (the only text the resolver makes a merge tag) or a scalar with
+        # an explicit tag, and every tag is written with `!` (`!!merge`, `!<...>`, a %TAG handle):
+        # a text with neither cannot hold one.
+        builder = _Builder(loader, path, line_offset, root=node, merges="<<" in text or "!" in text)
         data = builder.build(node, ())
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
