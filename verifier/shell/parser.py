@@ -53,8 +53,11 @@ class _Parser:
     # --- token helpers ----------------------------------------------------------------------
 
     def peek(self, k: int = 0) -> Tok | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
+        # the hottest call of the parser: an index past the end is rare, so it is caught, not tested
+        try:
+            return self.toks[self.i + k]
+        except IndexError:
+            return None
 
     def is_word(self, tok: Tok | None, *names: str) -> bool:
         return tok is not None and tok.kind == "word" and tok.word is not None and \
