@@ -111,6 +111,10 @@ EDGE_CASES = [
     "x=1 y=$2 cmd", "x[$i]=v", "export A=1 B=(2)", "a=b=c", "#c\na # c\nb#c", "a\fb", "a\u00a0b", "é=1",
     "echo \"$(a \"$(b)\")\"", "a <<< \"$x\"", "a &>> f", "a >| f", "a <> f", "time", "select x in a; do b; done",
     "a=(\n 1 # c\n 2\n)", "a=(1 ; 2)", "a=(1", "$(( 1 ))) ", "a )) b", "echo ${a//\\//x}", "\\\n\\\n",
+    # the scanners' runs of ordinary characters: comments, quotes, backquotes, nested brackets, `case`
+    "x=$(a # c )\n)", "x=$(a#b)", "x=$(echo ')' \"(\" `)`)", "${a:-{b}}", "${a:-$(b)}c", "$(( a + $(b) ))",
+    "$((a)", "$(( a ) )", "x=$(case $a in\n a) b;;\n esac)", "x=\"$(case a in a) b;; esac)\"",
+    "x=$( (a) )", "x=$(echo \"a(b\" 'c)d' \\) )", "x=\"a\\\"b$c\"", "x=\"$(a)\\", "y=$(\n#(\n)",
 ]
 
 FRAGMENTS = [
@@ -118,6 +122,7 @@ FRAGMENTS = [
     " ", "  ", "\t", "\n", ";", "&&", "||", "|", "&", "(", ")", "<", ">", "2>", ">&", "<(p)", "x=", "y=(1 2)",
     "if", "then", "fi", "do", "done", "while", "for", "in", "case", "esac", ";;", "{", "}", "[[", "]]", "=~",
     "((", "))", "#c\n", "<<E\nb\nE\n", "$'e\\t'", "é", "\r",
+    "\"", "'", "$(", "${", "#", "`", "\\", "}", "$((", "\"$(a)\"",
 ]
 
 

@@ -120,13 +120,28 @@ def skip_expansion(text: str, i: int) -> int:
         return match_close(text, i + 2, "(", ")")
     return match_close(text, i + 2, "{", "}")
 
+# Runs of characters the scanners below only step over (each stops at every character one of their
+# tests looks at: escapes, quotes, backquotes, `$`, `#`, and the bracket pair being balanced).
+_ORDINARY = {"()": re.compile(r"[^\\'\"`$#()]+"), "{}": re.compile(r"[^\\'\"`$#{}]+")}
+_ARITH_ORDINARY = re.compile(r"[^\\$()]+")
+_DQ_ORDINARY = re.compile(r'[^\\"$`]+')
+
+
 def match_close(text: str, i: int, open_: str, close: str) -> int:
     """Index just past the `close` that balances an already-consumed `open_` (quotes, comments,
     nested `$(`/`${`/backquotes and `case` patterns respected as far as these scripts need)."""
     depth, n = 1, len(text)
     at_word_start = True
     start = i
+    ordinary = _ORDINARY.get(open_ + close)
     while i < n:
+        m = ordinary.match(text, i) if ordinary is not None else None
+        if m is not None:
+            # a run of characters none of the tests below looks at: each would only have set
+            # at_word_start from itself, so the last one decides it
+            i = m.end()
+            at_word_start = text[i - 1] in " \t\n;|&("
+            continue
         c = text[i]
         if c == "\\":
             i += 2
@@ -173,6 +188,10 @@ def match_arith(text: str, i: int) -> int:
     parentheses are counted one by one: `$(( 2 * ((a + b) / c) ))`)."""
     depth, n = 2, len(text)
     while i < n:
+        m = _ARITH_ORDINARY.match(text, i)
+        if m is not None:  # characters the loop would only step over
+            i = m.end()
+            continue
         c = text[i]
         if c == "\\":
             i += 2
@@ -237,6 +256,10 @@ def _skip_dquote(text: str, i: int) -> int:
     """Index just past the closing double quote of a string whose opening quote is at i - 1."""
     n = len(text)
     while i < n:
+        m = _DQ_ORDINARY.match(text, i)
+        if m is not None:  # characters the loop would only step over
+            i = m.end()
+            continue
         c = text[i]
         if c == "\\":
             i += 2
