@@ -413,6 +413,7 @@ class _Lexer:
         start, line = self.i, self.line
         i = self.i
         plain = _PLAIN[mode]
+        parts: list[Part] = []
         if mode != "regex":
             # fast path, most words: one plain run followed by a character that ends the word. The
             # full loop below would append this one part, stop at that character and merge nothing.
@@ -428,7 +429,9 @@ class _Lexer:
                     if part is None:
                         part = self.plain_parts[raw] = Part("lit", raw, False)
                     return Word((part,), line, raw, start)
-        parts: list[Part] = []
+                # the loop's first step, already matched: take the run and go on after it
+                parts.append(Part("lit", m.group(0), False))
+                i = e
         depth = 0
         while i < n:
             m = plain.match(text, i)
