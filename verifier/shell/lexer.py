@@ -17,6 +17,11 @@ MAX_SCRIPT_CHARS = 512_000
 MAX_TOKENS = 200_000
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DQ_PLAIN = re.compile(r'[^"\\$`\n]+')  # inside double quotes: no quote, escape, expansion or newline
+_BLANKS = re.compile(r"[ \t\r]+")
+# a word's plain run ends the word when the next character is one of these (in normal and test mode;
+# `<(`/`>(` continues it as a process substitution, handled by the full loop)
+_WORD_END = frozenset(" \t\r\n;&|()")
 _PLAIN = {"normal": re.compile(r"[^\s;&|()<>'\"\\$`]+"), "test": re.compile(r"[^\s;&|()<>'\"\\$`]+"),
           "regex": re.compile(r"[^\s()'\"\\$`]+")}
 ARRAY_OPEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=$")
@@ -58,15 +63,22 @@ class Word:
 
     def literal(self) -> str | None:
         """The word's text when it has no expansions (quotes removed)."""
-        if all(p.kind == "lit" for p in self.parts):
-            return "".join(p.text for p in self.parts)
-        return None
+        parts = self.parts
+        if len(parts) == 1:  # most words: one part, no generator or join needed
+            return parts[0].text if parts[0].kind == "lit" else None
+        for p in parts:
+            if p.kind != "lit":
+                return None
+        return "".join(p.text for p in parts)
 
     @property
     def unquoted_literal(self) -> str | None:
         """The word's text when it is one unquoted literal (reserved words, names)."""
-        if len(self.parts) == 1 and self.parts[0].kind == "lit" and not self.parts[0].quoted:
-            return self.parts[0].text
+        parts = self.parts
+        if len(parts) == 1:
+            p = parts[0]
+            if p.kind == "lit" and not p.quoted:
+                return p.text
         return None
 
 
@@ -108,13 +120,28 @@ def skip_expansion(text: str, i: int) -> int:
         return match_close(text, i + 2, "(", ")")
     return match_close(text, i + 2, "{", "}")
 
+# Runs of characters the scanners below only step over (each stops at every character one of their
+# tests looks at: escapes, quotes, backquotes, `$`, `#`, and the bracket pair being balanced).
+_ORDINARY = {"()": re.compile(r"[^\\'\"`$#()]+"), "{}": re.compile(r"[^\\'\"`$#{}]+")}
+_ARITH_ORDINARY = re.compile(r"[^\\$()]+")
+_DQ_ORDINARY = re.compile(r'[^\\"$`]+')
+
+
 def match_close(text: str, i: int, open_: str, close: str) -> int:
     """Index just past the `close` that balances an already-consumed `open_` (quotes, comments,
     nested `$(`/`${`/backquotes and `case` patterns respected as far as these scripts need)."""
     depth, n = 1, len(text)
     at_word_start = True
     start = i
+    ordinary = _ORDINARY.get(open_ + close)
     while i < n:
+        m = ordinary.match(text, i) if ordinary is not None else None
+        if m is not None:
+            # a run of characters none of the tests below looks at: each would only have set
+            # at_word_start from itself, so the last one decides it
+            i = m.end()
+            at_word_start = text[i - 1] in " \t\n;|&("
+            continue
         c = text[i]
         if c == "\\":
             i += 2
@@ -161,6 +188,10 @@ def match_arith(text: str, i: int) -> int:
     parentheses are counted one by one: `$(( 2 * ((a + b) / c) ))`)."""
     depth, n = 2, len(text)
     while i < n:
+        m = _ARITH_ORDINARY.match(text, i)
+        if m is not None:  # characters the loop would only step over
+            i = m.end()
+            continue
         c = text[i]
         if c == "\\":
             i += 2
@@ -225,6 +256,10 @@ def _skip_dquote(text: str, i: int) -> int:
     """Index just past the closing double quote of a string whose opening quote is at i - 1."""
     n = len(text)
     while i < n:
+        m = _DQ_ORDINARY.match(text, i)
+        if m is not None:  # characters the loop would only step over
+            i = m.end()
+            continue
         c = text[i]
         if c == "\\":
             i += 2
@@ -277,6 +312,7 @@ class _Lexer:
         self.pending: list[tuple[Tok, str, bool]] = []  # heredocs announced on this line
         self.cmd_start = True
         self.test_depth = 0  # inside [[ ... ]]
+        self.plain_parts: dict[str, Part] = {}  # unquoted literal text -> its Part (see read_word)
 
     # --- helpers --------------------------------------------------------------------------
 
@@ -333,6 +369,11 @@ class _Lexer:
         start_line = self.line
         before = len(parts)
         while i < n and text[i] != '"':
+            m = _DQ_PLAIN.match(text, i)
+            if m is not None:  # a run of characters that stand for themselves, taken at once
+                buf.append(m.group(0))
+                i = m.end()
+                continue
             ch = text[i]
             if ch == "\\" and i + 1 < n and text[i + 1] in '"\\$`\n':
                 if text[i + 1] == "\n":
@@ -370,10 +411,28 @@ class _Lexer:
         """Read one word at self.i. mode: normal | test (inside [[ ]]) | regex (right of =~)."""
         text, n = self.text, self.n
         start, line = self.i, self.line
-        parts: list[Part] = []
-        depth = 0
         i = self.i
         plain = _PLAIN[mode]
+        parts: list[Part] = []
+        if mode != "regex":
+            # fast path, most words: one plain run followed by a character that ends the word. The
+            # full loop below would append this one part, stop at that character and merge nothing.
+            m = plain.match(text, i)
+            if m is not None:
+                e = m.end()
+                if e == n or text[e] in _WORD_END or (text[e] in "<>" and not text.startswith("(", e + 1)):
+                    self.i = e
+                    raw = m.group(0)
+                    # a Part is immutable and fully given by its fields: the words a script repeats
+                    # (`fi`, `then`, `echo`, flags) share one instead of building it again
+                    part = self.plain_parts.get(raw)
+                    if part is None:
+                        part = self.plain_parts[raw] = Part("lit", raw, False)
+                    return Word((part,), line, raw, start)
+                # the loop's first step, already matched: take the run and go on after it
+                parts.append(Part("lit", m.group(0), False))
+                i = e
+        depth = 0
         while i < n:
             m = plain.match(text, i)
             if m:
@@ -435,6 +494,8 @@ class _Lexer:
         self.i = i
         if not parts:
             return None
+        if len(parts) == 1:  # nothing to merge
+            return Word((parts[0],), line, text[start:i], start)
         merged: list[Part] = []
         for part in parts:
             if merged and part.kind == "lit" and merged[-1].kind == "lit" and merged[-1].quoted == part.quoted:
@@ -473,7 +534,7 @@ class _Lexer:
                 self.line += 1
                 continue
             if c in " \t\r":
-                self.i += 1
+                self.i = _BLANKS.match(text, self.i).end()  # type: ignore[union-attr]  # matches at c
                 continue
             if c == "\n":
                 if self.test_depth == 0:
@@ -543,9 +604,12 @@ class _Lexer:
 
     def after_word(self, word: Word) -> None:
         text = self.text
-        lit = word.literal()
+        nxt = text[self.i] if self.i < self.n else ""
+        # both special cases below need a `(` or a redirection right after the word; most words have
+        # neither, and then only the plain token is emitted
+        lit = word.literal() if nxt and nxt in "(<>" else None
         # NAME=( / NAME+=( / NAME[i]=( : an array assignment
-        if lit is not None and self.i < self.n and text[self.i] == "(" and word.parts[-1].kind == "lit" \
+        if lit is not None and nxt == "(" and word.parts[-1].kind == "lit" \
                 and not word.parts[0].quoted:
             m = ARRAY_OPEN.match(lit)
             if m:
@@ -554,7 +618,7 @@ class _Lexer:
                 self.cmd_start = False
                 return
         # a redirection with an explicit fd: 2>file, 2>&1
-        if lit is not None and lit.isdigit() and self.i < self.n and text[self.i] in "<>" \
+        if lit is not None and lit.isdigit() and nxt in "<>" \
                 and not any(p.quoted for p in word.parts):
             for op in OPERATORS:
                 if op[0] in "<>" and text.startswith(op, self.i):
@@ -565,7 +629,10 @@ class _Lexer:
                     self.emit(tok)
                     self.cmd_start = False
                     return
-        self.emit(Tok("word", word.line, word=word))
+        toks = self.toks  # emit(), inlined: one call less on the hottest path
+        toks.append(Tok("word", word.line, word=word))
+        if len(toks) > MAX_TOKENS:
+            raise ShellSyntaxError("script too large", word.line)
         bare = word.unquoted_literal
         if bare == "[[" and self.cmd_start:
             self.test_depth = 1

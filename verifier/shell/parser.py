@@ -39,6 +39,7 @@ _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
 _FUNC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:.-]*")
 DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _RESERVED_END = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}", "in"})
+_LIST_ERRORS = frozenset({")", ";;", ";&", ";;&"})  # operators that cannot start a command of a list
 _CACHE: OrderedDict[tuple[str, str, int], Script] = OrderedDict()
 _CACHE_SIZE = 256
 processcache.register("shell.parsed-texts", _CACHE.clear)
@@ -53,8 +54,11 @@ class _Parser:
     # --- token helpers ----------------------------------------------------------------------
 
     def peek(self, k: int = 0) -> Tok | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
+        # the hottest call of the parser: an index past the end is rare, so it is caught, not tested
+        try:
+            return self.toks[self.i + k]
+        except IndexError:
+            return None
 
     def is_word(self, tok: Tok | None, *names: str) -> bool:
         return tok is not None and tok.kind == "word" and tok.word is not None and \
@@ -68,8 +72,11 @@ class _Parser:
             self.i += 1
 
     def skip_separators(self) -> None:
-        while (t := self.peek()) is not None and (t.kind == "nl" or self.is_op(t, ";")):
-            self.i += 1
+        toks, i = self.toks, self.i
+        n = len(toks)
+        while i < n and (toks[i].kind == "nl" or (toks[i].kind == "op" and toks[i].op == ";")):
+            i += 1
+        self.i = i
 
     def expect_word(self, name: str, opener: str, line: int) -> None:
         t = self.peek()
@@ -85,9 +92,14 @@ class _Parser:
         while True:
             self.skip_separators()
             t = self.peek()
-            if t is None or self.is_word(t, *stops) or self.is_op(t, *stop_ops):
+            if t is None:
                 return tuple(out)
-            if self.is_op(t, ")", ";;", ";&", ";;&") or self.is_word(t, *_RESERVED_END):
+            # what is_word / is_op would test, read once per command instead of once per name
+            bare = t.word.unquoted_literal if t.kind == "word" and t.word is not None else None
+            op = t.op if t.kind == "op" else None
+            if (bare is not None and bare in stops) or (op is not None and op in stop_ops):
+                return tuple(out)
+            if (op is not None and op in _LIST_ERRORS) or (bare is not None and bare in _RESERVED_END):
                 word = t.op if t.kind == "op" else (t.word.raw if t.word else "")
                 raise ShellSyntaxError(f"unexpected {word!r}", t.line)
             out.append(self.parse_andor())
@@ -153,8 +165,9 @@ class _Parser:
                 return self.parse_test()
             if bare == "function":
                 return self.parse_function_keyword()
-            nxt, nxt2 = self.peek(1), self.peek(2)
-            if bare is not None and _FUNC_NAME.fullmatch(bare) and self.is_op(nxt, "(") and self.is_op(nxt2, ")"):
+            # `name()`: the cheap token tests first, the name's pattern only when they hold
+            if bare is not None and self.is_op(self.peek(1), "(") and self.is_op(self.peek(2), ")") \
+                    and _FUNC_NAME.fullmatch(bare):
                 self.i += 3
                 return self.parse_function_body(bare, t.line)
         if self.is_op(t, "("):
@@ -347,6 +360,7 @@ class _Parser:
         assigns: list[Assign] = []
         words: list[Word] = []
         redirects: list[Redirect] = []
+        declaring = False  # the first word is `export`, `declare`, ... (known once it is read)
         while (t := self.peek()) is not None:
             if t.kind == "nl":
                 break
@@ -357,7 +371,6 @@ class _Parser:
                 break
             if t.kind == "arith":
                 raise ShellSyntaxError("unexpected '((' inside a command", t.line)
-            declaring = bool(words) and words[0].unquoted_literal in DECLARERS
             if t.kind == "arr":
                 self.i += 1
                 elems: list[Word] = []
@@ -385,6 +398,8 @@ class _Parser:
             if not words and t.word.unquoted_literal in _RESERVED_END:
                 break
             words.append(t.word)
+            if len(words) == 1:
+                declaring = t.word.unquoted_literal in DECLARERS
             self.i += 1
         if not words and not assigns and not redirects:
             bad = self.peek()
