@@ -29,6 +29,7 @@ import pytest
 
 import verifier.shell.lexer as new_lexer
 import verifier.shell.parser as new_parser
+from verifier.core import processcache
 
 REFERENCE = "8890bd0b2c06393f4e2c5fd420b646d2b5e03417"
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,11 +51,15 @@ def _reference() -> tuple[Any, Any]:
     package.__path__ = []
     sys.modules["_refshell"] = package
     mods = []
+    registered = len(processcache._ALL)
     for name in ("lexer", "parser"):
         mod = types.ModuleType(f"_refshell.{name}")
         sys.modules[mod.__name__] = mod
         exec(compile(sources[name], f"<{REFERENCE[:10]}:{name}.py>", "exec"), mod.__dict__)  # noqa: S102
         mods.append(mod)
+    # the reference modules' caches carry the product's names: left registered, they would stand for
+    # the product's own in every later test that reads the process caches by name
+    del processcache._ALL[registered:]
     return mods[0], mods[1]
 
 
