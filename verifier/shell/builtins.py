@@ -32,6 +32,10 @@ from verifier.shell.world import NO_LOC, Binding, Found, World
 if TYPE_CHECKING:
     from verifier.shell.evaluator import Evaluator
 
+# The sink of what a print-only command writes while nothing captures it (see `_sink_kind`):
+# reads that went only there are in no world, so they tell no two checkpoints apart (verifier.shell.memo).
+UNCAPTURED = "/dev/stdout"
+
 _NOOPS = frozenset({"pushd", "popd", "trap", "wait", "shopt", "sleep", "ulimit", "umask", "alias", "unalias",
                     "hash", "disown", "enable", "complete", "history", "logger"})
 _UNKNOWN_STATUS = frozenset({"type", "which", "getopts"})
@@ -76,7 +80,7 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
         target = ev.redirect_target(cmd.redirects, w)
         sink = None if target is None else target[0]
     else:
-        sink = "/dev/stdout" if w.out is None else None
+        sink = UNCAPTURED if w.out is None else None
     saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
     try:
         early = _expand_fields(ev, cmd, w, testing, fields, plain)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
+from verifier.shell.builtins import UNCAPTURED
 from verifier.shell.values import Loc, Val
 from verifier.shell.world import World
 
@@ -211,9 +212,6 @@ def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding
     return x
 
 
-STDOUT = "/dev/stdout"  # the sink of output nothing captures (verifier.shell.builtins._sink_kind)
-
-
 def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
     """What tells `Checkpoints` points at one statement apart: the names read so far, the names only
     tested for emptiness, and their values (emptiness) in `env`."""
@@ -223,7 +221,7 @@ def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple
     # so those reads tell no two points apart: `echo "CONC: $CONC"` early in a script no longer makes
     # every later point of a config start before it.
     sinks = state["sinks"]
-    names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != STDOUT)) if sinks else set(state["reads"])
+    names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != UNCAPTURED)) if sinks else set(state["reads"])
     read_names = tuple(sorted(names))
     weak_names = tuple(sorted(state["weak"] - state["reads"]))
     valuation = (tuple(env[n][0] if n in env else None for n in read_names),
