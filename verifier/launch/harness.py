@@ -357,11 +357,6 @@ def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env
     return memo.evaluate(key, env, compute)
 
 
-def _evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env: Mapping[str, Binding],
-              make_options: Callable[[], Options], arg0: str) -> Evaluation:
-    return shared_evaluate(job, key, text, path, env, make_options, arg0)
-
-
 def _child_options(job: KeyJob) -> Callable[[], Options]:
     return lambda: shell_options(job, "child")
 
@@ -391,7 +386,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
         runner_env = env
         if step is not None:
             try:
-                ev = _evaluate(job, ("step", job.side, wf.path if wf else ""), step, wf.path if wf else "", env,
+                ev = shared_evaluate(job, ("step", job.side, wf.path if wf else ""), step, wf.path if wf else "", env,
                                _child_options(job), "bash")
                 started = [r.child for r in ev.results if r.child is not None]
                 for child in started:
@@ -402,7 +397,7 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
                 pass
         text = script_text(raw)
         try:
-            ev = _evaluate(job, ("runner", job.side, runner), text, runner, runner_env, _child_options(job), runner)
+            ev = shared_evaluate(job, ("runner", job.side, runner), text, runner, runner_env, _child_options(job), runner)
         except ShellSyntaxError as exc:
             out.problems.append((runner, exc.line, f"runner script cannot be read statically: {exc.message}"))
             continue
