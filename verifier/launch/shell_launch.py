@@ -68,7 +68,7 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
                   f"{_missing(states[start.path])}, so its launch command is not resolvable", "no-recipe")
         return
     groups: dict[Any, list[tuple[WorldResult, ScriptStart, Evaluation]]] = {}
-    prefixes, workflow = _split_conf(job)
+    prefixes, workflow = _legacy_script_policy(job)
     failures: list[tuple[str, int | None, str]] = []
     exits: list[tuple[str, int]] = []
     for start in present:
@@ -114,7 +114,7 @@ def resolve_shell_launch(job: KeyJob, point: Point, *, kind: str) -> None:
         _add_launch(job, point, members, several, kind, bench_env)
 
 
-def _split_conf(job: KeyJob) -> tuple[tuple[str, ...], str]:
+def _legacy_script_policy(job: KeyJob) -> tuple[tuple[str, ...], str]:
     """(policy `engine-env-prefixes`, the workflow's path) of `legacy-script`: read from the context's
     policy once, not once per point (the prefixes are some sixty words)."""
 
@@ -122,7 +122,7 @@ def _split_conf(job: KeyJob) -> tuple[tuple[str, ...], str]:
         conf = job.policy.get("legacy-script") or {}
         return tuple(str(p) for p in conf.get("engine-env-prefixes") or ()), str(conf.get("workflow") or "")
 
-    return job.ctx.memo("launch.shell-launch-split", compute)
+    return job.ctx.memo("launch.legacy-script-policy", compute)
 
 
 def _missing(state: str) -> str:
@@ -239,7 +239,7 @@ def _add_launch(job: KeyJob, point: Point, members: list[tuple[WorldResult, Scri
                         arg_origins[str(name)] = option_origins[(name,)]
             if repo_file:
                 files.append(repo_file)
-    workflow = _split_conf(job)[1]
+    workflow = _legacy_script_policy(job)[1]
     env, env_origins = _env_parts(tuple(item for item in server.env if item[2][0] and item[2][0] != workflow
                                         and not isinstance(item[1], Unknown) and item[0] != "PWD"))
     engine = server.engine or job.policy["engines"].get(point.framework or "") or ""
