@@ -172,6 +172,23 @@ def test_fragment_rules() -> None:
     assert len(ls.launches) == 5  # the binder's values still produce launches
 
 
+def test_literal_dram_size_inside_a_json_string_or_after_a_size_flag() -> None:
+    # check_fragment reads JSON-object strings (kv-transfer-config) and argument lists too
+    files = edit(tree_files(), VLLM, '{"max_local_cpu_size": "@dram.per-gpu-gb"}', '{"max_local_cpu_size": 374}')
+    files = edit(files, VLLM, "        tensor-parallel-size: 4\n",
+                 "        tensor-parallel-size: 4\n        lmcache-args: ['--l1-size-gb', '1296']\n")
+    ls = launches(make_ctx(files), "head", ["tm-fp4-b300-vllm-agentic-mtp"])
+    found = {(e.line, e.message) for e in ls.errors if e.kind == "literal-dram"}
+    assert found == {
+        (20, "base.roles.agg.args.kv-transfer-config.kv_connector_extra_config.max_local_cpu_size must be an "
+             "'@dram.<name>' value, not 374"),
+        (18, "base.roles.agg.args.lmcache-args.1 must be an '@dram.<name>' value, not '1296'"),
+    }
+    # the shipped fixture's '@dram.per-gpu-gb' inside the same JSON string is accepted
+    assert not [e for e in launches(make_ctx(tree_files()), "head", ["tm-fp4-b300-vllm-agentic-mtp"]).errors
+                if e.kind == "literal-dram"]
+
+
 def test_missing_golden_cell_fails_the_point() -> None:
     files = edit(tree_files(), SGL, "speculative-dspark-block-size: 7", "speculative-dspark-block-size: 5")
     ls = launches(make_ctx(files), "head", [KEY])

@@ -89,6 +89,40 @@ def _line(doc: Doc, root: Path, dotted: str) -> int | None:
     return doc.line(*root, *dotted.split("."))
 
 
+def _is_dram_ref(value: Any) -> bool:
+    return isinstance(value, str) and _DRAM_REF.match(value.strip()) is not None
+
+
+def _is_size_flag(value: Any, forbidden: set[str]) -> bool:
+    return isinstance(value, str) and value.startswith("-") and value.lstrip("-") in forbidden
+
+
+def _json_dram_literals(value: Any, where: str, forbidden: set[str]) -> list[tuple[str, Any]]:
+    """Literal host-DRAM sizes inside a JSON-object string value (`kv-transfer-config`'s
+    `cpu_bytes_to_use`): check_fragment reads those strings as JSON too."""
+    if not (isinstance(value, str) and value.lstrip().startswith("{")):
+        return []
+    try:
+        node = json.loads(value)
+    except ValueError:
+        return []
+    found: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any]] = [(where, node)]
+    while stack:
+        at, item = stack.pop()
+        if isinstance(item, dict):
+            for key, sub in item.items():
+                name = f"{at}.{key}"
+                if str(key).lstrip("-") in forbidden:
+                    if not _is_dram_ref(sub):
+                        found.append((name, sub))
+                else:
+                    stack.append((name, sub))
+        elif isinstance(item, list):
+            stack.extend((f"{at}[{i}]", sub) for i, sub in enumerate(item))
+    return found
+
+
 def fragment_problems(doc: Doc, scenario: str, policy: Mapping[str, Any]) -> list[RecipeProblem]:
     """check_fragment: bound keys set by the fragment, literal host-DRAM sizes, duplicate keys."""
     raw = doc.data if isinstance(doc.data, Mapping) else {}
@@ -113,14 +147,21 @@ def fragment_problems(doc: Doc, scenario: str, policy: Mapping[str, Any]) -> lis
             ))
     forbidden = set(policy["dram"]["literal-forbidden-keys"])
     for path, line in doc.lines.items():
-        if not path or not isinstance(path[-1], str) or path[-1].lstrip("-") not in forbidden:
+        if not path:
             continue
         value = doc.get(*path)
-        if not (isinstance(value, str) and _DRAM_REF.match(value.strip())):
-            problems.append(RecipeProblem(
-                "literal-dram", doc.path, line,
-                f"{'.'.join(map(str, path))} must be an '@dram.<name>' value, not {value!r}",
-            ))
+        where = ".".join(map(str, path))
+        if isinstance(path[-1], str) and path[-1].lstrip("-") in forbidden:
+            literals = [] if _is_dram_ref(value) else [(where, value)]
+        elif isinstance(path[-1], int) and path[-1] > 0 and _is_size_flag(doc.get(*path[:-1], path[-1] - 1),
+                                                                           forbidden):
+            # an argument list: a size flag sizes the next item
+            literals = [] if _is_dram_ref(value) else [(where, value)]
+        else:
+            literals = list(_json_dram_literals(value, where, forbidden))
+        problems.extend(RecipeProblem("literal-dram", doc.path, line,
+                                      f"{name} must be an '@dram.<name>' value, not {found!r}")
+                        for name, found in literals)
     for path, line in doc.duplicates:
         problems.append(RecipeProblem(
             "duplicate-key", doc.path, line, f"duplicate key {'.'.join(map(str, path))} (the last one wins)",
