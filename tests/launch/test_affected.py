@@ -135,3 +135,52 @@ def test_a_script_several_keys_recipes_run_is_shared() -> None:
     affected = affected_keys(make_ctx(head, base))
     assert affected.keys == [KEY]
     assert affected.why(KEY)[0].kind == "recipe-script-changed"
+
+
+def test_any_needle_is_any_substring() -> None:
+    """The trie pattern says a text names a changed file exactly when some needle is a substring of
+    it: for prefixes of one another, regex characters, shared stems and the empty needle."""
+    import random
+
+    from verifier.launch.affected import _any_needle
+
+    rng = random.Random(7)
+    alphabet = "ab/._-+*?()[]|$^\\{}"
+    for _ in range(300):
+        needles = frozenset("".join(rng.choice(alphabet) for _ in range(rng.randint(1, 6)))
+                            for _ in range(rng.randint(1, 12)))
+        test = _any_needle(needles)
+        for _ in range(20):
+            text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30)))
+            assert bool(test(text)) == any(n in text for n in needles), (needles, text)
+    paths = frozenset({"benchmarks/single_node/a.sh", "benchmarks/single_node/a.sh.bak", "recipes/x.yaml",
+                       "benchmarks/single_node/b.sh", "srt-recipe-dir"})
+    assert _any_needle(paths)("  srt-recipe: benchmarks/single_node/b.sh\n")
+    assert not _any_needle(paths)("  srt-recipe: benchmarks/single_node/c.sh\n")
+    assert _any_needle(frozenset({"", "x"}))("")  # the empty needle is in every text
+    assert not _any_needle(frozenset({"x" * 3000}))("x" * 2999)  # a long needle is one literal
+
+
+def test_many_changed_scripts_name_the_same_keys() -> None:
+    """A PR that changes many legacy scripts (each entry asked about each one, the folders of each
+    scenario found once per context) names the entries whose legacy script it is, as one changed
+    script at a time does."""
+    base = old_layout(tree_files())
+    base = edit(base, "configs/nvidia-master.yaml",
+                "srt-recipe: benchmarks/single_node/srt-slurm-recipes/tm/vllm/b300-fp4-mtp/agentic.yaml", "x: 1")
+    scripts = ["benchmarks/single_node/agentic/tm_fp4_b300_vllm_mtp.sh",
+               "benchmarks/single_node/fixed_seq_len/tm_fp4_b300_vllm_mtp.sh",
+               "benchmarks/single_node/agentic/tm_fp4_b300_vllm.sh",
+               "benchmarks/single_node/agentic/other_fp8_h100_sglang.sh",
+               "benchmarks/single_node/tm_fp4_b300_vllm_mtp.sh"]
+    for path in scripts:
+        base[path] = b"echo old\n"
+    head = {**base, **dict.fromkeys(scripts, b"echo new\n")}
+    together = affected_keys(make_ctx(head, base))
+    alone: dict[str, list[tuple[str, str, str]]] = {}
+    for path in scripts:
+        got = affected_keys(make_ctx({**base, path: head[path]}, base))
+        for key, reasons in got.reasons.items():
+            alone.setdefault(key, []).extend((r.kind, r.file, r.detail) for r in reasons)
+    assert {k: [(r.kind, r.file, r.detail) for r in v] for k, v in together.reasons.items()} == alone == {
+        "tm-fp4-b300-vllm-agentic-mtp": [("launcher-script-changed", scripts[0], "legacy launcher script (modified)")]}

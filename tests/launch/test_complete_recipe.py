@@ -168,6 +168,46 @@ def test_to_roles_moves_origins() -> None:
     assert moved[("roles", "agg", "env", "X")] == Origin("r.yaml", 5)
 
 
+def test_to_roles_moves_every_origin_as_the_first_move_that_starts_it() -> None:
+    """Each origin path is moved by the move whose path starts it (looked up by its first two or
+    three parts): the same origins as trying every move in order, for prefill/decode recipes whose
+    keys mix names, list indices and YAML 1.1 booleans."""
+    from itertools import product
+
+    data = {"backend": {"type": "sglang", "sglang_config": {"prefill": {"tp": 4}, "decode": {"tp": 8}},
+                        "prefill_environment": {"A": "1"}, "decode_environment": {"B": "2"}},
+            "resources": {"prefill_nodes": 1, "decode_nodes": 2, "prefill_workers": 1, "gpus_per_decode": 8},
+            "benchmark": {"type": "sa-bench"}}
+    heads = [("backend",), ("backend", "type"), ("backend", "sglang_config"), ("backend", "sglang_config", "prefill"),
+             ("backend", "sglang_config", "decode"), ("backend", "sglang_config", "aggregated"),
+             ("backend", "prefill_environment"), ("backend", "decode_environment"), ("backend", "vllm_config"),
+             ("resources",), ("resources", "prefill_nodes"), ("resources", "decode_nodes"),
+             ("resources", "gpus_per_decode"), ("resources", "agg_nodes"), ("benchmark", "type"), ("model",)]
+    tails = [(), ("tp",), (0,), (True, "x"), ("a", 1, "b")]
+    origins = {(*head, *tail): Origin("r.yaml", i) for i, (head, tail) in enumerate(product(heads, tails))}
+    out, moved = to_roles(data, origins)
+    # the moves as to_roles makes them, tried one after another (the rule the lookup stands for)
+    moves = {("backend", "type"): ("engine",)}
+    for classic, role in (("prefill", "prefill"), ("decode", "decode")):
+        moves[("backend", "sglang_config", classic)] = ("roles", role, "args")
+        moves[("backend", f"{classic}_environment")] = ("roles", role, "env")
+    for key, role, field in (("prefill_nodes", "prefill", "nodes"), ("prefill_workers", "prefill", "workers"),
+                             ("decode_nodes", "decode", "nodes"), ("gpus_per_decode", "decode", "gpus")):
+        moves[("resources", key)] = ("roles", role, field)
+    expected = dict(origins)
+    for path, origin in origins.items():
+        for old, new in moves.items():
+            if path[:len(old)] == old:
+                expected[(*new, *path[len(old):])] = origin
+                break
+    expected.setdefault(("roles",), origins[("backend",)])
+    for role in out["roles"]:
+        if ("roles", role) not in expected and ("roles", role, "args") in expected:
+            expected[("roles", role)] = expected[("roles", role, "args")]
+    assert moved == expected and list(moved) == list(expected)
+    assert moved[("roles", "decode", "args", True, "x")] == origins[("backend", "sglang_config", "decode", True, "x")]
+
+
 def test_client_sourcing_the_workspace_library_is_judged_by_its_function() -> None:
     """`source "$INFMAX_CONTAINER_WORKSPACE/benchmarks/benchmark_lib.sh"` (old agentic_srt.sh): the
     workspace is the repository root, so `build_replay_cmd` is read from that library."""

@@ -13,6 +13,9 @@ another's result.
 * `harness._label_clusters`: the clusters of a runner label once per side and label.
 * `argv._is_flag`: whether a word is a flag, once per word.
 * `shell_launch._env_parts`: a server environment's maps once per entries (value and place).
+* `harness._workflow_bindings`: a workflow part's bindings made again only for the names whose
+  value or line differs from the last point's: every result must equal a fresh `_bindings`, and
+  another workflow (or another part) never starts from this one's.
 """
 
 from __future__ import annotations
@@ -237,3 +240,30 @@ def test_server_environment_maps_are_per_entries_and_copied() -> None:
     text = shell_launch._env_parts((("SGLANG_Y", "$(nproc)", ("s.sh", 4)),))
     run_time = shell_launch._env_parts((("SGLANG_Y", Opaque("$(nproc)", ("s.sh", 4)), ("s.sh", 4)),))
     assert text == run_time  # both show the same text from the same line: the launch cannot tell them apart
+
+
+def test_workflow_bindings_equal_fresh_ones_point_after_point() -> None:
+    wf = read_workflow(WORKFLOW, ".github/workflows/t.yml")
+    other = read_workflow(WORKFLOW, ".github/workflows/u.yml")  # the same text at another path
+    points: list[tuple[Workflow, str, dict[str, tuple[str | None, int]]]] = [
+        (wf, "job", {"CONC": ("4", 3), "TOKEN": (None, 9), "PLAIN": ("fixed", 10)}),
+        (wf, "job", {"CONC": ("8", 3), "TOKEN": (None, 9), "PLAIN": ("fixed", 10)}),   # a value
+        (wf, "job", {"CONC": ("8", 4), "TOKEN": (None, 9), "PLAIN": ("fixed", 10)}),   # a line
+        (wf, "job", {"CONC": (None, 4), "TOKEN": ("t", 9), "PLAIN": ("fixed", 10)}),   # run-time <-> known
+        (wf, "step", {"CONC": ("8", 4), "TOKEN": ("t", 9)}),                           # another part
+        (other, "job", {"CONC": (None, 4), "TOKEN": ("t", 9), "PLAIN": ("fixed", 10)}),  # another workflow
+        (wf, "job", {"TOKEN": ("t", 9), "CONC": (None, 4), "PLAIN": ("fixed", 10)}),   # another order
+        (wf, "job", {"CONC": (None, 4), "PLAIN": ("fixed", 10)}),                      # a name fewer
+        (wf, "job", {"CONC": (None, 4), "PLAIN": ("fixed", 10)}),                      # the same again
+    ]
+    for workflow, part, values in points:
+        got = harness._workflow_bindings(workflow, part, values)
+        fresh = harness._bindings(values, workflow.path)
+        assert got == fresh and list(got) == list(fresh), (workflow.path, part, values)
+    # the map is shared with the next call: `_workflow_env` changes only its own copy
+    wf3 = read_workflow(WORKFLOW, ".github/workflows/t.yml")
+    first = harness._workflow_bindings(wf3, "job", {"CONC": ("4", 3), "PLAIN": ("fixed", 10)})
+    again = harness._workflow_bindings(wf3, "job", {"CONC": ("4", 3), "PLAIN": ("fixed", 10)})
+    changed = harness._workflow_bindings(wf3, "job", {"CONC": ("8", 3), "PLAIN": ("fixed", 10)})
+    assert again is first and changed is not first and first["CONC"][0] == "4" and changed["CONC"][0] == "8"
+    assert changed["PLAIN"] is first["PLAIN"]  # an unchanged name keeps its binding

@@ -143,6 +143,46 @@ srtctl apply -f "$CONFIG_FILE"
         assert probe == _fresh(runner, env, extra)
 
 
+def test_a_reading_shared_by_the_two_trees_asks_each_tree_its_file_tests(readings: list[str]) -> None:
+    """The two trees share one reading of the runner (verifier.launch.treeshare) and, by word values,
+    what follows from them alone (the stand-ins' values, the reader's tests, the planned probe); a file
+    test still asks each side's own tree: a file only the base holds takes the other branch there
+    (the head, asked first, kept its probe for the same word values)."""
+    from verifier.configs import master_entries
+
+    runner = """#!/usr/bin/env bash
+if [[ -f "$GITHUB_WORKSPACE/$CONFIG_FILE" ]]; then
+    git clone https://github.com/NVIDIA/srt-slurm.git "$GITHUB_WORKSPACE/srt-slurm"
+else
+    git clone https://github.com/cquil11/srt-slurm-nv.git "$GITHUB_WORKSPACE/srt-slurm"
+fi
+cd "$GITHUB_WORKSPACE/srt-slurm" || exit 1
+srtctl apply -f "$CONFIG_FILE"
+"""
+    head = {**srt_tree(), SCRIPT: runner.encode()}
+    base = {**head, "recipes/here.yaml": b"name: x\n"}
+
+    def jobs() -> dict[str, KeyJob]:
+        ctx = CheckContext(make_bundle(head, base), load_policies())
+        return {side: KeyJob(ctx, side, master_entries(ctx, side)[TRT_KEY]) for side in ("head", "base")}
+
+    shared = jobs()
+    envs = [_env("recipes/a.yaml"), _env("recipes/here.yaml"), _env("recipes/b.yaml")]
+    got = {("head", env["CONFIG_FILE"]): runner_probe(shared["head"], SCRIPT, env) for env in envs}
+    made = readings.count(SCRIPT)
+    got.update({("base", env["CONFIG_FILE"]): runner_probe(shared["base"], SCRIPT, env) for env in envs[::2]})
+    assert readings.count(SCRIPT) == made  # the head's readings served the base
+    got["base", "recipes/here.yaml"] = runner_probe(shared["base"], SCRIPT, envs[1])
+    assert got["head", "recipes/here.yaml"].problem is not None  # the head lacks it: either clone
+    assert got["base", "recipes/here.yaml"].plan is not None
+    assert got["base", "recipes/here.yaml"].plan.repo == "NVIDIA/srt-slurm"  # type: ignore[union-attr]
+    for (side, config), probe in got.items():
+        env = _env(config)
+        job = jobs()[side]  # nothing shared: a reading of this side with the point's own values
+        fresh = _template(job, SCRIPT, env, set(env))[0].probe(job, SCRIPT, env)
+        assert probe == fresh, (side, config)
+
+
 def test_a_value_copied_into_another_variable_and_tested_there_decides() -> None:
     # the stand-in travels with the value: a test on the copy is a test on the variable
     runner = HEAD + """NAME="${CONFIG_FILE}"

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from verifier.configs.master import ConfigEntry, candidate_entries, master_configs, master_entries
 from verifier.configs.points import AGENTIC, FIXED, launch_policy, parse_recipe_ref
+from verifier.core import processcache
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
 from verifier.core.layout import repo_relative, short_path
@@ -154,7 +155,8 @@ def _lanes(entry: ConfigEntry) -> set[tuple[str, str]]:
 
 
 def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: dict[str, Any],
-                      chosen_cache: dict[tuple[str, str], tuple[bool, frozenset[str]]] | None = None) -> bool:
+                      chosen_cache: dict[tuple[str, str], tuple[bool, frozenset[str]]] | None = None,
+                      split: tuple[str, str] | None = None) -> bool:
     """Whether `path` is (or, on either side, may be) an old-layout launcher script of `entry`.
 
     As the runners pick it (verifier.launch.legacy_scripts.legacy_script_path): in the folder the
@@ -162,9 +164,10 @@ def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: di
     scripts), the exact name the runner tries first; a looser name
     (`<prefix>_<precision>_<sku>_<framework>...`) only when no exact name exists in that folder.
     `chosen_cache` keeps what depends only on the entry and the folder (a PR may change hundreds of
-    scripts in one folder, and every one is asked about every entry).
+    scripts in one folder, and every one is asked about every entry); `split` is
+    `posixpath.split(path)` when the caller has it already.
     """
-    folder, name = posixpath.split(path)
+    folder, name = split if split is not None else posixpath.split(path)
     stem = name.removesuffix(".sh")
     cache_key = (entry.key, folder)
     cached = chosen_cache.get(cache_key) if chosen_cache is not None else None
@@ -184,14 +187,25 @@ def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: di
     return legacy_script_matches(entry, stem)
 
 
+def _scenario_folders(ctx: CheckContext, scenario: str | None) -> frozenset[str]:
+    """The folders the runners of either side take a scenario's scripts from (`script_folder`):
+    asked for every row of every entry about every changed folder, found once per context."""
+
+    def compute() -> frozenset[str]:
+        where = [script_folder(ctx, side, scenario) for side in ("base", "head")]
+        return frozenset(w.path for w in where if w is not None)
+
+    return ctx.memo(f"launch.affected.scenario-folders.{scenario}", compute)
+
+
 def _legacy_names_in(ctx: CheckContext, entry: ConfigEntry, folder: str,
                      conf: dict[str, Any]) -> tuple[bool, frozenset[str]]:
     """Whether the runners take some scenario of `entry` from `folder` (on either side), and the
     script names they take there on either side (the first of its names that exists)."""
     rows = []
+    here = folder + "/"
     for r in entry.rows:
-        where = {script_folder(ctx, side, r.scenario) for side in ("base", "head")}
-        if any(w is not None and w.path == folder + "/" for w in where):
+        if here in _scenario_folders(ctx, r.scenario):
             rows.append(r)
     if not rows:
         return False, frozenset()
@@ -301,11 +315,12 @@ def _file_reasons(
         if short.startswith(legacy):
             needles.add("recipes/" + short.removeprefix(legacy))
     needles.add("srt-recipe-dir")
+    names_one = _any_needle(frozenset(needles))
 
     def candidates(pool: dict[str, ConfigEntry]) -> Iterator[ConfigEntry]:
         for entry in pool.values():
             text = entry.text
-            if not text or any(needle in text for needle in needles):
+            if not text or names_one(text):
                 yield entry
 
     # 1. recipe files named by rows (either side: a removed or renamed recipe affects base rows too)
@@ -376,6 +391,9 @@ def _file_reasons(
     maybe |= {e.key for e in candidate_entries(ctx, "head", names)} if names else set()
 
     chosen_cache: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
+    # each changed script's folder and name, split once (every entry without recipes asks of each)
+    legacy_candidates = [(path, status, posixpath.split(path)) for path, status in scripts.items()
+                         if path.endswith(".sh")]
     for entry in head.values():
         if entry.key not in maybe:
             continue  # names no file that runs a changed script and matches no changed script's name
@@ -395,10 +413,63 @@ def _file_reasons(
                     result.add(entry.key, AffectedReason("recipe-script-changed", target, line,
                                                          f"used by {short_path(recipe)}"))
         if not refs:
-            for path, status in scripts.items():
-                if path.endswith(".sh") and _legacy_script_of(ctx, entry, path, legacy_conf, chosen_cache):
+            for path, status, split in legacy_candidates:
+                if _legacy_script_of(ctx, entry, path, legacy_conf, chosen_cache, split):
                     result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
+
+
+# A PR that changes hundreds of files is asked, for every master entry of both sides, whether the
+# entry's text names any of them: one search of a pattern per needle set, kept across the PR's
+# contexts (the recording's and the verdict's ask with the same needles).
+_NEEDLES: processcache.ByText[frozenset[str], Callable[[str], object]] = \
+    processcache.ByText("launch.affected-needles", 16)
+
+
+def _any_needle(needles: frozenset[str]) -> Callable[[str], object]:
+    """A test of whether a text contains any of `needles` (truthy exactly when
+    `any(n in text for n in needles)`).
+
+    The needles are laid out as a trie (a needle that another one starts with ends its branch: a
+    text holding the longer one holds the shorter one too), so the regular expression looks at
+    each position of the text once per character the needles share there, not once per needle."""
+    got = _NEEDLES.get(needles)
+    if got is None:
+        trie: dict[str, Any] = {}
+        for needle in needles:
+            node = trie
+            for char in needle:
+                node = node.setdefault(char, {})
+            node[""] = {}
+        try:
+            # no needle: nothing is named (the empty pattern would match every text)
+            got = re.compile(_trie_pattern(trie)).search if trie else _never
+        except (RecursionError, re.error, OverflowError):  # needles that branch too deep for a pattern
+            got = _in_any(tuple(needles))
+        got = _NEEDLES.put(needles, got)
+    return got
+
+
+def _trie_pattern(node: dict[str, Any]) -> str:
+    """The pattern of a needle trie: a node where a needle ends matches the empty text (runs of
+    single characters are written as one literal; only branches nest)."""
+    out: list[str] = []
+    while "" not in node:
+        if len(node) > 1:
+            alternatives = [re.escape(char) + _trie_pattern(child) for char, child in sorted(node.items())]
+            out.append("(?:" + "|".join(alternatives) + ")")
+            break
+        ((char, node),) = node.items()
+        out.append(re.escape(char))
+    return "".join(out)
+
+
+def _in_any(needles: tuple[str, ...]) -> Callable[[str], object]:
+    return lambda text: any(needle in text for needle in needles)
+
+
+def _never(text: str) -> object:
+    return None
 
 
 def _underscores(text: str) -> list[int]:

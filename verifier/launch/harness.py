@@ -234,14 +234,37 @@ def _bindings(values: Mapping[str, tuple[str | None, int]], path: str) -> dict[s
     return out
 
 
+# The bindings of the workflow's last point, per workflow and part (job env, step env): the next
+# point (a config's points one after another, each on its runner machines) differs in a few values.
+_LAST_BINDINGS: processcache.ByObject[tuple[str, dict[str, tuple[str | None, int]], dict[str, Binding]]] = \
+    processcache.ByObject("launch.workflow-bindings", 64)
+
+
+def _workflow_bindings(wf: Workflow, part: str, values: dict[str, tuple[str | None, int]]) -> dict[str, Binding]:
+    """`_bindings(values, wf.path)`, made again only for the names whose value or line differs from
+    the last point's (the same names in the same order, else all of them). The map is shared with
+    the next call: the caller copies it before changing it."""
+    held = _LAST_BINDINGS.get(wf, part)
+    if held is not None and held[0] == wf.path and list(held[1]) == list(values):
+        before, out = held[1], held[2]
+        changed = [name for name, item in values.items() if before[name] != item]
+        if changed:
+            out = dict(out)
+            out.update(_bindings({name: values[name] for name in changed}, wf.path))
+    else:
+        out = _bindings(values, wf.path)
+    _LAST_BINDINGS.put(wf, (wf.path, values, out), part)
+    return out
+
+
 def _workflow_env(job: KeyJob, wf: Workflow, inputs: Mapping[str, Any], machine: str
                   ) -> tuple[dict[str, Binding], str | None]:
     """The environment the workflow gives a point (`inputs`: its `point_inputs`) on a machine, and
     the launch step's script."""
     conf = _conf(job)
     job_env, step_env, script = wf.environments(inputs, machine)
-    env = _bindings(job_env, wf.path)
-    env.update(_bindings(step_env, wf.path))
+    env = dict(_workflow_bindings(wf, "job", job_env))
+    env.update(_workflow_bindings(wf, "step", step_env))
     for name, value in (conf.get("runner-env") or {}).items():
         env.setdefault(str(name), (str(value), ("", 0)))
     env["RUNNER_NAME"] = (machine, (wf.path, wf.step_env_lines.get("RUNNER_NAME", 0)))

@@ -317,6 +317,11 @@ class _Template:
         field(default_factory=list)
     file_checks: list[tuple[str, Text, Text, bool | None]] = field(default_factory=list)
     probes: dict[tuple[str, ...], Probe] = field(default_factory=dict)  # by side and word values
+    # what holds on either tree, by word values: the stand-ins' values once the tests the reader
+    # left to its caller came out as recorded, and the probe planned from the commands (a reading
+    # shared with the bundle's other tree, verifier.launch.treeshare, serves both sides' points)
+    word_values: dict[tuple[str, ...], list[str]] = field(default_factory=dict)
+    word_probes: dict[tuple[str, ...], Probe] = field(default_factory=dict)
 
     def fits(self, env: Mapping[str, str]) -> bool:
         """Whether the reading may hold for this environment (`probe` checks the rest)."""
@@ -334,24 +339,35 @@ class _Template:
         return out
 
     def probe(self, job: KeyJob, script: str, env: Mapping[str, str]) -> Probe | None:
-        """This environment's probe (None: the reading does not hold for it)."""
+        """This environment's probe (None: the reading does not hold for it).
+
+        Only the file tests ask the tree (`_file_test`, of this side): the stand-ins' values, the
+        other tests and the probe planned from the commands (`_probe_of`, which reads the
+        context's policy, not the tree) follow from the word values alone, as `probes` already
+        assumes for one side, so they are kept by word values for the other side's points too."""
         key = (job.side, *(env.get(name) or "" for name in self.words))
         known = self.probes.get(key)
         if known is not None:
             return known
-        values = self.values(env)
-        if values is None or any(test(tuple(_put(v, values) for v in texts)) != outcome
-                                 for texts, test, outcome in self.checks):
-            return None
+        words = key[1:]
+        values = self.word_values.get(words)
+        if values is None:
+            values = self.values(env)
+            if values is None or any(test(tuple(_put(v, values) for v in texts)) != outcome
+                                     for texts, test, outcome in self.checks):
+                return None
+            self.word_values[words] = values
         if any(_file_test(job, op, _put(path, values), _put(cwd, values), None) != outcome
                for op, path, cwd, outcome in self.file_checks):
             return None  # this point's file exists in this tree: the reading took the other branch
-        events = list(self.events)
-        for i in self.marked:
-            event = events[i]
-            events[i] = dataclasses.replace(event, argv=tuple(_put(a, values) for a in event.argv),
-                                            cwd=_put(event.cwd, values))
-        probe = _probe_of(job, script, events, self.stopped, self.problems)
+        probe = self.word_probes.get(words)
+        if probe is None:
+            events = list(self.events)
+            for i in self.marked:
+                event = events[i]
+                events[i] = dataclasses.replace(event, argv=tuple(_put(a, values) for a in event.argv),
+                                                cwd=_put(event.cwd, values))
+            probe = self.word_probes[words] = _probe_of(job, script, events, self.stopped, self.problems)
         self.probes[key] = probe
         return probe
 

@@ -21,17 +21,29 @@ Path = tuple[Any, ...]
 
 def flag_name(key: str, engine: str) -> str:
     """`--<key>` with underscores turned into dashes for CLI engines (SGLang, vLLM, ATOM)."""
+    return _flag(str(key), _folds_dashes(engine))
+
+
+def _folds_dashes(engine: str) -> bool:
+    """Whether the engine's CLI turns `_` into `-` in flag names (the engine registry says)."""
     from verifier.engines import engine_for  # noqa: PLC0415 - the registry says which engines fold `_`
 
-    name = str(key)
     found = engine_for(engine)
-    if found is not None and found.cli_dashes:
-        name = name.replace("_", "-")
-    return "--" + name
+    return found is not None and found.cli_dashes
+
+
+def _flag(name: str, dashes: bool) -> str:
+    return "--" + (name.replace("_", "-") if dashes else name)
+
+
+# the types whose one token is `str(value)` (`bool` is not among them: `true` is a bare flag)
+_PLAIN_TOKEN = frozenset({str, int, float})
 
 
 def value_tokens(value: Any) -> list[str] | None:
     """CLI tokens for one arg value; None when the flag is omitted, [] for a bare flag."""
+    if type(value) in _PLAIN_TOKEN:  # most values: what `_scalar` gives them, without its type tests
+        return [str(value)]
     if value is None or value is False:
         return None
     if value is True:
@@ -104,13 +116,14 @@ def build_command(
     items = list(args.items())
     if order == "sorted":
         items.sort(key=lambda kv: str(kv[0]))
+    dashes = _folds_dashes(engine)  # `flag_name` of every key, the registry asked once per command
     for key, value in items:
         if str(key) in popped:
             continue
         tokens = value_tokens(value)
         if tokens is None:
             continue
-        add(flag_name(str(key), engine), tokens, origins.get(("roles", role, "args", key)))
+        add(_flag(str(key), dashes), tokens, origins.get(("roles", role, "args", key)))
     for flag, tokens, origin in suffix:
         add(flag, tokens, origin)
     for i, item in enumerate(extra_args or []):

@@ -92,11 +92,18 @@ def to_roles(data: Mapping[str, Any], origins: Mapping[Path, Origin]) -> tuple[d
     out["engine"] = engine
     out["roles"] = roles
     moved = dict(origins)
+    # A move's path is ("backend", "type"), ("backend", "<role>_environment"), ("resources", <key>) or
+    # ("backend", "<engine>_config", <role>): a path starts with at most one of them (no two-part
+    # one is the start of a three-part one), so each origin looks its start up instead of trying
+    # every move in turn (a recipe has thousands of origins).
     for path, origin in origins.items():
-        for old, new in moves.items():
-            if path[:len(old)] == old:
-                moved[(*new, *path[len(old):])] = origin
-                break
+        new = moves.get(path[:2])
+        cut = 2
+        if new is None:
+            new = moves.get(path[:3])
+            cut = 3
+        if new is not None:
+            moved[(*new, *path[cut:])] = origin
     if ("roles",) not in moved and ("backend",) in origins:
         moved[("roles",)] = origins[("backend",)]
     for role in roles:
