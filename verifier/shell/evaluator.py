@@ -568,7 +568,7 @@ class Evaluator:
         self._owner = object()  # owns the table bases its main script's worlds share (world.settle)
         # variables `drop_dead` removed from some world (see `run_unseen`), and whether it may
         # (False: an evaluation made again because text it had not seen read one of them)
-        self.dropped: set[str] = set()
+        self.dropped: frozenset[str] = frozenset()  # immutable: checkpoints keep it without a copy
         self.drops = True
 
     # =========================================================================== entry points
@@ -603,7 +603,7 @@ class Evaluator:
         self.downloads = dict(state["downloads"])
         self.fetched = dict(state["fetched"])
         self.sink_reads = {k: set(v) for k, v in state["sinks"].items()}
-        self.dropped = set(state["dropped"])
+        self.dropped = state["dropped"]
         if self.options.accesses is not None:
             kept = state.get("accesses")
             if kept is None:
@@ -618,7 +618,7 @@ class Evaluator:
                 "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
                 "fetched": dict(self.fetched),
                 "sinks": {k: frozenset(v) for k, v in self.sink_reads.items()},
-                "dropped": frozenset(self.dropped),
+                "dropped": self.dropped,
                 "accesses": None if self.options.accesses is None else tuple(self.options.accesses)}
 
     def run_top(self, body: Body, worlds: list[World]) -> list[World]:
@@ -715,6 +715,7 @@ class Evaluator:
         if self.read_all or not self.drops:
             return
         kept = self._kept()
+        forgotten: list[str] | None = None  # made on the first name dropped (most calls drop none)
         for w in worlds:
             if w.flow is not None:
                 continue
@@ -746,7 +747,11 @@ class Evaluator:
                 for name in dead:
                     if name in table:
                         del table[name]
-                        self.dropped.add(name)
+                        if forgotten is None:
+                            forgotten = []
+                        forgotten.append(name)
+        if forgotten is not None and not self.dropped.issuperset(forgotten):
+            self.dropped = self.dropped.union(forgotten)
 
     def run_unseen(self, script: Script) -> None:
         """Text the liveness of earlier statements did not see is about to run in place (a sourced
