@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verifier.core import processcache
-from verifier.shell.evaluator import Evaluator, Options, ShellLimit
+from verifier.shell.evaluator import Evaluator, KeepEverything, Options, ShellLimit
 from verifier.shell.launchers import Commands, Program, Wrapper
 from verifier.shell.lexer import ShellSyntaxError
 from verifier.shell.nodes import Script
@@ -167,9 +167,19 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
     script = _parsed(text, path)
     start: dict[str, Binding] = {name: (value, ("", 0)) if isinstance(value, str) else value
                                  for name, value in env.items()}
+    accesses = None if options.accesses is None else list(options.accesses)
     ev = Evaluator(options)
     try:
-        worlds = ev.run(script, start, arg0 if arg0 is not None else path, args)
+        try:
+            worlds = ev.run(script, start, arg0 if arg0 is not None else path, args)
+        except KeepEverything:
+            # text the first run had not seen read a variable it forgot: again, forgetting nothing,
+            # from the start (no checkpoint: those kept worlds are the ones that forgot it)
+            options.checkpoints = None
+            options.accesses = accesses
+            ev = Evaluator(options)
+            ev.drops = False
+            worlds = ev.run(script, start, arg0 if arg0 is not None else path, args)
     except RecursionError as exc:
         raise ShellLimit("the script nests too deeply to follow", (path, 0)) from exc
     return Evaluation([_result(w, options.mode) for w in worlds], ev.reads, ev.read_all, ev.sourced, ev.unread,

@@ -1182,6 +1182,7 @@ def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: 
         script = parse(text, name)
     except ShellSyntaxError as exc:
         raise _limit(f"{name}:{exc.line}: {exc.message}", loc) from exc
+    ev.run_unseen(script)
     if gen is None:
         ev.sourced.append(repo or "")
     ev.scripts.append(script)
@@ -1225,6 +1226,7 @@ def _eval(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
         script = parse(text, loc[0])
     except ShellSyntaxError as exc:
         raise _limit(f"`{word}` evaluates text that cannot be read statically: {exc.message}", loc) from exc
+    ev.run_unseen(script)
     from verifier.shell.evaluator import _relocate
 
     return ev.run_body(_relocate(script.body, loc), [w])

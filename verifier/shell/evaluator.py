@@ -116,6 +116,12 @@ class ShellLimit(Exception):
         self.loc = loc
 
 
+class KeepEverything(Exception):  # noqa: N818 (a signal to evaluate again, not an error)
+    """Text the liveness of the earlier statements did not see (a sourced file, `eval`ed text) reads a
+    variable `Evaluator.drop_dead` already forgot: `verifier.shell.evaluate` evaluates the script again
+    forgetting nothing (see `Evaluator.run_unseen`)."""
+
+
 @dataclass
 class Options:
     """How the evaluator sees the world outside the script."""
@@ -253,6 +259,14 @@ def identifiers(node: Any) -> frozenset[str]:
     return frozenset(_IDENT.findall(" ".join(texts)))
 
 
+def text_identifiers(script: Script) -> frozenset[str]:
+    """`identifiers` of a whole parsed text (a sourced file, `eval`ed text), once per tree."""
+    cached = _TEXT_IDENTS.get(script)
+    if cached is not None:
+        return cached
+    return _TEXT_IDENTS.put(script, identifiers(script.body))
+
+
 def function_identifiers(script: Script) -> frozenset[str]:
     """Identifiers mentioned inside the functions a file defines (they can run at any later time)."""
     cached = _FUNC_IDENTS.get(script)
@@ -266,6 +280,7 @@ def function_identifiers(script: Script) -> frozenset[str]:
 # node, so no other node can take its id while the entry lives).
 _ASSIGNED: ByObject[dict[str, list[str]]] = ByObject("shell.assigned-texts", 512)
 _FUNC_IDENTS: ByObject[frozenset[str]] = ByObject("shell.function-identifiers", 512)
+_TEXT_IDENTS: ByObject[frozenset[str]] = ByObject("shell.text-identifiers", 512)
 # keyed by the body, with the statement index, the functions and scripts (by id: the value keeps them)
 _DONE_CACHE: ByObject[tuple[tuple[object, ...], bool]] = ByObject("shell.done-from", 4096)
 _LAST_CACHE: ByObject[tuple[dict[str, int], list[list[str]]]] = ByObject("shell.last-mentions", 512)
@@ -551,6 +566,10 @@ class Evaluator:
         self.scripts: list[Script] = []  # every file parsed so far (main, sourced, children)
         self._live: dict[int, tuple[Any, ...]] = {}  # see `_kept`
         self._owner = object()  # owns the table bases its main script's worlds share (world.settle)
+        # variables `drop_dead` removed from some world (see `run_unseen`), and whether it may
+        # (False: an evaluation made again because text it had not seen read one of them)
+        self.dropped: frozenset[str] = frozenset()  # immutable: checkpoints keep it without a copy
+        self.drops = True
 
     # =========================================================================== entry points
 
@@ -584,6 +603,7 @@ class Evaluator:
         self.downloads = dict(state["downloads"])
         self.fetched = dict(state["fetched"])
         self.sink_reads = {k: set(v) for k, v in state["sinks"].items()}
+        self.dropped = state["dropped"]
         if self.options.accesses is not None:
             kept = state.get("accesses")
             if kept is None:
@@ -598,6 +618,7 @@ class Evaluator:
                 "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
                 "fetched": dict(self.fetched),
                 "sinks": {k: frozenset(v) for k, v in self.sink_reads.items()},
+                "dropped": self.dropped,
                 "accesses": None if self.options.accesses is None else tuple(self.options.accesses)}
 
     def run_top(self, body: Body, worlds: list[World]) -> list[World]:
@@ -686,10 +707,15 @@ class Evaluator:
         Only the names that can be such a variable are looked at (`world.drop_candidates`: what a
         world wrote since its tables were last settled, what the statement just run mentioned last,
         and the names of the shared base no later statement mentions), never every variable of
-        every world."""
-        if self.read_all:
+        every world.
+
+        Liveness is read from the text known now: a file sourced later (or text `eval` runs) may
+        read a variable no statement and no function mentions. The names dropped are recorded, and
+        such text is checked against them before it runs (`run_unseen`)."""
+        if self.read_all or not self.drops:
             return
         kept = self._kept()
+        forgotten: list[str] | None = None  # made on the first name dropped (most calls drop none)
         for w in worlds:
             if w.flow is not None:
                 continue
@@ -721,6 +747,20 @@ class Evaluator:
                 for name in dead:
                     if name in table:
                         del table[name]
+                        if forgotten is None:
+                            forgotten = []
+                        forgotten.append(name)
+        if forgotten is not None and not self.dropped.issuperset(forgotten):
+            self.dropped = self.dropped.union(forgotten)
+
+    def run_unseen(self, script: Script) -> None:
+        """Text the liveness of earlier statements did not see is about to run in place (a sourced
+        file, `eval`ed text): when it mentions a variable `drop_dead` already removed from some world,
+        that world no longer holds what the text would read, so the evaluation is made again keeping
+        every variable (`KeepEverything`; rare: a script that sets a variable and sources a file
+        reading it after an undecidable condition)."""
+        if self.dropped and not self.dropped.isdisjoint(text_identifiers(script)):
+            raise KeepEverything()
 
     def _done(self, w: World, body: Body, i: int) -> bool:
         """True when nothing from statement i on can start another server (or, for a runner, once
@@ -1598,6 +1638,8 @@ class Evaluator:
                 return [(k, loc) for k in w.assocs[name]]
             return [(str(i), loc) for i in range(len(self.elements(name, w, loc)))]
         if expr.endswith(("*", "@")) and _NAME.fullmatch(expr[:-1]):
+            if any(n.startswith(expr[:-1]) for n in self.dropped):
+                raise KeepEverything()  # a name it lists was forgotten (see `run_unseen`)
             self.read_all = True
             names = sorted(n for n in {*w.vars, *w.arrays, *self.initial} if n.startswith(expr[:-1]))
             return [(n, loc) for n in names]
