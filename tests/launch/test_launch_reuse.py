@@ -10,6 +10,8 @@ another's result.
 * `harness.script_text` / `_digest`: a text per bytes object, a digest per text.
 * `harness.shell_options`: the policy part once per context and working directory; and none at
   all for an evaluation the memo holds (`shared_evaluate` makes them only to compute one).
+* `harness.shared_evaluate`: one key (a workflow step) with two texts (the points' own `run:`)
+  gives each text its own evaluation.
 * `harness._label_clusters`: the clusters of a runner label once per side and label.
 * `argv._is_flag`: whether a word is a flag, once per word.
 * `shell_launch._env_parts`: a server environment's maps once per entries (value and place).
@@ -186,6 +188,29 @@ def test_options_are_made_only_for_an_evaluation_the_memo_lacks() -> None:
     assert argv == [["--model-path", "m", "--tp", "8"]] * 2 + [["--model-path", "m", "--tp", "4"]]
     conc = [{n: v for n, v, _ in r.server.env}.get("CONC") for r in again.results if r.server]
     assert conc == ["16"]  # passed through from its own environment
+
+
+def test_one_key_with_two_texts_gets_two_evaluations() -> None:
+    """A workflow step's `run:` text is the point's own (its `${{ inputs.* }}` put in), evaluated under
+    one key per workflow: two points whose texts differ but whose environments agree on everything
+    the texts read must each get their own text's evaluation, from the memo and from a checkpoint."""
+    from tests.launch.test_runner_reuse import _job
+
+    job = _job("#!/bin/bash\n")
+    key = ("step", "head", "wf.yml")
+    env = {"TP": ("8", ("wf.yml", 1))}
+
+    def make() -> Any:
+        return harness.shell_options(job, "child", "/workspace")
+
+    def child_env(eval_only: str) -> dict[str, Any]:
+        text = f'echo start\nEVAL_ONLY={eval_only} TP="$TP" bash ./runners/launch_x.sh\n'
+        ev = harness.shared_evaluate(job, key, text, "wf.yml", env, make, "bash")
+        return {n: v for r in ev.results if r.child is not None for n, v, _ in r.child.env}
+
+    for _ in range(2):  # the second round is answered from the memo
+        assert child_env("true")["EVAL_ONLY"] == "true"
+        assert child_env("false")["EVAL_ONLY"] == "false"
 
 
 def test_label_clusters_are_per_side_and_label() -> None:

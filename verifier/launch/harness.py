@@ -345,15 +345,21 @@ def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env
     else from the other tree when it holds there too (`Shared`), else computed (resuming from a
     checkpoint when one fits) and remembered for both. The evaluator's options (`make_options`,
     e.g. `shell_options`) are made only when the memo does not hold the evaluation: most points
-    of a config reuse one, and nothing but a computation reads them."""
+    of a config reuse one, and nothing but a computation reads them.
+
+    The text's digest is part of every key (memo, checkpoints, the other tree's): a caller's key
+    names where a script comes from, and one place may give different points different texts (a
+    workflow step's `run:` with the point's `${{ inputs.* }}` put in), which agree on every
+    variable they read and so would otherwise be handed each other's evaluation."""
     memo = shell_memo(job)
+    key = (*key, _digest(text))
 
     def compute() -> Evaluation:
         options = make_options()
         options.checkpoints = shell_checkpoints(job)
         options.checkpoint_key = key
         shared = shell_shared(job)
-        shared_key = (key[0], *key[2:], options.mode, _digest(text))
+        shared_key = (key[0], *key[2:], options.mode)  # key[2:] ends with the text's digest
         found = shared.find(shared_key, job.side, env, lambda accesses: _same_answers(job, options, accesses))
         if found is not None:
             return found
