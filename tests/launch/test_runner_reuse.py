@@ -122,9 +122,8 @@ def test_a_value_that_cannot_take_a_stand_in_is_read_with_its_value() -> None:
         assert probe == _fresh(derived, env)
 
 
-def test_a_file_test_on_a_word_value_is_checked_again_with_each_value(readings: list[str]) -> None:
-    # `[[ -f X ]]` asks the tree: a point whose file is there takes the other branch
-    runner = """#!/usr/bin/env bash
+# A runner whose clone depends on whether the point's recipe is in the tree (`[[ -f ]]` asks the tree).
+FILE_TEST_RUNNER = """#!/usr/bin/env bash
 if [[ -f "$GITHUB_WORKSPACE/$CONFIG_FILE" ]]; then
     git clone https://github.com/NVIDIA/srt-slurm.git "$GITHUB_WORKSPACE/srt-slurm"
 else
@@ -133,6 +132,10 @@ fi
 cd "$GITHUB_WORKSPACE/srt-slurm" || exit 1
 srtctl apply -f "$CONFIG_FILE"
 """
+
+def test_a_file_test_on_a_word_value_is_checked_again_with_each_value(readings: list[str]) -> None:
+    # `[[ -f X ]]` asks the tree: a point whose file is there takes the other branch
+    runner = FILE_TEST_RUNNER
     extra = {"recipes/here.yaml": b"name: x\n"}
     envs = [_env("recipes/a.yaml"), _env("recipes/b.yaml"), _env("recipes/here.yaml")]
     probes = _probes(runner, envs, extra)
@@ -150,15 +153,7 @@ def test_a_reading_shared_by_the_two_trees_asks_each_tree_its_file_tests(reading
     (the head, asked first, kept its probe for the same word values)."""
     from verifier.configs import master_entries
 
-    runner = """#!/usr/bin/env bash
-if [[ -f "$GITHUB_WORKSPACE/$CONFIG_FILE" ]]; then
-    git clone https://github.com/NVIDIA/srt-slurm.git "$GITHUB_WORKSPACE/srt-slurm"
-else
-    git clone https://github.com/cquil11/srt-slurm-nv.git "$GITHUB_WORKSPACE/srt-slurm"
-fi
-cd "$GITHUB_WORKSPACE/srt-slurm" || exit 1
-srtctl apply -f "$CONFIG_FILE"
-"""
+    runner = FILE_TEST_RUNNER
     head = {**srt_tree(), SCRIPT: runner.encode()}
     base = {**head, "recipes/here.yaml": b"name: x\n"}
 
