@@ -415,8 +415,8 @@ def script_starts(job: KeyJob, point: Point) -> Harness:
         runner_env = env
         if step is not None:
             try:
-                ev = shared_evaluate(job, ("step", job.side, wf.path if wf else ""), step, wf.path if wf else "", env,
-                               _child_options(job), "bash")
+                ev = shared_evaluate(job, ("step", job.side, wf.path if wf else ""), step, wf.path if wf else "",
+                                     env, _child_options(job), "bash")
                 started = [r.child for r in ev.results if r.child is not None]
                 for child in started:
                     if isinstance(child.path, str) and posixpath.normpath(child.path) == runner:

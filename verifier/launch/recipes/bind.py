@@ -93,8 +93,18 @@ def _is_dram_ref(value: Any) -> bool:
     return isinstance(value, str) and _DRAM_REF.match(value.strip()) is not None
 
 
+def _is_size_key(name: Any, forbidden: set[str]) -> bool:
+    """A key (or `--flag`) that names a host-DRAM size."""
+    return isinstance(name, str) and name.lstrip("-") in forbidden
+
+
+def _sized_literal(where: str, value: Any) -> list[tuple[str, Any]]:
+    """A value a size key or flag gives: a literal unless it is an '@dram.<name>' reference."""
+    return [] if _is_dram_ref(value) else [(where, value)]
+
+
 def _is_size_flag(value: Any, forbidden: set[str]) -> bool:
-    return isinstance(value, str) and value.startswith("-") and value.lstrip("-") in forbidden
+    return isinstance(value, str) and value.startswith("-") and _is_size_key(value, forbidden)
 
 
 def _json_dram_literals(value: Any, where: str, forbidden: set[str]) -> list[tuple[str, Any]]:
@@ -113,9 +123,8 @@ def _json_dram_literals(value: Any, where: str, forbidden: set[str]) -> list[tup
         if isinstance(item, dict):
             for key, sub in item.items():
                 name = f"{at}.{key}"
-                if str(key).lstrip("-") in forbidden:
-                    if not _is_dram_ref(sub):
-                        found.append((name, sub))
+                if _is_size_key(str(key), forbidden):
+                    found.extend(_sized_literal(name, sub))
                 else:
                     stack.append((name, sub))
         elif isinstance(item, list):
@@ -151,14 +160,11 @@ def fragment_problems(doc: Doc, scenario: str, policy: Mapping[str, Any]) -> lis
             continue
         value = doc.get(*path)
         where = ".".join(map(str, path))
-        if isinstance(path[-1], str) and path[-1].lstrip("-") in forbidden:
-            literals = [] if _is_dram_ref(value) else [(where, value)]
-        elif isinstance(path[-1], int) and path[-1] > 0 and _is_size_flag(doc.get(*path[:-1], path[-1] - 1),
-                                                                           forbidden):
-            # an argument list: a size flag sizes the next item
-            literals = [] if _is_dram_ref(value) else [(where, value)]
-        else:
-            literals = list(_json_dram_literals(value, where, forbidden))
+        last = path[-1]
+        # a size key, or in an argument list the item after a size flag
+        sized = _is_size_key(last, forbidden) or (
+            isinstance(last, int) and last > 0 and _is_size_flag(doc.get(*path[:-1], last - 1), forbidden))
+        literals = _sized_literal(where, value) if sized else _json_dram_literals(value, where, forbidden)
         problems.extend(RecipeProblem("literal-dram", doc.path, line,
                                       f"{name} must be an '@dram.<name>' value, not {found!r}")
                         for name, found in literals)
