@@ -8,7 +8,7 @@ policies/checks.yaml: its name, whether it blocks or advises, and the ids of the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -81,6 +81,7 @@ def left_out_by(only: set[int] | None = None, skip: set[int] | None = None) -> d
 def judge(
     bundle: Bundle, policies: Mapping[str, Mapping[str, Any]], selected: Sequence[ModuleType] = ALL_CHECKS,
     *, left_out: Mapping[int, str] | None = None, resolved: Mapping[str, Any] | None = None,
+    deferred: Collection[str] = (), asked: set[str] | None = None,
 ) -> Report:
     """Judge a bundle with the selected checks, each gated by whether its rules are in force.
 
@@ -94,8 +95,12 @@ def judge(
 
     `resolved`: launches the recorder resolved on this bundle under `policies`
     (verifier.record.fetched `Completion.launches`); used only when no override changes the policies.
+    `deferred`, `asked`: the launches that recording left out (`Completion.deferred`); a check that
+    asks for one adds its key to `asked`, and the report is then not this bundle's verdict (the
+    caller completes the bundle and judges again; verifier.core.context.CheckContext.defer).
     """
     judged, overrides = policies_for(bundle, policies)
     facts = resolved if resolved and judged is policies else None
-    report = run_checks(bundle, judged, selected, gate=check_gate, not_run=left_out, facts=facts)
+    report = run_checks(bundle, judged, selected, gate=check_gate, not_run=left_out, facts=facts,
+                        deferred=deferred, asked=asked)
     return overrides.settle(report)

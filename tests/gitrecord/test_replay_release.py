@@ -31,8 +31,9 @@ def test_the_caches_of_a_pr_are_empty_after_it(tmp_path: Path) -> None:
         [pr] = merged_prs(repo, numbers={11})
     replay_judge.init_worker(replay_judge.Job(repo_dir=str(repo_dir)))
     try:
-        bundle, resolved = replay_judge.bundle_of(replay_judge._STATE["repo"], pr, None, replay_judge._STATE["current"])
-        judged = replay_judge._judge(bundle, replay_judge._STATE["current"], resolved)
+        bundle, completion = replay_judge.bundle_of(replay_judge._STATE["repo"], pr, None,
+                                                    replay_judge._STATE["current"])
+        judged = replay_judge._judge(bundle, replay_judge._STATE["current"], completion.launches)
         filled = {name: size for name, size in _sizes().items() if size}
         assert "yaml11.resolved_tags" in filled and len(filled) > 1  # the PR did fill them
         replay_judge.release_pr_state()

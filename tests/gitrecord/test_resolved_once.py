@@ -25,7 +25,7 @@ from verifier.core.watch import TreeQuestions, unwatch, watch
 from verifier.launch import launches_for_key
 from verifier.launch.job import RECORDING
 from verifier.launch.resolve import KEY_MEMO
-from verifier.record.fetched import git_sources
+from verifier.record.fetched import Completion, git_sources
 from verifier.record.git.record import PrFacts, Side, build_bundle, complete_launch_files
 from verifier.record.git.repo import GitRepo
 
@@ -210,3 +210,64 @@ def test_a_file_the_pass_found_must_be_held_unchanged() -> None:
     assert not questions.hold_for(_with(bundle, "head", {path: b"other bytes\n"}))
     dropped = {p: d for p, d in bundle.head.files.items() if p != path}
     assert not questions.hold_for(bundle.model_copy(update={"head": Tree(sha=bundle.head.sha, files=dropped)}))
+
+
+def _retuned(tmp_path: Path) -> tuple[Path, Path, str, str]:
+    """(srt-slurm, InferenceX, base, head) where the base already holds the multi-node key and the
+    head changes its concurrency: both sides have launches that read fetched files."""
+    srt, ix, _, _ = _repos(tmp_path)
+    tree = srt_tree()
+    base_sha = commit(ix, tree, "with dsr1", when="2026-07-11T10:00:00+00:00")
+    master = tree["configs/nvidia-master.yaml"].decode()
+    assert master.count('conc-list: [64]') == 1
+    head = {**tree, "configs/nvidia-master.yaml": master.replace('conc-list: [64]', 'conc-list: [64, 128]').encode()}
+    head_sha = commit(ix, head, "Retune dsr1 (#2002)", when="2026-07-12T10:00:00+00:00")
+    return srt, ix, base_sha, head_sha
+
+
+def _recordings(tmp_path: Path, defer: tuple[str, ...]) -> tuple[Bundle, Completion, Bundle, Completion]:
+    """The retuned PR recorded with the sides in `defer` left out, then with them recorded after
+    (`after`): (bundle, completion) of each."""
+    srt, ix, base_sha, head_sha = _retuned(tmp_path)
+    when = dt.datetime(2026, 7, 12, 10, tzinfo=dt.UTC)
+    upstream = git_sources({"NVIDIA/srt-slurm": srt})
+    with GitRepo(ix) as repo:
+        base = Side(base_sha, repo.ls_tree(base_sha))
+        head = Side(head_sha, repo.ls_tree(head_sha))
+        bundle = build_bundle(repo, base, head, repo.diff(base_sha, head_sha), PrFacts(number=2002), when=when)
+        first, report = complete_launch_files(repo, bundle, base, head, when=when, upstream=upstream,
+                                              policies=POLICIES, defer=defer)
+        whole, after = complete_launch_files(repo, first, base, head, when=when, upstream=upstream,
+                                             policies=POLICIES, after=report)
+    return first, report, whole, after
+
+
+def test_deferred_base_launches_are_not_resolved_and_a_verdict_that_never_asks_is_the_whole_ones(
+        tmp_path: Path) -> None:
+    first, report, whole, after = _recordings(tmp_path, ("base",))
+    assert report.deferred == (("base", TRT_KEY),)
+    assert f"{KEY_MEMO}head.{TRT_KEY}" in report.launches
+    assert f"{KEY_MEMO}base.{TRT_KEY}" not in report.launches
+    # the base holds its copy of every file fetched for the head: a file held on one side only looks changed
+    assert first.base.listing is not None
+    assert {p for p in first.head.files if p in first.base.listing} <= set(first.base.files)
+    asked: set[str] = set()
+    deferred = judge(first, POLICIES, resolved=report.launches, deferred=report.deferred_facts(),
+                     asked=asked)
+    assert not asked  # no run, no append-only entry: nothing reads a base launch
+    fresh = judge(whole, POLICIES)
+    assert [(r.id, r.result.status, r.result.findings) for r in deferred.rows] == \
+        [(r.id, r.result.status, r.result.findings) for r in fresh.rows]
+    # recorded after, the base launch is handed on with the head's, and the verdict starts from both
+    assert {f"{KEY_MEMO}base.{TRT_KEY}", f"{KEY_MEMO}head.{TRT_KEY}"} <= set(after.launches)
+    assert _rows(whole, after.launches) == _rows(whole, None)
+
+
+def test_a_verdict_that_asks_for_a_deferred_launch_says_so_and_stops(tmp_path: Path) -> None:
+    first, report, whole, after = _recordings(tmp_path, ("head",))
+    assert report.deferred == (("head", TRT_KEY),)
+    asked: set[str] = set()
+    judge(first, POLICIES, resolved=report.launches, deferred=report.deferred_facts(), asked=asked)
+    assert asked == {f"{KEY_MEMO}head.{TRT_KEY}"}  # that report is not the bundle's verdict
+    assert f"{KEY_MEMO}head.{TRT_KEY}" in after.launches
+    assert _rows(whole, after.launches) == _rows(whole, None)

@@ -8,7 +8,7 @@ fact is cached too, so every check that needs it reports the same error.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -22,6 +22,14 @@ class _Failure:
     error: BaseException
 
 
+class DeferredFact(Exception):
+    """A derived fact the context was told not to compute (`CheckContext.defer`) was asked for."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"derived fact {key} was deferred")
+        self.key = key
+
+
 @dataclass(eq=False, repr=False)
 class CheckContext:
     """The parsed bundle, the policies and the review date; checks read nothing else."""
@@ -29,6 +37,8 @@ class CheckContext:
     bundle: Bundle
     policies: Mapping[str, Mapping[str, Any]]
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+    _deferred: Collection[str] = field(default=(), repr=False)
+    _asked: set[str] = field(default_factory=set, repr=False)
 
     @property
     def review_date(self) -> dt.date:
@@ -42,6 +52,10 @@ class CheckContext:
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         """Compute a derived fact once per context; re-raise the same error on every later call."""
         if key not in self._memo:
+            if key in self._deferred:
+                self._asked.add(key)
+                self._memo[key] = _Failure(DeferredFact(key))
+                raise DeferredFact(key)
             try:
                 self._memo[key] = compute()
             except Exception as exc:  # cached so that each dependent check reports it
@@ -61,6 +75,13 @@ class CheckContext:
         cyclic collector would free, late: memory a long replay or a one-shot verdict, which
         collects rarely (verifier.app.cli), would otherwise keep. Values handed out stay valid."""
         self._memo.clear()
+
+    def defer(self, keys: Collection[str], asked: set[str]) -> None:
+        """Facts this context must not compute: the bundle lacks what they read (a recording pass left
+        them out, verifier.record.fetched `Completion.deferred`). Asking for one adds its key to
+        `asked` and raises `DeferredFact`, so whatever the asking check then reports, the verdict is
+        not the bundle's: its caller completes the bundle and judges again."""
+        self._deferred, self._asked = keys, asked
 
     def seed(self, facts: Mapping[str, Any]) -> None:
         """Start from derived facts another context computed on a bundle that answers alike

@@ -13,7 +13,7 @@ Such a report is `partial`; every renderer says so.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from types import ModuleType
@@ -154,13 +154,20 @@ def run_checks(
     gate: Gate,
     not_run: Mapping[int, str] | None = None,
     facts: Mapping[str, Any] | None = None,
+    deferred: Collection[str] = (),
+    asked: set[str] | None = None,
 ) -> Report:
     """Judge a bundle with the checks handed in (in order) and return the report.
 
     `not_run` maps the ids of checks left out of this run to the option that left them out; each
     gets its N/A row (`Row.not_run`), and the rows are then in id order.
+
+    `deferred`: derived facts the bundle lacks the files for (`CheckContext.defer`); a check that
+    asks for one adds its key to `asked`, and the report, cut short there, is not the bundle's verdict.
     """
     ctx = CheckContext(bundle=bundle, policies=policies)
+    if deferred:
+        ctx.defer(deferred, asked if asked is not None else set())
     if facts:  # derived facts computed on a bundle that answers alike (verifier.core.context.seed)
         ctx.seed(facts)
     rows = []
@@ -171,6 +178,8 @@ def run_checks(
             result = _normalise(run_check(module, ctx, gate), advisory)
             name = result.name or policy_name
             rows.append(Row(module.ID, name, advisory, result, time.perf_counter() - start))
+            if asked:
+                break  # not the bundle's verdict: the caller judges again, on the whole recording
     finally:
         ctx.release()
     if not_run:

@@ -22,7 +22,7 @@ import datetime as dt
 import hashlib
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -181,6 +181,18 @@ class Completion:
     # the pass's launches by memo key, when the completed bundle answers every question it asked
     # (verifier.core.watch): a verdict on that bundle under the same policies starts from them
     launches: dict[str, Any] = field(default_factory=dict)
+    # (side, key) of the launches the pass left out (`complete_bundle`'s `defer`): the bundle may lack
+    # what they read, so a verdict on it must not resolve them (`deferred_facts`)
+    deferred: tuple[tuple[str, str], ...] = ()
+    # the questions each pass asked of the bundle (verifier.core.watch.TreeQuestions): the launches
+    # are handed on while the bundle answers all of them alike
+    questions: tuple[Any, ...] = ()
+
+    def deferred_facts(self) -> frozenset[str]:
+        """The memo keys of the deferred launches (verifier.core.context.CheckContext.defer)."""
+        from verifier.launch.resolve import KEY_MEMO
+
+        return frozenset(f"{KEY_MEMO}{side}.{key}" for side, key in self.deferred)
 
 
 def _may_fetch(entry: Any) -> bool:
@@ -294,6 +306,8 @@ def complete_bundle(
     tree_fetch: TreeFetch | None = None,
     upstream: UpstreamSource | None = None,
     when: dt.datetime | None = None,
+    defer: Collection[str] = (),
+    after: Completion | None = None,
 ) -> tuple[Bundle, Completion]:
     """The bundle with every file its launches read (see module docstring): one resolution pass of the
     affected keys that can read such files, with the recorder's sources answering what is missing.
@@ -301,7 +315,15 @@ def complete_bundle(
     The pass watches the questions it asks of the bundle (verifier.core.watch). When the completed
     bundle answers every one of them the same way, the launches it resolved are the ones a verdict on
     the completed bundle resolves: they are handed on (`Completion.launches`) so that a verdict under
-    the same policies resolves each launch once."""
+    the same policies resolves each launch once.
+
+    `defer`: sides whose launches the pass leaves out, to be recorded only if a verdict asks for
+    them: most verdicts never read a base launch (only a run's executed closure, an append-only
+    comparison and Check 18's baseline do). They are listed (`Completion.deferred`); a verdict on the
+    bundle is judged with them deferred (verifier.core.context.CheckContext.defer). `after`: the
+    completion of an earlier pass over `bundle` that deferred some: this pass records those, starting
+    from the launches that pass handed on, which are handed on again when the bundle this pass
+    completes answers that pass's questions alike too."""
     from verifier.core.context import CheckContext
     from verifier.core.watch import TreeQuestions, unwatch, watch
     from verifier.launch import launches_for_key
@@ -309,21 +331,28 @@ def complete_bundle(
     from verifier.launch.resolve import KEY_MEMO
 
     report = Completion(rounds=1)
-    bundle = _with_harness(bundle, policies, tree_fetch, report)
-    # Which keys to resolve is decided in a context of its own: those are the recorder's questions,
-    # not the launches' (only the launches' are watched).
-    choosing = CheckContext(bundle, policies)
-    try:
-        chosen = _chosen(choosing)
-    except (VerifierError, ValueError, LookupError):
-        return bundle, report
-    finally:
-        choosing.release()  # its parsed configs are not needed past the choice (see CheckContext.release)
+    if after is None:
+        bundle = _with_harness(bundle, policies, tree_fetch, report)
+        # Which keys to resolve is decided in a context of its own: those are the recorder's questions,
+        # not the launches' (only the launches' are watched).
+        choosing = CheckContext(bundle, policies)
+        try:
+            chosen = _chosen(choosing)
+        except (VerifierError, ValueError, LookupError):
+            return bundle, report
+        finally:
+            choosing.release()  # its parsed configs are not needed past the choice (see CheckContext.release)
+        report.deferred = tuple((side, key) for side, key in chosen if side in defer)
+        chosen = [(side, key) for side, key in chosen if side not in defer]
+    else:
+        chosen, earlier = list(after.deferred), after.questions
     questions = TreeQuestions()
     watched = watch(bundle, questions)
     recorder = Recorder(watched, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
     ctx = CheckContext(watched, policies)
     ctx.memo(RECORDING, lambda: recorder)
+    if after is not None:
+        ctx.seed(after.launches)
     try:
         for side, key in chosen:
             try:
@@ -331,13 +360,27 @@ def complete_bundle(
             except (VerifierError, ValueError, LookupError):
                 continue
         questions.close()
+        if report.deferred and tree_fetch is not None:
+            _mirror(recorder, defer, tree_fetch)
         completed = unwatch(_with_python_packages(recorder.apply(watched), tree_fetch))
-        if questions.hold_for(completed):
+        report.questions = (*earlier, questions) if after is not None else (questions,)
+        if all(q.hold_for(completed) for q in report.questions):
             report.launches = {name: value for name, value in ctx.memo_entries().items()
                                if name.startswith(KEY_MEMO)}
     finally:
         ctx.release()  # the launches handed on are kept; the rest of what the pass derived is not
     return completed, report
+
+
+def _mirror(recorder: Recorder, defer: Collection[str], tree_fetch: TreeFetch) -> None:
+    """A deferred side holds the files the pass fetched for the other side, as its tree has them:
+    what the PR changes is read by comparing the two trees' copies of a path, so a file recorded
+    on one side only would look changed."""
+    for side in defer:
+        other = "head" if side == "base" else "base"
+        wanted = sorted(p for p in recorder.trees[other] if p not in recorder.trees[side])
+        if wanted:
+            recorder.trees[side].update(tree_fetch(side, wanted))
 
 
 def _chosen(choosing: Any) -> list[tuple[str, str]]:

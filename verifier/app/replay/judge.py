@@ -12,7 +12,7 @@ import gc
 import resource
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from verifier.app.replay.proposals import RepoDocuments, load_proposed_policies
 from verifier.core import processcache
 from verifier.core.errors import VerifierError
 from verifier.core.model import Bundle
-from verifier.record.fetched import UpstreamSource, git_sources
+from verifier.record.fetched import Completion, UpstreamSource, git_sources
 from verifier.record.git.record import PrFacts, Side, _when, build_bundle, complete_launch_files
 from verifier.record.git.repo import GitRepo
 
@@ -65,10 +65,11 @@ def row_records(report: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _judge(bundle: Bundle, policies: Mapping[str, Any], resolved: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _judge(bundle: Bundle, policies: Mapping[str, Any], resolved: Mapping[str, Any] | None = None,
+           deferred: Collection[str] = (), asked: set[str] | None = None) -> dict[str, Any]:
     from checks import judge
 
-    report = judge(bundle, policies, resolved=resolved)
+    report = judge(bundle, policies, resolved=resolved, deferred=deferred, asked=asked)
     return {"verdict": report.verdict.value, "rows": row_records(report)}
 
 
@@ -85,21 +86,55 @@ def flips(current: Mapping[str, Any], proposed: Mapping[str, Any]) -> list[dict[
 
 
 def bundle_of(repo: GitRepo, pr: MergedPR, upstream: UpstreamSource | None = None,
-              policies: Mapping[str, Any] | None = None) -> tuple[Bundle, dict[str, Any]]:
+              policies: Mapping[str, Any] | None = None, *, defer: Collection[str] = (),
+              after: tuple[Bundle, Completion] | None = None) -> tuple[Bundle, Completion]:
     """The in-memory bundle of one merged PR (its merge commit against its first parent), with the
     files its launches read; other repositories the runners fetch from are read from `upstream` as
-    of the merge commit's date. With it, the launches the recording resolved that hold for the
-    bundle (verifier.record.fetched `Completion.launches`), for its verdict under `policies`."""
+    of the merge commit's date. With it, what the recording did (verifier.record.fetched
+    `Completion`): the launches it resolved that hold for the bundle, for its verdict under
+    `policies`, and those of the sides in `defer`, which it left out. `after`: what an earlier call
+    with `defer` gave, completed with the launches it left out."""
     commit = repo.commit(pr.head)
-    facts = PrFacts(number=pr.number, title=commit.subject, body=commit.body, author=commit.author,
-                    state="merged")
     base = Side(pr.base, repo.ls_tree(pr.base), links=repo.gitlinks(pr.base))
     head = Side(pr.head, repo.ls_tree(pr.head), links=repo.gitlinks(pr.head))
     when = _when(commit.committed_at)
+    if after is not None:
+        return complete_launch_files(repo, after[0], base, head, when=when, upstream=upstream, policies=policies,
+                                     after=after[1])
+    facts = PrFacts(number=pr.number, title=commit.subject, body=commit.body, author=commit.author,
+                    state="merged")
     bundle = build_bundle(repo, base, head, repo.diff(pr.base, pr.head), facts, when=when, signer=SIGNER)
-    completed, report = complete_launch_files(repo, bundle, base, head, when=when, upstream=upstream,
-                                              policies=policies)
-    return completed, report.launches
+    return complete_launch_files(repo, bundle, base, head, when=when, upstream=upstream, policies=policies,
+                                 defer=defer)
+
+
+def _verdicts(repo: GitRepo, pr: MergedPR) -> tuple[Bundle, dict[str, Any], dict[str, Any] | None]:
+    """The PR's bundle and its verdicts under the current rules and, when set, the proposed ones.
+
+    The bundle is first recorded without its base launches, which most verdicts never read (only a
+    run's executed closure, an append-only comparison and Check 18's baseline do, and a replayed
+    bundle holds no runs): on #2263 and #2096 they were half of the PR's time. A verdict that asks
+    for one of them is not the bundle's (verifier.core.context.CheckContext.defer): then the whole
+    recording is made and both verdicts are judged again on it."""
+    documents: RepoDocuments | None = _STATE["documents"]
+    proposed_policies = _STATE["proposed"]
+    bundle, completion = bundle_of(repo, pr, _STATE.get("upstream"), _STATE["current"], defer=("base",))
+    while True:
+        # The recording pass's own derived facts are garbage now, some of them in reference cycles
+        # (a one-shot process collects rarely, verifier.app.cli): free them before the verdict
+        # allocates its own, so that the two never add up.
+        gc.collect()
+        asked: set[str] = set()
+        deferred = completion.deferred_facts()
+        current = _judge(bundle, _STATE["current"], completion.launches, deferred, asked)
+        proposed = None
+        if not asked and (documents is not None or proposed_policies is not None):
+            proposed_bundle = documents.apply(bundle) if documents is not None else bundle
+            proposed = _judge(proposed_bundle, proposed_policies or _STATE["current"], None, deferred, asked)
+        if not asked:
+            return bundle, current, proposed
+        bundle, completion = bundle_of(repo, pr, _STATE.get("upstream"), _STATE["current"],
+                                       after=(bundle, completion))
 
 
 def replay_one(pr: MergedPR) -> dict[str, Any]:
@@ -107,19 +142,10 @@ def replay_one(pr: MergedPR) -> dict[str, Any]:
     start, cpu = time.perf_counter(), time.process_time()
     record: dict[str, Any] = {**pr.as_dict()}
     try:
-        repo: GitRepo = _STATE["repo"]
-        bundle, resolved = bundle_of(repo, pr, _STATE.get("upstream"), _STATE["current"])
+        bundle, current, proposed = _verdicts(_STATE["repo"], pr)
         record["files"] = len(bundle.pr.files)
-        # The recording pass's own derived facts are garbage now, some of them in reference cycles
-        # (a one-shot process collects rarely, verifier.app.cli): free them before the verdict
-        # allocates its own, so that the two never add up.
-        gc.collect()
-        record.update(_judge(bundle, _STATE["current"], resolved))
-        documents: RepoDocuments | None = _STATE["documents"]
-        proposed_policies = _STATE["proposed"]
-        if documents is not None or proposed_policies is not None:
-            proposed_bundle = documents.apply(bundle) if documents is not None else bundle
-            proposed = _judge(proposed_bundle, proposed_policies or _STATE["current"])
+        record.update(current)
+        if proposed is not None:
             record["proposed"] = proposed
             record["flips"] = flips(record, proposed)
     except VerifierError as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -206,15 +206,18 @@ def git_tree_fetch(repo: GitRepo, base: Side, head: Side) -> Callable[[str, list
 def complete_launch_files(
     repo: GitRepo, bundle: Bundle, base: Side, head: Side, *, when: dt.datetime,
     upstream: UpstreamSource | None = None, policies: Mapping[str, Any] | None = None,
+    defer: Collection[str] = (), after: Completion | None = None,
 ) -> tuple[Bundle, Completion]:
     """The bundle with every file its launches read: runner scripts and launcher libraries of both
-    sides, and files the runners fetch from other repositories (`upstream`: local clones)."""
+    sides, and files the runners fetch from other repositories (`upstream`: local clones). `defer`,
+    `after`: the launches of some sides are left out, and recorded later
+    (verifier.record.fetched.complete_bundle)."""
     if policies is None:
         from verifier.core.policy import load_policies
 
         policies = load_policies()
     return complete_bundle(bundle, policies, tree_fetch=git_tree_fetch(repo, base, head), upstream=upstream,
-                           when=when)
+                           when=when, defer=defer, after=after)
 
 
 def record_revisions(
