@@ -166,8 +166,9 @@ def run_checks(
     asks for one adds its key to `asked`, and the report, cut short there, is not the bundle's verdict.
     """
     ctx = CheckContext(bundle=bundle, policies=policies)
+    asked = set() if asked is None else asked
     if deferred:
-        ctx.defer(deferred, asked if asked is not None else set())
+        ctx.defer(deferred, asked)
     if facts:  # derived facts computed on a bundle that answers alike (verifier.core.context.seed)
         ctx.seed(facts)
     rows = []

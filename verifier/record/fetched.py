@@ -345,7 +345,7 @@ def complete_bundle(
         report.deferred = tuple((side, key) for side, key in chosen if side in defer)
         chosen = [(side, key) for side, key in chosen if side not in defer]
     else:
-        chosen, earlier = list(after.deferred), after.questions
+        chosen = list(after.deferred)
     questions = TreeQuestions()
     watched = watch(bundle, questions)
     recorder = Recorder(watched, tree_fetch, upstream, when or dt.datetime.now(dt.UTC), report)
@@ -361,9 +361,9 @@ def complete_bundle(
                 continue
         questions.close()
         if report.deferred and tree_fetch is not None:
-            _mirror(recorder, defer, tree_fetch)
+            _mirror(recorder, bundle, defer, tree_fetch)
         completed = unwatch(_with_python_packages(recorder.apply(watched), tree_fetch))
-        report.questions = (*earlier, questions) if after is not None else (questions,)
+        report.questions = (*(after.questions if after is not None else ()), questions)
         if all(q.hold_for(completed) for q in report.questions):
             report.launches = {name: value for name, value in ctx.memo_entries().items()
                                if name.startswith(KEY_MEMO)}
@@ -372,13 +372,14 @@ def complete_bundle(
     return completed, report
 
 
-def _mirror(recorder: Recorder, defer: Collection[str], tree_fetch: TreeFetch) -> None:
+def _mirror(recorder: Recorder, bundle: Bundle, defer: Collection[str], tree_fetch: TreeFetch) -> None:
     """A deferred side holds the files the pass fetched for the other side, as its tree has them:
     what the PR changes is read by comparing the two trees' copies of a path, so a file recorded
-    on one side only would look changed."""
+    on one side only would look changed. A file the side already holds is not read again."""
     for side in defer:
         other = "head" if side == "base" else "base"
-        wanted = sorted(p for p in recorder.trees[other] if p not in recorder.trees[side])
+        held = (bundle.base if side == "base" else bundle.head).files
+        wanted = sorted(p for p in recorder.trees[other] if p not in recorder.trees[side] and p not in held)
         if wanted:
             recorder.trees[side].update(tree_fetch(side, wanted))
 

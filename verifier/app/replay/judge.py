@@ -113,9 +113,9 @@ def _verdicts(repo: GitRepo, pr: MergedPR) -> tuple[Bundle, dict[str, Any], dict
 
     The bundle is first recorded without its base launches, which most verdicts never read (only a
     run's executed closure, an append-only comparison and Check 18's baseline do, and a replayed
-    bundle holds no runs): on #2263 and #2096 they were half of the PR's time. A verdict that asks
-    for one of them is not the bundle's (verifier.core.context.CheckContext.defer): then the whole
-    recording is made and both verdicts are judged again on it."""
+    bundle holds no runs). A verdict that asks for one of them is not the bundle's
+    (verifier.core.context.CheckContext.defer): then they are recorded on top of that bundle, and
+    both verdicts are judged again on the whole recording."""
     documents: RepoDocuments | None = _STATE["documents"]
     proposed_policies = _STATE["proposed"]
     bundle, completion = bundle_of(repo, pr, _STATE.get("upstream"), _STATE["current"], defer=("base",))
