@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-import shlex
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -26,6 +25,15 @@ from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError, Word
 from verifier.shell.nodes import Assign, FuncDef, Simple
 from verifier.shell.parser import DECLARERS, parse
+from verifier.shell.utilities import (
+    basename,
+    basename_operands,
+    dirname,
+    echo_options,
+    printf_pieces,
+    seq_numbers,
+    unescape,
+)
 from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, shown
 from verifier.shell.world import NO_LOC, Binding, Found, World
 
@@ -42,8 +50,6 @@ _UNKNOWN_STATUS = frozenset({"type", "which", "getopts"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYED_ELEMENT = re.compile(r"\[([^\]]*)\]=(.*)", re.S)  # `[key]=value` in an associative array
 _INDEXED_ELEMENT = re.compile(r"\[([^\]]*)\]=")  # `[i]=value` in an indexed array
-_ECHO_FLAGS = re.compile(r"-[neE]+")
-_ESCAPE = re.compile(r"\\(.)")
 
 
 def _vals(fields: list[Binding]) -> list[Val]:
@@ -703,24 +709,15 @@ def _false(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: l
     return [w]
 
 
-_ECHO_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "0": ""}
-
-
 def _echo(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
           loc: Loc) -> list[World]:
     args = _vals(fields[1:])
-    newline, escapes = True, False
-    while args and isinstance(args[0], str) and _ECHO_FLAGS.fullmatch(args[0]):
-        flag = args.pop(0)
-        newline = newline and "n" not in flag
-        escapes = "e" in flag
+    count, newline, escapes = echo_options([a if isinstance(a, str) else None for a in args])
     pieces: list[Val] = []
-    for k, a in enumerate(args):
+    for k, a in enumerate(args[count:]):
         if k:
             pieces.append(" ")
-        if escapes and isinstance(a, str):
-            a = _unescape(a)
-        pieces.append(a)
+        pieces.append(unescape(a) if escapes and isinstance(a, str) else a)
     if newline:
         pieces.append("\n")
     _emit(w, concat(pieces, loc), loc)
@@ -728,103 +725,24 @@ def _echo(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
     return [w]
 
 
-_PRINTF_SPEC = re.compile(r"%([-+ 0#]*)(\d+|\*)?(?:\.(\d+))?([sdiqbxXfFeEgGcou%])")
-# (text before it, conversion, flags, width, precision) per conversion; the text after the last; and
-# whether any conversion takes an argument
-_Format = tuple[tuple[tuple[str, str, str, str | None, str | None], ...], str, bool]
-_FORMATS_MAX = 1024
-_FORMATS: ByText[str, _Format] = ByText("shell.printf-formats", _FORMATS_MAX)
 _FORMAT_TEXT_MAX = 4096
 
 
-def _parsed_format(fmt: str) -> _Format:
-    """A printf format split into its conversions, once per format text (a script prints with the
-    same few formats in every evaluation)."""
-    got = _FORMATS.get(fmt)
-    if got is not None:
-        return got
-    specs: list[tuple[str, str, str, str | None, str | None]] = []
-    pos = 0
-    for m in _PRINTF_SPEC.finditer(fmt):
-        specs.append((_unescape(fmt[pos:m.start()]), m.group(4), m.group(1) or "", m.group(2), m.group(3)))
-        pos = m.end()
-    got = (tuple(specs), _unescape(fmt[pos:]), any(conv != "%" for _, conv, _, _, _ in specs))
-    if len(fmt) <= _FORMAT_TEXT_MAX:
-        _FORMATS.put(fmt, got)
-    return got
-
-
 def format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
-    """bash `printf` for %s %d %i %q %b %x %f %c %% (the format is reused while arguments remain)."""
+    """bash `printf` of values (verifier.shell.utilities.printf_pieces), kept per known arguments."""
     key: tuple[str, ...] | None = None
     if len(args) <= 512 and all(isinstance(a, str) for a in args):  # known text prints the same (every world)
         key = (fmt, *args)  # type: ignore[arg-type]
         got = _PRINTED.get(key)
         if got is not None:
             return got
-    printed = _format_printf(fmt, args, loc)
+    printed = concat(printf_pieces(fmt, args), loc)
     if key is not None and isinstance(printed, str) and len(printed) <= _FORMAT_TEXT_MAX:
         _PRINTED.put(key, printed)
     return printed
 
 
-_PRINTED: ByText[tuple[str, ...], str] = ByText("shell.printf-printed", _FORMATS_MAX)
-
-
-def _format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
-    specs, tail, consumes = _parsed_format(fmt)
-    out: list[Val] = []
-    k = 0
-    n = len(args)
-    while True:
-        for text, conv, flags, width, prec in specs:
-            out.append(text)
-            if conv == "%":
-                out.append("%")
-                continue
-            arg: Val = args[k] if k < n else ""
-            k += 1
-            out.append(_convert(conv, flags, width, prec, arg) if isinstance(arg, str) else arg)
-        out.append(tail)
-        if not consumes or k >= n:  # a format without conversions is printed once
-            break
-    return concat(out, loc)
-
-
-def _convert(conv: str, flags: str, width: str | None, prec: str | None, arg: str) -> str:
-    if conv == "q":
-        text = shlex.quote(arg) if arg else "''"
-    elif conv == "b":
-        text = _unescape(arg)
-    elif conv in "di":
-        try:
-            text = str(int(arg or "0", 0))
-        except ValueError:
-            text = "0"
-    elif conv in "xXo":
-        try:
-            text = format(int(arg or "0", 0), conv)
-        except ValueError:
-            text = "0"
-    elif conv in "fFeEgG":
-        try:
-            text = format(float(arg or "0"), f".{prec or 6}{conv}")
-        except ValueError:
-            text = "0"
-    elif conv == "c":
-        text = arg[:1]
-    else:
-        text = arg if prec is None else arg[:int(prec)]
-    if width and width != "*":
-        text = text.ljust(int(width)) if "-" in flags else text.rjust(int(width), "0" if "0" in flags and
-                                                                       conv not in "sqbc" else " ")
-    return text
-
-
-def _unescape(text: str) -> str:
-    if "\\" not in text:  # nothing to unescape
-        return text
-    return _ESCAPE.sub(lambda m: _ECHO_ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
+_PRINTED: ByText[tuple[str, ...], str] = ByText("shell.printf-printed", 1024)
 
 
 def _printf(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
@@ -902,39 +820,23 @@ def _tee(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: lis
 
 def _dirname(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
              loc: Loc) -> list[World]:
-    args = [v for v, _ in fields[1:] if v != "--"]
-    out: list[Val] = []
-    for a in args:
-        if not isinstance(a, str):
-            out.append(a if isinstance(a, Unknown) else Opaque(f"$(dirname {shown(a)})", loc))
-            continue
-        stripped = a.rstrip("/") or "/"
-        d = posixpath.dirname(stripped)
-        out.append((d.rstrip("/") or "/") if d else ".")
-    for v in out:
-        _emit(w, concat([v, "\n"], loc), loc)
+    for a in (v for v, _ in fields[1:] if v != "--"):
+        if isinstance(a, str):
+            _emit(w, dirname(a) + "\n", loc)
+        else:
+            _emit(w, concat([a if isinstance(a, Unknown) else Opaque(f"$(dirname {shown(a)})", loc), "\n"], loc), loc)
     w.status = True
     return [w]
 
 
 def _basename(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
               loc: Loc) -> list[World]:
-    args = [v for v, _ in fields[1:] if v != "--"]
-    suffix: Val = ""
-    if args and args[0] in ("-s", "--suffix") and len(args) >= 2:
-        suffix = args[1]
-        args = args[2:]
-    elif len(args) == 2:
-        suffix = args[1]
-        args = args[:1]
-    for a in args:
-        if not isinstance(a, str) or not isinstance(suffix, str):
-            _emit(w, Opaque(f"$(basename {shown(a)})", loc), loc)
-            continue
-        name = posixpath.basename(a.rstrip("/")) or "/"
-        if suffix and name.endswith(suffix) and name != suffix:
-            name = name[:-len(suffix)]
-        _emit(w, name + "\n", loc)
+    paths, suffix = basename_operands(_vals(fields[1:]))
+    for path in paths:
+        if isinstance(path, str) and isinstance(suffix, str):
+            _emit(w, basename(path, suffix) + "\n", loc)
+        else:
+            _emit(w, Opaque(f"$(basename {shown(path)})", loc), loc)
     w.status = True
     return [w]
 
@@ -942,18 +844,11 @@ def _basename(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin
 def _seq(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
          loc: Loc) -> list[World]:
     args = _vals(fields[1:])
-    if not all(isinstance(a, str) and re.fullmatch(r"-?\d+", a) for a in args) or not 1 <= len(args) <= 3:
+    values = seq_numbers([str(a) for a in args]) if all(isinstance(a, str) for a in args) else None
+    if values is None:
         _emit(w, Opaque("$(seq ...)", loc), loc)
         w.status = None
         return [w]
-    nums = [int(str(a)) for a in args]
-    first, step, last = (1, 1, nums[0]) if len(nums) == 1 else (nums[0], 1, nums[1]) if len(nums) == 2 else \
-        (nums[0], nums[1], nums[2])
-    if step == 0 or abs(last - first) // abs(step) > 4096:
-        _emit(w, Opaque("$(seq ...)", loc), loc)
-        w.status = None
-        return [w]
-    values = range(first, last + (1 if step > 0 else -1), step)
     _emit(w, "".join(f"{v}\n" for v in values), loc)
     w.status = True
     return [w]

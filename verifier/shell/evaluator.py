@@ -36,15 +36,24 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from verifier.core.processcache import ByObject, ByText
+from verifier.core.processcache import ByObject
 from verifier.shell import arith
 from verifier.shell.conditions import Operands, eval_double
+from verifier.shell.expansion import (
+    SPECIAL,
+    brace_expand,
+    convert_case,
+    defaulted,
+    operator,
+    parse_param,
+    slice_bounds,
+    transform,
+)
 from verifier.shell.launchers import Commands, launching_functions, may_launch
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
@@ -100,9 +109,7 @@ MAX_CALL_DEPTH = 48
 MAX_SOURCE_DEPTH = 8
 MAX_STEPS = 150_000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SPECIAL = frozenset("@*#?$!-0123456789")
 _IFS = " \t\n"
-_PARAM_HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[)?")
 _ALL_ELEMENTS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]")
 _NAME_REST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(.*)", re.S)
 
@@ -1370,7 +1377,7 @@ class Evaluator:
             if part.kind == "lit":
                 text = part.text
                 if split and not part.quoted and "{" in text and ("," in text or ".." in text):
-                    return [(t, at) for t in _brace_expand(text)]
+                    return [(t, at) for t in brace_expand(text)]
                 return [(text, at)]
             if part.kind == "param" and part.quoted:
                 result = self.param(part.text, w, at)
@@ -1519,10 +1526,7 @@ class Evaluator:
 
     def param(self, expr: str, w: World, loc: Loc) -> list[Binding] | Binding:
         """`$name` / `${...}`: a value with its origin, or a list for `"$@"` / `"${A[@]}"`."""
-        parsed = _PARAM_PARSED.get(expr)
-        if parsed is None:
-            parsed = _parse_param(expr)
-        kind, name, subscript, rest = parsed
+        kind, name, subscript, rest = parse_param(expr)
         if kind:
             if kind == "special":
                 return self.special(expr, w, loc)
@@ -1542,7 +1546,7 @@ class Evaluator:
         try:
             if subscript is not None:
                 value, vloc = self.element(name, subscript, w, loc)
-            elif name.isdigit() or name in _SPECIAL:
+            elif name.isdigit() or name in SPECIAL:
                 value, vloc = self.special(name, w, loc)
             else:
                 got = self.lookup(w, name, loc)
@@ -1662,79 +1666,56 @@ class Evaluator:
 
     def operator(self, name: str, subscript: str | None, value: Val | None, vloc: Loc, rest: str, w: World,
                  loc: Loc) -> Binding:
-        """`${X<op>...}` for a scalar value."""
-        for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
-            if rest.startswith(op):
-                operand = rest[len(op):]
-                colon = op.startswith(":")
-                if isinstance(value, Unknown):
-                    return value, vloc
-                if isinstance(value, Opaque) and colon and not value.nonempty:
-                    # a run-time value that may be empty: the result is a run-time value too
-                    other = self.expand_text(operand, w, loc) if op[-1] in "-=+" else ""
-                    sure = isinstance(other, str) and bool(other) and op[-1] in "-="
-                    return Opaque("${" + name + rest + "}", loc, sure), loc
-                unset = value is None or (colon and value == "")
-                if isinstance(value, Opaque):
-                    unset = False
-                kind = op[-1]
-                if kind == "+":
-                    return ("", loc) if unset else (self.expand_text(operand, w, loc), loc)
-                if not unset:
-                    assert value is not None
-                    return value, vloc
-                if kind == "?":
-                    w.flow = ("exit",)
-                    w.exit_loc = loc
-                    return "", loc
-                default = self.expand_text(operand, w, loc)
-                if kind == "=" and subscript is None:
-                    self.assign(w, name, default, loc)
-                return default, loc
+        """`${X<op>...}` for a scalar value (verifier.shell.expansion)."""
+        op = operator(rest)
+        if op.kind == "default":
+            if isinstance(value, Unknown):
+                return value, vloc
+            if isinstance(value, Opaque) and op.colon and not value.nonempty:
+                # a run-time value that may be empty: the result is a run-time value too
+                other = self.expand_text(op.operand, w, loc) if op.op in "-=+" else ""
+                sure = isinstance(other, str) and bool(other) and op.op in "-="
+                return Opaque("${" + name + rest + "}", loc, sure), loc
+            unset = not isinstance(value, Opaque) and defaulted(op, value is not None, value or "")
+            if op.op == "+":
+                return ("", loc) if unset else (self.expand_text(op.operand, w, loc), loc)
+            if not unset:
+                assert value is not None
+                return value, vloc
+            if op.op == "?":
+                w.flow = ("exit",)
+                w.exit_loc = loc
+                return "", loc
+            default = self.expand_text(op.operand, w, loc)
+            if op.op == "=" and subscript is None:
+                self.assign(w, name, default, loc)
+            return default, loc
         if value is None:
             value = ""
-        if rest.startswith(("##", "#", "%%", "%")):
-            op = "##" if rest.startswith("##") else "#" if rest.startswith("#") else "%%" if rest.startswith("%%") else "%"
-            pattern = self.pattern_operand(rest[len(op):], w, loc)
+        if op.kind == "strip":
+            pattern = self.pattern_operand(op.operand, w, loc)
             if isinstance(value, str) and pattern is not None:
-                return strip_pattern(value, pattern, op), vloc
+                return strip_pattern(value, pattern, op.op), vloc
             return self._opaque_op(value, name, rest, loc), loc
-        if rest.startswith("/"):
-            body = rest[1:]
-            mode = ""
-            if body[:1] in ("/", "#", "%"):
-                mode, body = body[0], body[1:]
-            pat_text, repl_text = _split_unescaped(body, "/")
-            pattern = self.pattern_operand(pat_text, w, loc)
-            repl = self.expand_text(repl_text, w, loc) if repl_text is not None else ""
+        if op.kind == "replace":
+            pattern = self.pattern_operand(op.operand, w, loc)
+            repl = self.expand_text(op.other, w, loc) if op.other is not None else ""
             if isinstance(value, str) and pattern is not None and isinstance(repl, str):
-                return replace_pattern(value, pattern, repl, mode), vloc
+                return replace_pattern(value, pattern, repl, op.op), vloc
             return self._opaque_op(value, name, rest, loc), loc
-        if rest in ("^^", ",,", "^", ","):
+        if op.kind == "case":
             if not isinstance(value, str):
                 return self._opaque_op(value, name, rest, loc), loc
-            if rest == "^^":
-                return value.upper(), vloc
-            if rest == ",,":
-                return value.lower(), vloc
-            return ((value[:1].upper() if rest == "^" else value[:1].lower()) + value[1:]), vloc
-        if rest.startswith("@"):
-            if rest == "@Q" and isinstance(value, str):
-                return shlex.quote(value), vloc
-            return (value if rest in ("@E", "@P") else self._opaque_op(value, name, rest, loc)), vloc
-        if rest.startswith(":"):
-            off_text, length_text = _split_unescaped(rest[1:], ":")
-            off = self.arith(off_text, w, loc, expand=True)
-            length = self.arith(length_text, w, loc, expand=True) if length_text is not None else None
+            return convert_case(value, op.op), vloc
+        if op.kind == "transform":
+            done = transform(value, op.op) if isinstance(value, str) else None
+            return (done, vloc) if done is not None else (self._opaque_op(value, name, rest, loc), loc)
+        if op.kind == "slice":
+            off = self.arith(op.operand, w, loc, expand=True)
+            length = self.arith(op.other, w, loc, expand=True) if op.other is not None else None
             if isinstance(value, str) and isinstance(off, str) and (length is None or isinstance(length, str)):
-                start = int(off)
-                if start < 0:
-                    start = max(0, len(value) + start)
-                if length is None:
-                    return value[start:], vloc
-                n = int(length)
-                end = start + n if n >= 0 else len(value) + n
-                return value[start:end], vloc
+                bounds = slice_bounds(len(value), int(off), None if length is None else int(length))
+                return (value[bounds[0]:bounds[1]] if bounds else ""), vloc
             return self._opaque_op(value, name, rest, loc), loc
         return Opaque("${" + name + rest + "}", loc), loc
 
@@ -1745,22 +1726,19 @@ class Evaluator:
     def array_op(self, name: str, elems: list[Binding], rest: str, w: World, loc: Loc, sub: str
                  ) -> list[Binding] | Binding:
         """`${A[@]:off:len}`, `${A[@]/p/r}`, `${A[@]^^}`, `${A[@]:-x}` ... element by element."""
-        if rest.startswith(":") and not rest.startswith((":-", ":=", ":+", ":?")):
-            off_text, length_text = _split_unescaped(rest[1:], ":")
-            off = self.arith(off_text, w, loc, expand=True)
-            length = self.arith(length_text, w, loc, expand=True) if length_text is not None else None
+        op = operator(rest)
+        if op.kind == "slice":
+            off = self.arith(op.operand, w, loc, expand=True)
+            length = self.arith(op.other, w, loc, expand=True) if op.other is not None else None
             if isinstance(off, str) and (length is None or isinstance(length, str)):
-                start = int(off)
-                end = None if length is None else start + int(length)
-                return elems[start:end]
+                bounds = slice_bounds(len(elems), int(off), None if length is None else int(length))
+                return elems[bounds[0]:bounds[1]] if bounds else []
             return [(Unknown(f"`${{{name}[{sub}]{rest}}}`", loc), loc)]
-        if rest.startswith((":-", "-", ":+", "+", ":=", "=")):
+        if op.kind == "default" and op.op != "?":
             empty = not elems
-            op = rest[:2] if rest.startswith(":") else rest[:1]
-            operand = rest[len(op):]
-            if op.endswith("+"):
-                return [] if empty else [(self.expand_text(operand, w, loc), loc)]
-            return [(self.expand_text(operand, w, loc), loc)] if empty else elems
+            if op.op == "+":
+                return [] if empty else [(self.expand_text(op.operand, w, loc), loc)]
+            return [(self.expand_text(op.operand, w, loc), loc)] if empty else elems
         out: list[Binding] = []
         for value, vloc in elems:
             out.append(self.operator(name, None, value, vloc, rest, w, loc))
@@ -2050,37 +2028,6 @@ class _Relocator:
         return replace(c, **fields)
 
 
-_PARAM_PARSED: ByText[str, tuple[str, str, str | None, str]] = ByText("shell.parameters", 16384)
-
-
-def _parse_param(expr: str) -> tuple[str, str, str | None, str]:
-    """What `param` makes of an expression's text, world-independent (parsed once per text):
-    (kind, name, subscript, rest); kind "" for a name with its subscript and operator, else
-    "special" / "length" / "indirect" (name: the operand) / "opaque"."""
-    parsed: tuple[str, str, str | None, str]
-    if (expr in _SPECIAL and len(expr) == 1) or expr.isdigit():
-        parsed = ("special", expr, None, "")
-    elif expr.startswith("#") and len(expr) > 1:
-        parsed = ("length", expr[1:], None, "")
-    elif expr.startswith("!") and len(expr) > 1:
-        parsed = ("indirect", expr[1:], None, "")
-    else:
-        m = _PARAM_HEAD.match(expr)
-        if not m:
-            parsed = ("opaque", "", None, "")
-        else:
-            name = m.group(1)
-            rest = expr[m.end(1):]
-            subscript: str | None = None
-            close = _bracket_end(expr, m.end(1)) if m.group(2) else 0
-            if close < 0:
-                parsed = ("opaque", "", None, "")
-            else:
-                if m.group(2):
-                    subscript = expr[m.end(1) + 1:close]
-                    rest = expr[close + 1:]
-                parsed = ("", name, subscript, rest)
-    return _PARAM_PARSED.put(expr, parsed)
 
 
 @lru_cache(maxsize=1)
@@ -2089,65 +2036,6 @@ def _builtins() -> Any:
     from verifier.shell import builtins
 
     return builtins
-
-
-def _bracket_end(expr: str, start: int) -> int:
-    """Index of the `]` closing the `[` at expr[start]."""
-    depth = 0
-    for i in range(start, len(expr)):
-        if expr[i] == "[":
-            depth += 1
-        elif expr[i] == "]":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
-def _split_unescaped(text: str, sep: str) -> tuple[str, str | None]:
-    """Split at the first `sep` outside quotes, braces and backslash escapes."""
-    depth = 0
-    quote = ""
-    i = 0
-    while i < len(text):
-        c = text[i]
-        if c == "\\":
-            i += 2
-            continue
-        if quote:
-            if c == quote:
-                quote = ""
-        elif c in "'\"":
-            quote = c
-        elif c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-        elif c == sep and depth == 0:
-            return text[:i], text[i + 1:]
-        i += 1
-    return text, None
-
-
-def _brace_expand(text: str) -> list[str]:
-    """`a{b,c}d` -> [abd, acd]; `{1..3}` -> [1, 2, 3] (one brace group, unquoted literal words)."""
-    m = re.search(r"\{([^{}]*)\}", text)
-    if not m:
-        return [text]
-    body = m.group(1)
-    pre, post = text[:m.start()], text[m.end():]
-    rng = re.fullmatch(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?", body)
-    if rng:
-        a, b = int(rng.group(1)), int(rng.group(2))
-        step = abs(int(rng.group(3))) if rng.group(3) else 1
-        step = step or 1
-        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
-        if len(values) > MAX_ITERATIONS * 4:
-            return [text]
-        return [pre + str(v) + post for x in [values] for v in x]
-    if "," not in body:
-        return [text]
-    return [pre + item + post for item in body.split(",")]
 
 
 __all__ = ["Evaluator", "Options", "ShellLimit", "may_launch"]

@@ -69,6 +69,15 @@ from functools import lru_cache, partial
 from verifier.core import processcache
 from verifier.shell import arith
 from verifier.shell.conditions import eval_bracket, eval_double, eval_single
+from verifier.shell.expansion import (
+    brace_expand,
+    convert_case,
+    defaulted,
+    operator,
+    parse_param,
+    slice_bounds,
+    transform,
+)
 from verifier.shell.launchers import Commands
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
@@ -103,6 +112,15 @@ from verifier.shell.text import (
     split_fields,
     text_of,
 )
+from verifier.shell.utilities import (
+    basename,
+    basename_operands,
+    dirname,
+    echo_options,
+    printf_pieces,
+    seq_numbers,
+    unescape,
+)
 from verifier.shell.values import (
     Pattern,
     RefNotFollowed,
@@ -116,7 +134,6 @@ from verifier.shell.world import Layer, Names, last_held, written
 MAX_STEPS = 300_000
 MAX_CALL_DEPTH = 24
 MAX_LOOP = 256
-MAX_SEQ = 4096  # numbers a `$(seq ...)` may print (the single-node evaluator's bound): its text is linear in it
 _DECLARERS = DECLARERS
 # builtins the reader follows whose arguments decide what it does (Reader.decide_command)
 _FOLLOWED = frozenset({"eval", "cd", "exit", "return", "unset", "shift", "set", "true", ":", "false", "[", "test",
@@ -129,17 +146,6 @@ _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FETCHERS = frozenset({"curl", "wget", "git"})
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
 _MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in (`Reader.stand_in`)
-_PARAM = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(?:\[(?P<index>[^\]]*)\])?(?P<rest>.*)$",
-                    re.DOTALL)
-
-
-@lru_cache(maxsize=4096)
-def _param_parts(inner: str) -> tuple[str, str | None, str] | None:
-    """`_PARAM`'s name, index and operator part of a `${...}` body (None: not a parameter); kept by
-    the text, which every reading of a script expands again (a bounded cache: a replay worker clears
-    it between PRs, verifier.app.replay.judge.pr_caches)."""
-    m = _PARAM.match(inner)
-    return None if m is None else (m.group("name"), m.group("index"), m.group("rest"))
 
 
 @lru_cache(maxsize=4096)
@@ -1290,42 +1296,41 @@ class Reader:
         return None
 
     def echo(self, name: str, args: list[Text]) -> Text:
+        """What `echo` or `printf` prints (verifier.shell.utilities), without its final newline (a
+        capture joins each command's output as a line of its own); text printed by `%s` keeps its
+        origin."""
         if name == "printf":
             if not args:
                 return ()
             fmt = plain(args[0])
             if fmt in ("%s", "%s\n", "%s\\n") and len(args) > 1:
-                return join_fields(args[1:], "")
-            if "%" not in fmt:
-                return text_of(fmt.replace("\\n", "\n"), *origin(args[0]))
-            return (Seg("$(printf)", *origin(args[0]), False, "runtime"),)
-        words = list(args)
-        while words and plain(words[0]) in ("-n", "-e", "-ne", "-en", "-E"):
-            words = words[1:]
+                return join_fields(args[1:], "" if fmt == "%s" else "\n")
+            if not all(is_known(a) for a in args):
+                return (Seg("$(printf)", *origin(args[0]), False, "runtime"),)
+            printed = "".join(printf_pieces(fmt, [plain(a) for a in args[1:]]))
+            return text_of(printed.removesuffix("\n"), *origin(args[0]))
+        count, _newline, escapes = echo_options([plain(a) if is_known(a) else None for a in args])
+        words = args[count:]
+        if escapes:
+            words = [text_of(unescape(plain(w)), *origin(w)) if is_known(w) and "\\" in plain(w) else w
+                     for w in words]
         return join_fields(words)
 
     def builtin_output(self, name: str, args: list[Text], st: State) -> Text | None:
+        """What `seq`, `dirname`, `basename` and `pwd` print (verifier.shell.utilities), without the
+        final newline (None: an argument the reader does not know, or output it does not model)."""
         if any(not is_known(a) for a in args):
             return None
         words = [plain(a) for a in args]
         file, line = origin(args[0]) if args else (st.file, None)
         if name == "seq":
-            # integers only: an option (`-w` pads, `-s` joins, `-f` formats) changes the text
-            if not 1 <= len(words) <= 3 or not all(re.fullmatch(r"-?[0-9]+", w) for w in words):
-                return None
-            ints = [int(w) for w in words]
-            lo, step, hi = (1, 1, ints[0]) if len(ints) == 1 else (ints[0], 1, ints[1]) if len(ints) == 2 else \
-                (ints[0], ints[1], ints[2])
-            if step == 0 or abs(hi - lo) // abs(step) > MAX_SEQ:
-                return None
-            return text_of("\n".join(str(i) for i in range(lo, hi + (1 if step > 0 else -1), step)), file, line)
+            numbers = seq_numbers(words)
+            return None if numbers is None else text_of("\n".join(str(i) for i in numbers), file, line)
         if name == "dirname" and words:
-            return text_of(posixpath.dirname(words[-1].rstrip("/")) or ".", file, line)
+            return text_of("\n".join(dirname(w) for w in words if w != "--"), file, line)
         if name == "basename" and words:
-            base = posixpath.basename(words[0].rstrip("/"))
-            if len(words) > 1:
-                base = base.removesuffix(words[1])
-            return text_of(base, file, line)
+            paths, suffix = basename_operands(words)
+            return text_of("\n".join(basename(p, suffix) for p in paths), file, line)
         if name == "pwd" and st.cwd and is_known(st.cwd):
             return st.cwd
         return None
@@ -1353,6 +1358,8 @@ class Reader:
                 break
         else:  # no expansion: one field (or none)
             text = parts[0].text if len(parts) == 1 else "".join([part.text for part in parts])
+            if split and len(parts) == 1 and not parts[0].quoted and "{" in text and ("," in text or ".." in text):
+                return [(known_seg(t, file, line),) for t in brace_expand(text) if t]
             if text:
                 return [(known_seg(text, file, line),)]
             return [()] if any(part.quoted for part in parts) else []
@@ -1488,20 +1495,20 @@ class Reader:
             return text_of(str(len(plain(value))), st.file, line) if is_known(value) else \
                 (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         if inner.startswith("!"):  # indirect: ${!NAME} is the variable NAME names
-            m = _PARAM.match(inner[1:])
-            if m and m.group("index") is None and not m.group("rest") and m.group("name") in st.refs:
-                self.reads.add(m.group("name"))  # `${!REF}` of a name reference: the name it refers to
-                return text_of(st.refs[m.group("name")], st.file, line)
-            if m and m.group("index") is None and _NAME.match(m.group("name")):
-                target = self.lookup(m.group("name"), st, line)
+            ref = parse_param(inner[1:])
+            if not ref.kind and ref.subscript is None and not ref.rest and ref.name in st.refs:
+                self.reads.add(ref.name)  # `${!REF}` of a name reference: the name it refers to
+                return text_of(st.refs[ref.name], st.file, line)
+            if not ref.kind and ref.subscript is None:
+                target = self.lookup(ref.name, st, line)
                 self.decide(target)  # the name of the variable read
                 if is_known(target) and _NAME.match(plain(target)):
-                    return self.param(plain(target) + m.group("rest"), st, line, quoted)
+                    return self.param(plain(target) + ref.rest, st, line, quoted)
             return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
-        parts = _param_parts(inner)
-        if parts is None:
+        parsed = parse_param(inner)
+        if parsed.kind not in ("", "special"):
             return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
-        name, index, rest = parts
+        name, index, rest = parsed.name, parsed.subscript, parsed.rest
         if st.refs and name in st.refs:
             name = self.deref(name, st, line) or "__unset_reference__"
         if name == "@":
@@ -1561,73 +1568,64 @@ class Reader:
 
     def operate(self, value: Text, rest: str, st: State, line: int, present: bool | None,
                 name: str = "") -> Text:
-        """`${NAME<op><operand>}` for the operators the reader knows."""
+        """`${NAME<op><operand>}` for the operators the reader knows (verifier.shell.expansion)."""
         file = st.file  # where an operator it cannot apply is (`_unknown_op`), as the expansion began
-        for op in (":-", ":=", ":+", ":?", "-", "=", "+", "?"):
-            if rest.startswith(op):
-                operand = self.expand_one(_operand(rest[len(op):], line), st)
-                colon = op.startswith(":")
-                if present is None or (colon and not is_known(value) and present is not False):
-                    if op.lstrip(":") in ("-", "=") and is_known(value) and value:
-                        return value
-                    return _unknown_op(value, name, rest, file, line)
-                empty = not present or (colon and plain(value) == "")
-                if op.lstrip(":") == "-":
-                    return operand if empty else value
-                if op.lstrip(":") == "=":
-                    if empty and name and _NAME.match(name):
-                        st.vars[name] = operand
-                        st.unset.discard(name)
-                    return operand if empty else value
-                if op.lstrip(":") == "+":
-                    return () if empty else operand
-                return value
+        op = operator(rest)
+        if op.kind == "default":
+            operand = self.expand_one(_operand(op.operand, line), st)
+            if present is None or (op.colon and not is_known(value) and present is not False):
+                if op.op in ("-", "=") and is_known(value) and value:
+                    return value
+                return _unknown_op(value, name, rest, file, line)
+            empty = defaulted(op, present, plain(value))
+            if op.op == "-":
+                return operand if empty else value
+            if op.op == "=":
+                if empty and name and _NAME.match(name):
+                    st.vars[name] = operand
+                    st.unset.discard(name)
+                return operand if empty else value
+            if op.op == "+":
+                return () if empty else operand
+            return value
         if not is_known(value):
             return _unknown_op(value, name, rest, file, line)
         text = plain(value)
-        for op in ("##", "#", "%%", "%"):
-            if rest.startswith(op):
-                pattern = self.pattern(_operand(rest[len(op):], line), st)
-                if pattern is None:
-                    return _unknown_op(value, name, rest, file, line)
-                derived = self.derive(value, partial(_strip, pattern=pattern, op=op))
-                if derived is not None:
-                    return derived
-                self.decide(value)
-                kept = strip_pattern(text, pattern, op)
-                if op.startswith("#"):
-                    return slice_text(value, len(text) - len(kept))
-                return slice_text(value, 0, len(kept))
-        if rest.startswith("/"):
-            body = rest[2:] if rest.startswith("//") else rest[1:]
-            anchor = ""
-            if body.startswith(("#", "%")) and not rest.startswith("//"):  # `${X//#/}`: `#` is the pattern
-                anchor, body = body[0], body[1:]
-            pat, rep = _split_replacement(body)
-            pattern = self.pattern(_operand(pat, line), st)
+        if op.kind == "strip":
+            pattern = self.pattern(_operand(op.operand, line), st)
             if pattern is None:
                 return _unknown_op(value, name, rest, file, line)
-            replacement = plain(self.expand_one(_operand(rep, line), st))
-            self.decide(value, replacement)
-            mode = anchor or ("/" if rest.startswith("//") else "")
-            file, ln = origin(value)
-            return text_of(replace_pattern(text, pattern, replacement, mode), file, ln)
-        if rest.startswith(":"):
+            derived = self.derive(value, partial(_strip, pattern=pattern, op=op.op))
+            if derived is not None:
+                return derived
             self.decide(value)
-            parts = rest[1:].split(":")
-            try:
-                start = int(parts[0].strip() or "0")
-                length = int(parts[1]) if len(parts) > 1 else None
-            except ValueError:
+            kept = strip_pattern(text, pattern, op.op)
+            if op.op.startswith("#"):
+                return slice_text(value, len(text) - len(kept))
+            return slice_text(value, 0, len(kept))
+        if op.kind == "replace":
+            pattern = self.pattern(_operand(op.operand, line), st)
+            if pattern is None:
                 return _unknown_op(value, name, rest, file, line)
-            if start < 0:
-                start = max(0, len(text) + start)
-            end = None if length is None else (start + length if length >= 0 else len(text) + length)
-            return slice_text(value, start, end)
-        if rest in ("^^", ",,", "^", ","):
+            replacement = plain(self.expand_one(_operand(op.other, line), st)) if op.other else ""
+            self.decide(value, replacement)
+            file, ln = origin(value)
+            return text_of(replace_pattern(text, pattern, replacement, op.op), file, ln)
+        if op.kind == "slice":
+            self.decide(value)
+            start = self.arith(op.operand.strip() or "0", st, line)
+            length = self.arith(op.other, st, line) if op.other is not None else None
+            if start is None or (op.other is not None and length is None):
+                return _unknown_op(value, name, rest, file, line)
+            bounds = slice_bounds(len(text), start, length)
+            return slice_text(value, *bounds) if bounds else ()
+        if op.kind in ("case", "transform"):
+            done = convert_case(text, op.op) if op.kind == "case" else transform(text, op.op)
+            if done is None:
+                return _unknown_op(value, name, rest, file, line)
             self.decide(value)
             file, ln = origin(value)
-            return text_of(text.upper() if rest.startswith("^") else text.lower(), file, ln)
+            return text_of(done, file, ln)
         return _unknown_op(value, name, rest, file, line)
 
     def command_substitution(self, code: str, st: State, line: int) -> Text:
@@ -2077,25 +2075,6 @@ def _writes_file(node: Simple) -> bool:
     return any(r.op in (">", ">>", ">|", "&>", "&>>") or (r.op == ">&" and r.target is not None and
                                                         not r.target.raw.isdigit() and r.target.raw != "-")
                for r in node.redirects)
-
-
-def _split_replacement(body: str) -> tuple[str, str]:
-    """`PATTERN/REPLACEMENT` of `${X/PATTERN/REPLACEMENT}` split at the first `/` that is not escaped
-    or quoted (`${MODEL//\\//--}` replaces every `/`)."""
-    i, quote = 0, ""
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and quote != "'":
-            i += 2
-            continue
-        if quote:
-            quote = "" if c == quote else quote
-        elif c in "'\"":
-            quote = c
-        elif c == "/":
-            return body[:i], body[i + 1:]
-        i += 1
-    return body, ""
 
 
 class _Observed(Mapping[str, str]):

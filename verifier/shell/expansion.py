@@ -1,0 +1,235 @@
+"""What bash's expansions make of known text (bash manual, "Brace Expansion" and "Shell Parameter
+Expansion"), for both walkers: the single-node evaluator (verifier.shell.evaluator) and the
+multi-node reader (verifier.shell.trace).
+
+The walkers hold values differently (a `Val` with the line it was written on; a `Text` whose every
+character keeps its file and line), so each applies an operator to its own values; what an operator
+is, where its operands end, and what it makes of known text are written here once:
+
+* `brace_expand` gives the words of an unquoted literal word with a brace group (`{a,b}`, `{1..4}`);
+* `parse_param` splits the text inside `${...}` into its kind (a name, a special parameter, `#`
+  length, `!` indirection), name, subscript and operator text;
+* `operator` parses that operator text (`:-word`, `##pattern`, `/pattern/string`, `^^`, `@Q`,
+  `:offset:length`) into an `Operator`;
+* `defaulted`, `slice_bounds`, `convert_case` and `transform` are the operators' string semantics.
+
+Both parses are functions of the text alone and are kept per text (a script's expansions are read
+again on every evaluation of it).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from verifier.core.processcache import ByText
+
+MAX_BRACE_WORDS = 1024
+SPECIAL = frozenset("@*#?$!-0123456789")
+_BRACES = re.compile(r"\{([^{}]*)\}")
+_SEQUENCE = re.compile(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?")
+_HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[)?")
+
+
+class Param(NamedTuple):
+    """What the text inside `${...}` is: `kind` "" for a name (with `subscript` and operator text
+    `rest`), else "special" (`$#`, `$1`, ...: the name), "length" (`${#X}`: the operand in `name`),
+    "indirect" (`${!X...}`: the operand in `name`) or "opaque" (not a parameter bash reads)."""
+
+    kind: str
+    name: str
+    subscript: str | None
+    rest: str
+
+
+class Operator(NamedTuple):
+    """An operator of `${NAME<operator>}`.
+
+    `kind` and `op`:
+    * "default": `op` one of `-`, `=`, `+`, `?` (`colon`: the `:` form, which treats empty as
+      unset); `operand` the word;
+    * "strip": `op` one of `#`, `##`, `%`, `%%`; `operand` the pattern;
+    * "replace": `op` the mode, "" (first match), "/" (every match), "#" (anchored at the start) or
+      "%" (at the end); `operand` the pattern, `other` the replacement (None: no `/` before it);
+    * "case": `op` one of `^^`, `,,`, `^`, `,`;
+    * "transform": `op` the letter of `@<letter>`;
+    * "slice": `operand` the offset, `other` the length (None: to the end), both arithmetic;
+    * "unknown": an operator bash has no meaning for.
+    """
+
+    kind: str
+    op: str = ""
+    colon: bool = False
+    operand: str = ""
+    other: str | None = None
+
+
+_PARAMS: ByText[str, Param] = ByText("shell.parameters", 16384)
+_OPERATORS: ByText[str, Operator] = ByText("shell.parameter-operators", 16384)
+_DEFAULTS = (":-", ":=", ":+", ":?", "-", "=", "+", "?")
+_CASES = ("^^", ",,", "^", ",")
+
+
+def parse_param(expr: str) -> Param:
+    """The text inside `${...}` (or after `$`) read as a parameter."""
+    got = _PARAMS.get(expr)
+    if got is not None:
+        return got
+    parsed: Param
+    if (expr in SPECIAL and len(expr) == 1) or expr.isdigit():
+        parsed = Param("special", expr, None, "")
+    elif expr.startswith("#") and len(expr) > 1:
+        parsed = Param("length", expr[1:], None, "")
+    elif expr.startswith("!") and len(expr) > 1:
+        parsed = Param("indirect", expr[1:], None, "")
+    else:
+        m = _HEAD.match(expr)
+        if not m:
+            parsed = Param("opaque", "", None, "")
+        elif not m.group(2):
+            parsed = Param("", m.group(1), None, expr[m.end(1):])
+        else:
+            close = bracket_end(expr, m.end(1))
+            parsed = Param("opaque", "", None, "") if close < 0 else \
+                Param("", m.group(1), expr[m.end(1) + 1:close], expr[close + 1:])
+    return _PARAMS.put(expr, parsed)
+
+
+def operator(rest: str) -> Operator:
+    """The operator text after a parameter's name and subscript, parsed."""
+    got = _OPERATORS.get(rest)
+    if got is not None:
+        return got
+    parsed: Operator
+    default = next((op for op in _DEFAULTS if rest.startswith(op)), None)
+    if default is not None:
+        parsed = Operator("default", default[-1], default.startswith(":"), rest[len(default):])
+    elif rest.startswith(("##", "%%")):
+        parsed = Operator("strip", rest[:2], operand=rest[2:])
+    elif rest.startswith(("#", "%")):
+        parsed = Operator("strip", rest[:1], operand=rest[1:])
+    elif rest.startswith("/"):
+        body, mode = rest[1:], ""
+        if body[:1] in ("/", "#", "%"):  # `${X//#/}`: the pattern of a global replacement may start with `#`
+            mode, body = body[0], body[1:]
+        pattern, replacement = split_unescaped(body, "/")
+        parsed = Operator("replace", mode, operand=pattern, other=replacement)
+    elif rest in _CASES:
+        parsed = Operator("case", rest)
+    elif rest.startswith("@") and len(rest) == 2:
+        parsed = Operator("transform", rest[1])
+    elif rest.startswith(":"):
+        offset, length = split_unescaped(rest[1:], ":")
+        parsed = Operator("slice", operand=offset, other=length)
+    else:
+        parsed = Operator("unknown")
+    return _OPERATORS.put(rest, parsed)
+
+
+def defaulted(op: Operator, present: bool, value: str) -> bool:
+    """Whether a `default` operator takes its word: the parameter is unset, or (the `:` form) empty."""
+    return not present or (op.colon and value == "")
+
+
+def slice_bounds(size: int, offset: int, length: int | None) -> tuple[int, int] | None:
+    """`${X:offset:length}` of a text (or `${A[@]:offset:length}` of a list) of `size` characters:
+    the start and end it keeps (None: nothing; a negative offset counts from the end and one before
+    the start keeps nothing; a negative length counts from the end too)."""
+    start = offset if offset >= 0 else size + offset
+    if start < 0:
+        return None
+    start = min(start, size)
+    if length is None:
+        return start, size
+    end = start + length if length >= 0 else size + length
+    return (start, min(end, size)) if end >= start else None
+
+
+def convert_case(text: str, op: str) -> str:
+    """`^^` upper-cases every character, `,,` lower-cases them, `^` and `,` only the first."""
+    if op == "^^":
+        return text.upper()
+    if op == ",,":
+        return text.lower()
+    return (text[:1].upper() if op == "^" else text[:1].lower()) + text[1:]
+
+
+def transform(text: str, letter: str) -> str | None:
+    """`${X@<letter>}` of a known text (None: a transformation not modelled, or one whose result
+    depends on what only the run knows: `@E`/`@P` of text with a backslash, `@A`, `@a`, `@K`)."""
+    if letter == "Q":
+        return "'" + text.replace("'", "'\\''") + "'"
+    if letter == "U":
+        return text.upper()
+    if letter == "L":
+        return text.lower()
+    if letter == "u":
+        return text[:1].upper() + text[1:]
+    if letter in ("E", "P") and "\\" not in text and (letter == "E" or "$" not in text):
+        return text
+    return None
+
+
+def brace_expand(text: str) -> list[str]:
+    """`a{b,c}d` -> [abd, acd]; `{1..3}` -> [1, 2, 3] (one brace group of an unquoted literal word;
+    a sequence of more than `MAX_BRACE_WORDS` words stays one literal word)."""
+    m = _BRACES.search(text)
+    if not m:
+        return [text]
+    body = m.group(1)
+    pre, post = text[:m.start()], text[m.end():]
+    rng = _SEQUENCE.fullmatch(body)
+    if rng:
+        a, b = int(rng.group(1)), int(rng.group(2))
+        step = abs(int(rng.group(3))) if rng.group(3) else 1
+        step = step or 1
+        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        if len(values) > MAX_BRACE_WORDS:
+            return [text]
+        return [pre + str(v) + post for v in values]
+    if "," not in body:
+        return [text]
+    return [pre + item + post for item in body.split(",")]
+
+
+def bracket_end(expr: str, start: int) -> int:
+    """Index of the `]` closing the `[` at expr[start] (-1: none)."""
+    depth = 0
+    for i in range(start, len(expr)):
+        if expr[i] == "[":
+            depth += 1
+        elif expr[i] == "]":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def split_unescaped(text: str, sep: str) -> tuple[str, str | None]:
+    """Split at the first `sep` outside quotes, nested braces and backslash escapes (None: there is
+    none): `${MODEL//\\//--}` replaces every `/`, `${X:${#Y}:2}` takes two characters."""
+    depth = 0
+    quote = ""
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+        elif c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            return text[:i], text[i + 1:]
+        i += 1
+    return text, None
+
+
+__all__ = ["MAX_BRACE_WORDS", "SPECIAL", "Operator", "Param", "brace_expand", "bracket_end", "convert_case", "defaulted", "operator", "parse_param",
+           "slice_bounds", "split_unescaped", "transform"]

@@ -1,0 +1,166 @@
+"""What the utilities both walkers model print for known arguments: `echo`, `printf`, `seq`,
+`dirname` and `basename` (their GNU coreutils and bash builtin behaviour), written once for the
+single-node evaluator (verifier.shell.builtins) and the multi-node reader (verifier.shell.trace).
+
+Each walker keeps its own values (a `Val`, a `Text` with per-character origins): these functions
+take the known text of the arguments and give the text printed, without the final newline a command
+substitution strips; `printf_pieces` passes a value it does not know through in its place.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Sequence
+from typing import TypeVar
+
+from verifier.core.processcache import ByText
+
+V = TypeVar("V")
+
+MAX_SEQ = 4096  # numbers a `seq` may print: its text is linear in it
+_ECHO_FLAGS = re.compile(r"-[neE]+")
+_ESCAPE = re.compile(r"\\(.)")
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "0": ""}
+_PRINTF_SPEC = re.compile(r"%([-+ 0#]*)(\d+|\*)?(?:\.(\d+))?([sdiqbxXfFeEgGcou%])")
+_INTEGER = re.compile(r"-?[0-9]+")
+# (text before it, conversion, flags, width, precision) per conversion; the text after the last; and
+# whether any conversion takes an argument
+_Format = tuple[tuple[tuple[str, str, str, str | None, str | None], ...], str, bool]
+_FORMATS: ByText[str, _Format] = ByText("shell.printf-formats", 1024)
+_FORMAT_TEXT_MAX = 4096
+
+
+def unescape(text: str) -> str:
+    """`echo -e` / `printf %b` backslash escapes."""
+    if "\\" not in text:  # nothing to unescape
+        return text
+    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
+
+
+def echo_options(words: Sequence[str | None]) -> tuple[int, bool, bool]:
+    """`echo`'s leading options among its arguments' known texts (None: not known, so not an option):
+    how many there are, whether a newline ends the output (no `-n`) and whether escapes are read
+    (the last option holds an `e`)."""
+    count, newline, escapes = 0, True, False
+    for word in words:
+        if word is None or not _ECHO_FLAGS.fullmatch(word):
+            break
+        count += 1
+        newline = newline and "n" not in word
+        escapes = "e" in word
+    return count, newline, escapes
+
+
+def _parsed_format(fmt: str) -> _Format:
+    """A printf format split into its conversions, once per format text (a script prints with the
+    same few formats in every evaluation)."""
+    got = _FORMATS.get(fmt)
+    if got is not None:
+        return got
+    specs: list[tuple[str, str, str, str | None, str | None]] = []
+    pos = 0
+    for m in _PRINTF_SPEC.finditer(fmt):
+        specs.append((unescape(fmt[pos:m.start()]), m.group(4), m.group(1) or "", m.group(2), m.group(3)))
+        pos = m.end()
+    got = (tuple(specs), unescape(fmt[pos:]), any(conv != "%" for _, conv, _, _, _ in specs))
+    if len(fmt) <= _FORMAT_TEXT_MAX:
+        _FORMATS.put(fmt, got)
+    return got
+
+
+def printf_pieces(fmt: str, args: Sequence[V]) -> list[str | V]:
+    """bash `printf FORMAT ARGS` for %s %d %i %q %b %x %o %f %e %g %c %% (the format is used again while
+    arguments remain): the pieces printed, an argument that is not a `str` passed through whole."""
+    specs, tail, consumes = _parsed_format(fmt)
+    out: list[str | V] = []
+    k = 0
+    n = len(args)
+    while True:
+        for text, conv, flags, width, prec in specs:
+            out.append(text)
+            if conv == "%":
+                out.append("%")
+                continue
+            arg: str | V = args[k] if k < n else ""
+            k += 1
+            out.append(_convert(conv, flags, width, prec, arg) if isinstance(arg, str) else arg)
+        out.append(tail)
+        if not consumes or k >= n:  # a format without conversions is printed once
+            break
+    return out
+
+
+def _convert(conv: str, flags: str, width: str | None, prec: str | None, arg: str) -> str:
+    if conv == "q":
+        text = shlex.quote(arg) if arg else "''"
+    elif conv == "b":
+        text = unescape(arg)
+    elif conv in "di":
+        try:
+            text = str(int(arg or "0", 0))
+        except ValueError:
+            text = "0"
+    elif conv in "xXo":
+        try:
+            text = format(int(arg or "0", 0), conv)
+        except ValueError:
+            text = "0"
+    elif conv in "fFeEgG":
+        try:
+            text = format(float(arg or "0"), f".{prec or 6}{conv}")
+        except ValueError:
+            text = "0"
+    elif conv == "c":
+        text = arg[:1]
+    else:
+        text = arg if prec is None else arg[:int(prec)]
+    if width and width != "*":
+        text = text.ljust(int(width)) if "-" in flags else text.rjust(int(width), "0" if "0" in flags and
+                                                                       conv not in "sqbc" else " ")
+    return text
+
+
+def seq_numbers(words: Sequence[str]) -> range | None:
+    """`seq LAST`, `seq FIRST LAST`, `seq FIRST STEP LAST` of integers (None: an option, which changes
+    the text, a number that is not an integer, a zero step or more than `MAX_SEQ` numbers)."""
+    if not 1 <= len(words) <= 3 or not all(_INTEGER.fullmatch(w) for w in words):
+        return None
+    ints = [int(w) for w in words]
+    first, step, last = (1, 1, ints[0]) if len(ints) == 1 else (ints[0], 1, ints[1]) if len(ints) == 2 else \
+        (ints[0], ints[1], ints[2])
+    if step == 0 or abs(last - first) // abs(step) > MAX_SEQ:
+        return None
+    return range(first, last + (1 if step > 0 else -1), step)
+
+
+def dirname(path: str) -> str:
+    """`dirname PATH`: the path without its last component (`.` for a bare name, `/` for the root)."""
+    d = posixpath.dirname(path.rstrip("/") or "/")
+    return (d.rstrip("/") or "/") if d else "."
+
+
+def basename_operands(words: Sequence[V]) -> tuple[list[V], V | str]:
+    """`basename`'s paths and the suffix it removes (`basename PATH SUFFIX`, `-s SUFFIX PATH...`,
+    `-a PATH...`); a word that is not a `str` is an operand."""
+    args = [w for w in words if w != "--"]
+    if args and args[0] in ("-s", "--suffix") and len(args) >= 2:
+        return args[2:], args[1]
+    if args and args[0] in ("-a", "--multiple"):
+        return args[1:], ""
+    if len(args) == 2:
+        return args[:1], args[1]
+    return args, ""
+
+
+def basename(path: str, suffix: str = "") -> str:
+    """`basename PATH [SUFFIX]`: the last component, without `suffix` unless that is all of it."""
+    name = posixpath.basename(path.rstrip("/")) or "/"
+    if suffix and name.endswith(suffix) and name != suffix:
+        name = name[:-len(suffix)]
+    return name
+
+
+__all__ = ["MAX_SEQ", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces", "seq_numbers",
+           "unescape"]
