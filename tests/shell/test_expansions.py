@@ -90,3 +90,23 @@ def test_both_walkers_expand_a_word_as_bash_does(word: str, env: dict[str, str],
 def test_the_trace_keeps_where_a_sliced_value_was_written() -> None:
     (event,) = Reader().run("t.sh", 'X=abcdef\nbranch "${X:1:3}"\n', {}).events
     assert [(seg.text, seg.file, seg.line) for seg in event.argv[1]] == [("bcd", "t.sh", 1)]
+
+
+READS: list[tuple[str, str]] = [  # (the `read` command and its input, what bash assigns to A B C)
+    ('IFS=: read -r A B <<< "x:y:"', "[x][y][]"),  # the last name's one field loses its delimiter
+    ('IFS=: read -r A B C <<< "x::y"', "[x][][y]"),
+    ('IFS=: read -r A B <<< "a:b:c"', "[a][b:c][]"),
+    ('read -r A B <<< "  a  b  c  "', "[a][b  c][]"),
+    ('IFS=" :" read -r A B C <<< "a : b : c "', "[a][b][c]"),
+    ('IFS=: read -r A <<< ":a"', "[:a][][]"),
+    ('read -p prompt -r A B <<< "1 2"', "[1][2][]"),  # an option's value is no name
+]
+
+
+@pytest.mark.parametrize(("command", "expected"), READS)
+def test_both_walkers_read_a_line_as_bash_does(command: str, expected: str) -> None:
+    word = "[$A][$B][$C]"
+    found = servers(run(f'{command}\npython3 -m sglang.launch_server --value "{word}"\n', {}))
+    assert [shown(s.argv[-1]) for s in found] == [expected]
+    (event,) = Reader(unknown=lambda _name: False).run("t.sh", f'{command}\nbranch "{word}"\n', {}).events
+    assert plain(event.argv[1]) == expected

@@ -31,6 +31,8 @@ from verifier.shell.utilities import (
     dirname,
     echo_options,
     printf_pieces,
+    read_fields,
+    read_operands,
     seq_numbers,
     unescape,
 )
@@ -1164,61 +1166,35 @@ def _let(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: lis
 
 def _read(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
           loc: Loc) -> list[World]:
-    args = _vals(fields[1:])
-    array: str | None = None
-    delim = "\n"
-    names: list[str] = []
-    i = 0
-    while i < len(args):
-        a = args[i]
-        if not isinstance(a, str):
-            i += 1
-            continue
-        if a in ("-a",) and i + 1 < len(args):
-            array = str(args[i + 1])
-            i += 2
-            continue
-        if a == "-d" and i + 1 < len(args):
-            delim = str(args[i + 1]) or "\0"
-            i += 2
-            continue
-        if a in ("-p", "-t", "-n", "-N", "-u", "-i") and i + 1 < len(args):
-            i += 2
-            continue
-        if a.startswith("-"):
-            i += 1
-            continue
-        names.append(a)
-        i += 1
-    if not names and array is None:
-        names = ["REPLY"]
+    """`read` (verifier.shell.utilities.read_fields) of known input; of any other, run-time values."""
+    call = read_operands([a if isinstance(a, str) else None for a in _vals(fields[1:])])
     pieces = [v for v, _ in stdin] if stdin is not None else None
     text = "".join(pieces) if pieces is not None and all(isinstance(p, str) for p in pieces) else None  # type: ignore[arg-type]
     if text is None:
         unknown = Opaque(f"$(read on line {loc[1]})", loc)
-        if array is not None:
-            w.arrays[array] = ((unknown, loc),)
-        for name in names:
+        if call.array is not None:
+            w.arrays[call.array] = ((unknown, loc),)
+        for name in call.names:
             ev.assign(w, name, unknown, loc)
         w.status = None
         return [w]
-    line, found, _rest = text.partition(delim if delim != "\0" else "\x00")
+    line, found, _rest = text.partition(call.delim if call.delim != "\0" else "\x00")
     if not found and not line:
         w.status = False
-        for name in names:
+        for name in call.names:
             ev.assign(w, name, "", loc)
         return [w]
-    ifs = ev.lookup(w, "IFS", loc)
+    # `IFS=: read ...`: the prefix assignment holds for the read alone
+    prefix = next((a for a in cmd.assigns if a.name == "IFS" and a.value is not None and a.index is None), None)
+    ifs = ev.expand_scalar(prefix.value, w, (cmd.src, prefix.line))[0] if prefix is not None and \
+        prefix.value is not None else ev.lookup(w, "IFS", loc)
     seps = ifs if isinstance(ifs, str) else " \t\n"
-    if array is not None:
-        parts = [p for p in re.split("[" + re.escape(seps) + "]+", line) if p] if seps else [line]
-        w.arrays[array] = tuple((p, loc) for p in parts)
-        w.vars.pop(array, None)
+    if call.array is not None:
+        w.arrays[call.array] = tuple((p, loc) for p in read_fields(line, seps, None))
+        w.vars.pop(call.array, None)
     else:
-        parts = re.split("[" + re.escape(seps) + "]+", line.strip(seps), maxsplit=max(0, len(names) - 1)) \
-            if seps else [line]
-        for k, name in enumerate(names):
-            ev.assign(w, name, parts[k] if k < len(parts) else "", loc)
+        for name, value in zip(call.names, read_fields(line, seps, len(call.names)), strict=True):
+            ev.assign(w, name, value, loc)
     w.status = bool(found)
     return [w]
 

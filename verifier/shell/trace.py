@@ -118,6 +118,8 @@ from verifier.shell.utilities import (
     dirname,
     echo_options,
     printf_pieces,
+    read_fields,
+    read_operands,
     seq_numbers,
     unescape,
 )
@@ -1194,21 +1196,19 @@ class Reader:
             self.depth -= 1
 
     def read(self, args: list[Text], prefix: Mapping[str, Text], stdin: str | None, st: State) -> bool | None:
-        names = [plain(a) for a in args if not plain(a).startswith("-")]
-        opts = "".join(plain(a)[1:] for a in args if plain(a).startswith("-"))
+        """`read` (verifier.shell.utilities.read_fields) of known input; of any other, run-time values."""
+        call = read_operands([plain(a) if is_known(a) else None for a in args])
         ifs = plain(prefix["IFS"]) if "IFS" in prefix else " \t\n"
-        if stdin is None or not names:
-            for n in names:
+        if stdin is None:
+            for n in (*call.names, *([call.array] if call.array is not None else [])):
                 st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False, "runtime"),)
             return None
-        data = stdin.split("\n", 1)[0]
-        if "a" in opts:
-            pieces = re.split("[" + re.escape(ifs) + "]", data) if ifs.strip() else data.split()
-            st.arrays[names[0]] = [text_of(p, st.file, None) for p in pieces]
+        data = stdin.split(call.delim if call.delim != "\0" else "\x00", 1)[0]
+        if call.array is not None:
+            st.arrays[call.array] = [text_of(p, st.file, None) for p in read_fields(data, ifs, None)]
             return True
-        pieces = data.split(None, len(names) - 1) if not ifs.strip() else data.split(ifs[0], len(names) - 1)
-        for i, n in enumerate(names):
-            st.vars[n] = text_of(pieces[i] if i < len(pieces) else "", st.file, None)
+        for n, piece in zip(call.names, read_fields(data, ifs, len(call.names)), strict=True):
+            st.vars[n] = text_of(piece, st.file, None)
         return True
 
     def snippet(self, args: list[Text], node: Simple, st: State, stdin: str | None) -> Text | None:

@@ -1,6 +1,7 @@
 """What the utilities both walkers model print for known arguments: `echo`, `printf`, `seq`,
-`dirname` and `basename` (their GNU coreutils and bash builtin behaviour), written once for the
-single-node evaluator (verifier.shell.builtins) and the multi-node reader (verifier.shell.trace).
+`dirname` and `basename` (their GNU coreutils and bash builtin behaviour), and how `read` splits
+a line among names, written once for the single-node evaluator (verifier.shell.builtins) and the
+multi-node reader (verifier.shell.trace).
 
 Each walker keeps its own values (a `Val`, a `Text` with per-character origins): these functions
 take the known text of the arguments and give the text printed, without the final newline a command
@@ -13,7 +14,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from verifier.core.processcache import ByText
 
@@ -135,6 +136,77 @@ def seq_numbers(words: Sequence[str]) -> range | None:
     return range(first, last + (1 if step > 0 else -1), step)
 
 
+class ReadCall(NamedTuple):
+    """What `read` was asked: the names it assigns (`REPLY` when none and no `-a`), the array of
+    `-a` and the character that ends its line (`-d`; "\\0" for `-d ''`)."""
+
+    names: tuple[str, ...]
+    array: str | None
+    delim: str
+
+
+def read_operands(words: Sequence[str | None]) -> ReadCall:
+    """`read`'s options and names from its arguments' known texts (None: not known, skipped)."""
+    names: list[str] = []
+    array: str | None = None
+    delim = "\n"
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word in ("-a", "-d") and i + 1 < len(words):
+            value = words[i + 1] or ""
+            if word == "-a":
+                array = value
+            else:
+                delim = value[:1] or "\0"
+            i += 2
+            continue
+        if word in ("-p", "-t", "-n", "-N", "-u", "-i") and i + 1 < len(words):
+            i += 2  # an option with its value
+            continue
+        if word is not None and not word.startswith("-"):
+            names.append(word)
+        i += 1
+    if not names and array is None:
+        names = ["REPLY"]
+    return ReadCall(tuple(names), array, delim)
+
+
+def read_fields(line: str, ifs: str, count: int | None) -> list[str]:
+    """How `read` splits one line among `count` names (None: `read -a`, every field): fields end at
+    a character of `ifs`, white space of `ifs` around a delimiter is part of it and is dropped at
+    both ends; the last name takes the rest of the line, without a single trailing delimiter when
+    the rest is one field."""
+    if not ifs:
+        return [line] if count is None else [line] + [""] * (count - 1)
+    white = "".join(c for c in " \t\n" if c in ifs)
+    n = len(line)
+
+    def past_white(pos: int) -> int:
+        while pos < n and line[pos] in white:
+            pos += 1
+        return pos
+
+    pos = past_white(0)
+    fields: list[str] = []
+    while pos < n and (count is None or len(fields) < count - 1):
+        start = pos
+        while pos < n and line[pos] not in ifs:
+            pos += 1
+        fields.append(line[start:pos])
+        pos = past_white(pos)
+        if pos < n and line[pos] in ifs:  # one delimiter that is not white space
+            pos = past_white(pos + 1)
+    if count is None:
+        return fields
+    if len(fields) < count:
+        rest = line[pos:].rstrip(white) if white else line[pos:]
+        if rest and rest[-1] in ifs and not any(c in ifs for c in rest[:-1]):
+            rest = rest[:-1].rstrip(white) if white else rest[:-1]
+        fields.append(rest)
+    return fields + [""] * (count - len(fields))
+
+
 def dirname(path: str) -> str:
     """`dirname PATH`: the path without its last component (`.` for a bare name, `/` for the root)."""
     d = posixpath.dirname(path.rstrip("/") or "/")
@@ -162,5 +234,5 @@ def basename(path: str, suffix: str = "") -> str:
     return name
 
 
-__all__ = ["MAX_SEQ", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces", "seq_numbers",
-           "unescape"]
+__all__ = ["MAX_SEQ", "ReadCall", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces",
+           "read_fields", "read_operands", "seq_numbers", "unescape"]
