@@ -299,7 +299,7 @@ def _injected_by_runner(ctx: CheckContext) -> tuple[set[tuple[str, str]], dict[t
     file (runner first, then libraries and workflows) the bundle does not hold, or `""` when the base
     tree has no runner script for the point's runner label. "No injection" is a finding only when
     the whole harness was read."""
-    closures = [c for c in point_closures(ctx) if c.side == "head"]
+    closures = point_closures(ctx, "head")
     by_name = {(key, p.exp_name): p for key in {c.key for c in closures} for p in points(ctx, "head", key)}
     # the trusted harness injects, and the PR's own run (the head's harness) still does
     injected = {(c.key, c.exp_name) for c in closures if c.harness_injects and (c.key, c.exp_name) in by_name

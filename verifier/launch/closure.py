@@ -617,32 +617,30 @@ def _recipe_part(ctx: CheckContext, side: str, path: str) -> tuple[list[Member],
     return ctx.memo(f"closure.recipe.{side}.{path}", compute)  # type: ignore[no-any-return]
 
 
-def _compute(ctx: CheckContext) -> list[PointClosure]:
+def _compute(ctx: CheckContext, side: str) -> list[PointClosure]:
     from verifier.launch import launches
     from verifier.launch.affected import submitted_entries
 
     out: list[PointClosure] = []
     try:
         keys = list(submitted_entries(ctx))
+    except InputError as exc:  # named once, on the head side
+        return [PointClosure("", "", "head", problems=[f"{exc.path}: {exc.reason}"])] if side == "head" else []
+    try:
+        entries = master_entries(ctx, side)
+        side_keys = [k for k in keys if k in entries]
+        launched = launches(ctx, side, side_keys) if side_keys else None
     except InputError as exc:
-        return [PointClosure("", "", "head", problems=[f"{exc.path}: {exc.reason}"])]
-    for side in ("base", "head"):
-        try:
-            entries = master_entries(ctx, side)
-            side_keys = [k for k in keys if k in entries]
-            launched = launches(ctx, side, side_keys) if side_keys else None
-        except InputError as exc:
-            out.append(PointClosure("", "", side, problems=[f"{exc.path}: {exc.reason}"]))
-            continue
-        for key in side_keys:
-            for point in points(ctx, side, key):
-                harness, constructs = _harness(ctx, point)
-                mine = launched.by_exp_name(point.exp_name) if launched is not None else []
-                col = _launch_members(ctx, side, point, [x for x in mine if x.key == key])
-                members = list(col.members.values())
-                seen = {m.path for m in members}
-                members.extend(m for m in harness if m.path not in seen)
-                out.append(PointClosure(key, point.exp_name, side, members, [*col.constructs, *constructs]))
+        return [PointClosure("", "", side, problems=[f"{exc.path}: {exc.reason}"])]
+    for key in side_keys:
+        for point in points(ctx, side, key):
+            harness, constructs = _harness(ctx, point)
+            mine = launched.by_exp_name(point.exp_name) if launched is not None else []
+            col = _launch_members(ctx, side, point, [x for x in mine if x.key == key])
+            members = list(col.members.values())
+            seen = {m.path for m in members}
+            members.extend(m for m in harness if m.path not in seen)
+            out.append(PointClosure(key, point.exp_name, side, members, [*col.constructs, *constructs]))
     return out
 
 
@@ -670,9 +668,12 @@ def harness_files(ctx: CheckContext) -> set[str]:
     return out
 
 
-def point_closures(ctx: CheckContext) -> list[PointClosure]:
-    """The executed closure of every affected point on each side (see module docstring). Memoized."""
-    return ctx.memo("closure.points", lambda: _compute(ctx))  # type: ignore[no-any-return]
+def point_closures(ctx: CheckContext, side: str | None = None) -> list[PointClosure]:
+    """The executed closure of every affected point on one side, or on each (base first; see module
+    docstring). Memoized per side: a check that reads the head's closures resolves no base launch."""
+    if side is None:
+        return [*point_closures(ctx, "base"), *point_closures(ctx, "head")]
+    return ctx.memo(f"closure.points.{side}", lambda: _compute(ctx, side))  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -735,8 +736,8 @@ def constructs(ctx: CheckContext, keys: Iterable[str] | None = None) -> list[Con
     wanted = None if keys is None else set(keys)
     changed = {p for p in changed_paths(ctx) if ctx.bundle.head.has(p)}
     out: dict[tuple[str, int | None, str], Construct] = {}
-    for closure in point_closures(ctx):
-        if closure.side != "head" or (wanted is not None and closure.key not in wanted):
+    for closure in point_closures(ctx, "head"):
+        if wanted is not None and closure.key not in wanted:
             continue
         for c in closure.constructs:
             if c.path in changed:
