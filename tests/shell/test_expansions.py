@@ -110,3 +110,20 @@ def test_both_walkers_read_a_line_as_bash_does(command: str, expected: str) -> N
     assert [shown(s.argv[-1]) for s in found] == [expected]
     (event,) = Reader(unknown=lambda _name: False).run("t.sh", f'{command}\nbranch "{word}"\n', {}).events
     assert plain(event.argv[1]) == expected
+
+
+DECLARATIONS: list[tuple[str, str]] = [  # (the declarations, what bash then holds in A B)
+    ("A=x\ndeclare A+=y", "[xy][]"),  # `+=` appends
+    ('export "A=q r" B=2', "[q r][2]"),  # a quoted operand is an assignment after all
+    ("readonly A=1\ndeclare -x B=$A", "[1][1]"),
+    ("declare -i A=3 B=4", "[3][4]"),
+]
+
+
+@pytest.mark.parametrize(("script", "expected"), DECLARATIONS)
+def test_both_walkers_read_a_declaration_as_bash_does(script: str, expected: str) -> None:
+    word = "[$A][$B]"
+    found = servers(run(f'{script}\npython3 -m sglang.launch_server --value "{word}"\n', {}))
+    assert [shown(s.argv[-1]) for s in found] == [expected]
+    (event,) = Reader(unknown=lambda _name: False).run("t.sh", f'{script}\nbranch "{word}"\n', {}).events
+    assert plain(event.argv[1]) == expected

@@ -28,6 +28,7 @@ from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.utilities import (
     basename,
     basename_operands,
+    declaration,
     dirname,
     echo_options,
     printf_pieces,
@@ -608,30 +609,20 @@ def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False)
 
 
 def declare(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> World:
-    """`export`, `declare`/`typeset`, `local`, `readonly` with their assignments."""
+    """`export`, `declare`/`typeset`, `local`, `readonly` with their assignments
+    (verifier.shell.utilities.declaration)."""
     kind = cmd.words[0].unquoted_literal or ""
-    flags = ""
-    names: list[str] = []
-    unexport = False
-    for word in cmd.words[1:]:
-        for value, _ in ev.expand_word(word, w, (cmd.src, word.line), split=True):
-            if not isinstance(value, str):
-                continue
-            if value.startswith("-") and len(value) > 1:
-                if kind == "export" and value == "-n":
-                    unexport = True
-                flags += value[1:]
-            elif value.startswith("+") and len(value) > 1:
-                continue
-            elif "=" in value:  # `export "A=b"` written quoted: an assignment after all
-                name, _, text = value.partition("=")
-                if _NAME.fullmatch(name):
-                    ev.assign(w, name, text, (cmd.src, word.line))
-                    names.append(name)
-            else:
-                names.append(value)
-    is_local = kind == "local" or (kind in ("declare", "typeset") and "g" not in flags and bool(w.frames))
-    export = kind == "export" or "x" in flags
+    fields = [(value, word.line) for word in cmd.words[1:]
+              for value, _ in ev.expand_word(word, w, (cmd.src, word.line), split=True)]
+    asked = declaration(kind, [value if isinstance(value, str) else None for value, _ in fields])
+    for operand in asked.assigned:
+        text, line = fields[operand.index]
+        assert isinstance(text, str)
+        ev.assign(w, operand.name, text[operand.offset:], (cmd.src, line), append=operand.append)
+    names = [name for _, name in asked.names] + [operand.name for operand in asked.assigned]
+    flags, unexport = asked.flags, asked.unexport
+    is_local = asked.local(bool(w.frames))
+    export = asked.exports
     assoc = "A" in flags
     for name in names + [a.name for a in cmd.assigns]:
         if is_local:
@@ -639,7 +630,7 @@ def declare(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> World:
     if "f" in flags:
         w.status = True
         return w
-    if "n" in flags and kind != "export":
+    if asked.refs:
         _declare_refs(ev, cmd, w, names, loc)
         return w
     for name in names:

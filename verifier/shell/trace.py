@@ -115,6 +115,7 @@ from verifier.shell.text import (
 from verifier.shell.utilities import (
     basename,
     basename_operands,
+    declaration,
     dirname,
     echo_options,
     printf_pieces,
@@ -1007,49 +1008,51 @@ class Reader:
             st.exported.add(name)
 
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
-        if name != "export" and any(plain(a).startswith("-") and "n" in plain(a) for a in args):
+        """`export`, `declare`/`typeset`, `local`, `readonly` (verifier.shell.utilities.declaration)."""
+        asked = declaration(name, [plain(a) if is_known(a) else None for a in args])
+        if asked.refs:
             return self.declare_refs(args, node, st)
-        export = name == "export" or any(plain(a).startswith("-") and "x" in plain(a) for a in args)
+        export = asked.exports
         for assign in node.assigns:
             if assign.array is not None:
                 self.assign(assign, st, export)
             elif assign.index is None and assign.value is not None:
                 value = self.expand_one(assign.value, st)
-                var = assign.name
-                if var in st.arrays and name != "export":
-                    st.arrays.pop(var, None)
-                st.vars[var] = value
-                st.unset.discard(var)
-                st.unresolved.pop(var, None)
-                if export:
-                    st.exported.add(var)
-        for arg in args:
-            text = plain(arg)
-            if text.startswith("-"):
-                if "x" in text:
-                    export = True
+                if assign.append and assign.name in st.vars:
+                    value = concat(st.vars[assign.name], value)
+                self.declared(assign.name, value, name, export, st)
+            if asked.unexport:
+                st.exported.discard(assign.name)
+        for operand in asked.assigned:
+            value = slice_text(args[operand.index], operand.offset)
+            if operand.append and operand.name in st.vars:
+                value = concat(st.vars[operand.name], value)
+            self.declared(operand.name, value, name, export, st)
+            if asked.unexport:
+                st.exported.discard(operand.name)
+        for _, var in asked.names:
+            if not _NAME.match(var):
                 continue
-            if "=" in text and _NAME.match(text.split("=", 1)[0].removesuffix("+")):
-                var, _, _value = text.partition("=")
-                offset = len(var) + 1
-                value = slice_text(arg, offset)
-                var = var.removesuffix("+")
-                if var in st.arrays and name != "export":
-                    st.arrays.pop(var, None)
-                st.vars[var] = value
-                st.unset.discard(var)
-                st.unresolved.pop(var, None)
-                if export:
-                    st.exported.add(var)
-            elif _NAME.match(text):
-                if export:
-                    st.exported.add(text)
-                elif name in ("local", "declare", "typeset"):
-                    self.reads.add(text)  # whether it is set decides what it holds
-                    if text not in st.vars and text not in st.arrays:
-                        st.vars[text] = ()
-                        st.unset.discard(text)
+            if asked.unexport:
+                st.exported.discard(var)
+            elif export:
+                st.exported.add(var)
+            elif name in ("local", "declare", "typeset"):
+                self.reads.add(var)  # whether it is set decides what it holds
+                if var not in st.vars and var not in st.arrays:
+                    st.vars[var] = ()
+                    st.unset.discard(var)
         return True
+
+    def declared(self, var: str, value: Text, command: str, export: bool, st: State) -> None:
+        """A declaration's `NAME=VALUE`: the variable holds the value (a scalar, unless `export` of an array)."""
+        if var in st.arrays and command != "export":
+            st.arrays.pop(var, None)
+        st.vars[var] = value
+        st.unset.discard(var)
+        st.unresolved.pop(var, None)
+        if export:
+            st.exported.add(var)
 
     def declare_refs(self, args: list[Text], node: Simple, st: State) -> bool | None:
         """`declare -n REF=NAME` / `local -n` / `typeset -n`: REF stands for NAME from now on."""

@@ -1,7 +1,8 @@
 """What the utilities both walkers model print for known arguments: `echo`, `printf`, `seq`,
-`dirname` and `basename` (their GNU coreutils and bash builtin behaviour), and how `read` splits
-a line among names, written once for the single-node evaluator (verifier.shell.builtins) and the
-multi-node reader (verifier.shell.trace).
+`dirname` and `basename` (their GNU coreutils and bash builtin behaviour); how `read` splits a
+line among names; what a declaration (`export`, `declare`, `local`, ...) was asked. Written once
+for the single-node evaluator (verifier.shell.builtins) and the multi-node reader
+(verifier.shell.trace).
 
 Each walker keeps its own values (a `Val`, a `Text` with per-character origins): these functions
 take the known text of the arguments and give the text printed, without the final newline a command
@@ -207,6 +208,66 @@ def read_fields(line: str, ifs: str, count: int | None) -> list[str]:
     return fields + [""] * (count - len(fields))
 
 
+class Operand(NamedTuple):
+    """A `NAME=VALUE` (or `NAME+=VALUE`) operand of a declaration written as one word: which
+    argument it is, the name, whether it appends, and where in the word its value starts."""
+
+    index: int
+    name: str
+    append: bool
+    offset: int
+
+
+class Declaration(NamedTuple):
+    """What `export`, `declare`, `typeset`, `local` or `readonly` was asked, from its arguments."""
+
+    command: str
+    flags: str  # the letters of its `-` options (`+` options take an attribute away: not modelled)
+    unexport: bool  # `export -n`
+    names: tuple[tuple[int, str], ...]  # NAME operands: which argument, the name
+    assigned: tuple[Operand, ...]
+
+    @property
+    def refs(self) -> bool:
+        """`declare -n` / `local -n` / `typeset -n`: name references (`export -n` unexports)."""
+        return "n" in self.flags and self.command != "export"
+
+    @property
+    def exports(self) -> bool:
+        return (self.command == "export" and not self.unexport) or "x" in self.flags
+
+    def local(self, in_function: bool) -> bool:
+        """Whether its names are local to the function running it (`declare -g` is global)."""
+        return self.command == "local" or (self.command in ("declare", "typeset") and "g" not in self.flags
+                                           and in_function)
+
+
+_ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+
+
+def declaration(command: str, words: Sequence[str | None]) -> Declaration:
+    """A declaration's options and operands from its arguments' known texts (None: not known, skipped)."""
+    flags, unexport = "", False
+    names: list[tuple[int, str]] = []
+    assigned: list[Operand] = []
+    for i, word in enumerate(words):
+        if word is None:
+            continue
+        if word.startswith("-") and len(word) > 1:
+            if command == "export" and word == "-n":
+                unexport = True
+            flags += word[1:]
+        elif word.startswith("+") and len(word) > 1:
+            continue
+        elif "=" in word:  # `export "A=b"` written quoted: an assignment after all
+            m = _ASSIGNED.match(word)
+            if m is not None:
+                assigned.append(Operand(i, m.group(1), bool(m.group(2)), m.end()))
+        else:
+            names.append((i, word))
+    return Declaration(command, flags, unexport, tuple(names), tuple(assigned))
+
+
 def dirname(path: str) -> str:
     """`dirname PATH`: the path without its last component (`.` for a bare name, `/` for the root)."""
     d = posixpath.dirname(path.rstrip("/") or "/")
@@ -234,5 +295,5 @@ def basename(path: str, suffix: str = "") -> str:
     return name
 
 
-__all__ = ["MAX_SEQ", "ReadCall", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces",
+__all__ = ["MAX_SEQ", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces",
            "read_fields", "read_operands", "seq_numbers", "unescape"]
