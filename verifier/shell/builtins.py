@@ -616,7 +616,7 @@ def declare(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> World:
               for value, _ in ev.expand_word(word, w, (cmd.src, word.line), split=True)]
     asked = declaration(kind, [value if isinstance(value, str) else None for value, _ in fields])
     for operand in asked.assigned:
-        text, line = fields[operand.index]
+        text, line = fields[operand.position]
         assert isinstance(text, str)
         ev.assign(w, operand.name, text[operand.offset:], (cmd.src, line), append=operand.append)
     names = [name for _, name in asked.names] + [operand.name for operand in asked.assigned]

@@ -1024,7 +1024,7 @@ class Reader:
             if asked.unexport:
                 st.exported.discard(assign.name)
         for operand in asked.assigned:
-            value = slice_text(args[operand.index], operand.offset)
+            value = slice_text(args[operand.position], operand.offset)
             if operand.append and operand.name in st.vars:
                 value = concat(st.vars[operand.name], value)
             self.declared(operand.name, value, name, export, st)

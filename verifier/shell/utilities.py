@@ -212,7 +212,7 @@ class Operand(NamedTuple):
     """A `NAME=VALUE` (or `NAME+=VALUE`) operand of a declaration written as one word: which
     argument it is, the name, whether it appends, and where in the word its value starts."""
 
-    index: int
+    position: int
     name: str
     append: bool
     offset: int
