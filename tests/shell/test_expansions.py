@@ -127,3 +127,25 @@ def test_both_walkers_read_a_declaration_as_bash_does(script: str, expected: str
     assert [shown(s.argv[-1]) for s in found] == [expected]
     (event,) = Reader(unknown=lambda _name: False).run("t.sh", f'{script}\nbranch "{word}"\n', {}).events
     assert plain(event.argv[1]) == expected
+
+
+LISTS: list[tuple[str, str]] = [  # (a script that sets V from a list, what bash then holds in V)
+    ('A=(x y)\nV=$(IFS=,; echo "${A[*]}")', "x,y"),  # "${A[*]}" joins with IFS's first character
+    ('A=(x y)\nIFS=\nV="${A[*]}"', "xy"),
+    ('set -- a b c\nIFS=-\nV="$*"', "a-b-c"),
+    ('A=(x y)\nV=$(echo ${A[*]})', "x y"),  # unquoted: a word per element, as ${A[@]}
+    ('A=(x y z)\nV="${A[@]:1}"', "y z"),  # a slice of the list, not of each element
+    ('A=(x y z)\nV="${A[*]:1:1}"', "y"),
+    ('set -- a b c\nV="${@:2}"', "b c"),  # the positional parameters from $2 on
+    ('set -- a b c\nV="${*:2}"', "b c"),
+    ('A=(x y z)\nV="${A[@]}"', "x y z"),  # an assignment joins the words of "${A[@]}"
+    ("A=()\nV=${A[@]:-none}", "none"),
+]
+
+
+@pytest.mark.parametrize(("script", "expected"), LISTS)
+def test_both_walkers_expand_a_list_as_bash_does(script: str, expected: str) -> None:
+    found = servers(run(f'{script}\npython3 -m sglang.launch_server --value "$V"\n', {}))
+    assert [shown(s.argv[-1]) for s in found] == [expected]
+    (event,) = Reader(unknown=lambda _name: False).run("t.sh", f'{script}\nbranch "$V"\n', {}).events
+    assert plain(event.argv[1]) == expected

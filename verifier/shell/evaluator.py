@@ -49,8 +49,10 @@ from verifier.shell.expansion import (
     brace_expand,
     convert_case,
     defaulted,
+    joins,
     operator,
     parse_param,
+    separator,
     slice_bounds,
     transform,
 )
@@ -1381,7 +1383,9 @@ class Evaluator:
                 return [(text, at)]
             if part.kind == "param" and part.quoted:
                 result = self.param(part.text, w, at)
-                if isinstance(result, list):  # "${A[@]}" / "$@"
+                if isinstance(result, list):  # "${A[@]}" / "$@"; "${A[*]}" / "$*" is one word
+                    if joins(part.text):
+                        return [self.joined(result, w, at)]
                     return [b if b[1] != NO_LOC else (b[0], at) for b in result]
                 value, vloc = result
                 return [(concat([value], at), vloc if vloc not in (None, NO_LOC) else at)]
@@ -1423,6 +1427,10 @@ class Evaluator:
                 has[-1] = True
                 continue
             result = results.pop() if results else self.param(part.text, w, at)
+            if isinstance(result, list) and part.quoted and joins(part.text):  # "${A[*]}" / "$*": one word
+                fields[-1].append(self.joined(result, w, at)[0])
+                has[-1] = True
+                continue
             if isinstance(result, list):  # "${A[@]}" / "$@"
                 if only and part.quoted:
                     return [b if b[1] != NO_LOC else (b[0], at) for b in result]
@@ -1483,6 +1491,17 @@ class Evaluator:
             return [(concat([x for v, _ in out for x in (v, " ")][:-1], at), where)]
         return out
 
+    def joined(self, elems: list[Binding], w: World, loc: Loc) -> Binding:
+        """`"${A[*]}"` / `"$*"`: the elements joined by the first character of IFS."""
+        ifs = self.lookup(w, "IFS", loc)
+        sep = separator(ifs if isinstance(ifs, str) else None)
+        pieces: list[Val] = []
+        for k, (value, _) in enumerate(elems):
+            if k and sep:
+                pieces.append(sep)
+            pieces.append(value)
+        return concat(pieces, loc), loc
+
     def expand_text(self, text: str, w: World, loc: Loc) -> Val:
         """Text with expansions and quotes (a `${X:-...}` operand) as one value."""
         if not any(c in text for c in "$`'\"\\"):
@@ -1540,6 +1559,11 @@ class Evaluator:
             if not rest:
                 return elems
             return self.array_op(name, elems, rest, w, loc, subscript)
+        if name in ("@", "*"):  # `${@:2}`, `${*/a/b}`: the positional parameters, element by element
+            elems = list(w.pos)
+            if operator(rest).kind == "slice":
+                elems = [(w.arg0, loc), *elems]  # `${@:0}` starts at $0
+            return self.array_op(name, elems, rest, w, loc, name)
         weak = self.weak
         if weak and rest and not rest.startswith((":-", "-", ":=", "=")):
             self.weak = False  # `${X#p}` and friends use the value, not only whether it is empty

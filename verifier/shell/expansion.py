@@ -11,7 +11,8 @@ is, where its operands end, and what it makes of known text are written here onc
   length, `!` indirection), name, subscript and operator text;
 * `operator` parses that operator text (`:-word`, `##pattern`, `/pattern/string`, `^^`, `@Q`,
   `:offset:length`) into an `Operator`;
-* `defaulted`, `slice_bounds`, `convert_case` and `transform` are the operators' string semantics.
+* `defaulted`, `slice_bounds`, `convert_case` and `transform` are the operators' string semantics;
+* `joins` and `separator` say which expansions of a list are one word and what joins it.
 
 Both parses are functions of the text alone and are kept per text (a script's expansions are read
 again on every evaluation of it).
@@ -126,6 +127,20 @@ def operator(rest: str) -> Operator:
     return _OPERATORS.put(rest, parsed)
 
 
+def joins(expr: str) -> bool:
+    """Whether `"${expr}"` is one word, its elements joined by the first character of IFS (`"$*"`,
+    `"${A[*]}"`, with any operator), where `"$@"` and `"${A[@]}"` are a word per element."""
+    p = parse_param(expr)
+    return (p.name == "*" and p.subscript is None and p.kind in ("", "special")) or \
+        (p.kind == "" and p.subscript == "*")
+
+
+def separator(ifs: str | None) -> str:
+    """What joins the elements of `"$*"` and `"${A[*]}"`: the first character of IFS (a space when
+    IFS is unset, nothing when it is empty)."""
+    return " " if ifs is None else ifs[:1]
+
+
 def defaulted(op: Operator, present: bool, value: str) -> bool:
     """Whether a `default` operator takes its word: the parameter is unset, or (the `:` form) empty."""
     return not present or (op.colon and value == "")
@@ -231,5 +246,5 @@ def split_unescaped(text: str, sep: str) -> tuple[str, str | None]:
     return text, None
 
 
-__all__ = ["MAX_BRACE_WORDS", "SPECIAL", "Operator", "Param", "brace_expand", "bracket_end", "convert_case", "defaulted", "operator", "parse_param",
-           "slice_bounds", "split_unescaped", "transform"]
+__all__ = ["MAX_BRACE_WORDS", "SPECIAL", "Operator", "Param", "brace_expand", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
+           "separator", "slice_bounds", "split_unescaped", "transform"]

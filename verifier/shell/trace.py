@@ -75,6 +75,7 @@ from verifier.shell.expansion import (
     defaulted,
     operator,
     parse_param,
+    separator,
     slice_bounds,
     transform,
 )
@@ -1348,9 +1349,10 @@ class Reader:
         return st.file, word.line
 
     def expand_one(self, word: Word, st: State, split: bool = False) -> Text:
-        """A word expanded without field splitting (assignment values, [[ ]] operands, case subjects)."""
+        """A word expanded without field splitting (assignment values, [[ ]] operands, case subjects):
+        the words of `"$@"` or `"${A[@]}"` there are one, joined by spaces."""
         fields = self.expand(word, st, split=split)
-        return join_fields(fields) if split else (fields[0] if fields else ())
+        return join_fields(fields) if len(fields) > 1 else (fields[0] if fields else ())
 
     def expand(self, word: Word, st: State, split: bool = True) -> list[Text]:
         """Bash word expansion into fields (parameter, command and arithmetic expansion; splitting)."""
@@ -1514,10 +1516,11 @@ class Reader:
         name, index, rest = parsed.name, parsed.subscript, parsed.rest
         if st.refs and name in st.refs:
             name = self.deref(name, st, line) or "__unset_reference__"
-        if name == "@":
-            return list(st.positional)
-        if name == "*":
-            return join_fields(st.positional)
+        if name in ("@", "*") and index is None:  # the positional parameters (`${@:2}`: from $2 on)
+            items = self.elements(list(st.positional), rest, st, line, text_of(st.zero, st.file, line))
+            if name == "@":
+                return items
+            return join_fields(items, self.separator(st) if quoted else " ")
         if name == "#":
             return text_of(str(len(st.positional)), st.file, line)
         if name.isdigit():
@@ -1536,10 +1539,8 @@ class Reader:
                 value, present = text_of(st.source_text or st.file, st.file, line), True
             elif index in ("@", "*"):
                 if name in st.arrays:
-                    items = list(st.arrays[name])
-                    if rest:
-                        items = [self.operate(i, rest, st, line, True) for i in items]
-                    return items if index == "@" else join_fields(items)
+                    items = self.elements(list(st.arrays[name]), rest, st, line)
+                    return items if index == "@" else join_fields(items, self.separator(st) if quoted else " ")
                 if name in st.vars:
                     return [st.vars[name]]
                 if self.is_set(name, st) is False:
@@ -1568,6 +1569,34 @@ class Reader:
         if not rest:
             return value
         return self.operate(value, rest, st, line, present, name=name)
+
+    def elements(self, items: list[Text], rest: str, st: State, line: int, zero: Text | None = None) -> list[Text]:
+        """`${A[@]<op>}` / `${@<op>}`: a slice of the list (`zero`: $0, where `${@:0}` starts), a
+        default for an empty one, else the operator on each element (verifier.shell.expansion)."""
+        if not rest:
+            return items
+        op = operator(rest)
+        if op.kind == "slice":
+            start = self.arith(op.operand.strip() or "0", st, line)
+            length = self.arith(op.other, st, line) if op.other is not None else None
+            if start is None or (op.other is not None and length is None):
+                return [(Seg(f"${{@{rest}}}", st.file, line, False, "runtime"),)]
+            pool = [zero, *items] if zero is not None else items
+            bounds = slice_bounds(len(pool), start, length)
+            return pool[bounds[0]:bounds[1]] if bounds else []
+        if op.kind == "default" and op.op != "?":
+            if op.op == "+":
+                return [self.expand_one(_operand(op.operand, line), st)] if items else []
+            return items or [self.expand_one(_operand(op.operand, line), st)]
+        return [self.operate(item, rest, st, line, True) for item in items]
+
+    def separator(self, st: State) -> str:
+        """What joins `"$*"` and `"${A[*]}"` (verifier.shell.expansion.separator)."""
+        ifs = st.vars.get("IFS")
+        if ifs is None:
+            return separator(None)
+        self.decide(ifs)
+        return separator(plain(ifs)) if is_known(ifs) else " "
 
     def operate(self, value: Text, rest: str, st: State, line: int, present: bool | None,
                 name: str = "") -> Text:
