@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 
+from verifier.shell.expansion import field_spans
 from verifier.shell.text import Seg, Text, concat, is_known, split_fields, text_of
 from verifier.shell.trace import Reader
 
@@ -49,10 +50,26 @@ def _values(rng: random.Random, count: int) -> list[Text]:
 
 
 def test_split_fields_is_the_character_definition() -> None:
+    # IFS of white space only: runs of it separate fields (the regular-expression path)
     rng = random.Random(23)
     for text in _values(rng, 4000):
-        for ifs in (" \t\n", ",", "", ":", "-]", "^\\", " "):
+        for ifs in (" \t\n", "", " ", "\t"):
             assert split_fields(text, ifs) == _split_by_character(text, ifs), (text, ifs)
+
+
+def test_split_fields_with_other_delimiters_is_word_splitting() -> None:
+    """An IFS holding another character: each one delimits on its own, as bash's word splitting
+    (verifier.shell.expansion.field_spans) of the known text; an unknown segment is never cut."""
+    rng = random.Random(29)
+    for text in _values(rng, 4000):
+        for ifs in (",", ":", "-]", "^\\", " ,", ":\t"):
+            fields = split_fields(text, ifs)
+            if all(seg.known for seg in text):
+                flat = "".join(seg.text for seg in text)
+                assert ["".join(seg.text for seg in f) for f in fields] == \
+                    [flat[a:b] for a, b in field_spans(flat, ifs)], (text, ifs)
+            unknown = [seg for seg in text if not seg.known and seg.text]
+            assert [seg for f in fields for seg in f if not seg.known] == unknown, (text, ifs)
 
 
 def test_split_fields_keeps_origins_and_unknown_parts() -> None:

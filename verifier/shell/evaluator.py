@@ -45,10 +45,12 @@ from verifier.core.processcache import ByObject
 from verifier.shell import arith
 from verifier.shell.conditions import Operands, eval_double
 from verifier.shell.expansion import (
+    DEFAULT_IFS,
     SPECIAL,
     brace_expand,
     convert_case,
     defaulted,
+    field_spans,
     joins,
     operator,
     parse_param,
@@ -111,7 +113,6 @@ MAX_CALL_DEPTH = 48
 MAX_SOURCE_DEPTH = 8
 MAX_STEPS = 150_000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_IFS = " \t\n"
 _ALL_ELEMENTS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]")
 _NAME_REST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(.*)", re.S)
 
@@ -704,6 +705,7 @@ class Evaluator:
         if have is not None and have[0] is scripts and have[1] == len(scripts):
             return have[2]  # type: ignore[no-any-return]
         grown: set[str] = set(self.initial)
+        grown.add("IFS")  # every unquoted expansion after it reads it (`ifs`), though none names it
         for sc in scripts:
             grown |= function_identifiers(sc)
         kept = frozenset(grown)
@@ -1277,7 +1279,7 @@ class Evaluator:
                     "HOSTNAME", "HOME", "USER", "PATH", "BASH_VERSION", "SRANDOM"):
             return opaque_env(name)
         if name == "IFS":
-            return _IFS
+            return DEFAULT_IFS
         return None
 
     def binding_loc(self, w: World, name: str) -> Loc | None:
@@ -1395,7 +1397,9 @@ class Evaluator:
                     value, vloc = result
                     where = vloc if vloc not in (None, NO_LOC) else at
                     if isinstance(value, str):
-                        return [(piece, where) for piece in value.split()] if split else [(value, where)]
+                        if not split:
+                            return [(value, where)]
+                        return [(value[a:b], where) for a, b in field_spans(value, self.ifs(w))]
                     return [(concat([value], at), where)]
                 return self._expand_parts(word, w, at, split, [result])
         return self._expand_parts(word, w, at, split, None)
@@ -1415,8 +1419,12 @@ class Evaluator:
                     has[-1] = True
                 continue
             if part.kind == "cmd":
-                fields[-1].append(self.command_subst(part.text, w, at))
-                has[-1] = has[-1] or part.quoted
+                output = self.command_subst(part.text, w, at)
+                if part.quoted or not split:
+                    fields[-1].append(output)
+                    has[-1] = has[-1] or part.quoted
+                else:
+                    self._split_into(fields, has, output, w)
                 continue
             if part.kind == "arith":
                 fields[-1].append(self.arith(part.text, w, at, expand=True))
@@ -1438,7 +1446,7 @@ class Evaluator:
                     multi = []
                     for v, lc in result:
                         if isinstance(v, str):
-                            multi.extend((piece, lc) for piece in v.split())
+                            multi.extend((v[a:b], lc) for a, b in field_spans(v, self.ifs(w)))
                         else:
                             multi.append((v, lc))
                     return multi
@@ -1450,6 +1458,13 @@ class Evaluator:
                         has.append(True)
                     continue
                 if part.quoted and split:
+                    continue
+                if split:  # unquoted: each element is split on its own, and ends a field
+                    for k, (v, _) in enumerate(result):
+                        if k:
+                            fields.append([])
+                            has.append(False)
+                        self._split_into(fields, has, v, w)
                     continue
                 joined = [v for v, _ in result]
                 text = concat([*(x for pair in zip(joined, [" "] * len(joined), strict=True) for x in pair)][:-1],
@@ -1463,24 +1478,7 @@ class Evaluator:
                 fields[-1].append(value)
                 has[-1] = True
                 continue
-            if isinstance(value, str):
-                pieces = value.split()
-                if not pieces:
-                    continue
-                if value[:1] in _IFS and (fields[-1] or has[-1]):
-                    fields.append([])
-                    has.append(False)
-                fields[-1].append(pieces[0])
-                has[-1] = True
-                for piece in pieces[1:]:
-                    fields.append([piece])
-                    has.append(True)
-                if value[-1:] in _IFS:
-                    fields.append([])
-                    has.append(False)
-                continue
-            fields[-1].append(value)
-            has[-1] = True
+            self._split_into(fields, has, value, w)
         out: list[Binding] = []
         where = single_loc if single_loc not in (None, NO_LOC) else at
         for pieces, present in zip(fields, has, strict=True):
@@ -1491,10 +1489,42 @@ class Evaluator:
             return [(concat([x for v, _ in out for x in (v, " ")][:-1], at), where)]
         return out
 
+    def _split_into(self, fields: list[list[Val]], has: list[bool], value: Val, w: World) -> None:
+        """An unquoted expansion's value split into the word's fields (verifier.shell.expansion.field_spans):
+        a delimiter first ends the field before it (and encloses no empty field there), one last
+        starts the next. A value not known is one piece of the field it falls in."""
+        if not isinstance(value, str):
+            fields[-1].append(value)
+            has[-1] = True
+            return
+        ifs = self.ifs(w)
+        spans = field_spans(value, ifs)
+        if value[:1] and value[:1] in ifs and (fields[-1] or has[-1]):
+            fields.append([])
+            has.append(False)
+            if spans and spans[0][1] == 0:
+                spans = spans[1:]
+        if spans:
+            fields[-1].append(value[spans[0][0]:spans[0][1]])
+            has[-1] = True
+        for a, b in spans[1:]:
+            fields.append([value[a:b]])
+            has.append(True)
+        if value[-1:] and value[-1:] in ifs:
+            fields.append([])
+            has.append(False)
+
+    @staticmethod
+    def ifs(w: World) -> str:
+        """What splits unquoted expansions in this world: IFS as the script set it (bash takes no
+        IFS from its environment), else space, tab and newline."""
+        binding = w.vars.get("IFS")
+        return binding[0] if binding is not None and isinstance(binding[0], str) else DEFAULT_IFS
+
     def joined(self, elems: list[Binding], w: World, loc: Loc) -> Binding:
         """`"${A[*]}"` / `"$*"`: the elements joined by the first character of IFS."""
-        ifs = self.lookup(w, "IFS", loc)
-        sep = separator(ifs if isinstance(ifs, str) else None)
+        binding = w.vars.get("IFS")
+        sep = separator(binding[0] if binding is not None and isinstance(binding[0], str) else None)
         pieces: list[Val] = []
         for k, (value, _) in enumerate(elems):
             if k and sep:

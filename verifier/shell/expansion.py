@@ -12,7 +12,8 @@ is, where its operands end, and what it makes of known text are written here onc
 * `operator` parses that operator text (`:-word`, `##pattern`, `/pattern/string`, `^^`, `@Q`,
   `:offset:length`) into an `Operator`;
 * `defaulted`, `slice_bounds`, `convert_case` and `transform` are the operators' string semantics;
-* `joins` and `separator` say which expansions of a list are one word and what joins it.
+* `joins` and `separator` say which expansions of a list are one word and what joins it;
+* `field_spans` splits an unquoted expansion's text into fields with IFS.
 
 Both parses are functions of the text alone and are kept per text (a script's expansions are read
 again on every evaluation of it).
@@ -125,6 +126,38 @@ def operator(rest: str) -> Operator:
     else:
         parsed = Operator("unknown")
     return _OPERATORS.put(rest, parsed)
+
+
+DEFAULT_IFS = " \t\n"
+
+
+def field_spans(text: str, ifs: str) -> list[tuple[int, int]]:
+    """Word splitting of an unquoted expansion's text (bash manual, "Word Splitting"): where each
+    field starts and ends. IFS white space at either end makes no field and a run of it is one
+    delimiter; any other IFS character is a delimiter of its own (with the white space around it),
+    so two in a row, or one at the start, enclose an empty field; a delimiter at the end ends the
+    last field. An empty IFS splits nothing."""
+    if not ifs:
+        return [(0, len(text))] if text else []
+    white = "".join(c for c in DEFAULT_IFS if c in ifs)
+    n = len(text)
+
+    def past_white(pos: int) -> int:
+        while pos < n and text[pos] in white:
+            pos += 1
+        return pos
+
+    spans: list[tuple[int, int]] = []
+    pos = past_white(0)
+    while pos < n:
+        start = pos
+        while pos < n and text[pos] not in ifs:
+            pos += 1
+        spans.append((start, pos))
+        pos = past_white(pos)
+        if pos < n and text[pos] in ifs:  # one delimiter that is not white space
+            pos = past_white(pos + 1)
+    return spans
 
 
 def joins(expr: str) -> bool:
@@ -246,5 +279,5 @@ def split_unescaped(text: str, sep: str) -> tuple[str, str | None]:
     return text, None
 
 
-__all__ = ["MAX_BRACE_WORDS", "SPECIAL", "Operator", "Param", "brace_expand", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
+__all__ = ["DEFAULT_IFS", "MAX_BRACE_WORDS", "SPECIAL", "field_spans", "Operator", "Param", "brace_expand", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
            "separator", "slice_bounds", "split_unescaped", "transform"]

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
+from verifier.shell.expansion import field_spans
+
 
 @dataclass(frozen=True, slots=True)
 class Seg:
@@ -108,7 +110,10 @@ def concat(*parts: Text) -> Text:
 
 
 def split_fields(text: Text, ifs: str = " \t\n") -> list[Text]:
-    """Bash field splitting of an unquoted expansion: runs of IFS whitespace separate fields."""
+    """Bash field splitting of an unquoted expansion (verifier.shell.expansion.field_spans): a
+    segment the reader does not know stays whole inside its field (its content is not known)."""
+    if ifs and ifs.strip(" \t\n"):
+        return _split_delimited(text, ifs)
     fields: list[Text] = []
     current: list[Seg] = []
     runs = _ifs_runs(ifs) if ifs else None
@@ -128,6 +133,14 @@ def split_fields(text: Text, ifs: str = " \t\n") -> list[Text]:
     if current:
         fields.append(tuple(current))
     return fields
+
+
+def _split_delimited(text: Text, ifs: str) -> list[Text]:
+    """`split_fields` with an IFS holding a character other than white space: each such character
+    delimits on its own (empty fields between two of them); a segment the reader does not know
+    takes the place of characters that are no delimiter."""
+    flat = "".join(seg.text if seg.known else "\x01" * len(seg.text) for seg in text)
+    return [slice_text(text, a, b) for a, b in field_spans(flat, ifs)]
 
 
 @lru_cache(maxsize=16)

@@ -70,6 +70,7 @@ from verifier.core import processcache
 from verifier.shell import arith
 from verifier.shell.conditions import eval_bracket, eval_double, eval_single
 from verifier.shell.expansion import (
+    DEFAULT_IFS,
     brace_expand,
     convert_case,
     defaulted,
@@ -1376,12 +1377,16 @@ class Reader:
                     return []
                 if quoted:
                     return [concat(item) for item in value]
+                if split:  # each element is split on its own
+                    ifs = self.ifs(st)
+                    return [concat(piece) for item in value for piece in split_fields(item, ifs)]
                 value = join_fields(value)
             if quoted or not split:
                 one = concat(value)
                 return [one] if one or quoted else []
-            return [f for f in (concat(piece) for piece in split_fields(value)) if f]
+            return [concat(piece) for piece in split_fields(value, self.ifs(st))]
         fields: list[list[Text]] = [[]]
+        empty: set[int] = set()  # fields a delimiter encloses empty
         any_quoted = False
         for part in word.parts:
             kind, payload, quoted = part.kind, part.text, part.quoted
@@ -1407,29 +1412,49 @@ class Reader:
                     for item in value[1:]:
                         fields.append([item])
                     continue
+                if split:  # each element is split on its own, and ends a field
+                    for k, item in enumerate(value):
+                        if k:
+                            fields.append([])
+                        self.split_into(fields, empty, item, st)
+                    continue
                 value = join_fields(value)
             if quoted or not split:
                 fields[-1].append(value)
                 continue
-            text = plain(value)
-            pieces = split_fields(value)
-            if not pieces:
-                if text and text[0].isspace() and fields[-1]:
-                    fields.append([])
-                continue
-            lead = bool(text) and text[0] in " \t\n"
-            trail = bool(text) and text[-1] in " \t\n"
-            if lead and fields[-1]:
-                fields.append([])
-            fields[-1].append(pieces[0])
-            for piece in pieces[1:]:
-                fields.append([piece])
-            if trail:
-                fields.append([])
+            self.split_into(fields, empty, value, st)
         out = [concat(*f) for f in fields]
         if any_quoted:
             return [f for i, f in enumerate(out) if f or i == 0 or fields[i]] or [()]
-        return [f for f in out if f]
+        return [f for i, f in enumerate(out) if f or i in empty]
+
+    def split_into(self, fields: list[list[Text]], empty: set[int], value: Text, st: State) -> None:
+        """An unquoted expansion's value split into the word's fields (verifier.shell.expansion.field_spans):
+        a delimiter first ends the field before it, one last starts the next; `empty` gets the
+        fields a delimiter that is not white space encloses empty (`a,,b` with IFS=,)."""
+        ifs = self.ifs(st)
+        text = plain(value)
+        pieces = split_fields(value, ifs)
+        if text[:1] and text[:1] in ifs and fields[-1]:
+            fields.append([])
+            if pieces and not pieces[0]:
+                pieces = pieces[1:]
+        for k, piece in enumerate(pieces):
+            if k:
+                fields.append([])
+            fields[-1].append(piece)
+            if not piece:
+                empty.add(len(fields) - 1)
+        if text[-1:] and text[-1:] in ifs and pieces:
+            fields.append([])
+
+    def ifs(self, st: State) -> str:
+        """What splits unquoted expansions: IFS as the script set it, else space, tab and newline."""
+        ifs = st.vars.get("IFS")
+        if ifs is None:
+            return DEFAULT_IFS
+        self.decide(ifs)
+        return plain(ifs) if is_known(ifs) else DEFAULT_IFS
 
     def lookup(self, name: str, st: State, line: int | None) -> Text:
         if name.startswith("__v") and name[3:].isdigit() and int(name[3:]) < len(self.sentinels):
@@ -1518,9 +1543,9 @@ class Reader:
             name = self.deref(name, st, line) or "__unset_reference__"
         if name in ("@", "*") and index is None:  # the positional parameters (`${@:2}`: from $2 on)
             items = self.elements(list(st.positional), rest, st, line, text_of(st.zero, st.file, line))
-            if name == "@":
+            if name == "@" or not quoted:  # unquoted, `$*` is a word per parameter as `$@` is
                 return items
-            return join_fields(items, self.separator(st) if quoted else " ")
+            return join_fields(items, self.separator(st))
         if name == "#":
             return text_of(str(len(st.positional)), st.file, line)
         if name.isdigit():
@@ -1540,7 +1565,7 @@ class Reader:
             elif index in ("@", "*"):
                 if name in st.arrays:
                     items = self.elements(list(st.arrays[name]), rest, st, line)
-                    return items if index == "@" else join_fields(items, self.separator(st) if quoted else " ")
+                    return items if index == "@" or not quoted else join_fields(items, self.separator(st))
                 if name in st.vars:
                     return [st.vars[name]]
                 if self.is_set(name, st) is False:
@@ -1552,6 +1577,8 @@ class Reader:
                 if arr is None and name in st.vars and idx == 0:
                     value, present = st.vars[name], True
                 elif arr is not None and idx is not None:
+                    if idx < 0:  # `${A[-1]}`: counted from the end
+                        idx += len(arr)
                     value = arr[idx] if 0 <= idx < len(arr) else ()
                     present = 0 <= idx < len(arr)
                 elif arr is None and self.is_set(name, st) is False:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import NamedTuple, TypeVar
 
 from verifier.core.processcache import ByText
+from verifier.shell.expansion import DEFAULT_IFS, field_spans
 
 V = TypeVar("V")
 
@@ -174,38 +175,22 @@ def read_operands(words: Sequence[str | None]) -> ReadCall:
 
 
 def read_fields(line: str, ifs: str, count: int | None) -> list[str]:
-    """How `read` splits one line among `count` names (None: `read -a`, every field): fields end at
-    a character of `ifs`, white space of `ifs` around a delimiter is part of it and is dropped at
-    both ends; the last name takes the rest of the line, without a single trailing delimiter when
-    the rest is one field."""
+    """How `read` splits one line among `count` names (None: `read -a`, every field): as word
+    splitting does (verifier.shell.expansion.field_spans), but the last name takes the rest of the
+    line, without white space at its ends or a single trailing delimiter when the rest is one field."""
     if not ifs:
         return [line] if count is None else [line] + [""] * (count - 1)
-    white = "".join(c for c in " \t\n" if c in ifs)
-    n = len(line)
-
-    def past_white(pos: int) -> int:
-        while pos < n and line[pos] in white:
-            pos += 1
-        return pos
-
-    pos = past_white(0)
-    fields: list[str] = []
-    while pos < n and (count is None or len(fields) < count - 1):
-        start = pos
-        while pos < n and line[pos] not in ifs:
-            pos += 1
-        fields.append(line[start:pos])
-        pos = past_white(pos)
-        if pos < n and line[pos] in ifs:  # one delimiter that is not white space
-            pos = past_white(pos + 1)
+    spans = field_spans(line, ifs)
     if count is None:
-        return fields
-    if len(fields) < count:
-        rest = line[pos:].rstrip(white) if white else line[pos:]
-        if rest and rest[-1] in ifs and not any(c in ifs for c in rest[:-1]):
-            rest = rest[:-1].rstrip(white) if white else rest[:-1]
-        fields.append(rest)
-    return fields + [""] * (count - len(fields))
+        return [line[a:b] for a, b in spans]
+    if len(spans) <= count:
+        fields = [line[a:b] for a, b in spans]
+        return fields + [""] * (count - len(fields))
+    white = "".join(c for c in DEFAULT_IFS if c in ifs)
+    rest = line[spans[count - 1][0]:].rstrip(white) if white else line[spans[count - 1][0]:]
+    if rest and rest[-1] in ifs and not any(c in ifs for c in rest[:-1]):
+        rest = rest[:-1].rstrip(white) if white else rest[:-1]
+    return [line[a:b] for a, b in spans[:count - 1]] + [rest]
 
 
 class Operand(NamedTuple):
@@ -270,6 +255,8 @@ def declaration(command: str, words: Sequence[str | None]) -> Declaration:
 
 def dirname(path: str) -> str:
     """`dirname PATH`: the path without its last component (`.` for a bare name, `/` for the root)."""
+    if not path:
+        return "."
     d = posixpath.dirname(path.rstrip("/") or "/")
     return (d.rstrip("/") or "/") if d else "."
 
@@ -289,6 +276,8 @@ def basename_operands(words: Sequence[V]) -> tuple[list[V], V | str]:
 
 def basename(path: str, suffix: str = "") -> str:
     """`basename PATH [SUFFIX]`: the last component, without `suffix` unless that is all of it."""
+    if not path:
+        return ""
     name = posixpath.basename(path.rstrip("/")) or "/"
     if suffix and name.endswith(suffix) and name != suffix:
         name = name[:-len(suffix)]

@@ -1,0 +1,114 @@
+"""Both walkers expand words as bash does: generated cases, bash's own output as the oracle.
+
+Each case sets a few variables, an array, the positional parameters and maybe IFS, then expands one
+word (quoted or not) made of one or two expansions from `EXPRESSIONS` (parameter operators, lists,
+command substitutions of the modelled utilities, arithmetic) as the arguments of a command. bash
+prints the words it makes (`printf '%s\\0'`); the single-node evaluator (verifier.shell.evaluator)
+and the multi-node reader (verifier.shell.trace) must make the same words whenever they claim to
+know them (a walker may say a value is known only at run time, never give a wrong one), and must
+know them in most cases (so the comparison is not vacuous).
+
+The cases are drawn from a seeded generator, so a failure names a case that reproduces. Left out:
+an empty array element expanded unquoted while IFS holds a character other than white space (bash
+keeps it as an empty word, which neither walker models), and a quoted word whose only parts are
+empty list expansions (bash drops the word).
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+
+import pytest
+
+from tests.shell.helpers import run, servers
+from verifier.shell.text import is_known, plain
+from verifier.shell.trace import Reader
+
+VALUES = ["", "abc", "a/b/c", "x y", "ABC", "1,2,3", "it's", "a-b_c.d", "./x/", "/", " a , b ", ",a,,b,"]
+EXPRESSIONS = [
+    "${X:-d}", "${X-d}", "${X:+y}", "${X+y}", "${X:=q}", "${X#*/}", "${X##*/}", "${X%/*}", "${X%%/*}", "${X#a}",
+    "${X/b/B}", "${X//b/B}", "${X/#a/Z}", "${X/%c/Z}", "${X//[,.]/_}", "${X:1}", "${X:1:2}", "${X: -2}", "${X:0:-1}",
+    "${X^}", "${X^^}", "${X,,}", "${X,}", "${#X}", "${X@Q}", "${X@U}", "${A[@]:1}", "${A[*]}", "${#A[@]}", "${A[1]}",
+    "${A[-1]}", "${A[@]/x/X}", "${A[@]^^}", '$(basename "$X")', '$(dirname "$X")', "$(echo $X)",
+    "$(printf '%s-' $X)", "$(printf '%5s|' \"$X\")", "$((${#X} * 2))", "${@:2}", "$*", "$#", "${X:-${Y:-z}}",
+    "${Y:-$X}", '$(echo "${A[@]}")', "${X%.*}", "${X##*.}", "$(seq 3)", "${X/\\//:}", "x${A[*]}y",
+    '$(echo -n "$X")', "${X:+[$X]}", "$(printf '%s' \"${A[@]}\")", "${X// /_}", "${1:-one}", "${3}", "$X", "${A[@]}",
+    "$@", "a${X}b", "${X}${Y}",
+]
+PRELUDES = ["", "IFS=,", "IFS=", "IFS=' ,'", "IFS=:"]
+ARRAYS = ["A=(x y z)", "A=('x y' z)", "A=()"]
+CASES = 400
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def _cases() -> list[tuple[str, str]]:
+    rng = random.Random(20261205)
+    out: dict[tuple[str, str], None] = {}
+    while len(out) < CASES:
+        array = rng.choice(ARRAYS)
+        lines = [f"X={_quote(rng.choice(VALUES))}", array, "set -- p 'q r' s"]
+        if rng.random() < 0.4:
+            lines.append(f"Y={_quote(rng.choice(VALUES))}")
+        prelude = rng.choice(PRELUDES)
+        if prelude:
+            lines.append(prelude)
+        expr = rng.choice(EXPRESSIONS)
+        two = rng.random() < 0.3
+        if two:
+            expr += rng.choice(EXPRESSIONS)
+        quoted = rng.random() < 0.5
+        if quoted and two and array == "A=()":
+            continue  # bash drops a quoted word of empty list expansions (module docstring)
+        out[("\n".join(lines), f'"{expr}"' if quoted else expr)] = None
+    return list(out)
+
+
+def _bash(script: str, word: str) -> list[str] | None:
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", f"{script}\nprintf '%s\\0' START {word}"],
+                          capture_output=True, text=True, timeout=30, check=False)
+    if done.returncode != 0 or done.stderr:
+        return None  # bash refuses the expansion: nothing to compare
+    return done.stdout.split("\0")[1:-1]
+
+
+def _evaluator(script: str, word: str) -> list[str] | None:
+    found = servers(run(f"{script}\npython3 -m sglang.launch_server --value {word}\n", {}))
+    if len(found) != 1 or "--value" not in found[0].argv:
+        return None
+    words = list(found[0].argv[found[0].argv.index("--value") + 1:])
+    return [w for w in words if isinstance(w, str)] if all(isinstance(w, str) for w in words) else None
+
+
+def _trace(script: str, word: str) -> list[str] | None:
+    events = [e for e in Reader(unknown=lambda _name: False).run("t.sh", f"{script}\nbranch {word}\n", {}).events
+              if e.words()[:1] == ["branch"]]
+    if len(events) != 1 or not all(is_known(a) for a in events[0].argv[1:]):
+        return None
+    return [plain(a) for a in events[0].argv[1:]]
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash as the oracle")
+def test_both_walkers_make_the_words_bash_makes() -> None:
+    wrong: list[str] = []
+    known = {"evaluator": 0, "trace": 0}
+    compared = 0
+    for script, word in _cases():
+        truth = _bash(script, word)
+        if truth is None:
+            continue
+        compared += 1
+        for name, walk in (("evaluator", _evaluator), ("trace", _trace)):
+            got = walk(script, word)
+            if got is None:
+                continue
+            known[name] += 1
+            if got != truth:
+                wrong.append(f"{name}: {script!r} then {word}: bash {truth}, {name} {got}")
+    assert not wrong, "\n".join(wrong[:20])
+    assert compared >= CASES * 0.9
+    assert known["evaluator"] >= compared * 0.9 and known["trace"] >= compared * 0.9, (known, compared)
