@@ -96,6 +96,7 @@ def _blocking(server: ServerStart, machine_flags: frozenset[str] = frozenset()) 
         if bad is not None:
             reason = "is set under a condition only the run decides" if bad.why == "branch" else \
                 "depends on a condition that cannot be decided statically" if bad.why == "undecided" else \
+                "is assigned in a loop that is not read statically" if bad.why == "loop" else \
                 "is not read statically"
             return bad.file, bad.line, f"server argument `{plain(text)[:120]}` {reason}"
     return None

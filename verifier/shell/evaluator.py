@@ -1466,6 +1466,9 @@ class Evaluator:
                             has.append(False)
                         self._split_into(fields, has, v, w)
                     continue
+                if joins(part.text):  # `$*` where no splitting follows: joined as "$*" is
+                    fields[-1].append(self.joined(result, w, at)[0])
+                    continue
                 joined = [v for v, _ in result]
                 text = concat([*(x for pair in zip(joined, [" "] * len(joined), strict=True) for x in pair)][:-1],
                               at) if joined else ""

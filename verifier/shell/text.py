@@ -70,8 +70,9 @@ def is_known(text: Text) -> bool:
 
 
 def blocking(text: Text) -> Seg | None:
-    """The first segment whose value the reader could not establish (undecided or unreadable)."""
-    return next((s for s in text if not s.known and s.why in ("undecided", "unreadable")), None)
+    """The first segment whose value the reader could not establish (undecided, unreadable, or
+    assigned in a loop it does not run)."""
+    return next((s for s in text if not s.known and s.why in ("undecided", "unreadable", "loop")), None)
 
 
 def origin(text: Text) -> tuple[str, int | None]:

@@ -74,6 +74,7 @@ from verifier.shell.expansion import (
     brace_expand,
     convert_case,
     defaulted,
+    joins,
     operator,
     parse_param,
     separator,
@@ -98,6 +99,7 @@ from verifier.shell.nodes import (
     Simple,
     Test,
     While,
+    iter_nodes,
 )
 from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.text import (
@@ -252,13 +254,15 @@ class State:
     refs: dict[str, str] = field(default_factory=dict)  # `declare -n REF=NAME`: REF -> NAME
     # files the script wrote with text the reader computed (`python3 - <<PY > "$F"`), by `_file_key`
     generated: dict[tuple[object, ...], Generated] = field(default_factory=dict)
+    assoc: set[str] = field(default_factory=set)  # `declare -A` arrays: their elements are not modelled
 
     def copy(self) -> State:
         """A copy for a branch, a subshell or a command substitution (`world.Layer`s over this state's
         mappings: this state must not change while the copy lives)."""
         return State(Layer(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
                      set(self.unset), Layer(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
-                     Layer(self.unresolved), self.taint, self.source_text, dict(self.refs), dict(self.generated))
+                     Layer(self.unresolved), self.taint, self.source_text, dict(self.refs), dict(self.generated),
+                     set(self.assoc))
 
 
 @dataclass
@@ -484,6 +488,7 @@ class Reader:
         if isinstance(node, For):
             return self.for_(node, st)
         if isinstance(node, (While, ArithFor)):
+            self.loop_not_run(node, st)
             return None
         if isinstance(node, Case):
             return self.case(node, st)
@@ -491,6 +496,19 @@ class Reader:
             value = self.arith(node.expr, st, node.line)
             return None if value is None else value != 0
         return None
+
+    def loop_not_run(self, node: While | ArithFor, st: State) -> None:
+        """`while`/`until` and `for ((...))` bodies are not run: every variable the loop may assign
+        (`_loop_assigned`) holds, from here on, a value the reader does not know ("loop"), and so
+        does the working directory when the loop may change it."""
+        names, moves = _loop_assigned(node, st.funcs)
+        for name in sorted(names):
+            st.vars[name] = (Seg(f"${{{name}}}", st.file, node.line, False, "loop"),)
+            st.arrays.pop(name, None)
+            st.unset.discard(name)
+            st.unresolved[name] = (st.file, node.line)
+        if moves:
+            st.cwd = (Seg("${PWD}", st.file, node.line, False, "loop"),)
 
     def if_(self, node: If, st: State) -> bool | None:
         pending: list[tuple[tuple[str, int], Body, Body]] = []
@@ -636,6 +654,7 @@ class Reader:
             st.arrays[name] = [(Seg(f"${{{name}[@]}}", guard[0], guard[1], False, why),)]
             guarded[name] = None
         st.exported = set().union(*(s.exported for s in states))
+        st.assoc = set().union(*(s.assoc for s in states))
         st.taint = next((s.taint for s in states if s.taint is not None), st.taint)
         st.unset = set.intersection(*(s.unset for s in states))
         funcs = [s.funcs for s in states]
@@ -776,6 +795,8 @@ class Reader:
             return self.single_test(name, argv[1:], st, node.line)
         if name == "read":
             return self.read(argv[1:], prefix, stdin, st)
+        if name == "printf" and len(argv) > 3 and plain(argv[1]) == "-v":
+            return self.printf_to(argv[2], argv[3:], st, node.line)
         if name in ("echo", "printf") and self.capture is not None and not self.redirected(node):
             self.capture[-1].append(self.echo(name, argv[1:]))
             return True
@@ -973,10 +994,15 @@ class Reader:
                 return
             node = dataclasses.replace(node, name=target)
         if node.array is not None:
+            if node.name in st.assoc or any(w.raw.startswith("[") and "]=" in w.raw for w in node.array):
+                # `([key]=value ...)`: the elements of an associative or sparse array are not modelled
+                self.unknown_array(node.name, st, node.line)
+                return
             items: list[Text] = []
             for word in node.array:
                 items.extend(self.expand(word, st))
             if node.index is not None:
+                self.unknown_array(node.name, st, node.line)
                 return
             if node.append:
                 st.arrays.setdefault(node.name, []).extend(items)
@@ -990,12 +1016,17 @@ class Reader:
         name = node.name
         value = self.expand_one(node.value, st) if node.value is not None else ()
         if node.index is not None:  # A[i]=v
+            if name in st.assoc:
+                self.unknown_array(name, st, node.line)
+                return
             arr = st.arrays.setdefault(name, [])
             index = self.arith(node.index.raw, st, node.line)
             if index is not None and 0 <= index <= len(arr) + 64:
                 while len(arr) <= index:
                     arr.append(())
                 arr[index] = value
+            else:  # an element the reader cannot place: the array is not known from here on
+                self.unknown_array(name, st, node.line)
             return
         if node.append:
             if name in st.arrays:
@@ -1009,11 +1040,21 @@ class Reader:
         if export:
             st.exported.add(name)
 
+    def unknown_array(self, name: str, st: State, line: int) -> None:
+        """An array whose elements the reader does not model from here on."""
+        st.arrays[name] = [(Seg(f"${{{name}[@]}}", st.file, line, False, "undecided"),)]
+        st.vars.pop(name, None)
+        st.unset.discard(name)
+
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
         """`export`, `declare`/`typeset`, `local`, `readonly` (verifier.shell.utilities.declaration)."""
         asked = declaration(name, [plain(a) if is_known(a) else None for a in args])
         if asked.refs:
             return self.declare_refs(args, node, st)
+        if "A" in asked.flags:  # associative arrays: not modelled (their elements are unknown)
+            for var in [*(n for _, n in asked.names), *(o.name for o in asked.assigned), *(a.name for a in node.assigns)]:
+                st.assoc.add(var)
+                self.unknown_array(var, st, node.line)
         export = asked.exports
         for assign in node.assigns:
             if assign.array is not None:
@@ -1203,7 +1244,7 @@ class Reader:
     def read(self, args: list[Text], prefix: Mapping[str, Text], stdin: str | None, st: State) -> bool | None:
         """`read` (verifier.shell.utilities.read_fields) of known input; of any other, run-time values."""
         call = read_operands([plain(a) if is_known(a) else None for a in args])
-        ifs = plain(prefix["IFS"]) if "IFS" in prefix else " \t\n"
+        ifs = plain(prefix["IFS"]) if "IFS" in prefix else self.ifs(st)
         if stdin is None:
             for n in (*call.names, *([call.array] if call.array is not None else [])):
                 st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False, "runtime"),)
@@ -1321,6 +1362,27 @@ class Reader:
                      for w in words]
         return join_fields(words)
 
+    def printf_to(self, target: Text, args: list[Text], st: State, line: int) -> bool:
+        """`printf -v NAME FORMAT ARGS`: NAME holds what printf would print (all of it: no capture
+        strips a newline here); a value the reader does not know when an argument is not known."""
+        self.decide(target)
+        name = plain(target)
+        if not is_known(target) or not _NAME.fullmatch(name):
+            self.unmodelled(st, line, f"printf -v assigns `{name[:80]}`, which is not followed")
+            return True
+        fmt = plain(args[0])
+        if not all(is_known(a) for a in args):
+            value: Text = (Seg(f"$(printf {fmt[:80]})", st.file, line, False, "runtime"),)
+        elif fmt == "%s" and len(args) > 1:
+            value = join_fields(args[1:], "")
+        else:
+            value = text_of("".join(printf_pieces(fmt, [plain(a) for a in args[1:]])), *origin(args[0]))
+        st.vars[name] = value
+        st.arrays.pop(name, None)
+        st.unset.discard(name)
+        st.unresolved.pop(name, None)
+        return True
+
     def builtin_output(self, name: str, args: list[Text], st: State) -> Text | None:
         """What `seq`, `dirname`, `basename` and `pwd` print (verifier.shell.utilities), without the
         final newline (None: an argument the reader does not know, or output it does not model)."""
@@ -1380,7 +1442,7 @@ class Reader:
                 if split:  # each element is split on its own
                     ifs = self.ifs(st)
                     return [concat(piece) for item in value for piece in split_fields(item, ifs)]
-                value = join_fields(value)
+                value = join_fields(value, self.separator(st) if joins(parts[0].text) else " ")
             if quoted or not split:
                 one = concat(value)
                 return [one] if one or quoted else []
@@ -1418,7 +1480,7 @@ class Reader:
                             fields.append([])
                         self.split_into(fields, empty, item, st)
                     continue
-                value = join_fields(value)
+                value = join_fields(value, self.separator(st) if kind == "param" and joins(payload) else " ")
             if quoted or not split:
                 fields[-1].append(value)
                 continue
@@ -2127,6 +2189,43 @@ def _replay_double(values: tuple[Text, ...], words: tuple[Word, ...], patterns: 
                    answers: tuple[object, ...]) -> bool | None:
     """A `[[ ]]` evaluated again with other operand values (`Reader.double_test`)."""
     return eval_double(_Replayed(values, patterns, answers), words)
+
+
+_ASSIGNING = frozenset({"read", "readarray", "mapfile", "printf", "declare", "typeset", "local", "export", "readonly",
+                        "let", "unset", "getopts"})
+_ARITH_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _loop_assigned(node: While | ArithFor, funcs: Mapping[str, tuple[Command, str]]) -> tuple[set[str], bool]:
+    """The names a loop may assign when it runs, and whether it may change directory: an
+    over-approximation from its text (assignments, loop variables, names an assigning builtin or
+    arithmetic names) and from the text of the functions it calls, transitively."""
+    names: set[str] = set()
+    moves = False
+    called: set[str] = set()
+    todo: list[object] = [node]
+    while todo:
+        for item in iter_nodes(todo.pop()):
+            if isinstance(item, Simple):
+                names.update(a.name for a in item.assigns)
+                head = item.words[0].unquoted_literal if item.words else None
+                if head in _ASSIGNING:
+                    for word in item.words[1:]:
+                        text = (word.unquoted_literal or "").split("=", 1)[0].removesuffix("+")
+                        if _NAME.fullmatch(text):
+                            names.add(text)
+                elif head in ("cd", "pushd", "popd"):
+                    moves = True
+                elif head is not None and head in funcs and head not in called:
+                    called.add(head)
+                    todo.append(funcs[head][0])
+            elif isinstance(item, For):
+                names.add(item.name)
+            elif isinstance(item, ArithFor):
+                names.update(_ARITH_NAME.findall(f"{item.init};{item.cond};{item.step}"))
+            elif isinstance(item, Arith):
+                names.update(_ARITH_NAME.findall(item.expr))
+    return names, moves
 
 
 def _writes_file(node: Simple) -> bool:
