@@ -2196,7 +2196,7 @@ _ASSIGNING = frozenset({"read", "readarray", "mapfile", "printf", "declare", "ty
 _ARITH_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _loop_assigned(node: While | ArithFor, funcs: Mapping[str, tuple[Command, str]]) -> tuple[set[str], bool]:
+def _loop_assigned(node: While | ArithFor, funcs: Names[tuple[Command, str]]) -> tuple[set[str], bool]:
     """The names a loop may assign when it runs, and whether it may change directory: an
     over-approximation from its text (assignments, loop variables, names an assigning builtin or
     arithmetic names) and from the text of the functions it calls, transitively."""
