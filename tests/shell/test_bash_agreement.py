@@ -97,12 +97,13 @@ def _trace(script: str, word: str) -> list[str] | None:
     return [plain(a) for a in events[0].argv[1:]]
 
 
-@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash as the oracle")
-def test_both_walkers_make_the_words_bash_makes() -> None:
+def _compare(cases: list[tuple[str, str]]) -> tuple[list[str], dict[str, int], int]:
+    """Each (script, word) through bash and both walkers: the disagreements, how many each walker
+    claimed to know, how many bash expanded."""
     wrong: list[str] = []
     known = {"evaluator": 0, "trace": 0}
     compared = 0
-    for script, word in _cases():
+    for script, word in cases:
         truth = _bash(script, word)
         if truth is None:
             continue
@@ -114,6 +115,12 @@ def test_both_walkers_make_the_words_bash_makes() -> None:
             known[name] += 1
             if got != truth:
                 wrong.append(f"{name}: {script!r} then {word}: bash {truth}, {name} {got}")
+    return wrong, known, compared
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash as the oracle")
+def test_both_walkers_make_the_words_bash_makes() -> None:
+    wrong, known, compared = _compare(_cases())
     assert not wrong, "\n".join(wrong[:20])
     assert compared >= CASES * 0.9
     assert known["evaluator"] >= compared * 0.9 and known["trace"] >= compared * 0.9, (known, compared)
@@ -155,21 +162,7 @@ def _programs() -> list[str]:
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash as the oracle")
 def test_both_walkers_end_small_programs_as_bash_does() -> None:
-    wrong: list[str] = []
-    known = {"evaluator": 0, "trace": 0}
-    compared = 0
-    for script in _programs():
-        truth = _bash(script, '"$V"')
-        if truth is None:
-            continue
-        compared += 1
-        for name, walk in (("evaluator", _evaluator), ("trace", _trace)):
-            got = walk(script, '"$V"')
-            if got is None:
-                continue
-            known[name] += 1
-            if got != truth:
-                wrong.append(f"{name}: {script!r}: bash {truth}, {name} {got}")
+    wrong, known, compared = _compare([(script, '"$V"') for script in _programs()])
     assert not wrong, "\n".join(wrong[:20])
     assert compared >= CASES * 0.9
     # the multi-node reader runs no `while` or `for ((...))` body: what those assign is unknown to it

@@ -68,6 +68,13 @@ CASES: list[tuple[str, dict[str, str], str]] = [
 ]
 
 
+def _after(script: str, word: str) -> tuple[list[str], str]:
+    """What `"<word>"` holds after `script`: in the evaluator (one per server start) and in the trace."""
+    found = servers(run(f'{script}\npython3 -m sglang.launch_server --value "{word}"\n', {}))
+    (event,) = Reader(unknown=lambda _name: False).run("t.sh", f'{script}\nbranch "{word}"\n', {}).events
+    return [shown(s.argv[-1]) for s in found], plain(event.argv[1])
+
+
 def _evaluator(word: str, env: dict[str, str]) -> str:
     found = servers(run(f'python3 -m sglang.launch_server --value "{word}"\n', env))
     assert len(found) == 1
@@ -105,11 +112,7 @@ READS: list[tuple[str, str]] = [  # (the `read` command and its input, what bash
 
 @pytest.mark.parametrize(("command", "expected"), READS)
 def test_both_walkers_read_a_line_as_bash_does(command: str, expected: str) -> None:
-    word = "[$A][$B][$C]"
-    found = servers(run(f'{command}\npython3 -m sglang.launch_server --value "{word}"\n', {}))
-    assert [shown(s.argv[-1]) for s in found] == [expected]
-    (event,) = Reader(unknown=lambda _name: False).run("t.sh", f'{command}\nbranch "{word}"\n', {}).events
-    assert plain(event.argv[1]) == expected
+    assert _after(command, "[$A][$B][$C]") == ([expected], expected)
 
 
 DECLARATIONS: list[tuple[str, str]] = [  # (the declarations, what bash then holds in A B)
@@ -122,11 +125,7 @@ DECLARATIONS: list[tuple[str, str]] = [  # (the declarations, what bash then hol
 
 @pytest.mark.parametrize(("script", "expected"), DECLARATIONS)
 def test_both_walkers_read_a_declaration_as_bash_does(script: str, expected: str) -> None:
-    word = "[$A][$B]"
-    found = servers(run(f'{script}\npython3 -m sglang.launch_server --value "{word}"\n', {}))
-    assert [shown(s.argv[-1]) for s in found] == [expected]
-    (event,) = Reader(unknown=lambda _name: False).run("t.sh", f'{script}\nbranch "{word}"\n', {}).events
-    assert plain(event.argv[1]) == expected
+    assert _after(script, "[$A][$B]") == ([expected], expected)
 
 
 LISTS: list[tuple[str, str]] = [  # (a script that sets V from a list, what bash then holds in V)
@@ -145,7 +144,4 @@ LISTS: list[tuple[str, str]] = [  # (a script that sets V from a list, what bash
 
 @pytest.mark.parametrize(("script", "expected"), LISTS)
 def test_both_walkers_expand_a_list_as_bash_does(script: str, expected: str) -> None:
-    found = servers(run(f'{script}\npython3 -m sglang.launch_server --value "$V"\n', {}))
-    assert [shown(s.argv[-1]) for s in found] == [expected]
-    (event,) = Reader(unknown=lambda _name: False).run("t.sh", f'{script}\nbranch "$V"\n', {}).events
-    assert plain(event.argv[1]) == expected
+    assert _after(script, "$V") == ([expected], expected)

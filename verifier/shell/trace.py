@@ -67,20 +67,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 from verifier.core import processcache
-from verifier.shell import arith
+from verifier.shell import arith, expansion, utilities
 from verifier.shell.conditions import eval_bracket, eval_double, eval_single
-from verifier.shell.expansion import (
-    DEFAULT_IFS,
-    brace_expand,
-    convert_case,
-    defaulted,
-    joins,
-    operator,
-    parse_param,
-    separator,
-    slice_bounds,
-    transform,
-)
 from verifier.shell.launchers import Commands
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
@@ -115,18 +103,6 @@ from verifier.shell.text import (
     slice_text,
     split_fields,
     text_of,
-)
-from verifier.shell.utilities import (
-    basename,
-    basename_operands,
-    declaration,
-    dirname,
-    echo_options,
-    printf_pieces,
-    read_fields,
-    read_operands,
-    seq_numbers,
-    unescape,
 )
 from verifier.shell.values import (
     Pattern,
@@ -1048,7 +1024,7 @@ class Reader:
 
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
         """`export`, `declare`/`typeset`, `local`, `readonly` (verifier.shell.utilities.declaration)."""
-        asked = declaration(name, [plain(a) if is_known(a) else None for a in args])
+        asked = utilities.declaration(name, [plain(a) if is_known(a) else None for a in args])
         if asked.refs:
             return self.declare_refs(args, node, st)
         if "A" in asked.flags:  # associative arrays: not modelled (their elements are unknown)
@@ -1243,7 +1219,7 @@ class Reader:
 
     def read(self, args: list[Text], prefix: Mapping[str, Text], stdin: str | None, st: State) -> bool | None:
         """`read` (verifier.shell.utilities.read_fields) of known input; of any other, run-time values."""
-        call = read_operands([plain(a) if is_known(a) else None for a in args])
+        call = utilities.read_operands([plain(a) if is_known(a) else None for a in args])
         ifs = plain(prefix["IFS"]) if "IFS" in prefix else self.ifs(st)
         if stdin is None:
             for n in (*call.names, *([call.array] if call.array is not None else [])):
@@ -1251,9 +1227,9 @@ class Reader:
             return None
         data = stdin.split(call.delim if call.delim != "\0" else "\x00", 1)[0]
         if call.array is not None:
-            st.arrays[call.array] = [text_of(p, st.file, None) for p in read_fields(data, ifs, None)]
+            st.arrays[call.array] = [text_of(p, st.file, None) for p in utilities.read_fields(data, ifs, None)]
             return True
-        for n, piece in zip(call.names, read_fields(data, ifs, len(call.names)), strict=True):
+        for n, piece in zip(call.names, utilities.read_fields(data, ifs, len(call.names)), strict=True):
             st.vars[n] = text_of(piece, st.file, None)
         return True
 
@@ -1353,12 +1329,12 @@ class Reader:
                 return join_fields(args[1:], "" if fmt == "%s" else "\n")
             if not all(is_known(a) for a in args):
                 return (Seg("$(printf)", *origin(args[0]), False, "runtime"),)
-            printed = "".join(printf_pieces(fmt, [plain(a) for a in args[1:]]))
+            printed = "".join(utilities.printf_pieces(fmt, [plain(a) for a in args[1:]]))
             return text_of(printed.removesuffix("\n"), *origin(args[0]))
-        count, _newline, escapes = echo_options([plain(a) if is_known(a) else None for a in args])
+        count, _newline, escapes = utilities.echo_options([plain(a) if is_known(a) else None for a in args])
         words = args[count:]
         if escapes:
-            words = [text_of(unescape(plain(w)), *origin(w)) if is_known(w) and "\\" in plain(w) else w
+            words = [text_of(utilities.unescape(plain(w)), *origin(w)) if is_known(w) and "\\" in plain(w) else w
                      for w in words]
         return join_fields(words)
 
@@ -1376,7 +1352,7 @@ class Reader:
         elif fmt == "%s" and len(args) > 1:
             value = join_fields(args[1:], "")
         else:
-            value = text_of("".join(printf_pieces(fmt, [plain(a) for a in args[1:]])), *origin(args[0]))
+            value = text_of("".join(utilities.printf_pieces(fmt, [plain(a) for a in args[1:]])), *origin(args[0]))
         st.vars[name] = value
         st.arrays.pop(name, None)
         st.unset.discard(name)
@@ -1391,13 +1367,13 @@ class Reader:
         words = [plain(a) for a in args]
         file, line = origin(args[0]) if args else (st.file, None)
         if name == "seq":
-            numbers = seq_numbers(words)
+            numbers = utilities.seq_numbers(words)
             return None if numbers is None else text_of("\n".join(str(i) for i in numbers), file, line)
         if name == "dirname" and words:
-            return text_of("\n".join(dirname(w) for w in words if w != "--"), file, line)
+            return text_of("\n".join(utilities.dirname(w) for w in words if w != "--"), file, line)
         if name == "basename" and words:
-            paths, suffix = basename_operands(words)
-            return text_of("\n".join(basename(p, suffix) for p in paths), file, line)
+            paths, suffix = utilities.basename_operands(words)
+            return text_of("\n".join(utilities.basename(p, suffix) for p in paths), file, line)
         if name == "pwd" and st.cwd and is_known(st.cwd):
             return st.cwd
         return None
@@ -1427,7 +1403,7 @@ class Reader:
         else:  # no expansion: one field (or none)
             text = parts[0].text if len(parts) == 1 else "".join([part.text for part in parts])
             if split and len(parts) == 1 and not parts[0].quoted and "{" in text and ("," in text or ".." in text):
-                return [(known_seg(t, file, line),) for t in brace_expand(text) if t]
+                return [(known_seg(t, file, line),) for t in expansion.brace_expand(text) if t]
             if text:
                 return [(known_seg(text, file, line),)]
             return [()] if any(part.quoted for part in parts) else []
@@ -1442,7 +1418,7 @@ class Reader:
                 if split:  # each element is split on its own
                     ifs = self.ifs(st)
                     return [concat(piece) for item in value for piece in split_fields(item, ifs)]
-                value = join_fields(value, self.separator(st) if joins(parts[0].text) else " ")
+                value = join_fields(value, self.separator(st) if expansion.joins(parts[0].text) else " ")
             if quoted or not split:
                 one = concat(value)
                 return [one] if one or quoted else []
@@ -1480,7 +1456,7 @@ class Reader:
                             fields.append([])
                         self.split_into(fields, empty, item, st)
                     continue
-                value = join_fields(value, self.separator(st) if kind == "param" and joins(payload) else " ")
+                value = join_fields(value, self.separator(st) if kind == "param" and expansion.joins(payload) else " ")
             if quoted or not split:
                 fields[-1].append(value)
                 continue
@@ -1514,9 +1490,9 @@ class Reader:
         """What splits unquoted expansions: IFS as the script set it, else space, tab and newline."""
         ifs = st.vars.get("IFS")
         if ifs is None:
-            return DEFAULT_IFS
+            return expansion.DEFAULT_IFS
         self.decide(ifs)
-        return plain(ifs) if is_known(ifs) else DEFAULT_IFS
+        return plain(ifs) if is_known(ifs) else expansion.DEFAULT_IFS
 
     def lookup(self, name: str, st: State, line: int | None) -> Text:
         if name.startswith("__v") and name[3:].isdigit() and int(name[3:]) < len(self.sentinels):
@@ -1587,7 +1563,7 @@ class Reader:
             return text_of(str(len(plain(value))), st.file, line) if is_known(value) else \
                 (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         if inner.startswith("!"):  # indirect: ${!NAME} is the variable NAME names
-            ref = parse_param(inner[1:])
+            ref = expansion.parse_param(inner[1:])
             if not ref.kind and ref.subscript is None and not ref.rest and ref.name in st.refs:
                 self.reads.add(ref.name)  # `${!REF}` of a name reference: the name it refers to
                 return text_of(st.refs[ref.name], st.file, line)
@@ -1597,7 +1573,7 @@ class Reader:
                 if is_known(target) and _NAME.match(plain(target)):
                     return self.param(plain(target) + ref.rest, st, line, quoted)
             return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
-        parsed = parse_param(inner)
+        parsed = expansion.parse_param(inner)
         if parsed.kind not in ("", "special"):
             return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
         name, index, rest = parsed.name, parsed.subscript, parsed.rest
@@ -1664,14 +1640,14 @@ class Reader:
         default for an empty one, else the operator on each element (verifier.shell.expansion)."""
         if not rest:
             return items
-        op = operator(rest)
+        op = expansion.operator(rest)
         if op.kind == "slice":
             start = self.arith(op.operand.strip() or "0", st, line)
             length = self.arith(op.other, st, line) if op.other is not None else None
             if start is None or (op.other is not None and length is None):
                 return [(Seg(f"${{@{rest}}}", st.file, line, False, "runtime"),)]
             pool = [zero, *items] if zero is not None else items
-            bounds = slice_bounds(len(pool), start, length)
+            bounds = expansion.slice_bounds(len(pool), start, length)
             return pool[bounds[0]:bounds[1]] if bounds else []
         if op.kind == "default" and op.op != "?":
             if op.op == "+":
@@ -1683,22 +1659,22 @@ class Reader:
         """What joins `"$*"` and `"${A[*]}"` (verifier.shell.expansion.separator)."""
         ifs = st.vars.get("IFS")
         if ifs is None:
-            return separator(None)
+            return expansion.separator(None)
         self.decide(ifs)
-        return separator(plain(ifs)) if is_known(ifs) else " "
+        return expansion.separator(plain(ifs)) if is_known(ifs) else " "
 
     def operate(self, value: Text, rest: str, st: State, line: int, present: bool | None,
                 name: str = "") -> Text:
         """`${NAME<op><operand>}` for the operators the reader knows (verifier.shell.expansion)."""
         file = st.file  # where an operator it cannot apply is (`_unknown_op`), as the expansion began
-        op = operator(rest)
+        op = expansion.operator(rest)
         if op.kind == "default":
             operand = self.expand_one(_operand(op.operand, line), st)
             if present is None or (op.colon and not is_known(value) and present is not False):
                 if op.op in ("-", "=") and is_known(value) and value:
                     return value
                 return _unknown_op(value, name, rest, file, line)
-            empty = defaulted(op, present, plain(value))
+            empty = expansion.defaulted(op, present, plain(value))
             if op.op == "-":
                 return operand if empty else value
             if op.op == "=":
@@ -1738,10 +1714,10 @@ class Reader:
             length = self.arith(op.other, st, line) if op.other is not None else None
             if start is None or (op.other is not None and length is None):
                 return _unknown_op(value, name, rest, file, line)
-            bounds = slice_bounds(len(text), start, length)
+            bounds = expansion.slice_bounds(len(text), start, length)
             return slice_text(value, *bounds) if bounds else ()
         if op.kind in ("case", "transform"):
-            done = convert_case(text, op.op) if op.kind == "case" else transform(text, op.op)
+            done = expansion.convert_case(text, op.op) if op.kind == "case" else expansion.transform(text, op.op)
             if done is None:
                 return _unknown_op(value, name, rest, file, line)
             self.decide(value)
