@@ -8,6 +8,9 @@ and the multi-node reader (verifier.shell.trace) must make the same words whenev
 know them (a walker may say a value is known only at run time, never give a wrong one), and must
 know them in most cases (so the comparison is not vacuous).
 
+`test_both_walkers_decide_conditions_as_bash_does` decides generated `[[ ]]`, `[ ]`, `test` and
+`(( ))` conditions (patterns, regular expressions, string and integer comparisons, emptiness, with
+`&&`, `||` and `!`) on values bash and both walkers then branch on (verifier/shell/conditions.py).
 `test_both_walkers_end_small_programs_as_bash_does` puts such words into small programs (loops the
 multi-node reader does not run, `case`, conditions, functions with `local`, `read`, `printf -v`,
 associative arrays, arithmetic) and compares what a variable holds at the end.
@@ -167,3 +170,38 @@ def test_both_walkers_end_small_programs_as_bash_does() -> None:
     assert compared >= CASES * 0.9
     # the multi-node reader runs no `while` or `for ((...))` body: what those assign is unknown to it
     assert known["evaluator"] >= compared * 0.75 and known["trace"] >= compared * 0.6, (known, compared)
+
+
+CONDITION_VALUES = ["", "abc", "a/b/c", "x y", "ABC", "10", "9", "-3", "0x1f", "a*b", "[x]", "1.5", " 2 ", "abc def"]
+CONDITIONS = [
+    '[[ $X == $Y ]]', '[[ $X == "$Y" ]]', '[[ $X == a* ]]', '[[ $X == *b* ]]', '[[ $X != "" ]]', '[[ $X =~ ^[a-z]+$ ]]',
+    '[[ $X =~ [0-9] ]]', '[ "$X" = "$Y" ]', '[ "$X" != "$Y" ]', '[[ -n $X ]]', '[[ -z $X ]]', '[ -n "$X" ]',
+    '[ -z "$X" ]', '[[ $X < $Y ]]', '[[ $X > $Y ]]', '[[ $X -gt 3 ]]', '[[ $X -le $Y ]]', '[ "$X" -eq "$Y" ]',
+    '(( X > 2 ))', '(( X == Y ))', '[[ $X == [ax]* ]]', '[[ $X == ?b? ]]', 'test "$X" = abc', '[[ ${#X} -gt 2 ]]',
+    '[ "$X" \\< "$Y" ]', '[[ "$X" ]]', '[[ ! $X ]]', '[ ! -z "$X" ]', '[[ $X == "a*b" ]]', '[[ $X = *\\ * ]]',
+]
+
+
+def _conditions() -> list[str]:
+    rng = random.Random(20261207)
+    out: dict[str, None] = {}
+    while len(out) < CASES:
+        condition = rng.choice(CONDITIONS)
+        draw = rng.random()
+        if draw < 0.2:
+            condition = f"{condition} && {rng.choice(CONDITIONS)}"
+        elif draw < 0.4:
+            condition = f"{condition} || {rng.choice(CONDITIONS)}"
+        elif draw < 0.5:
+            condition = f"! {condition}"
+        out[f"X={_quote(rng.choice(CONDITION_VALUES))}\nY={_quote(rng.choice(CONDITION_VALUES))}\n"
+            f"if {condition}; then V=yes; else V=no; fi"] = None
+    return list(out)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash as the oracle")
+def test_both_walkers_decide_conditions_as_bash_does() -> None:
+    wrong, known, compared = _compare([(script, '"$V"') for script in _conditions()])
+    assert not wrong, "\n".join(wrong[:20])
+    assert compared >= CASES * 0.8  # bash refuses some (an integer comparison of text)
+    assert known["evaluator"] >= compared * 0.95 and known["trace"] >= compared * 0.95, (known, compared)
