@@ -11,7 +11,9 @@ print (`echo`, `printf`, `seq`, `dirname`, `basename`, a function of the script)
 value is unknown (kept as its source text). A condition that cannot be decided runs every branch
 and merges them: a variable the branches leave different becomes unknown (its origin is the
 condition's line), and the events of each branch carry that condition as a guard. A branch that
-ends in `exit` is the end of a failed run and is dropped. `while`/`until` bodies are not run.
+ends in `exit` is the end of a failed run and is dropped. A `while`/`until` loop runs while the
+reader decides its condition (with `break` and `continue`); one it cannot follow, and `for ((...))`,
+is not run: what it may assign is unknown after it (`Reader.loop_not_run`).
 
 A file the script writes with text the reader computes (a python3 data snippet, `echo`, `printf`,
 `cat` of a here-document, written with `>` to one file) is a generated file: a later `source` of the
@@ -189,6 +191,32 @@ class _Return(Exception):
         self.status = status
 
 
+class _Jump(Exception):
+    """`break N` / `continue N` (`levels`: how many enclosing loops it leaves)."""
+
+    def __init__(self, levels: int) -> None:
+        super().__init__("jump")
+        self.levels = levels
+
+
+class _Break(_Jump):
+    pass
+
+
+class _Continue(_Jump):
+    pass
+
+
+class _LoopUndecided(_Jump):
+    """A loop whose course the reader cannot follow (a condition it cannot decide, a `break` on one
+    branch of one, more passes than `MAX_LOOP`): the loop `levels` out is not run (`loop_not_run`);
+    `why` is "branch" when only run-time facts decide its course, else "loop"."""
+
+    def __init__(self, levels: int, why: str = "loop") -> None:
+        super().__init__(levels)
+        self.why = why
+
+
 class _Budget(Exception):
     """A limit of the reading (steps, call depth): the script is not followed further (fails closed)."""
 
@@ -292,6 +320,7 @@ class Reader:
         # the cluster, a command's status) or undecided (the reader could not establish an operand)
         self.cond_why: str | None = None
         self.return_unknown = False  # a function returned on an undecided path: its status is unknown
+        self.loop_depth = 0  # loops being run: `break` and `continue` outside every loop do nothing
         self.sentinels: list[Seg] = []  # unknown values written into re-read shell text (shell_text)
         self.reads: set[str] = set()  # every variable name the script expanded or tested
         self.fetched: dict[str, int] = {}  # files a command brings in at run time (`curl -o F`): F -> line
@@ -463,7 +492,9 @@ class Reader:
             return True
         if isinstance(node, For):
             return self.for_(node, st)
-        if isinstance(node, (While, ArithFor)):
+        if isinstance(node, While):
+            return self.while_(node, st)
+        if isinstance(node, ArithFor):
             self.loop_not_run(node, st)
             return None
         if isinstance(node, Case):
@@ -473,18 +504,71 @@ class Reader:
             return None if value is None else value != 0
         return None
 
-    def loop_not_run(self, node: While | ArithFor, st: State) -> None:
-        """`while`/`until` and `for ((...))` bodies are not run: every variable the loop may assign
-        (`_loop_assigned`) holds, from here on, a value the reader does not know ("loop"), and so
-        does the working directory when the loop may change it."""
+    def jump(self, name: str, args: list[Text], st: State, line: int) -> bool:
+        """`break [N]` / `continue [N]` inside a loop being run (outside every loop: nothing)."""
+        if not self.loop_depth:
+            return True
+        self.decide(*args)
+        levels = plain(args[0]) if args else "1"
+        if args and (not is_known(args[0]) or not levels.isdigit() or levels == "0"):
+            raise _LoopUndecided(1)
+        raise (_Break if name == "break" else _Continue)(int(levels))
+
+    def while_(self, node: While, st: State) -> bool | None:
+        """A `while`/`until` loop whose condition the reader decides on every pass runs as bash
+        runs it (an argument-parsing `while [[ $# -gt 0 ]]; do case $1 in ...; shift; done`), at most
+        `MAX_LOOP` passes; otherwise (`_LoopUndecided`) its body is not run (`loop_not_run`), and what
+        its attempt recorded is taken back."""
+        sub = st.copy()
+        events, problems = len(self.events), len(self.problems)
+        self.loop_depth += 1
+        try:
+            for _ in range(MAX_LOOP):
+                status = self.body(node.cond, sub)
+                if status is not None and node.until:
+                    status = not status
+                if status is None:  # a run-time fact (a command's status) or an operand the reader lacks
+                    raise _LoopUndecided(1, "loop" if self.cond_why == "undecided" else "branch")
+                if not status:
+                    break
+                try:
+                    self.body(node.body, sub)
+                except _Break as jump:
+                    if jump.levels > 1:
+                        raise _Break(jump.levels - 1) from None
+                    break
+                except _Continue as jump:
+                    if jump.levels > 1:
+                        raise _Continue(jump.levels - 1) from None
+            else:
+                raise _LoopUndecided(1)
+        except _LoopUndecided as undecided:
+            del self.events[events:]
+            del self.problems[problems:]
+            self.loop_not_run(node, st, undecided.why)
+            if undecided.levels > 1:
+                raise _LoopUndecided(undecided.levels - 1, undecided.why) from None
+            return None
+        finally:
+            self.loop_depth -= 1
+        self.merge(st, [sub], (st.file, node.line))
+        st.positional, st.refs, st.generated, st.taint = sub.positional, sub.refs, sub.generated, sub.taint
+        return True
+
+    def loop_not_run(self, node: While | ArithFor | For, st: State, why: str = "loop") -> None:
+        """A loop the reader does not follow (a `for ((...))`, a loop whose course it cannot decide):
+        every variable the loop may assign (`_loop_assigned`) holds, from here on, a value the
+        reader does not know, and so does the working directory when the loop may change it: "branch"
+        when only run-time facts decide the loop's course (the first interpreter `command -v` finds),
+        else "loop" (which blocks a server argument that uses it)."""
         names, moves = _loop_assigned(node, st.funcs)
         for name in sorted(names):
-            st.vars[name] = (Seg(f"${{{name}}}", st.file, node.line, False, "loop"),)
+            st.vars[name] = (Seg(f"${{{name}}}", st.file, node.line, False, why),)
             st.arrays.pop(name, None)
             st.unset.discard(name)
             st.unresolved[name] = (st.file, node.line)
         if moves:
-            st.cwd = (Seg("${PWD}", st.file, node.line, False, "loop"),)
+            st.cwd = (Seg("${PWD}", st.file, node.line, False, why),)
 
     def if_(self, node: If, st: State) -> bool | None:
         pending: list[tuple[tuple[str, int], Body, Body]] = []
@@ -573,6 +657,8 @@ class Reader:
                 except _Return:
                     returned = True  # the function returns on this path; it goes on along the others
                     continue
+                except _Jump as jump:  # `break`/`continue` on one branch: the loop's course is not known
+                    raise _LoopUndecided(jump.levels, "branch" if why == "branch" else "loop") from None
                 survivors.append(sub)
         finally:
             self.guards.pop()
@@ -669,10 +755,27 @@ class Reader:
 
     def loop_body(self, node: For, st: State, fields: list[Text]) -> bool | None:
         status: bool | None = True
-        for value in fields:
-            st.vars[node.name] = value
-            st.unset.discard(node.name)
-            status = self.body(node.body, st)
+        self.loop_depth += 1
+        try:
+            for value in fields:
+                st.vars[node.name] = value
+                st.unset.discard(node.name)
+                try:
+                    status = self.body(node.body, st)
+                except _Break as jump:
+                    if jump.levels > 1:
+                        raise _Break(jump.levels - 1) from None
+                    break
+                except _Continue as jump:
+                    if jump.levels > 1:
+                        raise _Continue(jump.levels - 1) from None
+        except _LoopUndecided as undecided:
+            self.loop_not_run(node, st, undecided.why)
+            if undecided.levels > 1:
+                raise _LoopUndecided(undecided.levels - 1, undecided.why) from None
+            return None
+        finally:
+            self.loop_depth -= 1
         return status
 
     def case(self, node: Case, st: State) -> bool | None:
@@ -763,6 +866,8 @@ class Reader:
             if "--" in words:
                 st.positional = argv[1 + words.index("--") + 1:]
             return True
+        if name in ("break", "continue"):
+            return self.jump(name, argv[1:], st, node.line)
         if name in ("true", ":"):
             return True
         if name == "false":
@@ -2172,7 +2277,7 @@ _ASSIGNING = frozenset({"read", "readarray", "mapfile", "printf", "declare", "ty
 _ARITH_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _loop_assigned(node: While | ArithFor, funcs: Names[tuple[Command, str]]) -> tuple[set[str], bool]:
+def _loop_assigned(node: While | ArithFor | For, funcs: Names[tuple[Command, str]]) -> tuple[set[str], bool]:
     """The names a loop may assign when it runs, and whether it may change directory: an
     over-approximation from its text (assignments, loop variables, names an assigning builtin or
     arithmetic names) and from the text of the functions it calls, transitively."""
