@@ -147,6 +147,7 @@ PROGRAMS = [
     'R=\nset -- {w} --port 8\nwhile [[ $# -gt 0 ]]; do case $1 in --port) R="$R<$2>"; shift 2;; *) R="$R[$1]"; shift;; esac; done\nV=$R',
     'R=\nfor v in {w} end; do [[ $v == *b* ]] && continue; [[ $v == end ]] && break; R="$R<$v>"; done\nV=$R',
     'i=0\nR=\nuntil [ $i -ge 3 ]; do i=$((i+1)); R="$R$i{w}"; done\nV=$R',
+    'set -- {w} z\nfor ((i=0; i<1; i++)); do shift; done\nV="$#:$1"',
 ]
 
 

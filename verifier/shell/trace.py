@@ -561,7 +561,9 @@ class Reader:
         reader does not know, and so does the working directory when the loop may change it: "branch"
         when only run-time facts decide the loop's course (the first interpreter `command -v` finds),
         else "loop" (which blocks a server argument that uses it)."""
-        names, moves = _loop_assigned(node, st.funcs)
+        names, moves, shifts = _loop_assigned(node, st.funcs)
+        if shifts:  # `shift` / `set --` in it: the positional parameters, and how many, are not known
+            st.positional = [(Seg("$@", st.file, node.line, False, why),)]
         for name in sorted(names):
             st.vars[name] = (Seg(f"${{{name}}}", st.file, node.line, False, why),)
             st.arrays.pop(name, None)
@@ -859,7 +861,8 @@ class Reader:
             return True
         if name == "shift":
             count = int(plain(argv[1])) if len(argv) > 1 and plain(argv[1]).isdigit() else 1
-            st.positional = st.positional[count:]
+            if not _positional_unknown(st):
+                st.positional = st.positional[count:]
             return True
         if name == "set":
             words = [plain(a) for a in argv[1:]]
@@ -1690,6 +1693,8 @@ class Reader:
                 return items
             return join_fields(items, self.separator(st))
         if name == "#":
+            if _positional_unknown(st):
+                return st.positional[0]
             return text_of(str(len(st.positional)), st.file, line)
         if name.isdigit():
             n = int(name)
@@ -2277,12 +2282,19 @@ _ASSIGNING = frozenset({"read", "readarray", "mapfile", "printf", "declare", "ty
 _ARITH_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _loop_assigned(node: While | ArithFor | For, funcs: Names[tuple[Command, str]]) -> tuple[set[str], bool]:
-    """The names a loop may assign when it runs, and whether it may change directory: an
-    over-approximation from its text (assignments, loop variables, names an assigning builtin or
-    arithmetic names) and from the text of the functions it calls, transitively."""
+def _positional_unknown(st: State) -> bool:
+    """Whether the positional parameters are the one unknown value `Reader.loop_not_run` leaves."""
+    return len(st.positional) == 1 and len(st.positional[0]) == 1 and not st.positional[0][0].known \
+        and st.positional[0][0].text == "$@"
+
+
+def _loop_assigned(node: While | ArithFor | For, funcs: Names[tuple[Command, str]]) -> tuple[set[str], bool, bool]:
+    """The names a loop may assign when it runs, whether it may change directory, and whether it
+    may change the positional parameters (`shift`, `set --`): an over-approximation from its text
+    (assignments, loop variables, names an assigning builtin or arithmetic names) and from the
+    text of the functions it calls, transitively."""
     names: set[str] = set()
-    moves = False
+    moves = shifts = False
     called: set[str] = set()
     todo: list[object] = [node]
     while todo:
@@ -2297,6 +2309,10 @@ def _loop_assigned(node: While | ArithFor | For, funcs: Names[tuple[Command, str
                             names.add(text)
                 elif head in ("cd", "pushd", "popd"):
                     moves = True
+                elif head == "shift" or (head == "set" and any(
+                        not (w.unquoted_literal or "-").startswith(("-", "+")) or w.unquoted_literal == "--"
+                        for w in item.words[1:])):
+                    shifts = True
                 elif head is not None and head in funcs and head not in called:
                     called.add(head)
                     todo.append(funcs[head][0])
@@ -2306,7 +2322,7 @@ def _loop_assigned(node: While | ArithFor | For, funcs: Names[tuple[Command, str
                 names.update(_ARITH_NAME.findall(f"{item.init};{item.cond};{item.step}"))
             elif isinstance(item, Arith):
                 names.update(_ARITH_NAME.findall(item.expr))
-    return names, moves
+    return names, moves, shifts
 
 
 def _writes_file(node: Simple) -> bool:
