@@ -529,31 +529,41 @@ class Reader:
                     status = not status
                 if status is None:  # a run-time fact (a command's status) or an operand the reader lacks
                     raise _LoopUndecided(1, "loop" if self.cond_why == "undecided" else "branch")
-                if not status:
+                if not status or self.loop_pass(node.body, sub)[1]:
                     break
-                try:
-                    self.body(node.body, sub)
-                except _Break as jump:
-                    if jump.levels > 1:
-                        raise _Break(jump.levels - 1) from None
-                    break
-                except _Continue as jump:
-                    if jump.levels > 1:
-                        raise _Continue(jump.levels - 1) from None
             else:
                 raise _LoopUndecided(1)
         except _LoopUndecided as undecided:
             del self.events[events:]
             del self.problems[problems:]
-            self.loop_not_run(node, st, undecided.why)
-            if undecided.levels > 1:
-                raise _LoopUndecided(undecided.levels - 1, undecided.why) from None
+            self.loop_given_up(node, st, undecided)
             return None
         finally:
             self.loop_depth -= 1
         self.merge(st, [sub], (st.file, node.line))
         st.positional, st.refs, st.generated, st.taint = sub.positional, sub.refs, sub.generated, sub.taint
         return True
+
+    def loop_pass(self, body: Body, st: State) -> tuple[bool | None, bool]:
+        """One pass of a loop's body: its status, and whether a `break` ended the loop (a `break N`
+        or `continue N` meant for an enclosing loop goes on out to it)."""
+        try:
+            return self.body(body, st), False
+        except _Break as jump:
+            if jump.levels > 1:
+                raise _Break(jump.levels - 1) from None
+            return True, True
+        except _Continue as jump:
+            if jump.levels > 1:
+                raise _Continue(jump.levels - 1) from None
+            return True, False
+
+    def loop_given_up(self, node: While | For, st: State, undecided: _LoopUndecided) -> None:
+        """A loop whose course the reader could not follow: not run (`loop_not_run`); an enclosing
+        loop the undecided `break N` meant is given up too."""
+        self.loop_not_run(node, st, undecided.why)
+        if undecided.levels > 1:
+            raise _LoopUndecided(undecided.levels - 1, undecided.why) from None
 
     def loop_not_run(self, node: While | ArithFor | For, st: State, why: str = "loop") -> None:
         """A loop the reader does not follow (a `for ((...))`, a loop whose course it cannot decide):
@@ -762,19 +772,11 @@ class Reader:
             for value in fields:
                 st.vars[node.name] = value
                 st.unset.discard(node.name)
-                try:
-                    status = self.body(node.body, st)
-                except _Break as jump:
-                    if jump.levels > 1:
-                        raise _Break(jump.levels - 1) from None
+                status, broke = self.loop_pass(node.body, st)
+                if broke:
                     break
-                except _Continue as jump:
-                    if jump.levels > 1:
-                        raise _Continue(jump.levels - 1) from None
         except _LoopUndecided as undecided:
-            self.loop_not_run(node, st, undecided.why)
-            if undecided.levels > 1:
-                raise _LoopUndecided(undecided.levels - 1, undecided.why) from None
+            self.loop_given_up(node, st, undecided)
             return None
         finally:
             self.loop_depth -= 1
