@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from verifier.core.processcache import ByObject, ByText
 from verifier.shell.conditions import eval_bracket, eval_single
+from verifier.shell.expansion import DEFAULT_IFS
 from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError, Word
 from verifier.shell.nodes import Assign, FuncDef, Simple
@@ -718,7 +719,7 @@ def _echo(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
     return [w]
 
 
-_FORMAT_TEXT_MAX = 4096
+_PRINTED_TEXT_MAX = 4096  # the longest printed text kept in `_PRINTED`
 
 
 def format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
@@ -730,7 +731,7 @@ def format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
         if got is not None:
             return got
     printed = concat(printf_pieces(fmt, args), loc)
-    if key is not None and isinstance(printed, str) and len(printed) <= _FORMAT_TEXT_MAX:
+    if key is not None and isinstance(printed, str) and len(printed) <= _PRINTED_TEXT_MAX:
         _PRINTED.put(key, printed)
     return printed
 
@@ -1175,11 +1176,11 @@ def _read(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
         for name in call.names:
             ev.assign(w, name, "", loc)
         return [w]
-    # `IFS=: read ...`: the prefix assignment holds for the read alone
-    prefix = next((a for a in cmd.assigns if a.name == "IFS" and a.value is not None and a.index is None), None)
-    ifs = ev.expand_scalar(prefix.value, w, (cmd.src, prefix.line))[0] if prefix is not None and \
-        prefix.value is not None else ev.lookup(w, "IFS", loc)
-    seps = ifs if isinstance(ifs, str) else " \t\n"
+    seps = ev.ifs(w)
+    for a in cmd.assigns:  # `IFS=: read ...`: the prefix assignment holds for the read alone
+        if a.name == "IFS" and a.value is not None and a.index is None:
+            prefixed = ev.expand_scalar(a.value, w, (cmd.src, a.line))[0]
+            seps = prefixed if isinstance(prefixed, str) else DEFAULT_IFS
     if call.array is not None:
         w.arrays[call.array] = tuple((p, loc) for p in read_fields(line, seps, None))
         w.vars.pop(call.array, None)

@@ -1518,16 +1518,20 @@ class Evaluator:
             has.append(False)
 
     @staticmethod
-    def ifs(w: World) -> str:
-        """What splits unquoted expansions in this world: IFS as the script set it (bash takes no
-        IFS from its environment), else space, tab and newline."""
+    def script_ifs(w: World) -> str | None:
+        """IFS as the script set it in this world (bash takes no IFS from its environment); None:
+        unset, or a value the evaluator does not know."""
         binding = w.vars.get("IFS")
-        return binding[0] if binding is not None and isinstance(binding[0], str) else DEFAULT_IFS
+        return binding[0] if binding is not None and isinstance(binding[0], str) else None
+
+    def ifs(self, w: World) -> str:
+        """What splits unquoted expansions in this world: the script's IFS, else space, tab and newline."""
+        ifs = self.script_ifs(w)
+        return DEFAULT_IFS if ifs is None else ifs
 
     def joined(self, elems: list[Binding], w: World, loc: Loc) -> Binding:
         """`"${A[*]}"` / `"$*"`: the elements joined by the first character of IFS."""
-        binding = w.vars.get("IFS")
-        sep = separator(binding[0] if binding is not None and isinstance(binding[0], str) else None)
+        sep = separator(self.script_ifs(w))
         pieces: list[Val] = []
         for k, (value, _) in enumerate(elems):
             if k and sep:
@@ -2083,8 +2087,6 @@ class _Relocator:
         elif isinstance(c, FuncDef):
             fields["body"] = self.cmd(c.body)
         return replace(c, **fields)
-
-
 
 
 @lru_cache(maxsize=1)

@@ -541,7 +541,7 @@ class Reader:
         finally:
             self.loop_depth -= 1
         self.merge(st, [sub], (st.file, node.line))
-        st.positional, st.refs, st.generated, st.taint = sub.positional, sub.refs, sub.generated, sub.taint
+        st.positional, st.refs, st.generated = sub.positional, sub.refs, sub.generated  # what `merge` leaves
         return True
 
     def loop_pass(self, body: Body, st: State) -> tuple[bool | None, bool]:
@@ -1146,17 +1146,12 @@ class Reader:
             if assign.array is not None:
                 self.assign(assign, st, export)
             elif assign.index is None and assign.value is not None:
-                value = self.expand_one(assign.value, st)
-                if assign.append and assign.name in st.vars:
-                    value = concat(st.vars[assign.name], value)
-                self.declared(assign.name, value, name, export, st)
+                self.declared(assign.name, self.expand_one(assign.value, st), assign.append, name, export, st)
             if asked.unexport:
                 st.exported.discard(assign.name)
         for operand in asked.assigned:
-            value = slice_text(args[operand.position], operand.offset)
-            if operand.append and operand.name in st.vars:
-                value = concat(st.vars[operand.name], value)
-            self.declared(operand.name, value, name, export, st)
+            self.declared(operand.name, slice_text(args[operand.position], operand.offset), operand.append, name,
+                          export, st)
             if asked.unexport:
                 st.exported.discard(operand.name)
         for _, var in asked.names:
@@ -1173,8 +1168,11 @@ class Reader:
                     st.unset.discard(var)
         return True
 
-    def declared(self, var: str, value: Text, command: str, export: bool, st: State) -> None:
-        """A declaration's `NAME=VALUE`: the variable holds the value (a scalar, unless `export` of an array)."""
+    def declared(self, var: str, value: Text, append: bool, command: str, export: bool, st: State) -> None:
+        """A declaration's `NAME=VALUE` (`NAME+=VALUE`: `append`): the variable holds the value (a
+        scalar, unless `export` of an array)."""
+        if append and var in st.vars:
+            value = concat(st.vars[var], value)
         if var in st.arrays and command != "export":
             st.arrays.pop(var, None)
         st.vars[var] = value
@@ -1596,13 +1594,19 @@ class Reader:
         if text[-1:] and text[-1:] in ifs and pieces:
             fields.append([])
 
-    def ifs(self, st: State) -> str:
-        """What splits unquoted expansions: IFS as the script set it, else space, tab and newline."""
+    def script_ifs(self, st: State) -> str | None:
+        """IFS as the script set it (its characters decide how words split); None: unset, or a value
+        the reader does not know."""
         ifs = st.vars.get("IFS")
         if ifs is None:
-            return expansion.DEFAULT_IFS
+            return None
         self.decide(ifs)
-        return plain(ifs) if is_known(ifs) else expansion.DEFAULT_IFS
+        return plain(ifs) if is_known(ifs) else None
+
+    def ifs(self, st: State) -> str:
+        """What splits unquoted expansions: the script's IFS, else space, tab and newline."""
+        ifs = self.script_ifs(st)
+        return expansion.DEFAULT_IFS if ifs is None else ifs
 
     def lookup(self, name: str, st: State, line: int | None) -> Text:
         if name.startswith("__v") and name[3:].isdigit() and int(name[3:]) < len(self.sentinels):
@@ -1769,11 +1773,7 @@ class Reader:
 
     def separator(self, st: State) -> str:
         """What joins `"$*"` and `"${A[*]}"` (verifier.shell.expansion.separator)."""
-        ifs = st.vars.get("IFS")
-        if ifs is None:
-            return expansion.separator(None)
-        self.decide(ifs)
-        return expansion.separator(plain(ifs)) if is_known(ifs) else " "
+        return expansion.separator(self.script_ifs(st))
 
     def operate(self, value: Text, rest: str, st: State, line: int, present: bool | None,
                 name: str = "") -> Text:
