@@ -149,3 +149,39 @@ def test_multinode_name_reference_is_followed() -> None:
     ls, _report = _multinode(files)
     decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
     assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
+
+
+def _decode_flags_set_by(loop: str) -> tuple[object, object]:
+    from tests.launch.multinode_kit import amd_tree
+
+    files = amd_tree()
+    text = files[MN_SERVER].decode()
+    files[MN_SERVER] = text.replace('for env_pair in ${MODEL_ENVS}; do', loop + '\nfor env_pair in ${MODEL_ENVS}; do',
+                                    1).encode()
+    return _multinode(files)
+
+
+def test_multinode_flag_added_in_a_loop_it_follows_is_seen() -> None:
+    ls, _report = _decode_flags_set_by('n=0\nwhile [ "$n" -lt 1 ]; do DECODE_FLAGS+=" --max-num-seqs 7"; '
+                                       'n=$((n+1)); done')
+    decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
+    assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
+
+
+def test_multinode_flag_added_in_a_loop_it_does_not_run_blocks_the_server() -> None:
+    """The twin: the reader does not run `for ((...))`; a flag that loop adds must not vanish."""
+    ls, report = _decode_flags_set_by('for ((n=0; n<1; n++)); do DECODE_FLAGS+=" --max-num-seqs 7"; done')
+    assert not [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
+    errors = [str(e) for e in ls.errors]  # type: ignore[attr-defined]
+    assert any("assigned in a loop that is not read statically" in e for e in errors), errors
+    assert row(report, 18).status.value == "FAIL", row_summary(row(report, 18))
+
+
+def test_multinode_loops_past_the_step_budget_fail_closed() -> None:
+    nested = ('a=0\nwhile [ $a -lt 300 ]; do b=0; while [ $b -lt 300 ]; do c=0; while [ $c -lt 300 ]; do '
+              'c=$((c+1)); done; b=$((b+1)); done; a=$((a+1)); done')
+    ls, report = _decode_flags_set_by(nested)
+    assert not ls.launches, [x.argv for x in ls.launches]  # type: ignore[attr-defined]
+    errors = [str(e) for e in ls.errors]  # type: ignore[attr-defined]
+    assert errors and all("too long" in e for e in errors), errors
+    assert row(report, 18).status.value == "FAIL", row_summary(row(report, 18))
