@@ -161,19 +161,29 @@ def _decode_flags_set_by(loop: str) -> tuple[object, object]:
     return _multinode(files)
 
 
-def test_multinode_flag_added_in_a_loop_it_follows_is_seen() -> None:
-    ls, _report = _decode_flags_set_by('n=0\nwhile [ "$n" -lt 1 ]; do DECODE_FLAGS+=" --max-num-seqs 7"; '
-                                       'n=$((n+1)); done')
+@pytest.mark.parametrize("loop", [
+    'n=0\nwhile [ "$n" -lt 1 ]; do DECODE_FLAGS+=" --max-num-seqs 7"; n=$((n+1)); done',
+    'for ((n=0; n<3; n++)); do [ "$n" -eq 1 ] && continue; [ "$n" -eq 2 ] && break; '
+    'DECODE_FLAGS+=" --max-num-seqs 7"; done',
+], ids=["while", "arith-for"])
+def test_multinode_flag_added_in_a_loop_it_follows_is_seen(loop: str) -> None:
+    ls, _report = _decode_flags_set_by(loop)
     decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
     assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
 
 
-def test_multinode_flag_added_in_a_loop_it_does_not_run_blocks_the_server() -> None:
-    """The twin: the reader does not run `for ((...))`; a flag that loop adds must not vanish."""
-    ls, report = _decode_flags_set_by('for ((n=0; n<1; n++)); do DECODE_FLAGS+=" --max-num-seqs 7"; done')
+@pytest.mark.parametrize(("loop", "why"), [
+    ('while [ -e /dev/shm/go ]; do DECODE_FLAGS+=" --max-num-seqs 7"; done',
+     "is set under a condition only the run decides"),
+    ('for ((n=0; n<$(nproc); n++)); do DECODE_FLAGS+=" --max-num-seqs 7"; done',
+     "is assigned in a loop that is not read statically"),
+], ids=["while", "arith-for"])
+def test_multinode_flag_added_in_a_loop_it_does_not_run_blocks_the_server(loop: str, why: str) -> None:
+    """The twin: a loop whose course the reader cannot decide is not run; a flag it adds must not vanish."""
+    ls, report = _decode_flags_set_by(loop)
     assert not [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
     errors = [str(e) for e in ls.errors]  # type: ignore[attr-defined]
-    assert any("assigned in a loop that is not read statically" in e for e in errors), errors
+    assert any(why in e for e in errors), errors
     assert row(report, 18).status.value == "FAIL", row_summary(row(report, 18))
 
 

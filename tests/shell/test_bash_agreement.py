@@ -12,9 +12,9 @@ know them in most cases (so the comparison is not vacuous).
 `(( ))` conditions (patterns, regular expressions, string and integer comparisons, emptiness, with
 `&&`, `||` and `!`) on values bash and both walkers then branch on (verifier/shell/conditions.py).
 `test_both_walkers_end_small_programs_as_bash_does` puts such words into small programs (`for`,
-`while` and `until` loops with `break` and `continue`, a `for ((...))` the multi-node reader does
-not run, `case`, conditions, functions with `local`, `read`, `printf -v`, associative arrays,
-arithmetic) and compares what a variable holds at the end.
+`while`, `until` and `for ((...))` loops with `break` and `continue`, `case`, conditions, functions
+with `local`, `read`, `printf -v`, associative arrays, arithmetic) and compares what a variable
+holds at the end.
 
 The cases are drawn from a seeded generator, so a failure names a case that reproduces. Left out:
 an empty array element expanded unquoted while IFS holds a character other than white space (bash
@@ -173,8 +173,9 @@ def test_both_walkers_end_small_programs_as_bash_does() -> None:
     wrong, known, compared = _compare([(script, '"$V"') for script in _programs()])
     assert not wrong, "\n".join(wrong[:20])
     assert compared >= CASES * 0.9
-    # the multi-node reader runs no `for ((...))` body, nor a `while` it cannot decide (`while read`)
-    assert known["evaluator"] >= compared * 0.75 and known["trace"] >= compared * 0.6, (known, compared)
+    # neither walker follows a `while read` loop over a here-string; the multi-node reader does not
+    # model associative arrays
+    assert known["evaluator"] >= compared * 0.9 and known["trace"] >= compared * 0.85, (known, compared)
 
 
 CONDITION_VALUES = ["", "abc", "a/b/c", "x y", "ABC", "10", "9", "-3", "0x1f", "a*b", "[x]", "1.5", " 2 ", "abc def"]

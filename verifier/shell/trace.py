@@ -12,8 +12,8 @@ value is unknown (kept as its source text). A condition that cannot be decided r
 and merges them: a variable the branches leave different becomes unknown (its origin is the
 condition's line), and the events of each branch carry that condition as a guard. A branch that
 ends in `exit` is the end of a failed run and is dropped. A `while`/`until` loop runs while the
-reader decides its condition (with `break` and `continue`); one it cannot follow, and `for ((...))`,
-is not run: what it may assign is unknown after it (`Reader.loop_not_run`).
+reader decides its condition (with `break` and `continue`), and so does `for ((...))`; one it cannot
+follow is not run: what it may assign is unknown after it (`Reader.loop_not_run`).
 
 A file the script writes with text the reader computes (a python3 data snippet, `echo`, `printf`,
 `cat` of a here-document, written with `>` to one file) is a generated file: a later `source` of the
@@ -495,8 +495,7 @@ class Reader:
         if isinstance(node, While):
             return self.while_(node, st)
         if isinstance(node, ArithFor):
-            self.loop_not_run(node, st)
-            return None
+            return self.arith_for(node, st)
         if isinstance(node, Case):
             return self.case(node, st)
         if isinstance(node, Arith):
@@ -517,12 +516,9 @@ class Reader:
     def while_(self, node: While, st: State) -> bool | None:
         """A `while`/`until` loop whose condition the reader decides on every pass runs as bash
         runs it (an argument-parsing `while [[ $# -gt 0 ]]; do case $1 in ...; shift; done`), at most
-        `MAX_LOOP` passes; otherwise (`_LoopUndecided`) its body is not run (`loop_not_run`), and what
-        its attempt recorded is taken back."""
-        sub = st.copy()
-        events, problems = len(self.events), len(self.problems)
-        self.loop_depth += 1
-        try:
+        `MAX_LOOP` passes (`followed_loop`)."""
+
+        def passes(sub: State) -> None:
             for _ in range(MAX_LOOP):
                 status = self.body(node.cond, sub)
                 if status is not None and node.until:
@@ -530,9 +526,45 @@ class Reader:
                 if status is None:  # a run-time fact (a command's status) or an operand the reader lacks
                     raise _LoopUndecided(1, "loop" if self.cond_why == "undecided" else "branch")
                 if not status or self.loop_pass(node.body, sub)[1]:
-                    break
-            else:
+                    return
+            raise _LoopUndecided(1)
+
+        return self.followed_loop(node, st, passes)
+
+    def arith_for(self, node: ArithFor, st: State) -> bool | None:
+        """`for ((init; cond; step))` runs as bash runs it: `init` once, then the body and `step` while
+        the reader decides `cond` (an empty one is true), at most `MAX_LOOP` passes (`followed_loop`);
+        an expression it cannot evaluate gives the loop up (a count an operand it lacks decides is not
+        one it may claim)."""
+
+        def evaluated(expr: str, sub: State) -> int | None:
+            if not expr.strip():
+                return None
+            value = self.arith(expr, sub, node.line)
+            if value is None:
                 raise _LoopUndecided(1)
+            return value
+
+        def passes(sub: State) -> None:
+            evaluated(node.init, sub)
+            for _ in range(MAX_LOOP):
+                if evaluated(node.cond, sub) == 0 or self.loop_pass(node.body, sub)[1]:
+                    return
+                evaluated(node.step, sub)
+            raise _LoopUndecided(1)
+
+        return self.followed_loop(node, st, passes)
+
+    def followed_loop(self, node: While | ArithFor, st: State, passes: Callable[[State], None]) -> bool | None:
+        """A loop run pass by pass (`passes`, on a copy of the state) while the reader decides its
+        course; when it cannot (`_LoopUndecided`: an undecided condition, a `break` on one branch of
+        one, more than `MAX_LOOP` passes) the loop is not run (`loop_given_up`) and what its attempt
+        recorded is taken back."""
+        sub = st.copy()
+        events, problems = len(self.events), len(self.problems)
+        self.loop_depth += 1
+        try:
+            passes(sub)
         except _LoopUndecided as undecided:
             del self.events[events:]
             del self.problems[problems:]
@@ -558,7 +590,7 @@ class Reader:
                 raise _Continue(jump.levels - 1) from None
             return True, False
 
-    def loop_given_up(self, node: While | For, st: State, undecided: _LoopUndecided) -> None:
+    def loop_given_up(self, node: While | ArithFor | For, st: State, undecided: _LoopUndecided) -> None:
         """A loop whose course the reader could not follow: not run (`loop_not_run`); an enclosing
         loop the undecided `break N` meant is given up too."""
         self.loop_not_run(node, st, undecided.why)
@@ -566,7 +598,7 @@ class Reader:
             raise _LoopUndecided(undecided.levels - 1, undecided.why) from None
 
     def loop_not_run(self, node: While | ArithFor | For, st: State, why: str = "loop") -> None:
-        """A loop the reader does not follow (a `for ((...))`, a loop whose course it cannot decide):
+        """A loop the reader does not follow (one whose course it cannot decide):
         every variable the loop may assign (`_loop_assigned`) holds, from here on, a value the
         reader does not know, and so does the working directory when the loop may change it: "branch"
         when only run-time facts decide the loop's course (the first interpreter `command -v` finds),
