@@ -187,6 +187,28 @@ def test_multinode_flag_added_in_a_loop_it_does_not_run_blocks_the_server(loop: 
     assert row(report, 18).status.value == "FAIL", row_summary(row(report, 18))
 
 
+_LEADER = ('IFS=, read -r -a _IPS <<< "$(hostname -I | tr " " ,)"\n'
+           'if [[ -n "${_IPS[1]:-}" ]]; then LEADER="${_IPS[1]}"; else LEADER=10.0.0.1; fi\n')
+
+
+def test_multinode_address_the_run_picks_is_a_fact_of_the_node() -> None:
+    """llm-d's server.sh takes a data-parallel leader's address from the job's node list when it holds
+    that rank, else from elsewhere: the address is the run's (policy `multinode.machine-flags`)."""
+    ls, _report = _decode_flags_set_by(_LEADER + 'DECODE_FLAGS+=" --data-parallel-address $LEADER"')
+    decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
+    assert decode, [str(e) for e in ls.errors]  # type: ignore[attr-defined]
+    assert decode[0].args.get("data-parallel-address") not in (None, "10.0.0.1"), decode[0].args
+
+
+def test_multinode_setting_the_run_picks_blocks_the_server() -> None:
+    """The twin: the same run-time choice as the value of a setting leaves the server unresolved."""
+    ls, report = _decode_flags_set_by(_LEADER + 'DECODE_FLAGS+=" --max-num-seqs $LEADER"')
+    assert not [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
+    errors = [str(e) for e in ls.errors]  # type: ignore[attr-defined]
+    assert any("is set under a condition only the run decides" in e for e in errors), errors
+    assert row(report, 18).status.value == "FAIL", row_summary(row(report, 18))
+
+
 def test_multinode_loops_past_the_step_budget_fail_closed() -> None:
     nested = ('a=0\nwhile [ $a -lt 300 ]; do b=0; while [ $b -lt 300 ]; do c=0; while [ $c -lt 300 ]; do '
               'c=$((c+1)); done; b=$((b+1)); done; a=$((a+1)); done')

@@ -148,6 +148,21 @@ PROGRAMS = [
     'R=\nfor v in {w} end; do [[ $v == *b* ]] && continue; [[ $v == end ]] && break; R="$R<$v>"; done\nV=$R',
     'i=0\nR=\nuntil [ $i -ge 3 ]; do i=$((i+1)); R="$R$i{w}"; done\nV=$R',
     'set -- {w} z\nfor ((i=0; i<1; i++)); do shift; done\nV="$#:$1"',
+    'mapfile -t A <<< "{w}"\nV="${{#A[@]}}:${{A[*]}}"',
+    'readarray A <<EOF\n{w}\nEOF\nV="${{A[*]}}|${{A[0]}}"',
+]
+
+# programs whose value only the run knows (a command's output decides it): no walker may claim one
+RUN_TIME_INPUT = [
+    'read -r a b <<< "$(hostname) x"\nV="$a|$b"',
+    'read -r c <<EOF\n$(hostname)\nEOF\nV=$c',
+    'IFS=, read -r -a A <<< "$(hostname),b"\nV="${A[1]}"',
+    'IFS=, read -r -a A <<< "$(hostname),b"\nV="${#A[@]}"',
+    'IFS=, read -r -a A <<< "$(hostname),b"\nV="${A[*]:1}"',
+    'mapfile -t A < <(printf "a\\nb")\nV="${#A[@]}"',
+    'mapfile -t A < <(hostname)\nV="${A[1]}x"',
+    'readarray -t A <<< "$(hostname)"\nV="${A[0]}"',
+    'mapfile -t -n 1 A <<< "a"\nV=${A[0]}',
 ]
 
 
@@ -211,3 +226,13 @@ def test_both_walkers_decide_conditions_as_bash_does() -> None:
     assert not wrong, "\n".join(wrong[:20])
     assert compared >= CASES * 0.8  # bash refuses some (an integer comparison of text)
     assert known["evaluator"] >= compared * 0.95 and known["trace"] >= compared * 0.95, (known, compared)
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash as the oracle")
+def test_neither_walker_claims_what_run_time_input_decides() -> None:
+    """`read`, `read -a` and `mapfile` of a command's output (a here-string or here-document holding
+    one, a process substitution, a pipe): how many fields and which are the run's."""
+    wrong, known, compared = _compare([(script, '"$V"') for script in RUN_TIME_INPUT])
+    assert not wrong, "\n".join(wrong)
+    assert compared == len(RUN_TIME_INPUT)
+    assert known == {"evaluator": 0, "trace": 0}, known

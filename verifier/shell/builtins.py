@@ -32,6 +32,8 @@ from verifier.shell.utilities import (
     declaration,
     dirname,
     echo_options,
+    mapfile_lines,
+    mapfile_operands,
     printf_pieces,
     read_fields,
     read_operands,
@@ -60,14 +62,21 @@ def _vals(fields: list[Binding]) -> list[Val]:
     return [v for v, _ in fields]
 
 
-def _text_lines(content: list[tuple[Val, Loc]] | None) -> list[str] | None:
-    """Known input as lines (None when any part is not known)."""
+def _text(content: list[tuple[Val, Loc]] | None) -> str | None:
+    """Known input as one text (None when any part is not known)."""
     if content is None:
         return None
     pieces = [v for v, _ in content]
     if not all(isinstance(p, str) for p in pieces):
         return None
-    text = "".join(pieces)  # type: ignore[arg-type]
+    return "".join(pieces)  # type: ignore[arg-type]
+
+
+def _text_lines(content: list[tuple[Val, Loc]] | None) -> list[str] | None:
+    """Known input as lines (None when any part is not known)."""
+    text = _text(content)
+    if text is None:
+        return None
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines = lines[:-1]
@@ -1164,8 +1173,9 @@ def _read(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
     text = "".join(pieces) if pieces is not None and all(isinstance(p, str) for p in pieces) else None  # type: ignore[arg-type]
     if text is None:
         unknown = Opaque(f"$(read on line {loc[1]})", loc)
-        if call.array is not None:
-            w.arrays[call.array] = ((unknown, loc),)
+        if call.array is not None:  # how many elements, and which, only the run knows
+            w.arrays[call.array] = ((Unknown(f"`read -a` of run-time input on line {loc[1]}", loc), loc),)
+            w.vars.pop(call.array, None)
         for name in call.names:
             ev.assign(w, name, unknown, loc)
         w.status = None
@@ -1193,15 +1203,16 @@ def _read(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
 
 def _mapfile(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
              loc: Loc) -> list[World]:
-    args = [v for v, _ in fields[1:]]
-    names = [a for a in args if isinstance(a, str) and not a.startswith("-")]
-    name = names[-1] if names else "MAPFILE"
-    lines = _text_lines(stdin)
-    if lines is None:
-        w.arrays[name] = ((Opaque(f"$(mapfile on line {loc[1]})", loc), loc),)
+    operands = mapfile_operands([v if isinstance(v, str) else None for v, _ in fields[1:]])
+    text = _text(stdin)
+    if operands is None or text is None:  # how many lines, and which, only the run knows
+        names = [v for v, _ in fields[1:] if isinstance(v, str) and _NAME.fullmatch(v)]
+        name = operands[0] if operands is not None else names[-1] if names else "MAPFILE"
+        w.arrays[name] = ((Unknown(f"`mapfile` of run-time input on line {loc[1]}", loc), loc),)
         w.status = None
     else:
-        w.arrays[name] = tuple((ln, loc) for ln in lines)
+        name = operands[0]
+        w.arrays[name] = tuple((line, loc) for line in mapfile_lines(text, operands[1]))
         w.status = True
     w.vars.pop(name, None)
     return [w]

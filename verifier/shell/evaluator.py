@@ -1675,6 +1675,11 @@ class Evaluator:
         k = int(idx)
         if name in w.arrays:
             arr = w.arrays[name]
+            # an Unknown element may stand for any number of them (`read -a` of run-time input):
+            # where the ones from there on are is not known
+            bad = next((i for i, (v, _) in enumerate(arr) if isinstance(v, Unknown)), None)
+            if bad is not None and (k < 0 or k >= bad):
+                return arr[bad]
             if k < 0:
                 k += len(arr)
             return arr[k] if 0 <= k < len(arr) else ("", loc)
@@ -1791,6 +1796,9 @@ class Evaluator:
         if op.kind == "slice":
             off = self.arith(op.operand, w, loc, expand=True)
             length = self.arith(op.other, w, loc, expand=True) if op.other is not None else None
+            bad = next((b for b in elems if isinstance(b[0], Unknown)), None)
+            if bad is not None:  # it may stand for any number of elements
+                return [bad]
             if isinstance(off, str) and (length is None or isinstance(length, str)):
                 bounds = slice_bounds(len(elems), int(off), None if length is None else int(length))
                 return elems[bounds[0]:bounds[1]] if bounds else []

@@ -852,7 +852,8 @@ class Reader:
         if not argv:
             return True
         name = plain(argv[0]) if is_known(argv[0]) else None
-        stdin = self.stdin(node, st) if node.redirects else None  # fed only by a redirect
+        fed = self.stdin_text(node, st) if node.redirects else None  # fed only by a redirect
+        stdin = None if fed is None else plain(fed)
         if self.marks:
             self.decide_command(name, argv, prefix, stdin, node, st)
         if node.redirects or st.generated:
@@ -912,7 +913,9 @@ class Reader:
         if name in ("[", "test"):
             return self.single_test(name, argv[1:], st, node.line)
         if name == "read":
-            return self.read(argv[1:], prefix, stdin, st)
+            return self.read(argv[1:], prefix, fed, st)
+        if name in ("mapfile", "readarray"):
+            return self.mapfile(argv[1:], fed, st, node.line)
         if name == "printf" and len(argv) > 3 and plain(argv[1]) == "-v":
             return self.printf_to(argv[2], argv[3:], st, node.line)
         if name in ("echo", "printf") and self.capture is not None and not self.redirected(node):
@@ -1087,16 +1090,6 @@ class Reader:
                 return True
         return False
 
-    def stdin(self, node: Simple, st: State) -> str | None:
-        for r in node.redirects:
-            if r.op in ("<<", "<<-") and r.heredoc is not None:
-                if r.heredoc.quoted:
-                    return r.heredoc.body
-                return plain(self.expand_one(_heredoc(r.heredoc.body, node.line), st))
-            if r.op == "<<<" and r.target is not None:
-                return plain(self.expand_one(r.target, st))
-        return None
-
     def assign(self, node: Assign, st: State, export: bool) -> None:
         """`NAME=value`, `NAME+=value`, `NAME[i]=value`, `NAME=(...)`, `NAME+=(...)`."""
         if st.refs and node.name in st.refs:
@@ -1158,9 +1151,9 @@ class Reader:
         if export:
             st.exported.add(name)
 
-    def unknown_array(self, name: str, st: State, line: int) -> None:
+    def unknown_array(self, name: str, st: State, line: int | None, why: str = "undecided") -> None:
         """An array whose elements the reader does not model from here on."""
-        st.arrays[name] = [(Seg(f"${{{name}[@]}}", st.file, line, False, "undecided"),)]
+        st.arrays[name] = [(Seg(f"${{{name}[@]}}", st.file, line, False, why),)]
         st.vars.pop(name, None)
         st.unset.discard(name)
 
@@ -1357,20 +1350,44 @@ class Reader:
         finally:
             self.depth -= 1
 
-    def read(self, args: list[Text], prefix: Mapping[str, Text], stdin: str | None, st: State) -> bool | None:
-        """`read` (verifier.shell.utilities.read_fields) of known input; of any other, run-time values."""
+    def read(self, args: list[Text], prefix: Mapping[str, Text], fed: Text | None, st: State) -> bool | None:
+        """`read` (verifier.shell.utilities.read_fields) of known input; of any other (standard input,
+        a here-string holding a run-time value), run-time values: how it splits is not known either."""
         call = utilities.read_operands([plain(a) if is_known(a) else None for a in args])
         ifs = plain(prefix["IFS"]) if "IFS" in prefix else self.ifs(st)
-        if stdin is None:
-            for n in (*call.names, *([call.array] if call.array is not None else [])):
-                st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False, "runtime"),)
+        if fed is None or not is_known(fed):
+            why = next((seg.why for seg in fed or () if not seg.known), "runtime")
+            for n in call.names:
+                st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False, why),)
+                st.arrays.pop(n, None)
+            if call.array is not None:
+                self.unknown_array(call.array, st, None, why)
             return None
-        data = stdin.split(call.delim if call.delim != "\0" else "\x00", 1)[0]
+        data = plain(fed).split(call.delim if call.delim != "\0" else "\x00", 1)[0]
         if call.array is not None:
             st.arrays[call.array] = [text_of(p, st.file, None) for p in utilities.read_fields(data, ifs, None)]
             return True
         for n, piece in zip(call.names, utilities.read_fields(data, ifs, len(call.names)), strict=True):
             st.vars[n] = text_of(piece, st.file, None)
+        return True
+
+    def mapfile(self, args: list[Text], fed: Text | None, st: State, line: int) -> bool | None:
+        """`mapfile`/`readarray [-t] [NAME]` (verifier.shell.utilities.mapfile_lines) of a known
+        here-document or here-string; of any other input (a process substitution, a pipe), or with
+        other options, an array the reader does not know (never the array as it was, nor an empty one)."""
+        self.decide(*args)
+        operands = utilities.mapfile_operands([plain(a) if is_known(a) else None for a in args])
+        if operands is None or fed is None or not is_known(fed):
+            words = [plain(a) for a in args if is_known(a)]
+            name = operands[0] if operands is not None else \
+                next((w for w in reversed(words) if _NAME.match(w)), "MAPFILE")
+            self.unknown_array(name, st, line, next((seg.why for seg in fed or () if not seg.known), "runtime"))
+            return None
+        self.decide(fed)
+        name = operands[0]
+        st.arrays[name] = [text_of(piece, st.file, line) for piece in utilities.mapfile_lines(plain(fed), operands[1])]
+        st.vars.pop(name, None)
+        st.unset.discard(name)
         return True
 
     def snippet(self, args: list[Text], node: Simple, st: State, stdin: str | None) -> Text | None:
@@ -1763,6 +1780,12 @@ class Reader:
                 if arr is None and name in st.vars and idx == 0:
                     value, present = st.vars[name], True
                 elif arr is not None and idx is not None:
+                    # an element the reader does not know may stand for any number of them: where
+                    # the ones from there on are is not known
+                    first = next((i for i, item in enumerate(arr) if not is_known(item)), None)
+                    if first is not None and (idx < 0 or idx >= first):
+                        seg = next(seg for seg in arr[first] if not seg.known)
+                        return (Seg(f"${{{inner}}}", seg.file, seg.line, False, seg.why or "runtime"),)
                     if idx < 0:  # `${A[-1]}`: counted from the end
                         idx += len(arr)
                     value = arr[idx] if 0 <= idx < len(arr) else ()
@@ -1795,6 +1818,9 @@ class Reader:
             if start is None or (op.other is not None and length is None):
                 return [(Seg(f"${{@{rest}}}", st.file, line, False, "runtime"),)]
             pool = [zero, *items] if zero is not None else items
+            bad = next((seg for item in pool for seg in item if not seg.known), None)
+            if bad is not None:  # an element not known may stand for any number of them
+                return [(Seg(f"${{@{rest}}}", bad.file, bad.line, False, bad.why or "runtime"),)]
             bounds = expansion.slice_bounds(len(pool), start, length)
             return pool[bounds[0]:bounds[1]] if bounds else []
         if op.kind == "default" and op.op != "?":

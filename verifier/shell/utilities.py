@@ -28,6 +28,7 @@ _ESCAPE = re.compile(r"\\(.)")
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "0": ""}
 _PRINTF_SPEC = re.compile(r"%([-+ 0#]*)(\d+|\*)?(?:\.(\d+))?([sdiqbxXfFeEgGcou%])")
 _INTEGER = re.compile(r"-?[0-9]+")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # (text before it, conversion, flags, width, precision) per conversion; the text after the last; and
 # whether any conversion takes an argument
 _Format = tuple[tuple[tuple[str, str, str, str | None, str | None], ...], str, bool]
@@ -228,6 +229,30 @@ class Declaration(NamedTuple):
 
 
 _ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
+
+
+def mapfile_operands(words: Sequence[str | None]) -> tuple[str, bool] | None:
+    """`mapfile`/`readarray` operands: (array name, -t given); None for anything else (another
+    option, a run-time word, more than one name), whose array only the run knows."""
+    name, strip = "MAPFILE", False
+    names = 0
+    for word in words:
+        if word == "-t":
+            strip = True
+        elif word is None or word.startswith("-") or not _NAME.fullmatch(word):
+            return None
+        else:
+            name, names = word, names + 1
+    return (name, strip) if names <= 1 else None
+
+
+def mapfile_lines(text: str, strip: bool) -> list[str]:
+    """What `mapfile` puts in the array for input `text`: a line per element, with its newline
+    unless `strip` (-t)."""
+    lines = text.split("\n")
+    last = lines.pop()
+    out = lines if strip else [line + "\n" for line in lines]
+    return [*out, last] if last else out
 
 
 def declaration(command: str, words: Sequence[str | None]) -> Declaration:
