@@ -209,6 +209,14 @@ def test_multinode_setting_the_run_picks_blocks_the_server() -> None:
     assert row(report, 18).status.value == "FAIL", row_summary(row(report, 18))
 
 
+def test_multinode_flag_written_through_a_computed_subscript_is_seen() -> None:
+    """`A[$i]=x` is an assignment (it was read as a command, and the flag it sets was dropped)."""
+    ls, _report = _decode_flags_set_by('i=0\nEXTRA=()\nEXTRA[$i]=--max-num-seqs\nEXTRA[$((i + 1))]=7\n'
+                                       'DECODE_FLAGS+=" ${EXTRA[*]}"')
+    decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
+    assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
+
+
 def test_multinode_loops_past_the_step_budget_fail_closed() -> None:
     nested = ('a=0\nwhile [ $a -lt 300 ]; do b=0; while [ $b -lt 300 ]; do c=0; while [ $c -lt 300 ]; do '
               'c=$((c+1)); done; b=$((b+1)); done; a=$((a+1)); done')

@@ -367,3 +367,17 @@ def test_glob_posix_classes_and_anchored_empty_replacement() -> None:
 ])
 def test_command_substitution_ends_at_its_own_parenthesis(text: str, statements: int) -> None:
     assert len(parse(text, "x.sh").body) == statements
+
+
+def test_computed_subscript_assignments_build_the_server_arguments() -> None:
+    """`A[$i]=x` and `M["$k"]=v` are assignments (they were read as commands named `A[$i]=x`)."""
+    text = ('i=0\nARGS=()\nARGS[$i]=--tp\nARGS[$((i + 1))]="$TP"\ndeclare -A EXTRA\nk=mem\n'
+            'EXTRA["${k}_fraction"]=0.8\n' + SERVE + ' "${ARGS[@]}" --mem-fraction-static "${EXTRA[mem_fraction]}"\n')
+    assert argv(run(text)) == ["--tp", "4", "--mem-fraction-static", "0.8"]
+
+
+def test_read_of_run_time_input_is_not_claimed() -> None:
+    """`read -ra` of a command's output: neither the elements nor how many there are is known."""
+    text = f'read -ra HOSTS <<< "$(scontrol show hostnames)"\n{SERVE} --host "${{HOSTS[1]}}" --n "${{#HOSTS[@]}}"\n'
+    args = servers(run(text))[0].argv
+    assert args[0::2] == ("--host", "--n") and all(isinstance(a, Unknown) for a in args[1::2]), args

@@ -1,7 +1,8 @@
 """The faster lexer and parser give exactly what the reference implementation gave.
 
 The reference is the lexer/parser of commit `REFERENCE` (before the lexing fast paths), loaded from git
-history into a temporary package. For every input both must return the same syntax tree (compared
+history into a temporary package, with the one deliberate change since (subscripted assignments whose
+subscript holds an expansion, `_reference`). For every input both must return the same syntax tree (compared
 by `repr`, which also shows `Word.start` and heredoc bodies, fields `==` ignores), the same tokens,
 the same `lex_operand` / `lex_heredoc` words, or the same `ShellSyntaxError` (message and line).
 
@@ -60,6 +61,10 @@ def _reference() -> tuple[Any, Any]:
     # the reference modules' caches carry the product's names: left registered, they would stand for
     # the product's own in every later test that reads the process caches by name
     del processcache._ALL[registered:]
+    # the one deliberate change since the reference: `NAME[sub]=value` whose subscript holds an
+    # expansion or quotes (`A[$i]=x`) is an assignment; the reference read it as a command word
+    reference_assignment = mods[1]._assignment
+    mods[1]._assignment = lambda word: reference_assignment(word) or new_parser._subscripted(word)
     return mods[0], mods[1]
 
 

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 from verifier.core.processcache import ByObject, ByText
 from verifier.shell.conditions import eval_bracket, eval_single
-from verifier.shell.expansion import DEFAULT_IFS
 from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError, Word
 from verifier.shell.nodes import Assign, FuncDef, Simple
@@ -36,12 +35,13 @@ from verifier.shell.utilities import (
     mapfile_operands,
     printf_pieces,
     read_fields,
+    read_line,
     read_operands,
     seq_numbers,
     unescape,
 )
 from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, shown
-from verifier.shell.world import NO_LOC, Binding, Found, World
+from verifier.shell.world import ANY_KEY, NO_LOC, Binding, Found, World
 
 if TYPE_CHECKING:
     from verifier.shell.evaluator import Evaluator
@@ -55,6 +55,7 @@ _NOOPS = frozenset({"pushd", "popd", "trap", "wait", "shopt", "sleep", "ulimit",
 _UNKNOWN_STATUS = frozenset({"type", "which", "getopts"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYED_ELEMENT = re.compile(r"\[([^\]]*)\]=(.*)", re.S)  # `[key]=value` in an associative array
+_LITERAL_KEY = re.compile(r"\[([^\]$`'\"\\]*)\]=")  # `[key]=...` with a key written as plain text
 _INDEXED_ELEMENT = re.compile(r"\[([^\]]*)\]=")  # `[i]=value` in an indexed array
 
 
@@ -545,6 +546,15 @@ def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding]
 # ------------------------------------------------------------------------------- assignments
 
 
+def _any_key(table: dict[str, Binding], loc: Loc) -> dict[str, Binding]:
+    """An associative array after a write under a key only the run knows: every entry, and every key
+    it does not hold (`ANY_KEY`), may hold that value."""
+    unknown = Unknown("an element written with a run-time key", loc)
+    out: dict[str, Binding] = {k: (unknown, lc) for k, (_, lc) in table.items()}
+    out[ANY_KEY] = (unknown, loc)
+    return out
+
+
 def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False) -> None:
     """One assignment (`NAME=v`, `NAME+=v`, `NAME[i]=v`, `NAME=(...)`)."""
     loc = (src, a.line)
@@ -563,8 +573,18 @@ def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False)
                 raw = elem.literal()
                 text_value, eloc = ev.expand_scalar(elem, w, (src, elem.line))
                 m = _KEYED_ELEMENT.match(raw or (text_value if isinstance(text_value, str) else ""))
-                if m and raw is not None or m:
+                if m:
                     table[m.group(1)] = (m.group(2), (src, elem.line))
+                    continue
+                # `[k]=$(cmd)`: a run-time value under a key written literally; any other element
+                # (a run-time key) may be under any key
+                literal = _LITERAL_KEY.match(elem.raw)
+                if literal is not None:
+                    table[literal.group(1)] = (text_value if isinstance(text_value, Unknown) else
+                                               Opaque(f"${{{a.name}[{literal.group(1)}]}}", (src, elem.line)),
+                                               (src, elem.line))
+                else:
+                    table = _any_key(table, (src, elem.line))
             w.assocs[a.name] = table
             w.vars.pop(a.name, None)
             return
@@ -596,8 +616,7 @@ def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False)
                     value = concat([old[0], value], loc)
                 w.set_assoc(a.name, key, (value, loc))
             else:
-                w.assocs[a.name] = {k: (Unknown("an element written with a run-time key", loc), lc)
-                                    for k, (_, lc) in w.assocs.get(a.name, {}).items()}
+                w.assocs[a.name] = _any_key(w.assocs.get(a.name, {}), loc)
             return
         idx = ev.arith(sub, w, loc, expand=True)
         arr = list(w.arrays.get(a.name, ()))
@@ -608,7 +627,13 @@ def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False)
                 or ((Unknown("an element written with a run-time index", loc), loc),)
             return
         k = int(idx)
-        while len(arr) <= k:
+        if k < 0:  # counted from the end (bash fails on one before the first element)
+            k += len(arr)
+        if k < 0 or k > len(arr):  # before the first element, or past the end: a sparse array,
+            # whose elements and count are not modelled from here on
+            w.arrays[a.name] = (*arr, (Unknown("an element written past the end (a sparse array)", loc), loc))
+            return
+        if k == len(arr):
             arr.append(("", loc))
         if a.append:
             value = concat([arr[k][0], value], loc)
@@ -1167,11 +1192,16 @@ def _let(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: lis
 
 def _read(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
           loc: Loc) -> list[World]:
-    """`read` (verifier.shell.utilities.read_fields) of known input; of any other, run-time values."""
+    """`read` (verifier.shell.utilities.read_line, read_fields) of known input; of any other, or a call
+    the walkers do not model, run-time values."""
     call = read_operands([a if isinstance(a, str) else None for a in _vals(fields[1:])])
-    pieces = [v for v, _ in stdin] if stdin is not None else None
-    text = "".join(pieces) if pieces is not None and all(isinstance(p, str) for p in pieces) else None  # type: ignore[arg-type]
-    if text is None:
+    text = _text(stdin)
+    got = read_line(call, text) if text is not None else None
+    seps: Val = ev.ifs(w)
+    for a in cmd.assigns:  # `IFS=: read ...`: the prefix assignment holds for the read alone
+        if a.name == "IFS" and a.value is not None and a.index is None:
+            seps = ev.expand_scalar(a.value, w, (cmd.src, a.line))[0]
+    if got is None or not isinstance(seps, str):
         unknown = Opaque(f"$(read on line {loc[1]})", loc)
         if call.array is not None:  # how many elements, and which, only the run knows
             w.arrays[call.array] = ((Unknown(f"`read -a` of run-time input on line {loc[1]}", loc), loc),)
@@ -1180,24 +1210,14 @@ def _read(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
             ev.assign(w, name, unknown, loc)
         w.status = None
         return [w]
-    line, found, _rest = text.partition(call.delim if call.delim != "\0" else "\x00")
-    if not found and not line:
-        w.status = False
-        for name in call.names:
-            ev.assign(w, name, "", loc)
-        return [w]
-    seps = ev.ifs(w)
-    for a in cmd.assigns:  # `IFS=: read ...`: the prefix assignment holds for the read alone
-        if a.name == "IFS" and a.value is not None and a.index is None:
-            prefixed = ev.expand_scalar(a.value, w, (cmd.src, a.line))[0]
-            seps = prefixed if isinstance(prefixed, str) else DEFAULT_IFS
+    line, found = got
     if call.array is not None:
-        w.arrays[call.array] = tuple((p, loc) for p in read_fields(line, seps, None))
+        w.arrays[call.array] = tuple((p, loc) for p in read_fields(line, seps, None)) if line or found else ()
         w.vars.pop(call.array, None)
     else:
         for name, value in zip(call.names, read_fields(line, seps, len(call.names)), strict=True):
             ev.assign(w, name, value, loc)
-    w.status = bool(found)
+    w.status = found
     return [w]
 
 

@@ -95,6 +95,7 @@ from verifier.shell.values import (
     strip_pattern,
 )
 from verifier.shell.world import (
+    ANY_KEY,
     NO_LOC,
     Assumption,
     Binding,
@@ -1267,7 +1268,7 @@ class Evaluator:
             return arr[0][0] if arr else None
         table = w.assocs.get(name)
         if table is not None:
-            b = table.get("0")
+            b = table.get("0", table.get(ANY_KEY))
             return None if b is None else b[0]
         if name in self.options.machine_env:
             return opaque_env(name)
@@ -1667,7 +1668,8 @@ class Evaluator:
             key = self.expand_text(subscript, w, loc)
             if not isinstance(key, str):
                 return (key if isinstance(key, Unknown) else Opaque(f"${{{name}[{subscript}]}}", loc)), loc
-            b = w.assocs[name].get(key)
+            table = w.assocs[name]
+            b = table.get(key, table.get(ANY_KEY))
             return ("", loc) if b is None else b
         idx = self.arith(subscript, w, loc, expand=True)
         if not isinstance(idx, str):
@@ -1705,8 +1707,12 @@ class Evaluator:
         if m:  # ${!A[@]}: the keys
             name = m.group(1)
             if name in w.assocs:
-                return [(k, loc) for k in w.assocs[name]]
-            return [(str(i), loc) for i in range(len(self.elements(name, w, loc)))]
+                table = w.assocs[name]
+                return [table[ANY_KEY]] if ANY_KEY in table else [(k, loc) for k in table]
+            elems = self.elements(name, w, loc)
+            # an Unknown element may stand for any number of them
+            bad = next((b for b in elems if isinstance(b[0], Unknown)), None)
+            return [bad] if bad is not None else [(str(i), loc) for i in range(len(elems))]
         if expr.endswith(("*", "@")) and _NAME.fullmatch(expr[:-1]):
             if any(n.startswith(expr[:-1]) for n in self.dropped):
                 raise KeepEverything()  # a name it lists was forgotten (see `run_unseen`)

@@ -36,6 +36,7 @@ from verifier.shell.nodes import (
 )
 
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(\+?)=")
+_ARRAY_HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[")
 _FUNC_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_:.-]*")
 DECLARERS = frozenset({"export", "declare", "local", "readonly", "typeset"})
 _RESERVED_END = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}", "in"})
@@ -416,6 +417,84 @@ def _split_subscript(name: str, line: int) -> tuple[str, Word | None]:
     return base, Word((Part("lit", text, False),), line, text)
 
 
+def _subscript_end(raw: str, start: int) -> int | None:
+    """Where the `]` closing an array subscript that starts at `start` is in a word's source text
+    (quotes, escapes, `$(...)` and `${...}` skipped; None: not closed)."""
+    i, depth = start, 0
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "'\"":
+            close = raw.find(c, i + 1) if c == "'" else _closing_quote(raw, i + 1)
+            if close < 0:
+                return None
+            i = close + 1
+            continue
+        if c == "$" and raw[i + 1:i + 2] in ("(", "{"):
+            opening = raw[i + 1]
+            closing = ")" if opening == "(" else "}"
+            nest, i = 1, i + 2
+            while i < len(raw) and nest:
+                nest += (raw[i] == opening) - (raw[i] == closing)
+                i += 1
+            if nest:
+                return None
+            continue
+        if c == "[":
+            depth += 1
+        elif c == "]":
+            if not depth:
+                return i
+            depth -= 1
+        i += 1
+    return None
+
+
+def _closing_quote(raw: str, i: int) -> int:
+    while i < len(raw):
+        if raw[i] == "\\":
+            i += 2
+            continue
+        if raw[i] == '"':
+            return i
+        i += 1
+    return -1
+
+
+def _subscripted(word: Word) -> Assign | None:
+    """`NAME[sub]=value` / `NAME[sub]+=value` whose subscript holds expansions or quotes
+    (`A[$i]=x`, `M["${k}_${j}"]=v`): the index is the subscript's source text (each walker expands
+    it as an index or a key), the value the word's parts after `]=`."""
+    head = word.parts[0] if word.parts else None
+    m = _ARRAY_HEAD.match(head.text) if head is not None and head.kind == "lit" and not head.quoted else None
+    if m is None or len(word.parts) < 2 or not word.raw.startswith(head.text):  # type: ignore[union-attr]
+        return None
+    end = _subscript_end(word.raw, m.end())
+    if end is None:
+        return None
+    append = word.raw.startswith("+=", end + 1)
+    if not (append or word.raw.startswith("=", end + 1)):
+        return None
+    marker = "]+=" if append else "]="
+    # the parts split where the subscript ends: the first unquoted literal part holding the marker,
+    # whose text before it ends the subscript's source text
+    for k, part in enumerate(word.parts[1:], 1):
+        if part.kind != "lit" or part.quoted or marker not in part.text:
+            continue
+        before, _, rest = part.text.partition(marker)
+        subscript = word.raw[m.end():end]
+        if not subscript.endswith(before):
+            return None
+        value_raw = word.raw[end + len(marker):]
+        value = Word(((Part("lit", rest, False),) if rest else ()) + word.parts[k + 1:], word.line, value_raw,
+                     word.start + end + len(marker))
+        return Assign(m.group(1), Word((Part("lit", subscript, False),), word.line, subscript), append, value, None,
+                      word.line)
+    return None
+
+
 def _assignment(word: Word) -> Assign | None:
     """`NAME=value` / `NAME+=value` / `NAME[sub]=value` when the word starts with one."""
     head = word.parts[0] if word.parts else None
@@ -423,7 +502,7 @@ def _assignment(word: Word) -> Assign | None:
         return None
     m = _ASSIGN.match(head.text)
     if not m:
-        return None
+        return _subscripted(word)
     rest = head.text[m.end():]
     value_parts = ((Part("lit", rest, False),) if rest else ()) + word.parts[1:]
     value = Word(value_parts, word.line, word.raw[m.end():] if word.raw.startswith(head.text[:m.end()]) else word.raw,

@@ -1130,14 +1130,22 @@ class Reader:
             if name in st.assoc:
                 self.unknown_array(name, st, node.line)
                 return
-            arr = st.arrays.setdefault(name, [])
             index = self.arith(node.index.raw, st, node.line)
-            if index is not None and 0 <= index <= len(arr) + 64:
-                while len(arr) <= index:
-                    arr.append(())
-                arr[index] = value
-            else:  # an element the reader cannot place: the array is not known from here on
+            arr = st.arrays.get(name)
+            if arr is None:  # a scalar is element 0 of the array it becomes
+                arr = st.arrays[name] = [st.vars[name]] if name in st.vars else []
+                st.vars.pop(name, None)
+                st.unset.discard(name)
+            if index is not None and index < 0:  # counted from the end
+                index += len(arr)
+            if index is None or not 0 <= index <= len(arr) or any(not is_known(item) for item in arr[:index]):
+                # an element the reader cannot place (a run-time index, a sparse array, after an
+                # element that may stand for many): the array is not known from here on
                 self.unknown_array(name, st, node.line)
+            elif index == len(arr):
+                arr.append(value)
+            else:
+                arr[index] = concat(arr[index], value) if node.append else value
             return
         if node.append:
             if name in st.arrays:
@@ -1351,11 +1359,13 @@ class Reader:
             self.depth -= 1
 
     def read(self, args: list[Text], prefix: Mapping[str, Text], fed: Text | None, st: State) -> bool | None:
-        """`read` (verifier.shell.utilities.read_fields) of known input; of any other (standard input,
-        a here-string holding a run-time value), run-time values: how it splits is not known either."""
+        """`read` (verifier.shell.utilities.read_line, read_fields) of known input; of any other
+        (standard input, a here-string holding a run-time value), or a call the walkers do not model,
+        run-time values: how it splits is not known either."""
         call = utilities.read_operands([plain(a) if is_known(a) else None for a in args])
-        ifs = plain(prefix["IFS"]) if "IFS" in prefix else self.ifs(st)
-        if fed is None or not is_known(fed):
+        ifs: Text | str = prefix["IFS"] if "IFS" in prefix else self.ifs(st)
+        got = utilities.read_line(call, plain(fed)) if fed is not None and is_known(fed) else None
+        if got is None or not is_known(ifs if isinstance(ifs, tuple) else ()):
             why = next((seg.why for seg in fed or () if not seg.known), "runtime")
             for n in call.names:
                 st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False, why),)
@@ -1363,13 +1373,19 @@ class Reader:
             if call.array is not None:
                 self.unknown_array(call.array, st, None, why)
             return None
-        data = plain(fed).split(call.delim if call.delim != "\0" else "\x00", 1)[0]
+        line, found = got
+        seps = plain(ifs) if isinstance(ifs, tuple) else ifs
         if call.array is not None:
-            st.arrays[call.array] = [text_of(p, st.file, None) for p in utilities.read_fields(data, ifs, None)]
-            return True
-        for n, piece in zip(call.names, utilities.read_fields(data, ifs, len(call.names)), strict=True):
+            st.arrays[call.array] = [text_of(p, st.file, None) for p in utilities.read_fields(line, seps, None)] \
+                if line or found else []
+            st.vars.pop(call.array, None)
+            st.unset.discard(call.array)
+            return found
+        for n, piece in zip(call.names, utilities.read_fields(line, seps, len(call.names)), strict=True):
             st.vars[n] = text_of(piece, st.file, None)
-        return True
+            st.arrays.pop(n, None)
+            st.unset.discard(n)
+        return found
 
     def mapfile(self, args: list[Text], fed: Text | None, st: State, line: int) -> bool | None:
         """`mapfile`/`readarray [-t] [NAME]` (verifier.shell.utilities.mapfile_lines) of a known

@@ -141,38 +141,67 @@ def seq_numbers(words: Sequence[str]) -> range | None:
 
 class ReadCall(NamedTuple):
     """What `read` was asked: the names it assigns (`REPLY` when none and no `-a`), the array of
-    `-a` and the character that ends its line (`-d`; "\\0" for `-d ''`)."""
+    `-a`, the character that ends its line (`-d`; "\\0" for `-d ''`), whether backslashes are
+    literal (`-r`), and whether the walkers model the call (not with `-n`/`-N` counts, `-u` another
+    descriptor, an option they do not know or a run-time word)."""
 
     names: tuple[str, ...]
     array: str | None
     delim: str
+    raw: bool = False
+    modelled: bool = True
+
+
+_READ_VALUED = "adinNptu"  # options that take a value (the rest of the word, else the next word)
 
 
 def read_operands(words: Sequence[str | None]) -> ReadCall:
-    """`read`'s options and names from its arguments' known texts (None: not known, skipped)."""
+    """`read`'s options (clustered as bash takes them: `-ra NAME`, `-rd ''`) and names from its
+    arguments' known texts (None: a run-time word)."""
     names: list[str] = []
     array: str | None = None
     delim = "\n"
+    raw, modelled = False, True
     i = 0
     while i < len(words):
         word = words[i]
-        if word in ("-a", "-d") and i + 1 < len(words):
-            value = words[i + 1] or ""
-            if word == "-a":
-                array = value
-            else:
-                delim = value[:1] or "\0"
-            i += 2
-            continue
-        if word in ("-p", "-t", "-n", "-N", "-u", "-i") and i + 1 < len(words):
-            i += 2  # an option with its value
-            continue
-        if word is not None and not word.startswith("-"):
-            names.append(word)
         i += 1
+        if word is None:
+            modelled = False
+        elif names or not word.startswith("-") or word == "-":
+            names.append(word)
+        elif word == "--":
+            names.extend(w for w in words[i:] if w is not None)
+            modelled = modelled and None not in words[i:]
+            break
+        else:
+            for j, option in enumerate(word[1:], 1):
+                if option in _READ_VALUED:
+                    value = word[j + 1:] if j + 1 < len(word) else words[i] if i < len(words) else None
+                    i += j + 1 == len(word)
+                    if value is None or option in "nNu":
+                        modelled = False
+                    elif option == "a":
+                        array = value
+                    elif option == "d":
+                        delim = value[:1] or "\0"
+                    break  # -p, -t, -i change nothing a here-string's read gives
+                if option == "r":
+                    raw = True
+                elif option not in "es":
+                    modelled = False
     if not names and array is None:
         names = ["REPLY"]
-    return ReadCall(tuple(names), array, delim)
+    return ReadCall(tuple(names), array, delim, raw, modelled)
+
+
+def read_line(call: ReadCall, text: str) -> tuple[str, bool] | None:
+    """The line `read` takes from input `text` and whether its delimiter ended it (False: end of
+    input); None when the walkers do not model it (`ReadCall.modelled`, or a backslash without `-r`)."""
+    line, found, _rest = text.partition(call.delim if call.delim != "\0" else "\x00")
+    if not call.modelled or (not call.raw and "\\" in line):
+        return None
+    return line, bool(found)
 
 
 def read_fields(line: str, ifs: str, count: int | None) -> list[str]:
@@ -310,4 +339,5 @@ def basename(path: str, suffix: str = "") -> str:
 
 
 __all__ = ["MAX_SEQ", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces",
-           "read_fields", "read_operands", "seq_numbers", "unescape"]
+           "mapfile_lines", "mapfile_operands", "read_fields", "read_line", "read_operands", "seq_numbers",
+           "unescape"]

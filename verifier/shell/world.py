@@ -389,6 +389,11 @@ class Found:
                 tuple((p, f.lines) for p, f in self.files), self.extra)
 
 
+# The key of an associative array's entry that stands for every key the table does not hold, when
+# one was written with a key only the run knows (no bash key holds NUL): its value is Unknown.
+ANY_KEY = "\x00"
+
+
 class World:
     """The mutable shell state of one way through the script."""
 
