@@ -8,6 +8,7 @@ holding characters a regular expression's class treats specially)."""
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from verifier.shell.expansion import field_spans
@@ -16,12 +17,13 @@ from verifier.shell.trace import Reader
 
 
 def _split_by_character(text: Text, ifs: str = " \t\n") -> list[Text]:
-    """Field splitting as first written: one character at a time."""
+    """Field splitting as first written: one character at a time (an unknown segment is marked as one
+    the run may split into any number of words, `Seg.many`)."""
     fields: list[Text] = []
     current: list[Seg] = []
     for seg in text:
         if not seg.known:
-            current.append(seg)
+            current.append(dataclasses.replace(seg, many=True))
             continue
         piece = ""
         for ch in seg.text:
@@ -68,7 +70,7 @@ def test_split_fields_with_other_delimiters_is_word_splitting() -> None:
                 flat = "".join(seg.text for seg in text)
                 assert ["".join(seg.text for seg in f) for f in fields] == \
                     [flat[a:b] for a, b in field_spans(flat, ifs)], (text, ifs)
-            unknown = [seg for seg in text if not seg.known and seg.text]
+            unknown = [dataclasses.replace(seg, many=True) for seg in text if not seg.known and seg.text]
             assert [seg for f in fields for seg in f if not seg.known] == unknown, (text, ifs)
 
 
@@ -76,7 +78,7 @@ def test_split_fields_keeps_origins_and_unknown_parts() -> None:
     host = Seg("${HOST}", "a.sh", 3, False, "runtime")
     text = (Seg("--x  1\t", "a.sh", 1), host, Seg(":80 y", "b.sh", 2))
     assert split_fields(text) == [(Seg("--x", "a.sh", 1),), (Seg("1", "a.sh", 1),),
-                                  (host, Seg(":80", "b.sh", 2)), (Seg("y", "b.sh", 2),)]
+                                  (dataclasses.replace(host, many=True), Seg(":80", "b.sh", 2)), (Seg("y", "b.sh", 2),)]
 
 
 def _concat_one_by_one(*parts: Text) -> Text:
@@ -87,9 +89,9 @@ def _concat_one_by_one(*parts: Text) -> Text:
         for seg in part:
             if not seg.text:
                 continue
-            if last is not None and (last.file, last.line, last.known, last.why) == \
-                    (seg.file, seg.line, seg.known, seg.why):
-                last = out[-1] = Seg(last.text + seg.text, seg.file, seg.line, seg.known, seg.why)
+            if last is not None and (last.file, last.line, last.known, last.why, last.many) == \
+                    (seg.file, seg.line, seg.known, seg.why, seg.many):
+                last = out[-1] = Seg(last.text + seg.text, seg.file, seg.line, seg.known, seg.why, seg.many)
             else:
                 out.append(seg)
                 last = seg

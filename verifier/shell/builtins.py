@@ -40,7 +40,7 @@ from verifier.shell.utilities import (
     seq_numbers,
     unescape,
 )
-from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, shown
+from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, shape_unknown, shown
 from verifier.shell.world import ANY_KEY, NO_LOC, Binding, Found, World
 
 if TYPE_CHECKING:
@@ -1011,9 +1011,15 @@ def _unset(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: l
 def _shift(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
            loc: Loc) -> list[World]:
     n = fields[1][0] if len(fields) > 1 else "1"
-    k = int(n) if isinstance(n, str) and n.isdigit() else 1
+    if not (isinstance(n, str) and n.isdigit()) or any(shape_unknown(v) for v, _ in w.pos[:int(n)]):
+        # how many it drops, or which words are left, only the run knows
+        w.pos = ((Opaque("$@", loc, many=True), loc),)
+        w.status = None
+        return [w]
+    k = int(n)
     w.status = k <= len(w.pos)
-    w.pos = w.pos[k:]
+    if w.status:  # more than there are: bash fails and shifts nothing
+        w.pos = w.pos[k:]
     return [w]
 
 

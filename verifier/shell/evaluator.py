@@ -91,6 +91,7 @@ from verifier.shell.values import (
     follow_ref,
     glob_match,
     replace_pattern,
+    shape_unknown,
     shown,
     strip_pattern,
 )
@@ -158,6 +159,23 @@ class Options:
     # by a caller that shares evaluations between the trees of a bundle (verifier.shell.memo.Shared);
     # None when nobody keeps them (or when a checkpoint resumed from did not keep them)
     accesses: list[tuple[Any, ...]] | None = None
+
+
+def _many(value: Val) -> Val:
+    """A run-time word of an unquoted expansion: the run may split it into any number of words."""
+    return Opaque(value.text, value.loc, value.nonempty, True) if isinstance(value, Opaque) and not value.many \
+        else value
+
+
+def _one_word(value: Val) -> Val:
+    """A value expanded as one word (quoted, or where no splitting follows)."""
+    return Opaque(value.text, value.loc, value.nonempty) if isinstance(value, Opaque) and value.many else value
+
+
+def _at(bad: Val, text: str, loc: Loc) -> Val:
+    """What an expansion gives at or after a list element that may stand for any number of them: the
+    Unknown itself, else a run-time value (`text`)."""
+    return bad if isinstance(bad, Unknown) else Opaque(text, loc)
 
 
 def _loc(node: Any) -> Loc:
@@ -1116,7 +1134,7 @@ class Evaluator:
             items = []
             for word in node.words:
                 items.extend(self.expand_word(word, w, (node.src, word.line), split=True, glob=True))
-        if any(isinstance(v, Unknown) for v, _ in items) or len(items) > MAX_ITERATIONS:
+        if any(shape_unknown(v) for v, _ in items) or len(items) > MAX_ITERATIONS:
             def one(s: World) -> list[World]:
                 s.vars[node.name] = (Unknown(f"the loop variable of line {loc[1]}", loc), loc)
                 return self.run_body(node.body, [s])
@@ -1449,7 +1467,7 @@ class Evaluator:
                         if isinstance(v, str):
                             multi.extend((v[a:b], lc) for a, b in field_spans(v, self.ifs(w)))
                         else:
-                            multi.append((v, lc))
+                            multi.append((_many(v), lc))
                     return multi
                 if part.quoted and split and result:
                     fields[-1].append(result[0][0])
@@ -1479,7 +1497,7 @@ class Evaluator:
             if only:
                 single_loc = vloc
             if part.quoted or not split:
-                fields[-1].append(value)
+                fields[-1].append(_one_word(value))
                 has[-1] = True
                 continue
             self._split_into(fields, has, value, w)
@@ -1496,9 +1514,10 @@ class Evaluator:
     def _split_into(self, fields: list[list[Val]], has: list[bool], value: Val, w: World) -> None:
         """An unquoted expansion's value split into the word's fields (verifier.shell.expansion.field_spans):
         a delimiter first ends the field before it (and encloses no empty field there), one last
-        starts the next. A value not known is one piece of the field it falls in."""
+        starts the next. A value not known is one piece of the field it falls in, which the run may
+        split into any number of words (`Opaque.many`)."""
         if not isinstance(value, str):
-            fields[-1].append(value)
+            fields[-1].append(_many(value))
             has[-1] = True
             return
         ifs = self.ifs(w)
@@ -1623,13 +1642,17 @@ class Evaluator:
         if name in ("@", "*"):
             return list(w.pos)
         if name == "#":
-            return str(len(w.pos)), loc
+            bad = next((v for v, _ in w.pos if shape_unknown(v)), None)
+            return (str(len(w.pos)) if bad is None else _at(bad, "$#", loc)), loc
         if name == "?":
             return ("0" if w.status else "1") if w.status is not None else Opaque("$?", loc), loc
         if name == "0":
             return w.arg0, loc
         if name.isdigit():
             k = int(name)
+            bad = next((i for i, (v, _) in enumerate(w.pos) if shape_unknown(v)), None)
+            if bad is not None and k - 1 >= bad:  # after (or at) a word that may be any number of them
+                return _at(w.pos[bad][0], "$" + name, loc), loc
             return w.pos[k - 1] if 0 < k <= len(w.pos) else ("", loc)
         if name == "-":
             return "hB", loc
@@ -1679,9 +1702,9 @@ class Evaluator:
             arr = w.arrays[name]
             # an Unknown element may stand for any number of them (`read -a` of run-time input):
             # where the ones from there on are is not known
-            bad = next((i for i, (v, _) in enumerate(arr) if isinstance(v, Unknown)), None)
+            bad = next((i for i, (v, _) in enumerate(arr) if shape_unknown(v)), None)
             if bad is not None and (k < 0 or k >= bad):
-                return arr[bad]
+                return _at(arr[bad][0], f"${{{name}[{subscript}]}}", loc), loc
             if k < 0:
                 k += len(arr)
             return arr[k] if 0 <= k < len(arr) else ("", loc)
@@ -1694,7 +1717,9 @@ class Evaluator:
         m = _ALL_ELEMENTS.fullmatch(expr)
         if m or expr in ("@", "*"):
             elems = self.elements(m.group(1) if m else expr, w, loc)
-            bad = next((v for v, _ in elems if isinstance(v, Unknown)), None)
+            bad = next((v for v, _ in elems if shape_unknown(v)), None)
+            if isinstance(bad, Opaque):  # it may stand for any number of elements
+                return Opaque("${#" + expr + "}", loc)
             return bad if bad is not None else str(len(elems))
         value = self.param(expr, w, loc)
         if isinstance(value, list):
@@ -1711,8 +1736,10 @@ class Evaluator:
                 return [table[ANY_KEY]] if ANY_KEY in table else [(k, loc) for k in table]
             elems = self.elements(name, w, loc)
             # an Unknown element may stand for any number of them
-            bad = next((b for b in elems if isinstance(b[0], Unknown)), None)
-            return [bad] if bad is not None else [(str(i), loc) for i in range(len(elems))]
+            bad = next((b for b in elems if shape_unknown(b[0])), None)
+            if bad is not None:
+                return [(_at(bad[0], f"${{!{name}[@]}}", loc), loc)]
+            return [(str(i), loc) for i in range(len(elems))]
         if expr.endswith(("*", "@")) and _NAME.fullmatch(expr[:-1]):
             if any(n.startswith(expr[:-1]) for n in self.dropped):
                 raise KeepEverything()  # a name it lists was forgotten (see `run_unseen`)
@@ -1802,9 +1829,9 @@ class Evaluator:
         if op.kind == "slice":
             off = self.arith(op.operand, w, loc, expand=True)
             length = self.arith(op.other, w, loc, expand=True) if op.other is not None else None
-            bad = next((b for b in elems if isinstance(b[0], Unknown)), None)
+            bad = next((b for b in elems if shape_unknown(b[0])), None)
             if bad is not None:  # it may stand for any number of elements
-                return [bad]
+                return [(_at(bad[0], f"${{{name}[{sub}]{rest}}}", loc), loc)]
             if isinstance(off, str) and (length is None or isinstance(length, str)):
                 bounds = slice_bounds(len(elems), int(off), None if length is None else int(length))
                 return elems[bounds[0]:bounds[1]] if bounds else []

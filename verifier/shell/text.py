@@ -24,7 +24,9 @@ class Seg:
     An unknown segment says why: `runtime` (a value only the run has: a host name, an IP, a job id,
     a command's output), `undecided` (branches the reader could not decide set it differently; the
     origin is the condition's line) or `unreadable` (text the reader could not follow, e.g. `eval` of a
-    command's output; the origin is that line).
+    command's output; the origin is that line). `many`: an unknown segment of an unquoted expansion,
+    which the run may split into any number of words (a list holding it has no known length, nor
+    known positions after it).
     """
 
     text: str
@@ -32,6 +34,7 @@ class Seg:
     line: int | None = None
     known: bool = True
     why: str = ""
+    many: bool = False
 
 
 Text = tuple[Seg, ...]
@@ -99,14 +102,15 @@ def concat(*parts: Text) -> Text:
             if not seg.text:
                 continue
             if head is not None and head.file == seg.file and head.line == seg.line and head.known == seg.known \
-                    and head.why == seg.why:
+                    and head.why == seg.why and head.many == seg.many:
                 texts.append(seg.text)
                 continue
             if head is not None:
-                out.append(head if len(texts) == 1 else Seg("".join(texts), head.file, head.line, head.known, head.why))
+                out.append(head if len(texts) == 1 else
+                           Seg("".join(texts), head.file, head.line, head.known, head.why, head.many))
             head, texts = seg, [seg.text]
     if head is not None:
-        out.append(head if len(texts) == 1 else Seg("".join(texts), head.file, head.line, head.known, head.why))
+        out.append(head if len(texts) == 1 else Seg("".join(texts), head.file, head.line, head.known, head.why, head.many))
     return tuple(out)
 
 
@@ -119,8 +123,8 @@ def split_fields(text: Text, ifs: str = " \t\n") -> list[Text]:
     current: list[Seg] = []
     runs = _ifs_runs(ifs) if ifs else None
     for seg in text:
-        if not seg.known:  # an unknown value stays one field (its content is not known)
-            current.append(seg)
+        if not seg.known:  # an unknown value stays one field (its content is not known), which the run may split
+            current.append(_many(seg))
             continue
         # the words of a known segment and the IFS runs between them (a regular expression: the
         # character loop it replaces cost more than the rest of an expansion); a run ends the field
@@ -141,7 +145,17 @@ def _split_delimited(text: Text, ifs: str) -> list[Text]:
     delimits on its own (empty fields between two of them); a segment the reader does not know
     takes the place of characters that are no delimiter."""
     flat = "".join(seg.text if seg.known else "\x01" * len(seg.text) for seg in text)
-    return [slice_text(text, a, b) for a, b in field_spans(flat, ifs)]
+    return [tuple(_many(seg) for seg in slice_text(text, a, b)) for a, b in field_spans(flat, ifs)]
+
+
+def _many(seg: Seg) -> Seg:
+    """An unknown segment of an unquoted expansion (`Seg.many`); a known one as it is."""
+    return seg if seg.known or seg.many else Seg(seg.text, seg.file, seg.line, False, seg.why, True)
+
+
+def shape_unknown(text: Text) -> bool:
+    """Whether a list element may stand for any number of elements (`Seg.many`)."""
+    return any(seg.many for seg in text)
 
 
 @lru_cache(maxsize=16)
@@ -170,6 +184,6 @@ def slice_text(text: Text, start: int, end: int | None = None) -> Text:
         a, b = pos, pos + len(seg.text)
         lo, hi = max(a, start), min(b, stop)
         if lo < hi:
-            out.append(Seg(seg.text[lo - a:hi - a], seg.file, seg.line, seg.known, seg.why))
+            out.append(Seg(seg.text[lo - a:hi - a], seg.file, seg.line, seg.known, seg.why, seg.many))
         pos = b
     return tuple(out)

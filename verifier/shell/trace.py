@@ -102,6 +102,7 @@ from verifier.shell.text import (
     known_seg,
     origin,
     plain,
+    shape_unknown,
     slice_text,
     split_fields,
     text_of,
@@ -895,9 +896,16 @@ class Reader:
                 st.unset.add(n)
             return True
         if name == "shift":
-            count = int(plain(argv[1])) if len(argv) > 1 and plain(argv[1]).isdigit() else 1
-            if not _positional_unknown(st):
-                st.positional = st.positional[count:]
+            count = plain(argv[1]) if len(argv) > 1 and is_known(argv[1]) else "1" if len(argv) == 1 else ""
+            if _positional_unknown(st):
+                return True
+            if not count.isdigit() or any(shape_unknown(p) for p in st.positional[:int(count)]):
+                # how many it drops, or which words are left, only the run knows
+                st.positional = [(Seg("$@", st.file, node.line, False, "runtime"),)]
+                return None
+            if int(count) > len(st.positional):  # more than there are: bash fails and shifts nothing
+                return False
+            st.positional = st.positional[int(count):]
             return True
         if name == "set":
             words = [plain(a) for a in argv[1:]]
@@ -1766,11 +1774,15 @@ class Reader:
         if name == "#":
             if _positional_unknown(st):
                 return st.positional[0]
+            if any(shape_unknown(p) for p in st.positional):  # a word that may be any number of them
+                return (Seg("$#", st.file, line, False, "runtime"),)
             return text_of(str(len(st.positional)), st.file, line)
         if name.isdigit():
             n = int(name)
             if n == 0:
                 value: Text = text_of(st.zero, st.file, line)
+            elif any(shape_unknown(p) for p in st.positional[:n]):  # at or after a word that may be many
+                return (Seg(f"${name}", st.file, line, False, "runtime"),)
             else:
                 value = st.positional[n - 1] if n - 1 < len(st.positional) else ()
             present: bool | None = n == 0 or n - 1 < len(st.positional)

@@ -19,11 +19,14 @@ Loc = tuple[str, int]
 @dataclass(frozen=True)
 class Opaque:
     """A run-time value (command output, `$RANDOM`, a file's contents): its source text;
-    `nonempty` when it cannot be the empty string (an arithmetic result, a process id)."""
+    `nonempty` when it cannot be the empty string (an arithmetic result, a process id); `many` when
+    it is a word of an unquoted expansion, which the run may split into any number of words (none,
+    one or several): a list holding it has no known length, nor known positions after it."""
 
     text: str
     loc: Loc
     nonempty: bool = False
+    many: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,12 +72,18 @@ def follow_ref(refs: dict[str, str], name: str, reads: set[str]) -> str:
     return name
 
 
+def shape_unknown(value: Val) -> bool:
+    """Whether a list element may stand for any number of elements (an Unknown, or an Opaque word of
+    an unquoted expansion): the list's length and the positions after it are not known."""
+    return isinstance(value, Unknown) or (isinstance(value, Opaque) and value.many)
+
+
 def concat(pieces: list[Val], loc: Loc) -> Val:
     """Join value pieces: Unknown wins, then Opaque (with the joined source text), else the text."""
     if len(pieces) == 1:  # the common case, as the loop below joins it
         piece = pieces[0]
         if isinstance(piece, Opaque):
-            return Opaque(piece.text, loc, piece.nonempty)
+            return Opaque(piece.text, loc, piece.nonempty, piece.many)
         return piece
     for piece in pieces:
         if not isinstance(piece, str):
@@ -84,18 +93,20 @@ def concat(pieces: list[Val], loc: Loc) -> Val:
     text: list[str] = []
     opaque = False
     nonempty = False
+    many = False
     for piece in pieces:
         if isinstance(piece, Unknown):
             return piece
         if isinstance(piece, Opaque):
             opaque = True
             nonempty = nonempty or piece.nonempty
+            many = many or piece.many
             text.append(piece.text)
         else:
             nonempty = nonempty or bool(piece)
             text.append(piece)
     if opaque:
-        return Opaque("".join(text), loc, nonempty)
+        return Opaque("".join(text), loc, nonempty, many)
     return "".join(text)
 
 
