@@ -1642,17 +1642,17 @@ class Evaluator:
         if name in ("@", "*"):
             return list(w.pos)
         if name == "#":
-            bad = next((v for v, _ in w.pos if shape_unknown(v)), None)
-            return (str(len(w.pos)) if bad is None else _at(bad, "$#", loc)), loc
+            many = next((v for v, _ in w.pos if shape_unknown(v)), None)
+            return (str(len(w.pos)) if many is None else _at(many, "$#", loc)), loc
         if name == "?":
             return ("0" if w.status else "1") if w.status is not None else Opaque("$?", loc), loc
         if name == "0":
             return w.arg0, loc
         if name.isdigit():
             k = int(name)
-            bad = next((i for i, (v, _) in enumerate(w.pos) if shape_unknown(v)), None)
-            if bad is not None and k - 1 >= bad:  # after (or at) a word that may be any number of them
-                return _at(w.pos[bad][0], "$" + name, loc), loc
+            first = next((i for i, (v, _) in enumerate(w.pos) if shape_unknown(v)), None)
+            if first is not None and k - 1 >= first:  # after (or at) a word that may be any number of them
+                return _at(w.pos[first][0], "$" + name, loc), loc
             return w.pos[k - 1] if 0 < k <= len(w.pos) else ("", loc)
         if name == "-":
             return "hB", loc
