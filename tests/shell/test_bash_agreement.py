@@ -154,6 +154,10 @@ PROGRAMS = [
     'declare -A M\nk=a\nM["$k"]={w}\nV="${{M[a]}}|${{#M[@]}}|${{!M[*]}}"',
     'L=(p)\nL[3]={w}\nV="${{L[*]}}|${{#L[@]}}|${{L[3]}}"',
     'set -- {w} z\nshift 2 || R=failed\nV="$#:${{1-}}:${{R-}}"',
+    'A=(a b)\nA+={w}\nB=(c d)\nB={w}x\nV="${{A[*]}}|${{#A[@]}}|${{B[*]}}"',
+    'f() {{ local V={w}; V+=1; g; }}\ng() {{ V="$V-g"; }}\nV=o\nf\nV=$V',
+    'declare -i N=2\nN+=3\ndeclare -u U={w}\nV="$N|$U"',
+    'declare -i n\nf() {{ local n=2+3; local -i m=1; echo "$n"; }}\nm=4+4\nV="$(f)|$m|"{w}',
 ]
 
 # values only the run knows (commands neither walker models), and arrays built from them
@@ -182,6 +186,9 @@ RUN_TIME_PROGRAMS = [
     'A=()\nA+=({r})\nV="${{#A[@]}}"',
     'V=${{UNSET_NAME:-{r}}}',
     'read -r V W <<< {r}',
+    'V=$(echo /etc/host* ~ {r})',
+    'A=(/etc/host* {r})\nV="${{#A[@]}}"',
+    'V=~/{r}',
 ]
 RUN_TIME_WORDS = ['$(uname -s)', '"$(hostname)"', '$(printf "%s\\n" a b | tr a-z A-Z)', '$(nproc)',
                   '"$(uname -s) $(uname -s)"']

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from verifier.core.processcache import ByObject, ByText
 from verifier.shell.conditions import eval_bracket, eval_single
+from verifier.shell.expansion import may_glob
 from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError, Word
 from verifier.shell.nodes import Assign, FuncDef, Simple
@@ -126,7 +127,7 @@ def _static(cmd: Simple) -> _Static:
         text = parts[0].text if len(parts) == 1 and parts[0].kind == "lit" and not parts[0].quoted else None
         # a plain word (most are): what `expand_word` makes of it, without the call
         plain.append((text, (cmd.src, word.line)) if text is not None and not (
-            "{" in text and ("," in text or ".." in text)) else None)
+            "{" in text and ("," in text or ".." in text)) and not may_glob(text) and not text.startswith("~") else None)
     return _STATIC.put(cmd, (cmd, head, _sink_kind(cmd, head), tuple(plain)))
 
 
@@ -515,7 +516,9 @@ def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding]
         ev.call_depth -= 1
     for x in outs:
         frame = x.frames[-1] if x.frames else {}
-        for name, (var, arr, table, exported, ref) in frame.items():
+        for name, (var, arr, table, exported, ref, attrs) in frame.items():
+            if attrs is not None or name in x.attrs:  # the attributes it hid (a copy: worlds may share it)
+                x.attrs = {**{k: v for k, v in x.attrs.items() if k != name}, **({name: attrs} if attrs else {})}
             x.refs.pop(name, None)
             if ref is not None:
                 x.refs[name] = ref

@@ -51,11 +51,14 @@ from verifier.shell.expansion import (
     convert_case,
     defaulted,
     field_spans,
+    glob_source,
     joins,
+    may_glob,
     operator,
     parse_param,
     separator,
     slice_bounds,
+    tilde_prefix,
     transform,
 )
 from verifier.shell.launchers import Commands, launching_functions, may_launch
@@ -1322,7 +1325,13 @@ class Evaluator:
                 return
             name = target
         attr = w.attrs.get(name, "")
-        if "i" in attr and isinstance(value, str):
+        if "i" in attr and append:  # `N+=3` of an integer adds
+            old = self.lookup(w, name, loc)
+            old = "0" if old is None or old == "" else old
+            value = self.arith(f"({old})+({value})", w, loc) if isinstance(value, str) and isinstance(old, str) \
+                else Opaque(f"$(({name}+{shown(value)}))", loc)
+            append = False
+        elif "i" in attr and isinstance(value, str):
             value = self.arith(value, w, loc)
         if "l" in attr and isinstance(value, str):
             value = value.lower()
@@ -1348,7 +1357,9 @@ class Evaluator:
         if name in frame:
             return
         frame[name] = (w.vars.get(name), w.arrays.get(name), w.assocs.get(name), name in w.exported,
-                       w.refs.get(name))
+                       w.refs.get(name), w.attrs.get(name))
+        if name in w.attrs:  # a local variable starts without the attributes it hides
+            w.attrs = {k: v for k, v in w.attrs.items() if k != name}
         w.refs.pop(name, None)
         w.vars.pop(name, None)
         w.arrays.pop(name, None)
@@ -1389,10 +1400,22 @@ class Evaluator:
             return "", loc
         if len(fields) == 1:
             return fields[0]
-        return concat([" ".join(shown(v) for v, _ in fields)], loc), loc
+        # `V="${A[@]}"`: the words joined by a space (a run-time word stays one: its text is not known)
+        return concat([piece for v, _ in fields for piece in (v, " ")][:-1], loc), loc
 
     def expand_word(self, word: Word, w: World, loc: Loc, split: bool = True, glob: bool = False) -> list[Binding]:
-        """Expand one word into fields, each with the place its text was written."""
+        """Expand one word into fields, each with the place its text was written; with `glob`, a field
+        that is a pathname pattern bash makes from unquoted text is a run-time value (the file names
+        it matches, which may be any number of words: `expansion.may_glob`)."""
+        fields = self._expanded(word, w, loc, split)
+        if tilde_prefix(word.parts):  # a home directory: the run's
+            return [(v if isinstance(v, Unknown) else Opaque(shown(v), b, True, split), b) for v, b in fields[:1]] + \
+                [(_many(v), b) for v, b in fields[1:]]
+        if not glob or not glob_source(word.parts):
+            return fields
+        return [(Opaque(v, b, False, True), b) if isinstance(v, str) and may_glob(v) else (v, b) for v, b in fields]
+
+    def _expanded(self, word: Word, w: World, loc: Loc, split: bool) -> list[Binding]:
         at = (loc[0], word.line)
         parts = word.parts
         if len(parts) == 1:  # the common one-part words, as the general walk below expands them
@@ -1409,7 +1432,7 @@ class Evaluator:
                         return [self.joined(result, w, at)]
                     return [b if b[1] != NO_LOC else (b[0], at) for b in result]
                 value, vloc = result
-                return [(concat([value], at), vloc if vloc not in (None, NO_LOC) else at)]
+                return [(concat([_one_word(value)], at), vloc if vloc not in (None, NO_LOC) else at)]
             if part.kind == "param":  # unquoted `$X`: split on white space, as the walk below does
                 result = self.param(part.text, w, at)
                 if not isinstance(result, list):
@@ -1419,7 +1442,7 @@ class Evaluator:
                         if not split:
                             return [(value, where)]
                         return [(value[a:b], where) for a, b in field_spans(value, self.ifs(w))]
-                    return [(concat([value], at), where)]
+                    return [(concat([_many(value) if split else _one_word(value)], at), where)]
                 return self._expand_parts(word, w, at, split, [result])
         return self._expand_parts(word, w, at, split, None)
 

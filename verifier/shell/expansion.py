@@ -22,7 +22,8 @@ again on every evaluation of it).
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from verifier.core.processcache import ByText
 
@@ -240,6 +241,29 @@ def brace_expand(text: str) -> list[str]:
     return [pre + item + post for item in body.split(",")]
 
 
+_GLOB = re.compile(r"[*?]|\[.*\]", re.S)
+
+
+def may_glob(field: str) -> bool:
+    """Whether a field holds a pathname pattern (`*`, `?`, `[...]`): bash replaces one it makes from
+    unquoted text with the names of the files it matches (or keeps it when none does), which only
+    the run's file system decides. A field also holding quoted text is counted too (erring towards
+    a value the run decides)."""
+    return _GLOB.search(field) is not None
+
+
+def glob_source(parts: Sequence[Any]) -> bool:
+    """Whether a word (its `lexer.Part`s) can make a pathname pattern: an unquoted expansion, or
+    unquoted literal text holding a pattern character."""
+    return any(not part.quoted and (part.kind != "lit" or any(c in part.text for c in "*?[]")) for part in parts)
+
+
+def tilde_prefix(parts: Sequence[Any]) -> bool:
+    """Whether a word (its `lexer.Part`s) starts with an unquoted `~`: bash puts a home directory
+    there (`~`: $HOME, `~user`, `~+`, `~-`), which is the run's."""
+    return bool(parts) and parts[0].kind == "lit" and not parts[0].quoted and parts[0].text.startswith("~")
+
+
 def bracket_end(expr: str, start: int) -> int:
     """Index of the `]` closing the `[` at expr[start] (-1: none)."""
     depth = 0
@@ -279,5 +303,5 @@ def split_unescaped(text: str, sep: str) -> tuple[str, str | None]:
     return text, None
 
 
-__all__ = ["DEFAULT_IFS", "MAX_BRACE_WORDS", "SPECIAL", "field_spans", "Operator", "Param", "brace_expand", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
+__all__ = ["DEFAULT_IFS", "MAX_BRACE_WORDS", "SPECIAL", "field_spans", "glob_source", "may_glob", "tilde_prefix", "Operator", "Param", "brace_expand", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
            "separator", "slice_bounds", "split_unescaped", "transform"]

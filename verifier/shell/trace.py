@@ -260,6 +260,9 @@ class State:
     # files the script wrote with text the reader computed (`python3 - <<PY > "$F"`), by `_file_key`
     generated: dict[tuple[object, ...], Generated] = field(default_factory=dict)
     assoc: set[str] = field(default_factory=set)  # `declare -A` arrays: their elements are not modelled
+    # names declared with attributes that change what an assignment stores: `i` (arithmetic), `l`,
+    # `u` (case), by name (`Reader.attributed`)
+    attributed: dict[str, str] = field(default_factory=dict)
 
     def copy(self) -> State:
         """A copy for a branch, a subshell or a command substitution (`world.Layer`s over this state's
@@ -267,7 +270,53 @@ class State:
         return State(Layer(self.vars), {k: list(v) for k, v in self.arrays.items()}, set(self.exported),
                      set(self.unset), Layer(self.funcs), list(self.positional), self.cwd, self.file, self.zero,
                      Layer(self.unresolved), self.taint, self.source_text, dict(self.refs), dict(self.generated),
-                     set(self.assoc))
+                     set(self.assoc), dict(self.attributed))
+
+
+@dataclass(frozen=True)
+class _Hidden:
+    """What a function's local variable hid (`Reader.localize`), given back when the function returns."""
+
+    value: Text | None
+    array: list[Text] | None
+    exported: bool
+    unset: bool
+    unresolved: tuple[str, int] | None
+    ref: str | None
+    assoc: bool
+    attributes: str | None
+    undecided: bool  # declared on a branch the reader could not decide
+
+    def restore(self, var: str, st: State, line: int) -> None:
+        st.vars.pop(var, None)
+        st.arrays.pop(var, None)
+        if self.undecided:  # local on one way, global on another: not known after the function
+            st.vars[var] = (Seg(f"${{{var}}}", st.file, line, False, "undecided"),)
+            st.unset.discard(var)
+            if self.attributes is not None or var in st.attributed:
+                st.attributed[var] = "?"
+            return
+        if self.value is not None:
+            st.vars[var] = self.value
+        if self.array is not None:
+            st.arrays[var] = self.array
+        for flag, names in ((self.exported, st.exported), (self.unset, st.unset), (self.assoc, st.assoc)):
+            if flag:
+                names.add(var)
+            else:
+                names.discard(var)
+        if self.unresolved is not None:
+            st.unresolved[var] = self.unresolved
+        else:
+            st.unresolved.pop(var, None)
+        if self.ref is not None:
+            st.refs[var] = self.ref
+        else:
+            st.refs.pop(var, None)
+        if self.attributes is not None:
+            st.attributed[var] = self.attributes
+        else:
+            st.attributed.pop(var, None)
 
 
 @dataclass
@@ -322,6 +371,9 @@ class Reader:
         self.cond_why: str | None = None
         self.return_unknown = False  # a function returned on an undecided path: its status is unknown
         self.loop_depth = 0  # loops being run: `break` and `continue` outside every loop do nothing
+        # the functions being run, innermost last: the state each local variable hid, by name
+        # (`Reader.localize`), and how many undecided branches were open when the function began
+        self.frames: list[tuple[dict[str, _Hidden], int]] = []
         self.sentinels: list[Seg] = []  # unknown values written into re-read shell text (shell_text)
         self.reads: set[str] = set()  # every variable name the script expanded or tested
         self.fetched: dict[str, int] = {}  # files a command brings in at run time (`curl -o F`): F -> line
@@ -762,6 +814,10 @@ class Reader:
             guarded[name] = None
         st.exported = set().union(*(s.exported for s in states))
         st.assoc = set().union(*(s.assoc for s in states))
+        # an attribute only some ways set: what a later assignment stores is not known (`attributed`)
+        attributed = [s.attributed for s in states]
+        st.attributed = {var: flags if all(a.get(var) == flags for a in attributed) else "?"
+                         for var, flags in {k: v for a in attributed for k, v in a.items()}.items()}
         st.taint = next((s.taint for s in states if s.taint is not None), st.taint)
         st.unset = set.intersection(*(s.unset for s in states))
         funcs = [s.funcs for s in states]
@@ -1113,7 +1169,8 @@ class Reader:
                 return
             node = dataclasses.replace(node, name=target)
         if node.array is not None:
-            if node.name in st.assoc or any(w.raw.startswith("[") and "]=" in w.raw for w in node.array):
+            if node.name in st.assoc or node.name in st.attributed or \
+                    any(w.raw.startswith("[") and "]=" in w.raw for w in node.array):
                 # `([key]=value ...)`: the elements of an associative or sparse array are not modelled
                 self.unknown_array(node.name, st, node.line)
                 return
@@ -1135,7 +1192,7 @@ class Reader:
         name = node.name
         value = self.expand_one(node.value, st) if node.value is not None else ()
         if node.index is not None:  # A[i]=v
-            if name in st.assoc:
+            if name in st.assoc or name in st.attributed:
                 self.unknown_array(name, st, node.line)
                 return
             index = self.arith(node.index.raw, st, node.line)
@@ -1155,11 +1212,27 @@ class Reader:
             else:
                 arr[index] = concat(arr[index], value) if node.append else value
             return
-        if node.append:
-            if name in st.arrays:
-                st.arrays[name].append(value)
+        if name in st.attributed and name not in st.arrays:
+            value = self.attributed(name, value, node.append, st, node.line)
+        elif name in st.attributed:  # an attributed array: not modelled
+            self.unknown_array(name, st, node.line)
+            return
+        elif node.append:
+            arr = st.arrays.get(name)
+            if arr is not None:  # `A+=x` of an array appends to its first element
+                if arr and not is_known(arr[0]):  # which element is first is not known
+                    self.unknown_array(name, st, node.line)
+                else:
+                    arr[:1] = [concat(arr[0], value) if arr else value]
                 return
             value = concat(self.lookup(name, st, node.line), value)
+        elif name in st.arrays:  # `A=x` of an array sets its first element
+            arr = st.arrays[name]
+            if arr and not is_known(arr[0]):
+                self.unknown_array(name, st, node.line)
+            else:
+                arr[:1] = [value]
+            return
         st.vars[name] = value
         st.arrays.pop(name, None)
         st.unset.discard(name)
@@ -1176,6 +1249,10 @@ class Reader:
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
         """`export`, `declare`/`typeset`, `local`, `readonly` (verifier.shell.utilities.declaration)."""
         asked = utilities.declaration(name, [plain(a) if is_known(a) else None for a in args])
+        if self.frames and asked.local(True):
+            for var in [*(n for _, n in asked.names), *(o.name for o in asked.assigned), *(a.name for a in node.assigns)]:
+                if _NAME.match(var):
+                    self.localize(var, st)
         if asked.refs:
             return self.declare_refs(args, node, st)
         if "A" in asked.flags:  # associative arrays: not modelled (their elements are unknown)
@@ -1183,6 +1260,11 @@ class Reader:
                 st.assoc.add(var)
                 self.unknown_array(var, st, node.line)
         export = asked.exports
+        flags = "".join(flag for flag in "ilu" if flag in asked.flags)
+        if flags:
+            for var in [*(n for _, n in asked.names), *(o.name for o in asked.assigned), *(a.name for a in node.assigns)]:
+                if _NAME.match(var):
+                    st.attributed[var] = "".join(sorted(set(st.attributed.get(var, "") + flags)))
         for assign in node.assigns:
             if assign.array is not None:
                 self.assign(assign, st, export)
@@ -1212,7 +1294,9 @@ class Reader:
     def declared(self, var: str, value: Text, append: bool, command: str, export: bool, st: State) -> None:
         """A declaration's `NAME=VALUE` (`NAME+=VALUE`: `append`): the variable holds the value (a
         scalar, unless `export` of an array)."""
-        if append and var in st.vars:
+        if var in st.attributed:
+            value = self.attributed(var, value, append, st, None)
+        elif append and var in st.vars:
             value = concat(st.vars[var], value)
         if var in st.arrays and command != "export":
             st.arrays.pop(var, None)
@@ -1221,6 +1305,28 @@ class Reader:
         st.unresolved.pop(var, None)
         if export:
             st.exported.add(var)
+
+    def attributed(self, var: str, value: Text, append: bool, st: State, line: int | None) -> Text:
+        """What an assignment stores in a variable declared with `-i` (the arithmetic value; `+=`
+        adds), `-l` or `-u` (the value in lower or upper case); unknown when the reader does not
+        know the value, or whether the attribute holds."""
+        flags = st.attributed[var]
+        text: str | None = plain(value) if is_known(value) and flags != "?" else None
+        if text is not None and "i" in flags:
+            old = st.vars.get(var, ())
+            number = self.arith(f"({plain(old) or 0})+({text or 0})" if append else text or "0", st, line) \
+                if is_known(old) or not append else None
+            text = None if number is None else str(number)
+        elif text is not None and append:
+            old = st.vars.get(var, ())
+            text = plain(old) + text if is_known(old) else None
+        if text is not None and "l" in flags:
+            text = text.lower()
+        if text is not None and "u" in flags:
+            text = text.upper()
+        if text is None:
+            return (Seg(f"${{{var}}}", st.file, line, False, "undecided"),)
+        return text_of(text, st.file, line)
 
     def declare_refs(self, args: list[Text], node: Simple, st: State) -> bool | None:
         """`declare -n REF=NAME` / `local -n` / `typeset -n`: REF stands for NAME from now on."""
@@ -1340,20 +1446,36 @@ class Reader:
             self.origin_at, self.event_line = saved, saved_line
 
     def call(self, name: str, args: list[Text], st: State, node: Simple) -> bool | None:
+        """A function of the script: its body with the arguments as positional parameters; its
+        local variables (`localize`) are given back what they hid when it returns."""
         with self.deeper():
             saved, saved_file, saved_flag = st.positional, st.file, self.return_unknown
             body, st.file = st.funcs[name]
             st.positional = list(args)
             self.return_unknown = False
+            self.frames.append(({}, len(self.guards)))
             try:
                 status = self.command(body, st)
                 return None if self.return_unknown else status
             except _Return as ret:
                 return None if self.return_unknown else ret.status
             finally:
+                hidden, _depth = self.frames.pop()
+                for var, was in hidden.items():
+                    was.restore(var, st, node.line)
                 st.positional, st.file = saved, saved_file
                 self.return_unknown = saved_flag
-                _ = node
+
+    def localize(self, var: str, st: State) -> None:
+        """`local VAR` (or `declare` in a function): what VAR held is hidden until the function returns
+        (once per call); declared on a branch the reader could not decide, it is not known afterwards
+        whether the function's writes to VAR were local."""
+        hidden, depth = self.frames[-1]
+        if var not in hidden:
+            hidden[var] = _Hidden(st.vars.get(var), list(st.arrays[var]) if var in st.arrays else None,
+                                  var in st.exported, var in st.unset, st.unresolved.get(var), st.refs.get(var),
+                                  var in st.assoc, st.attributed.get(var), len(self.guards) > depth)
+            st.attributed.pop(var, None)  # a local variable starts without the attributes it hides
 
     @contextlib.contextmanager
     def deeper(self) -> Iterator[None]:
@@ -1575,7 +1697,20 @@ class Reader:
         return join_fields(fields) if len(fields) > 1 else (fields[0] if fields else ())
 
     def expand(self, word: Word, st: State, split: bool = True) -> list[Text]:
-        """Bash word expansion into fields (parameter, command and arithmetic expansion; splitting)."""
+        """Bash word expansion into fields (parameter, command and arithmetic expansion; splitting);
+        where fields split, a field that is a pathname pattern bash makes from unquoted text is a
+        run-time value (the file names it matches, which may be any number of words:
+        `expansion.may_glob`)."""
+        fields = self.expanded(word, st, split)
+        if expansion.tilde_prefix(word.parts) and fields:  # a home directory: the run's
+            first = fields[0]
+            return [(Seg(plain(first), *origin(first), False, "runtime", split),), *fields[1:]]
+        if not split or not expansion.glob_source(word.parts):
+            return fields
+        return [(Seg(plain(f), *origin(f), False, "runtime", True),) if is_known(f) and expansion.may_glob(plain(f))
+                else f for f in fields]
+
+    def expanded(self, word: Word, st: State, split: bool) -> list[Text]:
         file, line = self.word_origin(word, st) if self.origin_at is not None else (st.file, word.line)
         parts = word.parts
         for part in parts:
