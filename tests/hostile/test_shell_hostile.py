@@ -217,6 +217,15 @@ def test_multinode_flag_written_through_a_computed_subscript_is_seen() -> None:
     assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
 
 
+def test_multinode_local_variable_stays_in_its_function() -> None:
+    """A function's `local` copy of a name the server reads does not leak into the caller (it did)."""
+    ls, _report = _decode_flags_set_by('tune() { local DECODE_FLAGS="$DECODE_FLAGS --max-num-seqs 9"; }\ntune\n'
+                                       'DECODE_FLAGS+=" --max-num-seqs 7"')
+    decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
+    assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
+    assert "--max-num-seqs 9" not in " ".join(decode[0].argv)
+
+
 def test_multinode_loops_past_the_step_budget_fail_closed() -> None:
     nested = ('a=0\nwhile [ $a -lt 300 ]; do b=0; while [ $b -lt 300 ]; do c=0; while [ $c -lt 300 ]; do '
               'c=$((c+1)); done; b=$((b+1)); done; a=$((a+1)); done')
