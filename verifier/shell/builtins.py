@@ -210,12 +210,13 @@ def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, L
             else:
                 stdin = [(Opaque(f"<{shown(value)}", loc), loc)]
     if not fields:
+        ev.subst_status = True  # the status of the last command substitution in it, else success
         for a in cmd.assigns:
             do_assign(ev, w, a, cmd.src)
         target = ev.redirect_target(cmd.redirects, w)
         if target is not None and target[0] != "/dev/null":
             ev.write_file(w, target[0], [], target[1], loc)
-        w.status = True
+        w.status = ev.subst_status
         return [w]
     target = ev.redirect_target(cmd.redirects, w)
     saved = w.out

@@ -48,6 +48,7 @@ from verifier.shell.expansion import (
     DEFAULT_IFS,
     SPECIAL,
     brace_expand,
+    brace_word,
     convert_case,
     defaulted,
     field_spans,
@@ -600,6 +601,8 @@ class Evaluator:
         self._owner = object()  # owns the table bases its main script's worlds share (world.settle)
         # variables `drop_dead` removed from some world (see `run_unseen`), and whether it may
         # (False: an evaluation made again because text it had not seen read one of them)
+        # the status of the last command substitution (an assignment-only command's status is its)
+        self.subst_status: bool | None = True
         self.dropped: frozenset[str] = frozenset()  # immutable: checkpoints keep it without a copy
         self.drops = True
 
@@ -929,6 +932,9 @@ class Evaluator:
         """Each command of a pipeline runs in a subshell; known output feeds the next one's input."""
         stdin: list[tuple[Val, Loc]] | None = None
         result: list[World] = []
+        # `set -o pipefail` (not followed) makes an earlier command's failure the pipeline's: its
+        # status is the last command's only when every earlier one succeeded
+        earlier_ok = True
         for k, cmd in enumerate(pipe.cmds):
             last = k == len(pipe.cmds) - 1
             sub = w.copy()
@@ -937,6 +943,7 @@ class Evaluator:
                 sub.out = list(w.out)
             outs = self.run_command(cmd, sub, stdin=stdin)
             if not last:
+                earlier_ok = earlier_ok and all(x.status is True for x in outs)
                 texts = {tuple(x.out or ()) for x in outs if x.flow is None}
                 stdin = list(next(iter(texts))) if len(texts) == 1 else [(Opaque("<pipe>", _loc(cmd)), _loc(cmd))]
                 found = [x for x in outs if x.found != w.found]
@@ -948,7 +955,7 @@ class Evaluator:
             for n, x in enumerate(outs):
                 # the world the pipeline ran in is not used after it: the last outcome takes it over
                 y = w if n == len(outs) - 1 else w.copy()
-                y.status = x.status
+                y.status = x.status if earlier_ok or x.status is False else None
                 y.found = x.found
                 y.files = x.files
                 y.assume = x.assume
@@ -1015,6 +1022,9 @@ class Evaluator:
             return [w]
         if isinstance(cmd, Test):
             w.status = self.double_test(cmd.words, w, _loc(cmd))
+            if any(word.raw == "=~" for word in cmd.words):  # the groups it matched: not modelled
+                w.arrays["BASH_REMATCH"] = ((Opaque("${BASH_REMATCH[@]}", _loc(cmd), False, True), _loc(cmd)),)
+                w.vars.pop("BASH_REMATCH", None)
             return [w]
         raise ShellSyntaxError(f"unsupported command {type(cmd).__name__}", getattr(cmd, "line", None))
 
@@ -1407,6 +1417,8 @@ class Evaluator:
         """Expand one word into fields, each with the place its text was written; with `glob`, a field
         that is a pathname pattern bash makes from unquoted text is a run-time value (the file names
         it matches, which may be any number of words: `expansion.may_glob`)."""
+        if split and brace_word(word.parts):  # brace expansion of a word of several parts: not modelled
+            return [(Opaque(word.raw, (loc[0], word.line), False, True), (loc[0], word.line))]
         fields = self._expanded(word, w, loc, split)
         if tilde_prefix(word.parts):  # a home directory: the run's
             return [(v if isinstance(v, Unknown) else Opaque(shown(v), b, True, split), b) for v, b in fields[:1]] + \
@@ -1423,7 +1435,8 @@ class Evaluator:
             if part.kind == "lit":
                 text = part.text
                 if split and not part.quoted and "{" in text and ("," in text or ".." in text):
-                    return [(t, at) for t in brace_expand(text)]
+                    words = brace_expand(text)
+                    return [(Opaque(text, at, False, True), at)] if words is None else [(t, at) for t in words]
                 return [(text, at)]
             if part.kind == "param" and part.quoted:
                 result = self.param(part.text, w, at)
@@ -1667,8 +1680,8 @@ class Evaluator:
         if name == "#":
             many = next((v for v, _ in w.pos if shape_unknown(v)), None)
             return (str(len(w.pos)) if many is None else _at(many, "$#", loc)), loc
-        if name == "?":
-            return ("0" if w.status else "1") if w.status is not None else Opaque("$?", loc), loc
+        if name == "?":  # a failure's own code (1 to 255) is not modelled, only that it failed
+            return "0" if w.status else Opaque("$?", loc, w.status is False), loc
         if name == "0":
             return w.arg0, loc
         if name.isdigit():
@@ -1920,6 +1933,7 @@ class Evaluator:
 
     def _command_subst(self, text: str, w: World, loc: Loc) -> Val:
         stripped = text.strip()
+        self.subst_status = True
         if not stripped:
             return ""
         m = re.fullmatch(r"<\s*(\S+)", stripped)  # $(< file)
@@ -1928,6 +1942,7 @@ class Evaluator:
         try:
             script = parse(stripped, loc[0])
         except ShellSyntaxError:
+            self.subst_status = None
             return Opaque(f"$({text})", loc)
         sub = w.copy()
         sub.out = []
@@ -1940,6 +1955,8 @@ class Evaluator:
             raise
         values: set[Any] = set()
         results: list[Val] = []
+        statuses = {x.status for x in outs}
+        self.subst_status = statuses.pop() if len(statuses) == 1 else None
         for x in outs:
             if x.found != found_before:
                 w.found = x.found

@@ -29,7 +29,6 @@ from verifier.core.processcache import ByText
 
 MAX_BRACE_WORDS = 1024
 SPECIAL = frozenset("@*#?$!-0123456789")
-_BRACES = re.compile(r"\{([^{}]*)\}")
 _SEQUENCE = re.compile(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?")
 _HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[)?")
 
@@ -219,26 +218,94 @@ def transform(text: str, letter: str) -> str | None:
     return None
 
 
-def brace_expand(text: str) -> list[str]:
-    """`a{b,c}d` -> [abd, acd]; `{1..3}` -> [1, 2, 3] (one brace group of an unquoted literal word;
-    a sequence of more than `MAX_BRACE_WORDS` words stays one literal word)."""
-    m = _BRACES.search(text)
-    if not m:
-        return [text]
-    body = m.group(1)
-    pre, post = text[:m.start()], text[m.end():]
-    rng = _SEQUENCE.fullmatch(body)
-    if rng:
-        a, b = int(rng.group(1)), int(rng.group(2))
-        step = abs(int(rng.group(3))) if rng.group(3) else 1
-        step = step or 1
-        values = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
-        if len(values) > MAX_BRACE_WORDS:
-            return [text]
-        return [pre + str(v) + post for v in values]
-    if "," not in body:
-        return [text]
-    return [pre + item + post for item in body.split(",")]
+def brace_expand(text: str) -> list[str] | None:
+    """The words bash makes of an unquoted literal word by brace expansion: `a{b,c}d` -> abd acd,
+    nested and several groups (`{a,b}{1,2}`), sequences of integers (`{1..9..2}`, zero-padded as
+    `{01..10}`) and of letters (`{a..e}`); a `{...}` that is neither is literal text. None: more than
+    `MAX_BRACE_WORDS` words (what they are is then not claimed)."""
+    try:
+        return _braces(text)
+    except _TooMany:
+        return None
+
+
+class _TooMany(Exception):
+    pass
+
+
+def _braces(text: str) -> list[str]:
+    start = text.find("{")
+    while start >= 0:
+        end, commas = _brace_group(text, start)
+        if end is not None:
+            body = text[start + 1:end]
+            if commas:
+                cuts = [start + 1, *(c + 1 for c in commas)]
+                items = [word for a, b in zip(cuts, [*commas, end], strict=True) for word in _braces(text[a:b])]
+            else:
+                items = _sequence(body)  # type: ignore[assignment]
+            if items is not None:
+                rest = _braces(text[end + 1:])
+                if len(items) * len(rest) > MAX_BRACE_WORDS:
+                    raise _TooMany
+                return [text[:start] + item + tail for item in items for tail in rest]
+        start = text.find("{", start + 1)
+    return [text]
+
+
+def _brace_group(text: str, start: int) -> tuple[int | None, list[int]]:
+    """The `}` closing the `{` at `start` and the commas at its own level (None: not closed)."""
+    depth = 0
+    commas: list[int] = []
+    i = start + 1
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            if not depth:
+                return i, commas
+            depth -= 1
+        elif c == "," and not depth:
+            commas.append(i)
+        i += 1
+    return None, []
+
+
+def _sequence(body: str) -> list[str] | None:
+    """`x..y[..step]` of integers or of single letters (None: not a sequence)."""
+    m = _SEQUENCE.fullmatch(body)
+    letters = None if m else re.fullmatch(r"([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?", body)
+    if m is None and letters is None:
+        return None
+    found = m or letters
+    assert found is not None
+    step = abs(int(found.group(3))) if found.group(3) else 1
+    step = step or 1
+    if letters is not None:
+        a, b = ord(letters.group(1)), ord(letters.group(2))
+        codes = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+        if len(codes) > MAX_BRACE_WORDS:
+            raise _TooMany
+        return [chr(c) for c in codes]
+    first, last = found.group(1), found.group(2)
+    a, b = int(first), int(last)
+    numbers = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
+    if len(numbers) > MAX_BRACE_WORDS:
+        raise _TooMany
+    padded = any(len(t.lstrip("-")) > 1 and t.lstrip("-").startswith("0") for t in (first, last))
+    width = max(len(first), len(last)) if padded else 0
+    return [f"{n:0{width}d}" if width else str(n) for n in numbers]
+
+
+def brace_word(parts: Sequence[Any]) -> bool:
+    """Whether a word of several parts has unquoted literal text that brace expansion may change
+    (the walkers expand braces of one-part words only)."""
+    return len(parts) > 1 and any(part.kind == "lit" and not part.quoted and "{" in part.text and
+                                  ("," in part.text or ".." in part.text) for part in parts)
 
 
 _GLOB = re.compile(r"[*?]|\[.*\]", re.S)
@@ -303,5 +370,5 @@ def split_unescaped(text: str, sep: str) -> tuple[str, str | None]:
     return text, None
 
 
-__all__ = ["DEFAULT_IFS", "MAX_BRACE_WORDS", "SPECIAL", "field_spans", "glob_source", "may_glob", "tilde_prefix", "Operator", "Param", "brace_expand", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
+__all__ = ["DEFAULT_IFS", "MAX_BRACE_WORDS", "SPECIAL", "field_spans", "glob_source", "may_glob", "tilde_prefix", "Operator", "Param", "brace_expand", "brace_word", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
            "separator", "slice_bounds", "split_unescaped", "transform"]

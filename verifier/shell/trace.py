@@ -505,7 +505,10 @@ class Reader:
         if not argv or plain(argv[0]) not in ("echo", "printf") or not all(is_known(a) for a in argv):
             return None
         self.decide(*argv)  # the filters read the text's characters
-        text = concat(self.echo(plain(argv[0]), argv[1:]), text_of("\n", st.file, first.line))
+        printed = self.echo(plain(argv[0]), argv[1:])
+        if printed is None:
+            return None
+        text = printed
         status: bool | None = True
         for cmd in pipe.cmds[1:]:
             if not isinstance(cmd, Simple) or not cmd.words or cmd.assigns or cmd.redirects:
@@ -533,7 +536,10 @@ class Reader:
         if isinstance(node, If):
             return self.if_(node, st)
         if isinstance(node, Test):
-            return self.double_test(node.words, st, node.line)
+            status = self.double_test(node.words, st, node.line)
+            if any(word.raw == "=~" for word in node.words):  # the groups it matched: not modelled
+                self.unknown_array("BASH_REMATCH", st, node.line, "runtime")
+            return status
         if isinstance(node, Group):
             if node.subshell:
                 sub = st.copy()
@@ -983,7 +989,9 @@ class Reader:
         if name == "printf" and len(argv) > 3 and plain(argv[1]) == "-v":
             return self.printf_to(argv[2], argv[3:], st, node.line)
         if name in ("echo", "printf") and self.capture is not None and not self.redirected(node):
-            self.capture[-1].append(self.echo(name, argv[1:]))
+            printed = self.echo(name, argv[1:])
+            self.capture[-1].append(printed if printed is not None else
+                                    (Seg(f"$({name})", *origin(argv[0]), False, "runtime"),))
             return True
         if name is not None and name in st.funcs:
             return self.call(name, argv[1:], st, node)
@@ -1075,24 +1083,8 @@ class Reader:
         if name in ("python3", "python"):
             code = self.stdin_text(node, st)
             return self.snippet(args, node, st, plain(code) if code is not None else None)
-        if name == "echo":
-            flags = ""
-            while args and re.fullmatch(r"-[neE]+", plain(args[0])) and is_known(args[0]):
-                flags += plain(args[0])[1:]
-                args = args[1:]
-            body = join_fields(args)
-            if "e" in flags and "\\" in plain(body):
-                return None  # escapes interpreted
-            return body if "n" in flags else concat(body, text_of("\n", st.file, node.line))
-        if name == "printf" and args and is_known(args[0]):
-            fmt = plain(args[0])
-            if fmt == "%s" and len(args) > 1:
-                return concat(*args[1:])
-            if fmt == "%s\\n" and len(args) > 1:
-                return concat(*[concat(a, text_of("\n", st.file, node.line)) for a in args[1:]])
-            if len(args) == 1 and "%" not in fmt and "\\" not in fmt.replace("\\n", ""):
-                return text_of(fmt.replace("\\n", "\n"), *origin(args[0]))
-            return None
+        if name in ("echo", "printf"):
+            return self.echo(name, args)
         if name == "cat":
             if not args or [plain(a) for a in args] == ["-"]:
                 return self.stdin_text(node, st)
@@ -1180,8 +1172,9 @@ class Reader:
             if node.index is not None:
                 self.unknown_array(node.name, st, node.line)
                 return
-            if node.append:
-                st.arrays.setdefault(node.name, []).extend(items)
+            if node.append:  # `V+=(x)` of a scalar: its value is the first element
+                start = [st.vars[node.name]] if node.name not in st.arrays and node.name in st.vars else []
+                st.arrays.setdefault(node.name, start).extend(items)
             else:
                 st.arrays[node.name] = items
             st.vars.pop(node.name, None)
@@ -1620,26 +1613,30 @@ class Reader:
             del self.files[mark:]  # a file holds other text here (the other tree): not this run
         return None
 
-    def echo(self, name: str, args: list[Text]) -> Text:
-        """What `echo` or `printf` prints (verifier.shell.utilities), without its final newline (a
-        capture joins each command's output as a line of its own); text printed by `%s` keeps its
-        origin."""
+    def echo(self, name: str, args: list[Text]) -> Text | None:
+        """What `echo` or `printf` prints (verifier.shell.utilities), exactly: its final newline
+        included; text printed by `%s` keeps its origin (None: a printf whose output the reader does
+        not know)."""
         if name == "printf":
             if not args:
                 return ()
-            fmt = plain(args[0])
-            if fmt in ("%s", "%s\n", "%s\\n") and len(args) > 1:
-                return join_fields(args[1:], "" if fmt == "%s" else "\n")
-            if not all(is_known(a) for a in args):
-                return (Seg("$(printf)", *origin(args[0]), False, "runtime"),)
+            fmt = plain(args[0]) if is_known(args[0]) else None
+            if fmt == "%s" and len(args) > 1:
+                return concat(*args[1:])
+            if fmt in ("%s\n", "%s\\n") and len(args) > 1:
+                ending = text_of("\n", *origin(args[0]))
+                return concat(*[piece for arg in args[1:] for piece in (arg, ending)])
+            if fmt is None or not all(is_known(a) for a in args):
+                return None
             printed = "".join(utilities.printf_pieces(fmt, [plain(a) for a in args[1:]]))
-            return text_of(printed.removesuffix("\n"), *origin(args[0]))
-        count, _newline, escapes = utilities.echo_options([plain(a) if is_known(a) else None for a in args])
+            return text_of(printed, *origin(args[0]))
+        count, newline, escapes = utilities.echo_options([plain(a) if is_known(a) else None for a in args])
         words = args[count:]
         if escapes:
             words = [text_of(utilities.unescape(plain(w)), *origin(w)) if is_known(w) and "\\" in plain(w) else w
                      for w in words]
-        return join_fields(words)
+        body = join_fields(words)
+        return concat(body, text_of("\n", *origin(body))) if newline else body
 
     def printf_to(self, target: Text, args: list[Text], st: State, line: int) -> bool:
         """`printf -v NAME FORMAT ARGS`: NAME holds what printf would print (all of it: no capture
@@ -1663,22 +1660,22 @@ class Reader:
         return True
 
     def builtin_output(self, name: str, args: list[Text], st: State) -> Text | None:
-        """What `seq`, `dirname`, `basename` and `pwd` print (verifier.shell.utilities), without the
-        final newline (None: an argument the reader does not know, or output it does not model)."""
+        """What `seq`, `dirname`, `basename` and `pwd` print (verifier.shell.utilities), a line each
+        (None: an argument the reader does not know, or output it does not model)."""
         if any(not is_known(a) for a in args):
             return None
         words = [plain(a) for a in args]
         file, line = origin(args[0]) if args else (st.file, None)
         if name == "seq":
             numbers = utilities.seq_numbers(words)
-            return None if numbers is None else text_of("\n".join(str(i) for i in numbers), file, line)
+            return None if numbers is None else text_of("".join(f"{i}\n" for i in numbers), file, line)
         if name == "dirname" and words:
-            return text_of("\n".join(utilities.dirname(w) for w in words if w != "--"), file, line)
+            return text_of("".join(utilities.dirname(w) + "\n" for w in words if w != "--"), file, line)
         if name == "basename" and words:
             paths, suffix = utilities.basename_operands(words)
-            return text_of("\n".join(utilities.basename(p, suffix) for p in paths), file, line)
+            return text_of("".join(utilities.basename(p, suffix) + "\n" for p in paths), file, line)
         if name == "pwd" and st.cwd and is_known(st.cwd):
-            return st.cwd
+            return concat(st.cwd, text_of("\n", file, line))
         return None
 
     # ------------------------------------------------------------------ expansion
@@ -1701,6 +1698,9 @@ class Reader:
         where fields split, a field that is a pathname pattern bash makes from unquoted text is a
         run-time value (the file names it matches, which may be any number of words:
         `expansion.may_glob`)."""
+        if split and expansion.brace_word(word.parts):  # brace expansion of a word of several parts: not modelled
+            file, line = self.word_origin(word, st) if self.origin_at is not None else (st.file, word.line)
+            return [(Seg(word.raw, file, line, False, "undecided", True),)]
         fields = self.expanded(word, st, split)
         if expansion.tilde_prefix(word.parts) and fields:  # a home directory: the run's
             first = fields[0]
@@ -1719,7 +1719,10 @@ class Reader:
         else:  # no expansion: one field (or none)
             text = parts[0].text if len(parts) == 1 else "".join([part.text for part in parts])
             if split and len(parts) == 1 and not parts[0].quoted and "{" in text and ("," in text or ".." in text):
-                return [(known_seg(t, file, line),) for t in expansion.brace_expand(text) if t]
+                words = expansion.brace_expand(text)
+                if words is None:
+                    return [(Seg(text, file, line, False, "undecided", True),)]
+                return [(known_seg(t, file, line),) for t in words if t]
             if text:
                 return [(known_seg(text, file, line),)]
             return [()] if any(part.quoted for part in parts) else []
@@ -1869,6 +1872,15 @@ class Reader:
     def param(self, inner: str, st: State, line: int, quoted: bool) -> Text | list[Text]:
         if inner.startswith("#") and len(inner) > 1:  # length
             target = inner[1:]
+            if target in ("@", "*"):  # `${#@}`: how many positional parameters, as `$#`
+                return self.param("#", st, line, quoted)
+            if "[" in target and not target.endswith(("[@]", "[*]")):  # `${#A[i]}`: an element's length
+                element = self.param(target, st, line, quoted)
+                if isinstance(element, list):
+                    return (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
+                self.decide(element)
+                return text_of(str(len(plain(element))), st.file, line) if is_known(element) else \
+                    (Seg(f"${{{inner}}}", st.file, line, False, "runtime"),)
             m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]$", target)
             if m:
                 arr = st.arrays.get(m.group(1))
@@ -2089,7 +2101,7 @@ class Reader:
             self.origin_at = saved_origin
         if external:
             return unknown
-        text = join_fields(out, "\n")
+        text = concat(*out)  # each command's output, exactly as printed
         while text and text[-1].text.endswith("\n"):
             last = text[-1]
             stripped = last.text.rstrip("\n")
