@@ -226,6 +226,16 @@ def test_multinode_local_variable_stays_in_its_function() -> None:
     assert "--max-num-seqs 9" not in " ".join(decode[0].argv)
 
 
+def test_multinode_function_sees_its_prefix_assignment_and_a_piped_one_changes_nothing() -> None:
+    """`SEQS=7 add` runs `add` with SEQS=7 (the reader ran it with the old value); `tune | cat` runs
+    `tune` in a subshell, so what it assigns stays there (the reader kept it)."""
+    ls, _report = _decode_flags_set_by('SEQS=3\nadd() { DECODE_FLAGS+=" --max-num-seqs $SEQS"; }\n'
+                                       'tune() { DECODE_FLAGS+=" --max-num-seqs 9"; }\nSEQS=7 add\ntune | cat')
+    decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
+    assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
+    assert " 9" not in " ".join(decode[0].argv)
+
+
 def test_multinode_loops_past_the_step_budget_fail_closed() -> None:
     nested = ('a=0\nwhile [ $a -lt 300 ]; do b=0; while [ $b -lt 300 ]; do c=0; while [ $c -lt 300 ]; do '
               'c=$((c+1)); done; b=$((b+1)); done; a=$((a+1)); done')

@@ -335,6 +335,31 @@ SEMANTICS_PROGRAMS = [
  'V=$(printf "%s\\n" a b c | grep -v b | tr -d "\\n")', 'V=$(echo a; exit; echo b)', 'V=`echo \\`echo x\\``',
  'case abc in a|b) V=1;; a*) V=2;; esac', 'case "a b" in "a b") V=q;; *) V=n;; esac', 'case x in [xyz]) V=br;; esac', 'case X in [[:upper:]]) V=up;; esac',
  'x=3; while ((x--)); do V="$V$x"; done', 'for ((i=0,j=5; i<j; i+=2, j--)); do V="$V$i$j"; done', 'for i in {1..3} {a..c}; do V="$V$i"; done', 'V={1..3}', 'V=$(echo {01..03})', 'V=$(echo {a,b}{1,2})',
+    # functions and their arguments, subshells and pipelines (each command a subshell), prefix
+    # assignments (`X=v f`, `X=v eval`), captures and redirections, the filters, shell-set
+    # variables (their values are the run's), directories (`cd`, `pushd`, `popd`), `let`, `$[...]`
+    # (`$PWD` before any `cd` is left out: the single-node evaluator reads it as the container's
+    # working directory, where the benchmark scripts run)
+ 'f() { echo "$1"; }; V=$(f "a b" c)', 'f() { shift; echo "$@"; }; V=$(f a b c)', 'f() { echo $#; }; A=(); V=$(f "${A[@]}")',
+ 'f() { V=inner; }; V=outer; (f); V=$V', 'f() { V=inner; }; V=outer; f | cat; V=$V', 'V=outer; echo x | read V; V=$V',
+ 'set -- x; f() { set -- y z; }; f; V="$1$#"', 'f() { local IFS=,; echo "$*"; }; V=$(f a b)', 'V=$(IFS=,; A=(a b); echo "${A[*]}")',
+ 'IFS=, read -r a b <<< "1,2"; V="$a|$b|$IFS"', 'X=1; X=2 eval "V=\\$X"', 'V=$(X=2; echo $X); V="$V$X"',
+ 'f() { return; }; false; f; V=$?', 'V=0; while [ $V -lt 3 ]; do V=$((V+1)); [ $V -eq 2 ] && break; done',
+ 'A=(); for x in "${A[@]}"; do V=loop; done; V=${V:-none}', 'for x in; do V=x; done; V=${V-none}',
+ 'V=; for x in a "" b; do V="$V[$x]"; done', 'V=; for x in "$@"; do V=y; done; V=${V:-n}',
+ 'V=$(for i in 1 2; do echo $i; done)', 'V=$(if true; then echo a; else echo b; fi)', 'V=$(case x in x) echo c;; esac)',
+ 'V=$({ echo a; echo b; } | tail -1)', 'V=$(echo a >/dev/null; echo b)', 'V=$(echo a 1>&2; echo b)', 'V=$(echo a 2>/dev/null)',
+ 'exec 3>&1; V=$(echo a)', 'V=$(echo $(echo $(echo deep)))', 'V="$(echo "a  b")"', 'V=$(echo "a  b")', 'V=$(echo a  b)',
+ 'X="a  b"; V=$(echo $X)', 'X="a  b"; V=$(echo "$X")', 'X=" a "; V="[${X}]"', 'X=" a "; V=[$(echo $X)]',
+ 'A=("a b" c); V=$(printf "[%s]" "${A[@]}")', 'A=("a b" c); V=$(printf "[%s]" ${A[@]})', 'A=("a b" c); V=$(printf "[%s]" "${A[*]}")',
+ 'V=$(printf "%s\\n" x y | head -n1)', 'V=$(printf "a\\nb\\nc" | tail -n 2 | head -1)', 'V=$(echo "x=1" | cut -d= -f2)',
+ 'V=$(echo abc | tr -d b)', 'V=$(echo aabb | tr -s ab)', 'V=$(echo "A B" | tr "[:upper:]" "[:lower:]")', 'V=$(echo "a b c" | wc -w)',
+ 'V=$(echo "3 1 2" | tr " " "\\n" | sort -n | tail -1)', 'V=$(echo x | grep -c x)', 'V=$(echo xyz | grep -o y)', 'V=$(echo abc | sed -E "s/(a)(b)/\\2\\1/")',
+ 'V=$(echo a.b.c | awk -F. "{print \\$NF}")', 'V=$(echo "  lead" | sed "s/^ *//")', 'V=$(echo abc | rev)', 'V=$(echo 5 | xargs -I{} echo n{})',
+ 'unset X; V=${X:?}', 'V=${#}', 'V=$$', 'V=${RANDOM:0:0}x', 'V=$BASHPID', 'V=$HOSTNAME', 'cd /tmp; V=$PWD', 'cd /; V=$(pwd)',
+ 'V=$(cd /tmp && pwd)', 'pushd /tmp >/dev/null; V=$PWD', 'V=$OLDPWD',
+ 'X=5; (( X > 3 )) && V=big || V=small', 'let X=2+3; V=$X', 'let "X = 2 * 3"; V=$X', 'X=$((X=4)); V=$X',
+ 'V=$(( (1+2) * 3 ))', 'V=$(( 7 / 0 ))', 'V=$(( 2 ** -1 ))', 'V=$(( 1 ? 2 : 3 ))', 'V=$(( 0x10 + 010 + 10 ))', 'V=$[1+2]',
 ]
 
 

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 # reads that went only there are in no world, so they tell no two checkpoints apart (verifier.shell.memo).
 UNCAPTURED = "/dev/stdout"
 
-_NOOPS = frozenset({"pushd", "popd", "trap", "wait", "shopt", "sleep", "ulimit", "umask", "alias", "unalias",
+_NOOPS = frozenset({"trap", "wait", "shopt", "sleep", "ulimit", "umask", "alias", "unalias",
                     "hash", "disown", "enable", "complete", "history", "logger"})
 _UNKNOWN_STATUS = frozenset({"type", "which", "getopts"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -504,10 +504,7 @@ def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding]
         raise _limit(f"functions call each other more than {MAX_CALL_DEPTH} deep (limit; `{func.name}` on line "
                      f"{loc[1]})", loc)
     saved_pos = w.pos
-    temp: dict[str, Binding | None] = {}
-    for a in cmd.assigns:
-        temp[a.name] = w.vars.get(a.name)
-        do_assign(ev, w, a, cmd.src)
+    temp = _prefix_on(ev, cmd, w)
     w.pos = tuple(args)
     w.frames = w.frames + ({},)
     ev.call_depth += 1
@@ -537,14 +534,27 @@ def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding]
                 x.exported.add(name)
         x.frames = x.frames[:-1]
         x.pos = saved_pos
-        for name, old in temp.items():
-            if old is None:
-                x.vars.pop(name, None)
-            else:
-                x.vars[name] = old
+        _prefix_off(x, temp)
         if x.flow is not None and x.flow[0] == "return":
             x.flow = None
     return outs
+
+
+def _prefix_on(ev: Evaluator, cmd: Simple, w: World) -> dict[str, Binding | None]:
+    """`X=v cmd` of a function or `eval`: X holds v while it runs; what X held, to give back."""
+    temp: dict[str, Binding | None] = {}
+    for a in cmd.assigns:
+        temp[a.name] = w.vars.get(a.name)
+        do_assign(ev, w, a, cmd.src)
+    return temp
+
+
+def _prefix_off(w: World, temp: dict[str, Binding | None]) -> None:
+    for name, old in temp.items():
+        if old is None:
+            w.vars.pop(name, None)
+        else:
+            w.vars[name] = old
 
 
 # ------------------------------------------------------------------------------- assignments
@@ -932,7 +942,9 @@ def _grep(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
     else:
         content = stdin
     lines = _text_lines(content)
-    if lines is None or not patterns or any(c not in "qxFEivcsnwoHh" for c in flags):
+    # -n, -o, -H (and several files without -h) change what it prints: not modelled
+    if lines is None or not patterns or any(c not in "qxFEivcswh" for c in flags) or \
+            (len(files) > 1 and not set(flags) & set("hq")):
         w.status = None
         _emit(w, Opaque("$(grep ...)", loc), loc)
         return [w]
@@ -1162,7 +1174,11 @@ def _eval(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
     ev.run_unseen(script)
     from verifier.shell.evaluator import _relocate
 
-    return ev.run_body(_relocate(script.body, loc), [w])
+    temp = _prefix_on(ev, cmd, w)  # `X=v eval ...`: X holds v while it runs
+    outs = ev.run_body(_relocate(script.body, loc), [w])
+    for x in outs:
+        _prefix_off(x, temp)
+    return outs
 
 
 def _exit(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
@@ -1282,7 +1298,11 @@ def _cd(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list
         loc: Loc) -> list[World]:
     args = [v for v, _ in fields[1:] if not (isinstance(v, str) and v.startswith("-") and v != "-")]
     current = ev.lookup(w, "PWD", loc)
-    if not args or not isinstance(args[0], str) or not isinstance(current, str):
+    if fields[0][0] in ("pushd", "popd"):
+        _emit(w, Opaque("$(dirs)", loc), loc)  # they print the directory stack
+    # `cd` (home), `cd -`, `popd` and `pushd +N` go where only the run's directory stack says
+    if not args or not isinstance(args[0], str) or not isinstance(current, str) or args[0] == "-" or \
+            fields[0][0] == "popd" or (args[0][:1] == "+" and args[0][1:].isdigit()):
         ev.assign(w, "PWD", Opaque("$PWD", loc), loc)
         w.status = None
         return [w]
@@ -1301,7 +1321,7 @@ def _pwd(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: lis
 
 
 _BUILTINS = {
-    "cd": _cd, "pwd": _pwd,
+    "cd": _cd, "pushd": _cd, "popd": _cd, "pwd": _pwd,
     ":": _true, "true": _true, "false": _false, "echo": _echo, "printf": _printf, "cat": _cat, "tee": _tee,
     "dirname": _dirname, "basename": _basename, "seq": _seq, "grep": _grep, "egrep": _grep, "fgrep": _grep,
     "test": _test, "[": _test, "unset": _unset, "shift": _shift, "set": _set, "source": _source, ".": _source,

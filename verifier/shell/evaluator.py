@@ -46,6 +46,7 @@ from verifier.shell import arith
 from verifier.shell.conditions import Operands, eval_double
 from verifier.shell.expansion import (
     DEFAULT_IFS,
+    SHELL_SET,
     SPECIAL,
     brace_expand,
     brace_word,
@@ -55,6 +56,7 @@ from verifier.shell.expansion import (
     glob_source,
     joins,
     may_glob,
+    old_arithmetic,
     operator,
     parse_param,
     separator,
@@ -1307,8 +1309,7 @@ class Evaluator:
             return "/workspace"
         if name == "LINENO":
             return str(loc[1])
-        if name in ("RANDOM", "SECONDS", "EPOCHSECONDS", "EPOCHREALTIME", "BASHPID", "PPID", "UID", "EUID",
-                    "HOSTNAME", "HOME", "USER", "PATH", "BASH_VERSION", "SRANDOM"):
+        if name in SHELL_SET:
             return opaque_env(name)
         if name == "IFS":
             return DEFAULT_IFS
@@ -1417,8 +1418,8 @@ class Evaluator:
         """Expand one word into fields, each with the place its text was written; with `glob`, a field
         that is a pathname pattern bash makes from unquoted text is a run-time value (the file names
         it matches, which may be any number of words: `expansion.may_glob`)."""
-        if split and brace_word(word.parts):  # brace expansion of a word of several parts: not modelled
-            return [(Opaque(word.raw, (loc[0], word.line), False, True), (loc[0], word.line))]
+        if (split and brace_word(word.parts)) or old_arithmetic(word.parts):  # not modelled
+            return [(Opaque(word.raw, (loc[0], word.line), False, split), (loc[0], word.line))]
         fields = self._expanded(word, w, loc, split)
         if tilde_prefix(word.parts):  # a home directory: the run's
             return [(v if isinstance(v, Unknown) else Opaque(shown(v), b, True, split), b) for v, b in fields[:1]] + \

@@ -129,6 +129,11 @@ def operator(rest: str) -> Operator:
 
 
 DEFAULT_IFS = " \t\n"
+# variables bash sets itself when the script has not (or that change as it runs): their values are
+# the run's (`PWD` and `LINENO` each walker answers from what it follows; `IFS` is DEFAULT_IFS)
+SHELL_SET = frozenset({"RANDOM", "SRANDOM", "SECONDS", "EPOCHSECONDS", "EPOCHREALTIME", "BASHPID", "PPID", "UID",
+                       "EUID", "GROUPS", "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "HOME", "USER", "PATH",
+                       "BASH", "BASH_VERSION", "BASH_SUBSHELL", "SHLVL", "OLDPWD", "PWD", "SHELL", "TERM"})
 
 
 def field_spans(text: str, ifs: str) -> list[tuple[int, int]]:
@@ -325,6 +330,12 @@ def glob_source(parts: Sequence[Any]) -> bool:
     return any(not part.quoted and (part.kind != "lit" or any(c in part.text for c in "*?[]")) for part in parts)
 
 
+def old_arithmetic(parts: Sequence[Any]) -> bool:
+    """Whether a word holds `$[...]`, bash's old arithmetic expansion (not modelled: the walkers do
+    not claim the word)."""
+    return any(part.kind == "lit" and "$[" in part.text for part in parts)
+
+
 def tilde_prefix(parts: Sequence[Any]) -> bool:
     """Whether a word (its `lexer.Part`s) starts with an unquoted `~`: bash puts a home directory
     there (`~`: $HOME, `~user`, `~+`, `~-`), which is the run's."""
@@ -370,5 +381,5 @@ def split_unescaped(text: str, sep: str) -> tuple[str, str | None]:
     return text, None
 
 
-__all__ = ["DEFAULT_IFS", "MAX_BRACE_WORDS", "SPECIAL", "field_spans", "glob_source", "may_glob", "tilde_prefix", "Operator", "Param", "brace_expand", "brace_word", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
+__all__ = ["DEFAULT_IFS", "MAX_BRACE_WORDS", "SHELL_SET", "SPECIAL", "field_spans", "glob_source", "may_glob", "old_arithmetic", "tilde_prefix", "Operator", "Param", "brace_expand", "brace_word", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
            "separator", "slice_bounds", "split_unescaped", "transform"]

@@ -122,12 +122,12 @@ MAX_CALL_DEPTH = 24
 MAX_LOOP = 256
 _DECLARERS = DECLARERS
 # builtins the reader follows whose arguments decide what it does (Reader.decide_command)
-_FOLLOWED = frozenset({"eval", "cd", "exit", "return", "unset", "shift", "set", "true", ":", "false", "[", "test",
+_FOLLOWED = frozenset({"eval", "cd", "pushd", "popd", "exit", "return", "unset", "shift", "set", "true", ":", "false", "[", "test",
                        "read"})
 _STARTERS = frozenset({"bash", "sh", "python", "python3"})  # interpreters: they run a script
 _FILE_TESTS = frozenset({"-f", "-d", "-e", "-s", "-r", "-x", "-w"})  # asked of the loader's file_test
 _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
-          "printf", "mkdir", "rm", "alias", "unalias", "pushd", "popd", "sync"}
+          "printf", "mkdir", "rm", "alias", "unalias", "sync"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FETCHERS = frozenset({"curl", "wget", "git"})
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
@@ -484,13 +484,44 @@ class Reader:
         status: bool | None = None
         if len(pipe.cmds) > 1:
             status = self.text_pipeline(pipe, st)
-        if status is None:
-            status = True
-            for cmd in pipe.cmds:
-                status = self.command(cmd, st)
+        if status is None and len(pipe.cmds) == 1:
+            status = self.command(pipe.cmds[0], st)
+        elif status is None:
+            status = self.subshells(pipe, st)
         if pipe.negate:
             return None if status is None else not status
         return status
+
+    def subshells(self, pipe: Pipeline, st: State) -> bool | None:
+        """The commands of a pipeline, each in a subshell (a copy of the state: what one assigns, or
+        where it goes, stays there; an `exit` ends only it): the files they write stay written, and
+        only the last command's output is the pipeline's (what the others print feeds the next).
+        The status is the last command's when every earlier one succeeded (`set -o pipefail` is not
+        followed)."""
+        status: bool | None = True
+        earlier_ok = True
+        for k, cmd in enumerate(pipe.cmds):
+            last = k == len(pipe.cmds) - 1
+            sub = st.copy()
+            piped = self.capture is not None and not last
+            if piped:
+                assert self.capture is not None
+                self.capture.append([])
+                external = self.external_in_capture
+            try:
+                status = self.command(cmd, sub)
+            except Stop as stop:
+                status = stop.status
+            finally:
+                if piped:
+                    assert self.capture is not None
+                    self.capture.pop()
+                    self.external_in_capture = external
+            st.generated = sub.generated  # a file written is written for every later command
+            st.taint = st.taint or sub.taint
+            if not last:
+                earlier_ok = earlier_ok and status is True
+        return status if earlier_ok or status is False else None
 
     def text_pipeline(self, pipe: Pipeline, st: State) -> bool | None:
         """`echo "$X" | grep/sed/tr/...` on known text, evaluated (None: not a pure text pipeline)."""
@@ -926,14 +957,20 @@ class Reader:
         if name in ("source", "."):
             return self.source(argv[1:], node, st)
         if name == "eval":
-            return self.eval_(argv[1:], node, st)
-        if name == "cd":
-            if len(argv) > 1:
-                target = argv[1]
-                if plain(target).startswith("/") or not st.cwd:
-                    st.cwd = target
-                else:
-                    st.cwd = concat(st.cwd, text_of("/"), target)
+            with self.prefixed(prefix, st):
+                return self.eval_(argv[1:], node, st)
+        if name in ("cd", "pushd", "popd"):
+            # `cd DIR` / `pushd DIR` go there; `cd` (home), `cd -`, `popd` and `pushd` of the stack go
+            # where only the run's directory stack says
+            args = [a for a in argv[1:] if not (is_known(a) and plain(a) in ("-P", "-L", "-e", "-@", "-n", "--"))]
+            where = plain(args[0]) if args and is_known(args[0]) else None
+            if name == "popd" or not args or where == "-" or (name == "pushd" and where is not None and
+                                                                where[:1] in "+-" and where[1:].isdigit()):
+                st.cwd = (Seg("${PWD}", st.file, node.line, False, "runtime"),)
+            elif plain(args[0]).startswith("/") or not st.cwd:
+                st.cwd = args[0]
+            else:
+                st.cwd = concat(st.cwd, text_of("/"), args[0])
             return None
         if name in ("exit",):
             code = plain(argv[1]) if len(argv) > 1 else "0"
@@ -986,6 +1023,16 @@ class Reader:
             return self.read(argv[1:], prefix, fed, st)
         if name in ("mapfile", "readarray"):
             return self.mapfile(argv[1:], fed, st, node.line)
+        if name == "let":  # each argument an arithmetic expression; its status, the last one's
+            value: int | None = 0
+            for arg in argv[1:]:
+                self.decide(arg)
+                value = self.arith(plain(arg), st, node.line) if is_known(arg) else None
+                if value is None:
+                    for var in _ARITH_NAME.findall(plain(arg)):
+                        st.vars[var] = (Seg(f"${{{var}}}", st.file, node.line, False, "undecided"),)
+                    return None
+            return value != 0
         if name == "printf" and len(argv) > 3 and plain(argv[1]) == "-v":
             return self.printf_to(argv[2], argv[3:], st, node.line)
         if name in ("echo", "printf") and self.capture is not None and not self.redirected(node):
@@ -994,7 +1041,8 @@ class Reader:
                                     (Seg(f"$({name})", *origin(argv[0]), False, "runtime"),))
             return True
         if name is not None and name in st.funcs:
-            return self.call(name, argv[1:], st, node)
+            with self.prefixed(prefix, st):
+                return self.call(name, argv[1:], st, node)
         if name in ("python3", "python") and self.capture is not None and not self.redirected(node):
             out = self.snippet(argv[1:], node, st, stdin)
             if out is not None:
@@ -1459,6 +1507,29 @@ class Reader:
                 st.positional, st.file = saved, saved_file
                 self.return_unknown = saved_flag
 
+    @contextlib.contextmanager
+    def prefixed(self, prefix: Mapping[str, Text], st: State) -> Iterator[None]:
+        """`X=v f` (a function, `eval`): X holds v, exported, while it runs, and what it held after."""
+        saved = {var: (st.vars.get(var), var in st.exported, var in st.unset, st.unresolved.get(var))
+                 for var in prefix}
+        for var, value in prefix.items():
+            st.vars[var] = value
+            st.exported.add(var)
+            st.unset.discard(var)
+        try:
+            yield
+        finally:
+            for var, (held, exported, unset, unresolved) in saved.items():
+                st.vars.pop(var, None)
+                if held is not None:
+                    st.vars[var] = held
+                (st.exported.add if exported else st.exported.discard)(var)
+                (st.unset.add if unset else st.unset.discard)(var)
+                if unresolved is not None:
+                    st.unresolved[var] = unresolved
+                else:
+                    st.unresolved.pop(var, None)
+
     def localize(self, var: str, st: State) -> None:
         """`local VAR` (or `declare` in a function): what VAR held is hidden until the function returns
         (once per call); declared on a branch the reader could not decide, it is not known afterwards
@@ -1698,9 +1769,9 @@ class Reader:
         where fields split, a field that is a pathname pattern bash makes from unquoted text is a
         run-time value (the file names it matches, which may be any number of words:
         `expansion.may_glob`)."""
-        if split and expansion.brace_word(word.parts):  # brace expansion of a word of several parts: not modelled
+        if (split and expansion.brace_word(word.parts)) or expansion.old_arithmetic(word.parts):  # not modelled
             file, line = self.word_origin(word, st) if self.origin_at is not None else (st.file, word.line)
-            return [(Seg(word.raw, file, line, False, "undecided", True),)]
+            return [(Seg(word.raw, file, line, False, "undecided", split),)]
         fields = self.expanded(word, st, split)
         if expansion.tilde_prefix(word.parts) and fields:  # a home directory: the run's
             first = fields[0]
@@ -1827,6 +1898,8 @@ class Reader:
             if not name:
                 return ()
         self.reads.add(name)
+        if name == "PWD" and st.cwd:  # the working directory the reader follows (`cd`, `pushd`)
+            return st.cwd
         # one look through the layers of a branch's variables (a Text is never None)
         value = st.vars.get(name)
         if value is not None:
@@ -1834,7 +1907,13 @@ class Reader:
         if name in st.arrays:
             arr = st.arrays[name]
             return arr[0] if arr else ()
-        if name in st.unset or not self.unknown(name):
+        if name in st.unset:
+            return ()
+        if name == "IFS":
+            return text_of(expansion.DEFAULT_IFS, st.file, line)
+        if name == "LINENO" and line is not None:
+            return text_of(str(line), st.file, line)
+        if not self.unknown(name) and name not in expansion.SHELL_SET:
             return ()
         return (Seg(f"${{{name}}}", st.file, line, False, "runtime"),)
 
@@ -1865,9 +1944,13 @@ class Reader:
         self.reads.add(name)
         if name in st.vars or name in st.arrays:
             return True
-        if name in st.unset or not self.unknown(name):
+        if name in st.unset:
             return False
-        return None
+        if name in ("IFS", "LINENO"):
+            return True
+        if name in expansion.SHELL_SET or self.unknown(name):
+            return None
+        return False
 
     def param(self, inner: str, st: State, line: int, quoted: bool) -> Text | list[Text]:
         if inner.startswith("#") and len(inner) > 1:  # length
