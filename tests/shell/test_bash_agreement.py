@@ -360,6 +360,24 @@ SEMANTICS_PROGRAMS = [
  'V=$(cd /tmp && pwd)', 'pushd /tmp >/dev/null; V=$PWD', 'V=$OLDPWD',
  'X=5; (( X > 3 )) && V=big || V=small', 'let X=2+3; V=$X', 'let "X = 2 * 3"; V=$X', 'X=$((X=4)); V=$X',
  'V=$(( (1+2) * 3 ))', 'V=$(( 7 / 0 ))', 'V=$(( 2 ** -1 ))', 'V=$(( 1 ? 2 : 3 ))', 'V=$(( 0x10 + 010 + 10 ))', 'V=$[1+2]',
+    # here-documents, quoting, printf %q and flags, case fall-through (`;&`, `;;&`), test operators
+    # (`-v`, octal in `[[ ]]`, `<`), parameter defaults, echo options and escapes
+ 'V=$(cat <<EOF\na $((1+1))\nEOF\n)', "V=$(cat <<'EOF'\na $((1+1))\nEOF\n)", 'V=$(cat <<-EOF\n\tindented\n\tEOF\n)',
+ 'read -r V <<EOF\nfirst\nsecond\nEOF', 'X=q; V=$(cat <<EOF\n${X}\\$X\nEOF\n)',
+ 'printf -v V "%q" "a b"', 'X="a b"; V=${X@Q}', "V='it'\\''s'", 'V="a\\"b"', "V=$'it\\'s'", 'V="\\$x"', "V='$x'",
+ 'case a in a) V=1;;& a) V="${V}2";; esac', 'case a in a) V=1;& b) V="${V}2";; esac',
+ 'X=1; [[ -v X ]] && V=set || V=unset', '[[ -v NOPE ]] && V=set || V=unset', 'A=(x); [[ -v A[0] ]] && V=y || V=n',
+ '[ -z ] && V=y || V=n', '[ ] && V=y || V=n', '[ x ] && V=y || V=n', 'test \\( a = a \\) && V=y || V=n', '[ a = a -a b = c ] && V=y || V=n',
+ 'a=x; b="*"; [[ $a == $b ]] && V=y || V=n', 'a=x; b="*"; [[ $a == "$b" ]] && V=y || V=n', '[[ abc == a?c ]] && V=y || V=n',
+ '[[ -n "" || x ]] && V=y || V=n', '[[ ! -z x && -n y ]] && V=y || V=n', '[[ 5 -gt 10 ]] && V=y || V=n', '[[ 0x10 -eq 16 ]] && V=y || V=n',
+ '[[ 010 -eq 8 ]] && V=y || V=n', '[ 010 -eq 10 ] && V=y || V=n', '[[ a < b ]] && V=y || V=n', '[ "a" \\< "b" ] && V=y || V=n',
+ 'X=" x "; [ $X = x ] && V=y || V=n', '[[ "a b" == a\\ b ]] && V=y || V=n', '[[ x =~ ^(x|y)$ ]] && V=y || V=n', 'r="^a.c$"; [[ abc =~ $r ]] && V=y || V=n',
+ 'r="a.c"; [[ abc =~ "$r" ]] && V=y || V=n', '[[ -z $UNSET_THING ]] && V=y || V=n', '(( 2 > 1 && 0 )) && V=y || V=n', '(( x = 3 )); V=$x',
+ 'V=${X:-a b}', 'V=${X:-"a b"}', 'V="${X:-a  b}"', 'V=${X:-$(echo z)}', 'V="${X:=def}$X"', 'X=; V=${X:+y}${X+z}',
+ 'set -u; V=${X-ok}', 'A=(); V="${A[@]:-empty}"', 'A=(""); V="[${A[@]}]"', 'A=(a "" b); V=${#A[@]}',
+ 'V="$(printf "%s," a b c)"', 'V=$(printf "%.2s" abcdef)', 'V=$(printf "%5.1f" 2)', 'V=$(printf "%i" 7)', 'V=$(printf "%+d" 5)',
+ 'V=$(printf "%s %s\\n" a b c)', 'V=$(printf "%d%%" 50)', "V=$(printf '%s' $'a\\tb')", 'V=$(echo -e "a\\\\nb" | wc -l)',
+ 'V=$(echo -n)', 'V=$(echo -- x)', 'V=$(echo -nx)', 'V=$(echo -e "\\x41")', 'V=$(echo "a\\nb")', 'V=$(echo -E "a\\nb")',
 ]
 
 

@@ -26,7 +26,7 @@ def _options(**kw: object) -> Options:
 
 def test_printf_formats_reused_across_calls_print_the_same() -> None:
     for _ in range(2):  # the second round reads the parsed format back
-        assert format_printf("%q ", ["a b", "c", ""], LOC) == "'a b' c '' "
+        assert format_printf("%q ", ["a b", "c", ""], LOC) == "a\\ b c '' "  # bash quotes with backslashes
         assert format_printf("%s=%d\\n", ["x", "7", "y"], LOC) == "x=7\ny=0\n"
         assert format_printf("no conversions\\t", ["ignored", "too"], LOC) == "no conversions\t"
         assert format_printf("100%% %s", [], LOC) == "100% "
@@ -44,7 +44,7 @@ def test_a_quoted_array_prints_each_element_quoted() -> None:
     ev = evaluate(text, "x.sh", {"M": "/m"}, _options())
     (server,) = [r.server for r in ev.results if r.server is not None]
     words = ["serve", "--model-path", "/m", "--x", "a b"]
-    assert [shown(v) for v in server.argv] == ["--note", "serve --model-path /m --x 'a b' ", *words]
+    assert [shown(v) for v in server.argv] == ["--note", "serve --model-path /m --x a\\ b ", *words]
     assert server.argv_locs[0] == ("x.sh", 3) and server.argv_locs[-1] == ("x.sh", 1)
 
 

@@ -778,7 +778,10 @@ def format_printf(fmt: str, args: list[Val], loc: Loc) -> Val:
         got = _PRINTED.get(key)
         if got is not None:
             return got
-    printed = concat(printf_pieces(fmt, args), loc)
+    pieces = printf_pieces(fmt, args)
+    if pieces is None:  # a conversion or an argument the walkers do not model
+        return Opaque(f"$(printf {fmt[:80]})", loc)
+    printed = concat(pieces, loc)
     if key is not None and isinstance(printed, str) and len(printed) <= _PRINTED_TEXT_MAX:
         _PRINTED.put(key, printed)
     return printed

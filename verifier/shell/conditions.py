@@ -157,7 +157,8 @@ def binary(ops: Operands[V], left: V, op: str, right: Item[V], double: bool) -> 
 
 def _int_operand(ops: Operands[V], text: str, double: bool) -> int | bool | None:
     text = text.strip()
-    if _INTEGER.fullmatch(text):
+    # `[ ]` reads decimal; `[[ ]]` evaluates arithmetic, where a leading 0 is octal (`010` is 8)
+    if _INTEGER.fullmatch(text) and not (double and len(text.lstrip("+-")) > 1 and text.lstrip("+-")[0] == "0"):
         return int(text)
     if not double:
         return False  # `[ x -eq 1 ]` with a non-integer: an error, the test fails

@@ -914,18 +914,42 @@ class Reader:
         if not is_known(subject):
             self.cond_why = None
             self.unknown_operand(subject)
-            branches = [lambda s, b=arm.body: self.body(b, s) for arm in node.arms]
-            return self.branch_unknown([*branches, None], st, (st.file, node.line))
+            return self.case_unknown(node, st)
         text = plain(subject)
-        for arm in node.arms:
+        status: bool | None = True
+        k = 0
+        while k < len(node.arms):
+            arm = node.arms[k]
+            k += 1
             for pattern in arm.patterns:
                 pat = self.pattern(pattern, st)
                 if pat is None:
-                    branches = [lambda s, b=a2.body: self.body(b, s) for a2 in node.arms]
-                    return self.branch_unknown([*branches, None], st, (st.file, node.line))
+                    return self.case_unknown(node, st)
                 if glob_match(text, pat):
-                    return self.body(arm.body, st)
-        return True
+                    break
+            else:
+                continue
+            status = self.body(arm.body, st)
+            while arm.term == ";&" and k < len(node.arms):  # falls through into the next body
+                arm = node.arms[k]
+                k += 1
+                status = self.body(arm.body, st)
+            if arm.term != ";;&":  # `;;&` tests the arms after it too
+                return status
+        return status
+
+    def case_unknown(self, node: Case, st: State) -> bool | None:
+        """A `case` whose arm the reader cannot pick: each arm (with the arms `;&` falls into) on a
+        branch of its own, and none."""
+        def from_arm(s: State, k: int) -> bool | None:
+            status = self.body(node.arms[k].body, s)
+            while node.arms[k].term == ";&" and k + 1 < len(node.arms):
+                k += 1
+                status = self.body(node.arms[k].body, s)
+            return status
+
+        branches = [partial(from_arm, k=k) for k in range(len(node.arms))]
+        return self.branch_unknown([*branches, None], st, (st.file, node.line))
 
     # ------------------------------------------------------------------ simple commands
 
@@ -1699,8 +1723,8 @@ class Reader:
                 return concat(*[piece for arg in args[1:] for piece in (arg, ending)])
             if fmt is None or not all(is_known(a) for a in args):
                 return None
-            printed = "".join(utilities.printf_pieces(fmt, [plain(a) for a in args[1:]]))
-            return text_of(printed, *origin(args[0]))
+            pieces = utilities.printf_pieces(fmt, [plain(a) for a in args[1:]])
+            return None if pieces is None else text_of("".join(pieces), *origin(args[0]))
         count, newline, escapes = utilities.echo_options([plain(a) if is_known(a) else None for a in args])
         words = args[count:]
         if escapes:
@@ -1723,7 +1747,9 @@ class Reader:
         elif fmt == "%s" and len(args) > 1:
             value = join_fields(args[1:], "")
         else:
-            value = text_of("".join(utilities.printf_pieces(fmt, [plain(a) for a in args[1:]])), *origin(args[0]))
+            pieces = utilities.printf_pieces(fmt, [plain(a) for a in args[1:]])
+            value = (Seg(f"$(printf {fmt[:80]})", st.file, line, False, "runtime"),) if pieces is None else \
+                text_of("".join(pieces), *origin(args[0]))
         st.vars[name] = value
         st.arrays.pop(name, None)
         st.unset.discard(name)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from collections.abc import Sequence
 from typing import NamedTuple, TypeVar
 
@@ -24,23 +23,43 @@ V = TypeVar("V")
 
 MAX_SEQ = 4096  # numbers a `seq` may print: its text is linear in it
 _ECHO_FLAGS = re.compile(r"-[neE]+")
-_ESCAPE = re.compile(r"\\(.)")
-_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "0": ""}
+_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|0[0-7]{0,3}|[1-7][0-7]{0,2}|.)", re.S)
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
+            "f": "\f", "v": "\v"}
 _PRINTF_SPEC = re.compile(r"%([-+ 0#]*)(\d+|\*)?(?:\.(\d+))?([sdiqbxXfFeEgGcou%])")
 _INTEGER = re.compile(r"-?[0-9]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # (text before it, conversion, flags, width, precision) per conversion; the text after the last; and
 # whether any conversion takes an argument
-_Format = tuple[tuple[tuple[str, str, str, str | None, str | None], ...], str, bool]
+_Format = tuple[tuple[tuple[str, str, str, str | None, str | None], ...] | None, str, bool]
 _FORMATS: ByText[str, _Format] = ByText("shell.printf-formats", 1024)
 _FORMAT_TEXT_MAX = 4096
 
 
-def unescape(text: str) -> str:
-    """`echo -e` / `printf %b` backslash escapes."""
+def unescape(text: str, octal: str = "0") -> str:
+    """Backslash escapes as `echo -e` and `printf %b` read them (`octal` "0": `\\0NNN`), or as a
+    printf format does (`octal` "": `\\NNN`): `\\n`, `\\t`, ..., `\\xHH`, `\\uHHHH`, `\\UHHHHHHHH`;
+    `\\c` ends the text."""
     if "\\" not in text:  # nothing to unescape
         return text
-    return _ESCAPE.sub(lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), text)
+    out: list[str] = []
+    pos = 0
+    for m in _ESCAPE.finditer(text):
+        out.append(text[pos:m.start()])
+        pos = m.end()
+        e = m.group(1)
+        if e == "c":
+            return "".join(out)
+        if e[0] in "xuU" and len(e) > 1:
+            out.append(chr(min(int(e[1:], 16), 0x10FFFF)))
+        elif e[0] in "01234567" and octal == "0":  # `\\0NNN` (`\\NNN` is no escape here)
+            out.append(chr(int(e[1:] or "0", 8) & 255) if e[0] == "0" else "\\" + e)
+        elif e[0] in "01234567":  # a format's `\\NNN`: one to three octal digits
+            out.append(chr(int(e[:3], 8) & 255) + e[3:])
+        else:
+            out.append(_ESCAPES.get(e, "\\" + e))
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def echo_options(words: Sequence[str | None]) -> tuple[int, bool, bool]:
@@ -65,19 +84,27 @@ def _parsed_format(fmt: str) -> _Format:
         return got
     specs: list[tuple[str, str, str, str | None, str | None]] = []
     pos = 0
+    modelled = True
     for m in _PRINTF_SPEC.finditer(fmt):
-        specs.append((unescape(fmt[pos:m.start()]), m.group(4), m.group(1) or "", m.group(2), m.group(3)))
+        modelled = modelled and "%" not in fmt[pos:m.start()]  # a conversion it does not know (`%(..)T`)
+        specs.append((unescape(fmt[pos:m.start()], ""), m.group(4), m.group(1) or "", m.group(2), m.group(3)))
         pos = m.end()
-    got = (tuple(specs), unescape(fmt[pos:]), any(conv != "%" for _, conv, _, _, _ in specs))
+    modelled = modelled and "%" not in fmt[pos:]
+    got = (tuple(specs) if modelled else None, unescape(fmt[pos:], ""), any(conv != "%" for _, conv, _, _, _ in specs))
     if len(fmt) <= _FORMAT_TEXT_MAX:
         _FORMATS.put(fmt, got)
     return got
 
 
-def printf_pieces(fmt: str, args: Sequence[V]) -> list[str | V]:
-    """bash `printf FORMAT ARGS` for %s %d %i %q %b %x %o %f %e %g %c %% (the format is used again while
-    arguments remain): the pieces printed, an argument that is not a `str` passed through whole."""
+def printf_pieces(fmt: str, args: Sequence[V]) -> list[str | V] | None:
+    """bash `printf FORMAT ARGS` for %s %d %i %u %q %b %x %X %o %f %e %g %c %% with their flags,
+    widths and precisions (the format is used again while arguments remain): the pieces printed, an
+    argument that is not a `str` passed through whole. None when the walkers do not model it (another
+    conversion such as `%(...)T`, a `*` width, a number bash would not read, `%q` of text holding a
+    control character)."""
     specs, tail, consumes = _parsed_format(fmt)
+    if specs is None:
+        return None
     out: list[str | V] = []
     k = 0
     n = len(args)
@@ -89,41 +116,77 @@ def printf_pieces(fmt: str, args: Sequence[V]) -> list[str | V]:
                 continue
             arg: str | V = args[k] if k < n else ""
             k += 1
-            out.append(_convert(conv, flags, width, prec, arg) if isinstance(arg, str) else arg)
+            if not isinstance(arg, str):
+                out.append(arg)
+                continue
+            converted = _convert(conv, flags, width, prec, arg)
+            if converted is None:
+                return None
+            out.append(converted)
         out.append(tail)
         if not consumes or k >= n:  # a format without conversions is printed once
             break
     return out
 
 
-def _convert(conv: str, flags: str, width: str | None, prec: str | None, arg: str) -> str:
+_INTEGER_ARG = re.compile(r"\s*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)\s*")
+_QUOTED_CHARS = frozenset(" \t\n'\"\\|&;()<>!{}*[?]^$`,")  # what `%q` puts a backslash before
+
+
+def backslash_quoted(text: str) -> str | None:
+    """`printf %q` of a text as bash quotes it: `''` for none, a backslash before each character the
+    shell would read (`~` at the start or after `=`/`:`, `#` at the start); None for text holding a
+    control character (bash prints `$'...'` then)."""
+    if not text:
+        return "''"
+    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+        return None
+    out: list[str] = []
+    for i, c in enumerate(text):
+        if c in _QUOTED_CHARS or (c == "~" and (i == 0 or text[i - 1] in "=:")) or (c == "#" and i == 0):
+            out.append("\\")
+        out.append(c)
+    return "".join(out)
+
+
+def _integer(arg: str) -> int | None:
+    """A numeric argument as bash's printf reads it (hex `0x..`, octal `0..`, a `'c` character's
+    code; empty: 0); None for anything else (bash reports an error)."""
+    if not arg:
+        return 0
+    if arg[:1] in "'\"" and len(arg) > 1:
+        return ord(arg[1])
+    m = _INTEGER_ARG.fullmatch(arg)
+    if m is None:
+        return None
+    sign, digits = m.groups()
+    value = int(digits, 16) if digits[:2] in ("0x", "0X") else int(digits, 8) if digits.startswith("0") else int(digits)
+    return -value if sign == "-" else value
+
+
+def _convert(conv: str, flags: str, width: str | None, prec: str | None, arg: str) -> str | None:
+    """One conversion as C's printf makes it (Python's `%` operator follows it for these), or None."""
+    if width == "*" or prec == "*":
+        return None
+    spec = "%" + flags + (width or "") + ("" if prec is None else "." + prec)
     if conv == "q":
-        text = shlex.quote(arg) if arg else "''"
-    elif conv == "b":
-        text = unescape(arg)
-    elif conv in "di":
-        try:
-            text = str(int(arg or "0", 0))
-        except ValueError:
-            text = "0"
-    elif conv in "xXo":
-        try:
-            text = format(int(arg or "0", 0), conv)
-        except ValueError:
-            text = "0"
-    elif conv in "fFeEgG":
-        try:
-            text = format(float(arg or "0"), f".{prec or 6}{conv}")
-        except ValueError:
-            text = "0"
-    elif conv == "c":
-        text = arg[:1]
-    else:
-        text = arg if prec is None else arg[:int(prec)]
-    if width and width != "*":
-        text = text.ljust(int(width)) if "-" in flags else text.rjust(int(width), "0" if "0" in flags and
-                                                                       conv not in "sqbc" else " ")
-    return text
+        return None if width or prec else backslash_quoted(arg)
+    if conv in "sbc":  # text: width and precision as %s takes them (no zero padding)
+        text = unescape(arg) if conv == "b" else arg[:1] if conv == "c" else arg
+        return ("%" + flags.replace("0", "") + (width or "") + ("" if prec is None or conv == "c" else "." + prec)
+                + "s") % text
+    number = _integer(arg) if conv in "diuxXo" else None
+    if conv in "di":
+        return None if number is None else (spec + "d") % number
+    if conv in "uxXo":
+        if number is None or (conv == "o" and "#" in flags):
+            return None
+        return (spec + ("d" if conv == "u" else conv)) % (number + (1 << 64) if number < 0 else number)
+    try:
+        value = float(arg) if arg else 0.0
+    except ValueError:
+        return None
+    return (spec + conv) % value
 
 
 def seq_numbers(words: Sequence[str]) -> range | None:
