@@ -161,17 +161,6 @@ def _decode_flags_set_by(loop: str) -> tuple[object, object]:
     return _multinode(files)
 
 
-@pytest.mark.parametrize("loop", [
-    'n=0\nwhile [ "$n" -lt 1 ]; do DECODE_FLAGS+=" --max-num-seqs 7"; n=$((n+1)); done',
-    'for ((n=0; n<3; n++)); do [ "$n" -eq 1 ] && continue; [ "$n" -eq 2 ] && break; '
-    'DECODE_FLAGS+=" --max-num-seqs 7"; done',
-], ids=["while", "arith-for"])
-def test_multinode_flag_added_in_a_loop_it_follows_is_seen(loop: str) -> None:
-    ls, _report = _decode_flags_set_by(loop)
-    decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
-    assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
-
-
 @pytest.mark.parametrize(("loop", "why"), [
     ('while [ -e /dev/shm/go ]; do DECODE_FLAGS+=" --max-num-seqs 7"; done',
      "is set under a condition only the run decides"),
@@ -209,31 +198,26 @@ def test_multinode_setting_the_run_picks_blocks_the_server() -> None:
     assert row(report, 18).status.value == "FAIL", row_summary(row(report, 18))
 
 
-def test_multinode_flag_written_through_a_computed_subscript_is_seen() -> None:
-    """`A[$i]=x` is an assignment (it was read as a command, and the flag it sets was dropped)."""
-    ls, _report = _decode_flags_set_by('i=0\nEXTRA=()\nEXTRA[$i]=--max-num-seqs\nEXTRA[$((i + 1))]=7\n'
-                                       'DECODE_FLAGS+=" ${EXTRA[*]}"')
-    decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
-    assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
-
-
-def test_multinode_local_variable_stays_in_its_function() -> None:
-    """A function's `local` copy of a name the server reads does not leak into the caller (it did)."""
-    ls, _report = _decode_flags_set_by('tune() { local DECODE_FLAGS="$DECODE_FLAGS --max-num-seqs 9"; }\ntune\n'
-                                       'DECODE_FLAGS+=" --max-num-seqs 7"')
+@pytest.mark.parametrize("script", [
+    # a `while` loop the reader follows
+    'n=0\nwhile [ "$n" -lt 1 ]; do DECODE_FLAGS+=" --max-num-seqs 7"; n=$((n+1)); done',
+    # `for ((...))` with `continue` and `break`
+    'for ((n=0; n<3; n++)); do [ "$n" -eq 1 ] && continue; [ "$n" -eq 2 ] && break; '
+    'DECODE_FLAGS+=" --max-num-seqs 7"; done',
+    # `A[$i]=x` is an assignment (it was read as a command, and the flag it sets was dropped)
+    'i=0\nEXTRA=()\nEXTRA[$i]=--max-num-seqs\nEXTRA[$((i + 1))]=7\nDECODE_FLAGS+=" ${EXTRA[*]}"',
+    # a function's `local` copy of the name stays in the function (it leaked into the caller)
+    'tune() { local DECODE_FLAGS="$DECODE_FLAGS --max-num-seqs 9"; }\ntune\nDECODE_FLAGS+=" --max-num-seqs 7"',
+    # `SEQS=7 add` runs `add` with SEQS=7 (it ran with the old value); `tune | cat` runs `tune` in a
+    # subshell, so what it assigns stays there (the reader kept it)
+    'SEQS=3\nadd() { DECODE_FLAGS+=" --max-num-seqs $SEQS"; }\ntune() { DECODE_FLAGS+=" --max-num-seqs 9"; }\n'
+    'SEQS=7 add\ntune | cat',
+], ids=["while", "arith-for", "subscript", "local", "prefix-and-pipe"])
+def test_multinode_flag_the_script_adds_is_the_one_bash_adds(script: str) -> None:
+    ls, _report = _decode_flags_set_by(script)
     decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
     assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
     assert "--max-num-seqs 9" not in " ".join(decode[0].argv)
-
-
-def test_multinode_function_sees_its_prefix_assignment_and_a_piped_one_changes_nothing() -> None:
-    """`SEQS=7 add` runs `add` with SEQS=7 (the reader ran it with the old value); `tune | cat` runs
-    `tune` in a subshell, so what it assigns stays there (the reader kept it)."""
-    ls, _report = _decode_flags_set_by('SEQS=3\nadd() { DECODE_FLAGS+=" --max-num-seqs $SEQS"; }\n'
-                                       'tune() { DECODE_FLAGS+=" --max-num-seqs 9"; }\nSEQS=7 add\ntune | cat')
-    decode = [x for x in ls.launches if x.role == "decode"]  # type: ignore[attr-defined]
-    assert decode and decode[0].args.get("max-num-seqs") == "7", [str(e) for e in ls.errors]  # type: ignore[attr-defined]
-    assert " 9" not in " ".join(decode[0].argv)
 
 
 def test_multinode_loops_past_the_step_budget_fail_closed() -> None:
