@@ -378,6 +378,26 @@ SEMANTICS_PROGRAMS = [
  'V="$(printf "%s," a b c)"', 'V=$(printf "%.2s" abcdef)', 'V=$(printf "%5.1f" 2)', 'V=$(printf "%i" 7)', 'V=$(printf "%+d" 5)',
  'V=$(printf "%s %s\\n" a b c)', 'V=$(printf "%d%%" 50)', "V=$(printf '%s' $'a\\tb')", 'V=$(echo -e "a\\\\nb" | wc -l)',
  'V=$(echo -n)', 'V=$(echo -- x)', 'V=$(echo -nx)', 'V=$(echo -e "\\x41")', 'V=$(echo "a\\nb")', 'V=$(echo -E "a\\nb")',
+    # exit statuses and exits in subshells and functions, FUNCNAME, type/exec/trap output, what
+    # undecided branches and loops print into a capture, 64-bit arithmetic, more filters
+ 'f() { exit 3; }; V=$(f; echo after)', 'f() { return 2; echo no; }; f; V="$?"', 'V=$( (exit 1); echo $?)', 'g() { set -- x y; echo $#; }; set -- a; V="$(g)$#"',
+ 'V=$(false || echo alt)', 'V=$(true && echo yes)', 'V=$(false && echo yes)', 'V=x; false && V=y; V=$V', '! true; V=$?', '! false && V=neg',
+ 'f() { echo "$FUNCNAME"; }; V=$(f)', 'f() { echo "${FUNCNAME[0]}"; }; V=$(f)', 'V=$(type -t echo)', 'V=$(command -v bash >/dev/null && echo found)',
+ 'V=$(echo "${@:-none}")', 'set -- a b; V="${@:-none}"', 'set -- ""; V="[${1:-d}][${1-d}]"', 'V=${1:-first}',
+ 'X=abc; V=${X,,[AB]}', 'X=ABC; V=${X,,}', 'X=abc; V=${X~~}', 'X=aBc; V=${X~}',
+ 'V=$(exec echo inexec)', 'V=$(trap "echo t" EXIT; echo body)', 'V=$(echo a | tee /dev/null)', 'V=$(echo a | xargs echo b)',
+ 'V=$(echo "a b" | { read x y; echo $y; })', 'V=$(while read l; do echo "[$l]"; done <<< "a")', 'V=$(cat <<< "here")', 'V=$(cat - <<< "x")',
+ 'V=$(echo $(( $(echo 3) * 2 )))', 'V="$(echo "inner \"q\"")"', "V=$(echo 'single \"d\"')", 'V=$(echo "$(echo "$(echo nested)")")',
+ 'X=1; V=$( X=2; echo $X )$X', 'A=(1 2 3); V=$(IFS=+; echo "$((${A[*]}))")', 'V=$(( $(seq -s+ 3) ))',
+ 'x=5; V=$((x > 3 ? x : 0))', 'V=$((1/3))', 'V=$((-1 >> 1))', 'V=$((~0))', 'V=$((!5))', 'V=$((5 % -3))', 'V=$((2**63))',
+ 'V=$(basename "/a/b/")', 'V=$(dirname "a/b/c")', 'V=$(basename a.tar.gz .gz)', 'V=$(basename -a x/y z/w | tr "\\n" ,)',
+ 'V=$(seq 3 | head -2 | tail -1)', 'V=$(seq 0)', 'V=$(seq 2 1)', 'V=$(seq 1 1)', 'V=$(seq -f "%02g" 3 | tr "\\n" ,)',
+ 'V=$(printf "%s\\n" b a | sort -r | head -1)', 'V=$(echo "x:y" | awk -F: "{print \\$1}")', 'V=$(echo "a=1" | sed "s/=.*//")',
+ 'V=$(echo abcd | cut -c2-3)', 'V=$(echo "a,b,c" | cut -d, -f2-)', 'V=$(echo "a b" | tr -d " ")', 'V=$(echo hello | tr a-z A-Z)',
+ 'V=$(echo abc | grep -q b && echo y)', 'V=$(echo abc | grep -v b)', 'V=$(printf "a\\nb\\n" | grep -c .)', 'V=$(echo aXb | sed "s/x/Y/I")',
+ 'V=$(echo "a  b" | tr -s " ")', 'V=$(echo "1.5" | cut -d. -f1)', 'V=$(echo a | sed -n "p")', 'V=$(echo "x y" | wc -w | tr -d " ")',
+    'V=$(if [ -e /nonexistent_path_zz ]; then echo a; fi)', 'V=$(for x in $(hostname); do echo a; done)',
+    'V=$(case $(hostname) in zz) echo a;; esac)',
 ]
 
 

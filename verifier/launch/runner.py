@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from verifier.configs.points import Point
 from verifier.configs.runners import runners
 from verifier.launch.job import KeyJob
-from verifier.shell.text import Seg, Text, is_known, plain
+from verifier.shell.text import Seg, Text, concat, is_known, plain, text_of
 
 if TYPE_CHECKING:
     from verifier.shell.trace import Event, Reader, ReadResult, State
@@ -220,6 +220,10 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None,
         return rel, text
 
     def file_test(op: str, path: Text, state: State) -> bool | None:
+        if op == "cd":  # whether `cd` succeeds: the directory's path decides it
+            if _marked(path) or _marked(state.cwd):
+                reader.decide(path, state.cwd)
+            return _file_test(job, op, path, state.cwd, mounts)
         if _marked(path) or _marked(state.cwd):
             # asked with the values (the question the reading with them asks): the same answer as
             # the stand-in's, a file the tree lacks, or the stand-ins decide
@@ -251,7 +255,11 @@ def stand_in_clash() -> tuple[list[bool], Callable[[str, str], None]]:
 
 
 def _file_test(job: KeyJob, op: str, path: Text, cwd: Text, mounts: Mapping[str, str] | None) -> bool | None:
-    """A `-f`/`-e`/`-s`/`-r` test of a runner: true for a file of this side's tree, else unknown."""
+    """A `-f`/`-e`/`-s`/`-r` test of a runner: true for a file of this side's tree, else unknown; and
+    whether `cd` into a directory succeeds (`cd`): it does into the repository checkout, as the
+    single-node evaluator takes it, elsewhere only the run knows."""
+    if op == "cd":  # a directory is in the checkout when what is in it is (the checkout's root too)
+        return True if repo_path(job, concat(path, text_of("/_")), cwd, mounts) is not None else None
     rel = repo_path(job, path, cwd, mounts)
     if rel is not None and op in ("-f", "-e", "-s", "-r") and job.has(rel):
         return True

@@ -92,17 +92,42 @@ def _c_mod(a: int, b: int) -> int:
     return a - b * _c_div(a, b)
 
 
+def _wrap(value: int) -> int:
+    """A value as bash's 64-bit signed integers hold it (they wrap around)."""
+    return ((value + (1 << 63)) & ((1 << 64) - 1)) - (1 << 63)
+
+
+def _shift(a: int, b: int, left: bool) -> int:
+    if not 0 <= b < 64:
+        raise ArithError("shift count out of range")  # what bash gives there is the machine's
+    return a << b if left else a >> b
+
+
+def _power(a: int, b: int) -> int:
+    if b < 0:
+        raise ArithError("exponent less than 0")
+    return pow(a, b, 1 << 64)
+
+
 _BINARY: dict[str, tuple[int, Callable[[int, int], int]]] = {
     "||": (1, lambda a, b: int(bool(a) or bool(b))), "&&": (2, lambda a, b: int(bool(a) and bool(b))),
     "|": (3, lambda a, b: a | b), "^": (4, lambda a, b: a ^ b), "&": (5, lambda a, b: a & b),
     "==": (6, lambda a, b: int(a == b)), "!=": (6, lambda a, b: int(a != b)),
     "<": (7, lambda a, b: int(a < b)), ">": (7, lambda a, b: int(a > b)),
     "<=": (7, lambda a, b: int(a <= b)), ">=": (7, lambda a, b: int(a >= b)),
-    "<<": (8, lambda a, b: a << b), ">>": (8, lambda a, b: a >> b),
+    "<<": (8, lambda a, b: _shift(a, b, True)), ">>": (8, lambda a, b: _shift(a, b, False)),
     "+": (9, lambda a, b: a + b), "-": (9, lambda a, b: a - b),
     "*": (10, lambda a, b: a * b), "/": (10, _c_div), "%": (10, _c_mod),
-    "**": (11, lambda a, b: a ** b if 0 <= b <= 64 else 0),
+    "**": (11, _power),
 }
+
+
+def _wrapping(fn: Callable[[int, int], int]) -> Callable[[int, int], int]:
+    return lambda a, b: _wrap(fn(a, b))
+
+
+# every result wraps around as bash's 64-bit integers do
+_BINARY = {op: (prec, _wrapping(fn)) for op, (prec, fn) in _BINARY.items()}
 _ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "**="}
 
 
@@ -234,4 +259,4 @@ def evaluate(expr: str, lookup: Lookup, assign: Assign, depth: int = 0) -> int:
     value = ev.comma()
     if ev.i != len(toks):
         raise ArithError("trailing tokens")
-    return value
+    return _wrap(value)

@@ -27,6 +27,7 @@ from verifier.shell.lexer import ShellSyntaxError, Word
 from verifier.shell.nodes import Assign, FuncDef, Simple
 from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.utilities import (
+    TRAPS_WITHOUT_SIGNAL,
     basename,
     basename_operands,
     declaration,
@@ -270,14 +271,18 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
         return handler(ev, cmd, fields, w, stdin, loc)
     if head in _NOOPS:
         w.status = True
+        # what a handler that runs at the end prints
+        if head == "trap" and any(v in TRAPS_WITHOUT_SIGNAL or not isinstance(v, str) for v in values[2:]):
+            _emit(w, Opaque("$(trap ...)", loc), loc)
         return [w]
     known = ev.options.known_functions.get(head)
     if known is not None:
         var, op, value = known
         w.status = eval_single(ev.operands(w, loc), [ev.lookup(w, var, loc) or "", op, value])
         return [w]
-    if head in _UNKNOWN_STATUS:
+    if head in _UNKNOWN_STATUS:  # what they print is the run's too
         w.status = None
+        _emit(w, Opaque(f"$({head} ...)", loc), loc)
         return [w]
     # an external command: unknown status, opaque output
     if head in ("hf", "huggingface-cli") and "download" in values:
@@ -1292,6 +1297,7 @@ def _exec(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
         w.status = True
         return [w]
     w.status = None
+    _emit(w, Opaque("$(exec ...)", loc), loc)  # the command it becomes prints what the run prints
     w.flow = ("exit",)
     w.exit_loc = loc
     return [w]

@@ -133,7 +133,9 @@ DEFAULT_IFS = " \t\n"
 # the run's (`PWD` and `LINENO` each walker answers from what it follows; `IFS` is DEFAULT_IFS)
 SHELL_SET = frozenset({"RANDOM", "SRANDOM", "SECONDS", "EPOCHSECONDS", "EPOCHREALTIME", "BASHPID", "PPID", "UID",
                        "EUID", "GROUPS", "HOSTNAME", "HOSTTYPE", "OSTYPE", "MACHTYPE", "HOME", "USER", "PATH",
-                       "BASH", "BASH_VERSION", "BASH_SUBSHELL", "SHLVL", "OLDPWD", "PWD", "SHELL", "TERM"})
+                       "BASH", "BASH_VERSION", "BASH_SUBSHELL", "SHLVL", "OLDPWD", "PWD", "SHELL", "TERM",
+                       "FUNCNAME", "BASH_LINENO", "BASH_ARGV", "BASH_ARGC", "BASH_COMMAND", "PIPESTATUS",
+                       "DIRSTACK", "HISTCMD", "COLUMNS", "LINES", "OPTIND", "OPTARG"})
 
 
 def field_spans(text: str, ifs: str) -> list[tuple[int, int]]:

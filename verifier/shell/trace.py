@@ -572,9 +572,13 @@ class Reader:
                 self.unknown_array("BASH_REMATCH", st, node.line, "runtime")
             return status
         if isinstance(node, Group):
-            if node.subshell:
+            if node.subshell:  # `( ... )`: what it assigns stays there, and an `exit` ends only it
                 sub = st.copy()
-                status = self.body(node.body, sub)
+                try:
+                    status = self.body(node.body, sub)
+                except Stop as stop:
+                    status = stop.status
+                st.generated, st.taint = sub.generated, st.taint or sub.taint  # files it wrote stay written
                 return status
             return self.body(node.body, st)
         if isinstance(node, FuncDef):
@@ -652,13 +656,14 @@ class Reader:
         recorded is taken back."""
         sub = st.copy()
         events, problems = len(self.events), len(self.problems)
+        captured = len(self.capture[-1]) if self.capture is not None else None
         self.loop_depth += 1
         try:
             passes(sub)
         except _LoopUndecided as undecided:
             del self.events[events:]
             del self.problems[problems:]
-            self.loop_given_up(node, st, undecided)
+            self.loop_given_up(node, st, undecided, captured)
             return None
         finally:
             self.loop_depth -= 1
@@ -680,10 +685,15 @@ class Reader:
                 raise _Continue(jump.levels - 1) from None
             return True, False
 
-    def loop_given_up(self, node: While | ArithFor | For, st: State, undecided: _LoopUndecided) -> None:
-        """A loop whose course the reader could not follow: not run (`loop_not_run`); an enclosing
-        loop the undecided `break N` meant is given up too."""
+    def loop_given_up(self, node: While | ArithFor | For, st: State, undecided: _LoopUndecided,
+                      captured: int | None = None) -> None:
+        """A loop whose course the reader could not follow: not run (`loop_not_run`), and what it
+        prints into a capture (from `captured` on) is not known; an enclosing loop the undecided
+        `break N` meant is given up too."""
         self.loop_not_run(node, st, undecided.why)
+        if captured is not None and self.capture is not None:
+            del self.capture[-1][captured:]
+            self.capture[-1].append((Seg("$(...)", st.file, node.line, False, undecided.why),))
         if undecided.levels > 1:
             raise _LoopUndecided(undecided.levels - 1, undecided.why) from None
 
@@ -778,6 +788,10 @@ class Reader:
         survivors: list[State] = []
         statuses: list[bool | None] = []
         returned = False
+        # what each branch prints into a capture, from the same point (`printed`)
+        captured = self.capture[-1] if self.capture is not None else None
+        start = len(captured) if captured is not None else 0
+        outputs: list[list[Text]] = []
         self.guards.append(guard)
         try:
             for branch in branches:
@@ -787,15 +801,25 @@ class Reader:
                     statuses.append(branch(sub) if branch is not None else True)
                 except Stop:
                     del self.events[mark:]  # a branch that exits is another (failed) run: its commands go too
+                    if captured is not None:
+                        del captured[start:]
                     continue
                 except _Return:
                     returned = True  # the function returns on this path; it goes on along the others
+                    if captured is not None:
+                        outputs.append(captured[start:])
+                        del captured[start:]
                     continue
                 except _Jump as jump:  # `break`/`continue` on one branch: the loop's course is not known
                     raise _LoopUndecided(jump.levels, "branch" if why == "branch" else "loop") from None
                 survivors.append(sub)
+                if captured is not None:
+                    outputs.append(captured[start:])
+                    del captured[start:]
         finally:
             self.guards.pop()
+        if captured is not None:
+            self.printed(captured, outputs, guard, why)
         if returned:
             self.return_unknown = True
         if not survivors:
@@ -804,6 +828,16 @@ class Reader:
             raise Stop(guard[0], guard[1], False)
         self.merge(st, survivors, guard, why)
         return statuses[0] if statuses and all(s == statuses[0] for s in statuses) else None
+
+    @staticmethod
+    def printed(captured: list[Text], outputs: list[list[Text]], guard: tuple[str, int], why: str) -> None:
+        """What undecided branches print into a capture: their output when every branch prints the
+        same, else a value the reader does not know (which branch ran decides it)."""
+        texts = {plain(concat(*out)) for out in outputs}
+        if len(texts) <= 1:
+            captured.extend(outputs[0] if outputs else [])
+        else:
+            captured.append((Seg("$(...)", guard[0], guard[1], False, why),))
 
     def merge(self, st: State, states: list[State], guard: tuple[str, int], why: str = "undecided") -> None:
         """Merge the branches' states (each a `State.copy` of `st`, see `world.Layer`) into `st`: only
@@ -901,8 +935,8 @@ class Reader:
                 status, broke = self.loop_pass(node.body, st)
                 if broke:
                     break
-        except _LoopUndecided as undecided:
-            self.loop_given_up(node, st, undecided)
+        except _LoopUndecided as undecided:  # the passes run so far ran; what the rest prints is not known
+            self.loop_given_up(node, st, undecided, len(self.capture[-1]) if self.capture is not None else None)
             return None
         finally:
             self.loop_depth -= 1
@@ -991,10 +1025,11 @@ class Reader:
             if name == "popd" or not args or where == "-" or (name == "pushd" and where is not None and
                                                                 where[:1] in "+-" and where[1:].isdigit()):
                 st.cwd = (Seg("${PWD}", st.file, node.line, False, "runtime"),)
-            elif plain(args[0]).startswith("/") or not st.cwd:
-                st.cwd = args[0]
             else:
-                st.cwd = concat(st.cwd, text_of("/"), args[0])
+                st.cwd = args[0] if plain(args[0]).startswith("/") or not st.cwd else \
+                    concat(st.cwd, text_of("/"), args[0])
+                # whether it succeeds (`cd "$(dirname "$0")" && pwd`) is the loader's to say (op `cd`)
+                return self.file_test("cd", st.cwd, st) if self.file_test is not None else None
             return None
         if name in ("exit",):
             code = plain(argv[1]) if len(argv) > 1 else "0"
@@ -1072,6 +1107,9 @@ class Reader:
             if out is not None:
                 self.capture[-1].append(out)
                 return True
+        if name == "trap" and self.capture is not None and \
+                any(plain(a) in utilities.TRAPS_WITHOUT_SIGNAL or not is_known(a) for a in argv[2:]):
+            self.external_in_capture = True  # what the handler prints when the capture's shell ends
         if name in _QUIET and not (self.capture is not None and name in ("ulimit", "umask", "type", "hash", "alias")):
             return True
         if self.capture is not None and name in ("seq", "dirname", "basename", "pwd") and not self.redirected(node):

@@ -320,6 +320,9 @@ class Declaration(NamedTuple):
                                            and in_function)
 
 
+# the conditions a `trap` handler runs on without a signal (at the shell's end, on a failure, ...)
+TRAPS_WITHOUT_SIGNAL = frozenset({"EXIT", "0", "SIGEXIT", "ERR", "RETURN", "DEBUG"})
+
 _ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 
 
@@ -401,6 +404,6 @@ def basename(path: str, suffix: str = "") -> str:
     return name
 
 
-__all__ = ["MAX_SEQ", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces",
+__all__ = ["MAX_SEQ", "TRAPS_WITHOUT_SIGNAL", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces",
            "mapfile_lines", "mapfile_operands", "read_fields", "read_line", "read_operands", "seq_numbers",
            "unescape"]
