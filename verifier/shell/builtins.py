@@ -1257,16 +1257,14 @@ def _read(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
 
 def _mapfile(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
              loc: Loc) -> list[World]:
-    operands = mapfile_operands([v if isinstance(v, str) else None for v, _ in fields[1:]])
+    call = mapfile_operands([v if isinstance(v, str) else None for v, _ in fields[1:]])
     text = _text(stdin)
-    if operands is None or text is None:  # how many lines, and which, only the run knows
-        names = [v for v, _ in fields[1:] if isinstance(v, str) and _NAME.fullmatch(v)]
-        name = operands[0] if operands is not None else names[-1] if names else "MAPFILE"
+    name = call.name
+    if not call.modelled or text is None:  # how many lines, and which, only the run knows
         w.arrays[name] = ((Unknown(f"`mapfile` of run-time input on line {loc[1]}", loc), loc),)
         w.status = None
     else:
-        name = operands[0]
-        w.arrays[name] = tuple((line, loc) for line in mapfile_lines(text, operands[1]))
+        w.arrays[name] = tuple((line, loc) for line in mapfile_lines(text, call.strip))
         w.status = True
     w.vars.pop(name, None)
     return [w]

@@ -275,7 +275,8 @@ class State:
 
 @dataclass(frozen=True)
 class _Hidden:
-    """What a function's local variable hid (`Reader.localize`), given back when the function returns."""
+    """What a variable held before a function's `local` (`Reader.localize`) or a prefix assignment
+    (`Reader.prefixed`) hid it, given back when the function (or `eval`) returns."""
 
     value: Text | None
     array: list[Text] | None
@@ -286,6 +287,12 @@ class _Hidden:
     assoc: bool
     attributes: str | None
     undecided: bool  # declared on a branch the reader could not decide
+
+    @staticmethod
+    def of(var: str, st: State, undecided: bool = False) -> _Hidden:
+        return _Hidden(st.vars.get(var), list(st.arrays[var]) if var in st.arrays else None, var in st.exported,
+                       var in st.unset, st.unresolved.get(var), st.refs.get(var), var in st.assoc,
+                       st.attributed.get(var), undecided)
 
     def restore(self, var: str, st: State, line: int) -> None:
         st.vars.pop(var, None)
@@ -517,8 +524,7 @@ class Reader:
                     assert self.capture is not None
                     self.capture.pop()
                     self.external_in_capture = external
-            st.generated = sub.generated  # a file written is written for every later command
-            st.taint = st.taint or sub.taint
+            _left_by_subshell(st, sub)
             if not last:
                 earlier_ok = earlier_ok and status is True
         return status if earlier_ok or status is False else None
@@ -578,7 +584,7 @@ class Reader:
                     status = self.body(node.body, sub)
                 except Stop as stop:
                     status = stop.status
-                st.generated, st.taint = sub.generated, st.taint or sub.taint  # files it wrote stay written
+                _left_by_subshell(st, sub)
                 return status
             return self.body(node.body, st)
         if isinstance(node, FuncDef):
@@ -1572,8 +1578,7 @@ class Reader:
     @contextlib.contextmanager
     def prefixed(self, prefix: Mapping[str, Text], st: State) -> Iterator[None]:
         """`X=v f` (a function, `eval`): X holds v, exported, while it runs, and what it held after."""
-        saved = {var: (st.vars.get(var), var in st.exported, var in st.unset, st.unresolved.get(var))
-                 for var in prefix}
+        saved = {var: _Hidden.of(var, st) for var in prefix}
         for var, value in prefix.items():
             st.vars[var] = value
             st.exported.add(var)
@@ -1581,16 +1586,8 @@ class Reader:
         try:
             yield
         finally:
-            for var, (held, exported, unset, unresolved) in saved.items():
-                st.vars.pop(var, None)
-                if held is not None:
-                    st.vars[var] = held
-                (st.exported.add if exported else st.exported.discard)(var)
-                (st.unset.add if unset else st.unset.discard)(var)
-                if unresolved is not None:
-                    st.unresolved[var] = unresolved
-                else:
-                    st.unresolved.pop(var, None)
+            for var, was in saved.items():
+                was.restore(var, st, 0)
 
     def localize(self, var: str, st: State) -> None:
         """`local VAR` (or `declare` in a function): what VAR held is hidden until the function returns
@@ -1598,9 +1595,7 @@ class Reader:
         whether the function's writes to VAR were local."""
         hidden, depth = self.frames[-1]
         if var not in hidden:
-            hidden[var] = _Hidden(st.vars.get(var), list(st.arrays[var]) if var in st.arrays else None,
-                                  var in st.exported, var in st.unset, st.unresolved.get(var), st.refs.get(var),
-                                  var in st.assoc, st.attributed.get(var), len(self.guards) > depth)
+            hidden[var] = _Hidden.of(var, st, len(self.guards) > depth)
             st.attributed.pop(var, None)  # a local variable starts without the attributes it hides
 
     @contextlib.contextmanager
@@ -1622,7 +1617,7 @@ class Reader:
         ifs: Text | str = prefix["IFS"] if "IFS" in prefix else self.ifs(st)
         got = utilities.read_line(call, plain(fed)) if fed is not None and is_known(fed) else None
         if got is None or not is_known(ifs if isinstance(ifs, tuple) else ()):
-            why = next((seg.why for seg in fed or () if not seg.known), "runtime")
+            why = _why_unknown(fed)
             for n in call.names:
                 st.vars[n] = (Seg(f"${{{n}}}", st.file, None, False, why),)
                 st.arrays.pop(n, None)
@@ -1648,16 +1643,13 @@ class Reader:
         here-document or here-string; of any other input (a process substitution, a pipe), or with
         other options, an array the reader does not know (never the array as it was, nor an empty one)."""
         self.decide(*args)
-        operands = utilities.mapfile_operands([plain(a) if is_known(a) else None for a in args])
-        if operands is None or fed is None or not is_known(fed):
-            words = [plain(a) for a in args if is_known(a)]
-            name = operands[0] if operands is not None else \
-                next((w for w in reversed(words) if _NAME.match(w)), "MAPFILE")
-            self.unknown_array(name, st, line, next((seg.why for seg in fed or () if not seg.known), "runtime"))
+        call = utilities.mapfile_operands([plain(a) if is_known(a) else None for a in args])
+        name = call.name
+        if not call.modelled or fed is None or not is_known(fed):
+            self.unknown_array(name, st, line, _why_unknown(fed))
             return None
         self.decide(fed)
-        name = operands[0]
-        st.arrays[name] = [text_of(piece, st.file, line) for piece in utilities.mapfile_lines(plain(fed), operands[1])]
+        st.arrays[name] = [text_of(piece, st.file, line) for piece in utilities.mapfile_lines(plain(fed), call.strip)]
         st.vars.pop(name, None)
         st.unset.discard(name)
         return True
@@ -2662,6 +2654,19 @@ def _replay_double(values: tuple[Text, ...], words: tuple[Word, ...], patterns: 
 _ASSIGNING = frozenset({"read", "readarray", "mapfile", "printf", "declare", "typeset", "local", "export", "readonly",
                         "let", "unset", "getopts"})
 _ARITH_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _why_unknown(text: Text | None) -> str:
+    """Why a value is not known: its first unknown segment's reason (`runtime` for none: standard
+    input, a pipe)."""
+    return next((seg.why for seg in text or () if not seg.known), "runtime")
+
+
+def _left_by_subshell(st: State, sub: State) -> None:
+    """What a subshell (`sub`, a copy of `st`) leaves behind: the files it wrote stay written, and
+    text it evaluated without reading taints what follows; what it assigned stays in it."""
+    st.generated = sub.generated
+    st.taint = st.taint or sub.taint
 
 
 def _positional_unknown(st: State) -> bool:

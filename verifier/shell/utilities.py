@@ -326,19 +326,21 @@ TRAPS_WITHOUT_SIGNAL = frozenset({"EXIT", "0", "SIGEXIT", "ERR", "RETURN", "DEBU
 _ASSIGNED = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\+?)=")
 
 
-def mapfile_operands(words: Sequence[str | None]) -> tuple[str, bool] | None:
-    """`mapfile`/`readarray` operands: (array name, -t given); None for anything else (another
-    option, a run-time word, more than one name), whose array only the run knows."""
-    name, strip = "MAPFILE", False
-    names = 0
-    for word in words:
-        if word == "-t":
-            strip = True
-        elif word is None or word.startswith("-") or not _NAME.fullmatch(word):
-            return None
-        else:
-            name, names = word, names + 1
-    return (name, strip) if names <= 1 else None
+class MapfileCall(NamedTuple):
+    """What `mapfile`/`readarray` was asked: the array (`MAPFILE` when none is named), whether `-t`
+    strips the newlines, and whether the walkers model the call (not with another option, a
+    run-time word or more than one name: the array is then the run's)."""
+
+    name: str
+    strip: bool
+    modelled: bool
+
+
+def mapfile_operands(words: Sequence[str | None]) -> MapfileCall:
+    """`mapfile`/`readarray`'s options and array name from its arguments' known texts (None: not known)."""
+    names = [w for w in words if w is not None and _NAME.fullmatch(w)]
+    modelled = len(names) <= 1 and all(w is not None and (w == "-t" or _NAME.fullmatch(w)) for w in words)
+    return MapfileCall(names[-1] if names else "MAPFILE", "-t" in words, modelled)
 
 
 def mapfile_lines(text: str, strip: bool) -> list[str]:
@@ -405,5 +407,5 @@ def basename(path: str, suffix: str = "") -> str:
 
 
 __all__ = ["MAX_SEQ", "TRAPS_WITHOUT_SIGNAL", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces",
-           "mapfile_lines", "mapfile_operands", "read_fields", "read_line", "read_operands", "seq_numbers",
+           "MapfileCall", "mapfile_lines", "mapfile_operands", "read_fields", "read_line", "read_operands", "seq_numbers",
            "unescape"]
