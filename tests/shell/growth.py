@@ -89,9 +89,16 @@ def tail(n: int) -> Script:
     return "\n".join(lines + [SERVE + " --x 1"]) + "\n", {}
 
 
+def brackets(n: int) -> Script:
+    """One unquoted expansion of a word of 64n `[` and no `]` (not a pathname pattern): telling
+    whether a field is one must not rescan the rest of the field from each `[`."""
+    return f"W='{'[' * (64 * n)}'\necho $W >> /tmp/all.txt\n{SERVE}\n", {}
+
+
 CLASSES: dict[str, Callable[[int], Script]] = {
     "assignments": assignments, "functions": functions, "loops": loops, "branches": branches,
     "sources": sources, "recursion": recursion, "nameref": nameref, "wide": wide, "tail": tail,
+    "brackets": brackets,
 }
 
 

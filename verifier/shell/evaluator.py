@@ -49,19 +49,15 @@ from verifier.shell.expansion import (
     SHELL_SET,
     SPECIAL,
     brace_expand,
-    brace_word,
     convert_case,
     defaulted,
     field_spans,
-    glob_source,
     joins,
     may_glob,
-    old_arithmetic,
     operator,
     parse_param,
     separator,
     slice_bounds,
-    tilde_prefix,
     transform,
 )
 from verifier.shell.launchers import Commands, launching_functions, may_launch
@@ -1418,13 +1414,13 @@ class Evaluator:
         """Expand one word into fields, each with the place its text was written; with `glob`, a field
         that is a pathname pattern bash makes from unquoted text is a run-time value (the file names
         it matches, which may be any number of words: `expansion.may_glob`)."""
-        if (split and brace_word(word.parts)) or old_arithmetic(word.parts):  # not modelled
+        if (split and word.braced) or word.old_arithmetic:  # not modelled
             return [(Opaque(word.raw, (loc[0], word.line), False, split), (loc[0], word.line))]
         fields = self._expanded(word, w, loc, split)
-        if tilde_prefix(word.parts):  # a home directory: the run's
+        if word.tilde:  # a home directory: the run's
             return [(v if isinstance(v, Unknown) else Opaque(shown(v), b, True, split), b) for v, b in fields[:1]] + \
                 [(_many(v), b) for v, b in fields[1:]]
-        if not glob or not glob_source(word.parts):
+        if not glob or not word.may_make_pattern:
             return fields
         return [(Opaque(v, b, False, True), b) if isinstance(v, str) and may_glob(v) else (v, b) for v, b in fields]
 

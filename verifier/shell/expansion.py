@@ -22,8 +22,7 @@ again on every evaluation of it).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from verifier.core.processcache import ByText
 
@@ -308,40 +307,17 @@ def _sequence(body: str) -> list[str] | None:
     return [f"{n:0{width}d}" if width else str(n) for n in numbers]
 
 
-def brace_word(parts: Sequence[Any]) -> bool:
-    """Whether a word of several parts has unquoted literal text that brace expansion may change
-    (the walkers expand braces of one-part words only)."""
-    return len(parts) > 1 and any(part.kind == "lit" and not part.quoted and "{" in part.text and
-                                  ("," in part.text or ".." in part.text) for part in parts)
-
-
-_GLOB = re.compile(r"[*?]|\[.*\]", re.S)
-
-
 def may_glob(field: str) -> bool:
     """Whether a field holds a pathname pattern (`*`, `?`, `[...]`): bash replaces one it makes from
     unquoted text with the names of the files it matches (or keeps it when none does), which only
     the run's file system decides. A field also holding quoted text is counted too (erring towards
     a value the run decides)."""
-    return _GLOB.search(field) is not None
-
-
-def glob_source(parts: Sequence[Any]) -> bool:
-    """Whether a word (its `lexer.Part`s) can make a pathname pattern: an unquoted expansion, or
-    unquoted literal text holding a pattern character."""
-    return any(not part.quoted and (part.kind != "lit" or any(c in part.text for c in "*?[]")) for part in parts)
-
-
-def old_arithmetic(parts: Sequence[Any]) -> bool:
-    """Whether a word holds `$[...]`, bash's old arithmetic expansion (not modelled: the walkers do
-    not claim the word)."""
-    return any(part.kind == "lit" and "$[" in part.text for part in parts)
-
-
-def tilde_prefix(parts: Sequence[Any]) -> bool:
-    """Whether a word (its `lexer.Part`s) starts with an unquoted `~`: bash puts a home directory
-    there (`~`: $HOME, `~user`, `~+`, `~-`), which is the run's."""
-    return bool(parts) and parts[0].kind == "lit" and not parts[0].quoted and parts[0].text.startswith("~")
+    if "*" in field or "?" in field:
+        return True
+    # a `[` with a `]` after it, found in linear time (a regular expression `\[.*\]` backtracks from
+    # every `[` of a field that has no `]`: quadratic in the field's length)
+    start = field.find("[")
+    return start >= 0 and field.find("]", start + 1) >= 0
 
 
 def bracket_end(expr: str, start: int) -> int:
@@ -383,5 +359,5 @@ def split_unescaped(text: str, sep: str) -> tuple[str, str | None]:
     return text, None
 
 
-__all__ = ["DEFAULT_IFS", "MAX_BRACE_WORDS", "SHELL_SET", "SPECIAL", "field_spans", "glob_source", "may_glob", "old_arithmetic", "tilde_prefix", "Operator", "Param", "brace_expand", "brace_word", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
+__all__ = ["DEFAULT_IFS", "MAX_BRACE_WORDS", "SHELL_SET", "SPECIAL", "field_spans", "may_glob", "Operator", "Param", "brace_expand", "bracket_end", "convert_case", "defaulted", "joins", "operator", "parse_param",
            "separator", "slice_bounds", "split_unescaped", "transform"]

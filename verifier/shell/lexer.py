@@ -60,6 +60,26 @@ class Word:
     line: int
     raw: str
     start: int = field(default=0, compare=False)  # offset of the word in the text it was read from
+    # what bash may make of the word's unquoted text beyond its expansions, found once here (`_shape`),
+    # not at each of the many times the walkers expand the word:
+    # `braced`: several parts, and unquoted literal text that brace expansion may change (the walkers
+    # expand braces of one-part words only); `old_arithmetic`: it holds `$[...]`, bash's old
+    # arithmetic expansion (the walkers do not claim the word); `tilde`: it starts with an unquoted
+    # `~`, where bash puts a home directory (`~`: $HOME, `~user`, `~+`, `~-`), which is the run's;
+    # `may_make_pattern`: an unquoted expansion, or unquoted literal text holding a pattern character
+    # (verifier.shell.expansion.may_glob says whether a field is a pathname pattern)
+    braced: bool = field(init=False, compare=False, repr=False)
+    old_arithmetic: bool = field(init=False, compare=False, repr=False)
+    tilde: bool = field(init=False, compare=False, repr=False)
+    may_make_pattern: bool = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        braced, old_arithmetic, tilde, may_make_pattern = _shape(self.parts)
+        set_field = object.__setattr__  # frozen
+        set_field(self, "braced", braced)
+        set_field(self, "old_arithmetic", old_arithmetic)
+        set_field(self, "tilde", tilde)
+        set_field(self, "may_make_pattern", may_make_pattern)
 
     def literal(self) -> str | None:
         """The word's text when it has no expansions (quotes removed)."""
@@ -80,6 +100,22 @@ class Word:
             if p.kind == "lit" and not p.quoted:
                 return p.text
         return None
+
+
+def _shape(parts: tuple[Part, ...]) -> tuple[bool, bool, bool, bool]:
+    """`Word.braced`, `old_arithmetic`, `tilde` and `may_make_pattern` of a word's parts."""
+    braced = old_arithmetic = pattern = False
+    tilde = bool(parts) and parts[0].kind == "lit" and not parts[0].quoted and parts[0].text.startswith("~")
+    for part in parts:
+        if part.kind != "lit":
+            pattern = pattern or not part.quoted
+            continue
+        text = part.text
+        old_arithmetic = old_arithmetic or "$[" in text
+        if not part.quoted:
+            braced = braced or (len(parts) > 1 and "{" in text and ("," in text or ".." in text))
+            pattern = pattern or "*" in text or "?" in text or "[" in text or "]" in text
+    return braced, old_arithmetic, tilde, pattern
 
 
 @dataclass(slots=True)

@@ -1825,14 +1825,14 @@ class Reader:
         where fields split, a field that is a pathname pattern bash makes from unquoted text is a
         run-time value (the file names it matches, which may be any number of words:
         `expansion.may_glob`)."""
-        if (split and expansion.brace_word(word.parts)) or expansion.old_arithmetic(word.parts):  # not modelled
+        if (split and word.braced) or word.old_arithmetic:  # not modelled
             file, line = self.word_origin(word, st) if self.origin_at is not None else (st.file, word.line)
             return [(Seg(word.raw, file, line, False, "undecided", split),)]
         fields = self.expanded(word, st, split)
-        if expansion.tilde_prefix(word.parts) and fields:  # a home directory: the run's
+        if word.tilde and fields:  # a home directory: the run's
             first = fields[0]
             return [(Seg(plain(first), *origin(first), False, "runtime", split),), *fields[1:]]
-        if not split or not expansion.glob_source(word.parts):
+        if not split or not word.may_make_pattern:
             return fields
         return [(Seg(plain(f), *origin(f), False, "runtime", True),) if is_known(f) and expansion.may_glob(plain(f))
                 else f for f in fields]

@@ -130,7 +130,10 @@ def printf_pieces(fmt: str, args: Sequence[V]) -> list[str | V] | None:
 
 
 _INTEGER_ARG = re.compile(r"\s*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)\s*")
-_QUOTED_CHARS = frozenset(" \t\n'\"\\|&;()<>!{}*[?]^$`,")  # what `%q` puts a backslash before
+# what `%q` puts a backslash before: these characters anywhere, `~` at the start or after `=`/`:`,
+# `#` at the start
+_QUOTED = re.compile(r"[ \t\n'\"\\|&;()<>!{}*\[?\]^$`,]|(?:^|(?<=[=:]))~|^#")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def backslash_quoted(text: str) -> str | None:
@@ -139,14 +142,9 @@ def backslash_quoted(text: str) -> str | None:
     control character (bash prints `$'...'` then)."""
     if not text:
         return "''"
-    if any(ord(c) < 32 or ord(c) == 127 for c in text):
+    if _CONTROL.search(text):
         return None
-    out: list[str] = []
-    for i, c in enumerate(text):
-        if c in _QUOTED_CHARS or (c == "~" and (i == 0 or text[i - 1] in "=:")) or (c == "#" and i == 0):
-            out.append("\\")
-        out.append(c)
-    return "".join(out)
+    return _QUOTED.sub(r"\\\g<0>", text)
 
 
 def _integer(arg: str) -> int | None:
