@@ -156,3 +156,27 @@ def test_merge_key_work_is_capped() -> None:
     with pytest.raises(InputError, match="merge-key bomb"):
         yaml11.parse_yaml11(text, "bomb.yaml")
     assert call_events(_merge_bomb(3000)) < 40 * yaml11.MAX_MERGE_WORK
+
+
+_COMMENT_LIMIT = 65_536  # the most characters GitHub keeps of a comment (verifier.documents.checklist.MAX_MARKDOWN_CHARS)
+
+
+@pytest.mark.parametrize("text", [
+    pytest.param("[" * _COMMENT_LIMIT, id="brackets-without-close"),
+    pytest.param("[a](" * (_COMMENT_LIMIT // 4), id="links-without-close"),
+    pytest.param("1" * _COMMENT_LIMIT, id="one-long-word"),
+    pytest.param(" " * _COMMENT_LIMIT, id="blank-run"),
+    pytest.param("\u00a0" * (_COMMENT_LIMIT // 2) + "- " + " " * (_COMMENT_LIMIT // 2), id="blanks-around-a-bullet"),
+])
+def test_checklist_text_of_the_largest_comment_is_read_in_one_pass(text: str) -> None:
+    """A sign-off comment's item text is read by patterns that do not backtrack over a run: at the
+    largest text a comment can hold these took from 15 s (a `[` run, a long word) to about half an
+    hour (a blank run before a label) when each was tried again from every position of the run.
+    Call events do not see a regular expression's steps, so this asserts the answers only: a
+    regression shows as a run that does not end."""
+    from verifier.documents import checklist
+
+    assert len(set(checklist.normalize(text))) <= 1  # one word (repeated) at most
+    assert checklist.negations(text) == []
+    assert checklist._label_words(text, frozenset()) == set()
+    assert checklist._DETAIL_HEADING.match(text) is None

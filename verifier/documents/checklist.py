@@ -27,7 +27,6 @@ MAX_MARKDOWN_CHARS = 65_536
 MAX_CHECKBOXES = 400
 _TASK = re.compile(r"\[(?P<mark>[ xX])\][ \t]+(?P<text>\S.*)", re.DOTALL)
 _TEMPLATE_HEADING = re.compile(r"^##\s+(Template|模板)")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 _WORD = re.compile(r"[a-z0-9_./-]+")
 TRIGGER = "As a PR reviewer and CODEOWNER"
 _LIST_OPEN = frozenset({"bullet_list_open", "ordered_list_open"})
@@ -86,16 +85,42 @@ def _stem(word: str) -> str:
 _NEGATION = re.compile(
     r"(?<![\w/])(?:not|no|never|none|nothing|cannot|neither|nor|without|unable|unverified|unchecked|"
     r"untested|skip|skipped|skipping|omitted|pending|todo|tbd|n/a|na)(?![\w/])"
-    r"|\w+n['’]t\b",
+    r"|(?<!\w)\w+n['’]t\b",  # from a word's start only (a match ends at a word's end): linear in a long word
     re.IGNORECASE,
 )
 # GitHub renders `~~text~~` (and `~text~`) struck through: a struck-out claim is withdrawn.
 _STRUCK = re.compile(r"(?<!~)~~?(?=[^~\s])[^~]*?[^~\s]~~?(?!~)")
 
 
+def _unlinked(text: str) -> str:
+    """The text with each Markdown link `[label](target)` replaced by its label: what the
+    substitution of `\\[([^\\]]*)\\]\\([^)]*\\)` by its label makes, found by scanning once (that
+    expression tried again from every `[` of a run without `]`, and from every `](` without `)`: the
+    square of the text's length)."""
+    out: list[str] = []
+    done = 0  # text[:done] is in out
+    start = text.find("[")
+    while start >= 0:
+        close = text.find("]", start + 1)
+        if close < 0:
+            break  # no `]` after this `[`, nor after any later one
+        if text.startswith("(", close + 1):
+            end = text.find(")", close + 2)
+            if end < 0:
+                break  # no `)` after this `](`, nor after any later one
+            out.append(text[done:start])
+            out.append(text[start + 1:close])
+            done = end + 1
+            start = text.find("[", done)
+        else:  # every `[` before `close` stops at the same `]`
+            start = text.find("[", close + 1)
+    out.append(text[done:])
+    return "".join(out)
+
+
 def negations(text: str) -> list[str]:
     """The negating words of an item's text (link targets dropped, case kept as written)."""
-    return [m.group(0) for m in _NEGATION.finditer(_LINK.sub(r"\1", text).replace("`", " "))]
+    return [m.group(0) for m in _NEGATION.finditer(_unlinked(text).replace("`", " "))]
 
 
 def negated(template: Item, signed: Item) -> str | None:
@@ -122,7 +147,7 @@ def negated(template: Item, signed: Item) -> str | None:
 def normalize(text: str) -> list[str]:
     """Lower-case words of a checklist item with link targets, Markdown markup and trailing
     punctuation removed (`evals.` and `evals;` are the same word)."""
-    text = _LINK.sub(r"\1", text)
+    text = _unlinked(text)
     text = re.sub(r"[`*_~]", " ", text).lower()
     return [w for w in (_stem(w) for w in _WORD.findall(text)) if w]
 
@@ -278,7 +303,7 @@ def match_items(template: list[Item], signed: list[Item], threshold: float,
     return out
 
 
-_DETAIL_HEADING = re.compile(r"^\s*#*\s*\**\s*additional detail section\b", re.IGNORECASE)
+_DETAIL_HEADING = re.compile(r"^\s*+#*+\s*+\**+\s*+additional detail section\b", re.IGNORECASE)
 _SIGNED = re.compile(r"^\s*signed\s*:", re.IGNORECASE)
 _BULLET = re.compile(r"^(?P<indent>\s*)(?:[-*+•]|\d+[.)])\s+")
 
@@ -340,7 +365,9 @@ def _add_paragraph(blocks: list[list[str]], lines: list[str]) -> bool:
     return cut < len(lines)
 
 
-_LABEL = re.compile(r"^\s*(?:[-*+•]|\d+[.)])?\s*(?:\*\*(?P<bold>[^*]+?)\*\*|(?P<plain>[^:.]{1,60}):)")
+# possessive blanks: the two runs of blanks around the bullet are not split every way against the
+# label (the square of a blank run's length); a label made of blanks has no words either way
+_LABEL = re.compile(r"^\s*+(?:[-*+•]|\d+[.)])?\s*+(?:\*\*(?P<bold>[^*]+?)\*\*|(?P<plain>[^:.]{1,60}):)")
 # A phrase quoted from an item names it: "If any of the above criteria ...", “...”.
 _QUOTED = re.compile(r'"([^"\n]{3,300})"|“([^”\n]{3,300})”')
 

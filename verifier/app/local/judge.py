@@ -144,7 +144,8 @@ def touches_nothing_read(bundle: Bundle) -> bool:
 PRECISION_RECORD = ("- Draft precision (recorded by `verify-pr local`): this change touches nothing the "
                     "draft-precision rules read (comments, blank lines or layout only), so the shipped and the "
                     "effective draft precision of every affected config are the base's, unchanged.")
-_DETAIL_HEADING = re.compile(r"^\s*#*\s*\**\s*additional detail section\b.*$", re.IGNORECASE | re.MULTILINE)
+_DETAIL_HEADING = re.compile(r"^\s*+#*+\s*+\**+\s*+additional detail section\b.*$",
+                             re.IGNORECASE | re.MULTILINE)
 
 
 def with_precision_record(bundle: Bundle) -> Bundle:
