@@ -109,7 +109,7 @@ def _power(a: int, b: int) -> int:
     return pow(a, b, 1 << 64)
 
 
-_BINARY: dict[str, tuple[int, Callable[[int, int], int]]] = {
+_OPERATIONS: dict[str, tuple[int, Callable[[int, int], int]]] = {
     "||": (1, lambda a, b: int(bool(a) or bool(b))), "&&": (2, lambda a, b: int(bool(a) and bool(b))),
     "|": (3, lambda a, b: a | b), "^": (4, lambda a, b: a ^ b), "&": (5, lambda a, b: a & b),
     "==": (6, lambda a, b: int(a == b)), "!=": (6, lambda a, b: int(a != b)),
@@ -126,8 +126,8 @@ def _wrapping(fn: Callable[[int, int], int]) -> Callable[[int, int], int]:
     return lambda a, b: _wrap(fn(a, b))
 
 
-# every result wraps around as bash's 64-bit integers do
-_BINARY = {op: (prec, _wrapping(fn)) for op, (prec, fn) in _BINARY.items()}
+# the binary operators by precedence; every result wraps around as bash's 64-bit integers do
+_BINARY = {op: (prec, _wrapping(fn)) for op, (prec, fn) in _OPERATIONS.items()}
 _ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "**="}
 
 

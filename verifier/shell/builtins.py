@@ -127,8 +127,8 @@ def _static(cmd: Simple) -> _Static:
         parts = word.parts
         text = parts[0].text if len(parts) == 1 and parts[0].kind == "lit" and not parts[0].quoted else None
         # a plain word (most are): what `expand_word` makes of it, without the call
-        plain.append((text, (cmd.src, word.line)) if text is not None and not (
-            "{" in text and ("," in text or ".." in text)) and not may_glob(text) and not text.startswith("~") else None)
+        plain.append((text, (cmd.src, word.line)) if text is not None and not word.braced and not word.tilde
+                     and not may_glob(text) else None)
     return _STATIC.put(cmd, (cmd, head, _sink_kind(cmd, head), tuple(plain)))
 
 

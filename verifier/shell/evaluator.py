@@ -597,10 +597,10 @@ class Evaluator:
         self.scripts: list[Script] = []  # every file parsed so far (main, sourced, children)
         self._live: dict[int, tuple[Any, ...]] = {}  # see `_kept`
         self._owner = object()  # owns the table bases its main script's worlds share (world.settle)
-        # variables `drop_dead` removed from some world (see `run_unseen`), and whether it may
-        # (False: an evaluation made again because text it had not seen read one of them)
         # the status of the last command substitution (an assignment-only command's status is its)
         self.subst_status: bool | None = True
+        # variables `drop_dead` removed from some world (see `run_unseen`), and whether it may
+        # (False: an evaluation made again because text it had not seen read one of them)
         self.dropped: frozenset[str] = frozenset()  # immutable: checkpoints keep it without a copy
         self.drops = True
 
@@ -1414,7 +1414,7 @@ class Evaluator:
         """Expand one word into fields, each with the place its text was written; with `glob`, a field
         that is a pathname pattern bash makes from unquoted text is a run-time value (the file names
         it matches, which may be any number of words: `expansion.may_glob`)."""
-        if (split and word.braced) or word.old_arithmetic:  # not modelled
+        if (split and word.braced and len(word.parts) > 1) or word.old_arithmetic:  # not modelled
             return [(Opaque(word.raw, (loc[0], word.line), False, split), (loc[0], word.line))]
         fields = self._expanded(word, w, loc, split)
         if word.tilde:  # a home directory: the run's
@@ -1431,7 +1431,7 @@ class Evaluator:
             part = parts[0]
             if part.kind == "lit":
                 text = part.text
-                if split and not part.quoted and "{" in text and ("," in text or ".." in text):
+                if split and word.braced:
                     words = brace_expand(text)
                     return [(Opaque(text, at, False, True), at)] if words is None else [(t, at) for t in words]
                 return [(text, at)]

@@ -29,6 +29,7 @@ from verifier.core.processcache import ByText
 MAX_BRACE_WORDS = 1024
 SPECIAL = frozenset("@*#?$!-0123456789")
 _SEQUENCE = re.compile(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?")
+_LETTERS = re.compile(r"([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?")
 _HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[)?")
 
 
@@ -283,16 +284,14 @@ def _brace_group(text: str, start: int) -> tuple[int | None, list[int]]:
 
 def _sequence(body: str) -> list[str] | None:
     """`x..y[..step]` of integers or of single letters (None: not a sequence)."""
-    m = _SEQUENCE.fullmatch(body)
-    letters = None if m else re.fullmatch(r"([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?", body)
-    if m is None and letters is None:
+    numeric = _SEQUENCE.fullmatch(body)
+    found = numeric or _LETTERS.fullmatch(body)
+    if found is None:
         return None
-    found = m or letters
-    assert found is not None
-    step = abs(int(found.group(3))) if found.group(3) else 1
-    step = step or 1
-    if letters is not None:
-        a, b = ord(letters.group(1)), ord(letters.group(2))
+    letters = numeric is None
+    step = abs(int(found.group(3) or 1)) or 1
+    if letters:
+        a, b = ord(found.group(1)), ord(found.group(2))
         codes = range(a, b + 1, step) if a <= b else range(a, b - 1, -step)
         if len(codes) > MAX_BRACE_WORDS:
             raise _TooMany

@@ -62,8 +62,8 @@ class Word:
     start: int = field(default=0, compare=False)  # offset of the word in the text it was read from
     # what bash may make of the word's unquoted text beyond its expansions, found once here (`_shape`),
     # not at each of the many times the walkers expand the word:
-    # `braced`: several parts, and unquoted literal text that brace expansion may change (the walkers
-    # expand braces of one-part words only); `old_arithmetic`: it holds `$[...]`, bash's old
+    # `braced`: unquoted literal text that brace expansion may change (the walkers expand the braces of
+    # one-part words, and do not claim a word of several parts that has them); `old_arithmetic`: it holds `$[...]`, bash's old
     # arithmetic expansion (the walkers do not claim the word); `tilde`: it starts with an unquoted
     # `~`, where bash puts a home directory (`~`: $HOME, `~user`, `~+`, `~-`), which is the run's;
     # `may_make_pattern`: an unquoted expansion, or unquoted literal text holding a pattern character
@@ -113,7 +113,7 @@ def _shape(parts: tuple[Part, ...]) -> tuple[bool, bool, bool, bool]:
         text = part.text
         old_arithmetic = old_arithmetic or "$[" in text
         if not part.quoted:
-            braced = braced or (len(parts) > 1 and "{" in text and ("," in text or ".." in text))
+            braced = braced or ("{" in text and ("," in text or ".." in text))
             pattern = pattern or "*" in text or "?" in text or "[" in text or "]" in text
     return braced, old_arithmetic, tilde, pattern
 

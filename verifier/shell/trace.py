@@ -542,10 +542,9 @@ class Reader:
         if not argv or plain(argv[0]) not in ("echo", "printf") or not all(is_known(a) for a in argv):
             return None
         self.decide(*argv)  # the filters read the text's characters
-        printed = self.echo(plain(argv[0]), argv[1:])
-        if printed is None:
+        text = self.echo(plain(argv[0]), argv[1:])
+        if text is None:
             return None
-        text = printed
         status: bool | None = True
         for cmd in pipe.cmds[1:]:
             if not isinstance(cmd, Simple) or not cmd.words or cmd.assigns or cmd.redirects:
@@ -1358,10 +1357,11 @@ class Reader:
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
         """`export`, `declare`/`typeset`, `local`, `readonly` (verifier.shell.utilities.declaration)."""
         asked = utilities.declaration(name, [plain(a) if is_known(a) else None for a in args])
+        names = [var for var in (*(n for _, n in asked.names), *(o.name for o in asked.assigned),
+                                 *(a.name for a in node.assigns)) if _NAME.match(var)]
         if self.frames and asked.local(True):
-            for var in [*(n for _, n in asked.names), *(o.name for o in asked.assigned), *(a.name for a in node.assigns)]:
-                if _NAME.match(var):
-                    self.localize(var, st)
+            for var in names:
+                self.localize(var, st)
         if asked.refs:
             return self.declare_refs(args, node, st)
         if "A" in asked.flags:  # associative arrays: not modelled (their elements are unknown)
@@ -1371,9 +1371,8 @@ class Reader:
         export = asked.exports
         flags = "".join(flag for flag in "ilu" if flag in asked.flags)
         if flags:
-            for var in [*(n for _, n in asked.names), *(o.name for o in asked.assigned), *(a.name for a in node.assigns)]:
-                if _NAME.match(var):
-                    st.attributed[var] = "".join(sorted(set(st.attributed.get(var, "") + flags)))
+            for var in names:
+                st.attributed[var] = "".join(sorted(set(st.attributed.get(var, "") + flags)))
         for assign in node.assigns:
             if assign.array is not None:
                 self.assign(assign, st, export)
@@ -1825,7 +1824,7 @@ class Reader:
         where fields split, a field that is a pathname pattern bash makes from unquoted text is a
         run-time value (the file names it matches, which may be any number of words:
         `expansion.may_glob`)."""
-        if (split and word.braced) or word.old_arithmetic:  # not modelled
+        if (split and word.braced and len(word.parts) > 1) or word.old_arithmetic:  # not modelled
             file, line = self.word_origin(word, st) if self.origin_at is not None else (st.file, word.line)
             return [(Seg(word.raw, file, line, False, "undecided", split),)]
         fields = self.expanded(word, st, split)
@@ -1845,7 +1844,7 @@ class Reader:
                 break
         else:  # no expansion: one field (or none)
             text = parts[0].text if len(parts) == 1 else "".join([part.text for part in parts])
-            if split and len(parts) == 1 and not parts[0].quoted and "{" in text and ("," in text or ".." in text):
+            if split and len(parts) == 1 and word.braced:
                 words = expansion.brace_expand(text)
                 if words is None:
                     return [(Seg(text, file, line, False, "undecided", True),)]
