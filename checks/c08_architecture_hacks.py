@@ -177,7 +177,9 @@ def _text_patterns(override_args: tuple[str, ...], edit_patterns: tuple[str, ...
     """The policy's text patterns, compiled once per policy content."""
     names = "|".join(re.escape(n) for n in sorted({*override_args, *(n.replace("-", "_") for n in override_args)},
                                                   key=len, reverse=True))
-    flag_rx = re.compile(r"(?:--|^|\s|[\"'])(" + names + r")[\"']?\s*(?:=|:|\s)\s*(.+?)\s*$")
+    # the value runs to the end of the (stripped) line: a lazy value before `\s*$` tried that tail
+    # again from each character of a blank run inside it (the square of its length)
+    flag_rx = re.compile(r"(?:--|^|\s|[\"'])(" + names + r")[\"']?\s*(?:=|:|\s)\s*(.+)$")
     edits = tuple(re.compile(p, re.IGNORECASE) for p in edit_patterns)
     settings = tuple((key, word, re.compile(r"[\"']?" + re.escape(key) + r"[\"']?\s*[:=]\s*[\"']?" + re.escape(word)
                                             + r"\b", re.IGNORECASE)) for key, word in prohibited)

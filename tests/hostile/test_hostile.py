@@ -179,4 +179,84 @@ def test_checklist_text_of_the_largest_comment_is_read_in_one_pass(text: str) ->
     assert len(set(checklist.normalize(text))) <= 1  # one word (repeated) at most
     assert checklist.negations(text) == []
     assert checklist._label_words(text, frozenset()) == set()
-    assert checklist._DETAIL_HEADING.match(text) is None
+    assert checklist.DETAIL_HEADING.match(text) is None
+
+
+_LONG = _COMMENT_LIMIT  # a file a PR adds may be larger still: these read it in one pass all the same
+
+
+def _overview(text: str) -> object:
+    from verifier.documents.overview import parse_overview
+
+    return [dict(row.cells) for row in parse_overview(f"| Model | Prefix | SGLang |\n{text}", "overview.md",
+                                                        ["Model", "Prefix", "SGLang"]).rows]
+
+
+def _overview_cell(text: str) -> object:
+    return _overview(f"|---|---|---|\n| m | p | {text} |")
+
+
+def _reuse(text: str) -> object:
+    from verifier.record.github.links import reuse_run_id
+
+    return reuse_run_id([{"body": text, "author_association": "MEMBER", "created_at": 1}])
+
+
+def _waiver(text: str) -> object:
+    from verifier.documents.patches import waiver_sections
+
+    return [(s.title[:3], len(s.content)) for s in waiver_sections(text)]
+
+
+def _setup_commands(text: str) -> object:
+    from verifier.documents.patches import commands
+
+    found, problem = commands("setup.sh", text + "\n'")  # an unclosed quote: read line by line
+    assert problem is not None
+    return [c.words for c in found]
+
+
+def _override_line(text: str) -> object:
+    from checks.c08_architecture_hacks import RULE_ARCH, _text_findings
+    from verifier.core.policy import load_policies
+
+    policy = load_policies()["prohibited_settings"]["architecture"]
+    found = _text_findings("x.sh", f"--{policy['override_args'][0]} a{text}b", policy, frozenset({RULE_ARCH}))
+    return [(mid, line, params["value"][:1] + params["value"][-1:]) for mid, _path, line, params in found]
+
+
+def _assigned_command(text: str) -> object:
+    from verifier.launch.commands import shell_commands
+    from verifier.shell.launchers import _text_may_launch
+
+    return _text_may_launch(text, shell_commands())
+
+
+def _changelog_keys(text: str) -> object:
+    from verifier.configs.changelog import match_config_keys
+
+    return match_config_keys(text, ["a" * 200])
+
+
+@pytest.mark.parametrize(("read", "text", "answer"), [
+    pytest.param(_overview, "\u00a0" * _LONG, [], id="overview-separator-of-blanks"),
+    pytest.param(_overview_cell, "[a" * (_LONG // 2), [{"SGLang": ("[a" * (_LONG // 2),)}], id="overview-cell-of-brackets"),
+    pytest.param(_overview_cell, "a" + " " * _LONG + "b", [{"SGLang": ("a" + " " * _LONG + "b",)}], id="overview-cell-of-blanks"),
+    pytest.param(_reuse, " \n" * (_LONG // 2), None, id="comment-of-blank-lines"),
+    pytest.param(_waiver, "[a](" * (_LONG // 4), [("", _LONG)], id="waiver-links-without-close"),
+    pytest.param(_waiver, "# a" + " " * _LONG + "b", [("", 0), ("a  ", 0)], id="waiver-heading-with-a-blank-run"),
+    pytest.param(_setup_commands, "x" + "\t" * _LONG + "y", [("x", "y"), ("'",)], id="setup-line-with-a-blank-run"),
+    pytest.param(_override_line, " " * _LONG, [("architecture-override", 1, "a ")], id="override-value-with-a-blank-run"),
+    pytest.param(_assigned_command, "\u00a0" * _LONG, False, id="assigned-command-of-blanks"),
+    pytest.param(_changelog_keys, "*a" * 30 + "*b", [], id="changelog-pattern-of-many-stars"),
+])
+def test_pr_text_is_read_in_one_pass(read: Callable[[str], object], text: str, answer: object) -> None:
+    """Text a PR or a commenter controls (a vendor overview's table, a comment, a waiver, a setup
+    script's line, a scanned file's line, a command a script assigns, a changelog entry's
+    config-keys pattern) is read by patterns that do not try a run again from each of its
+    positions: with those, these cases took from 3 s (the comment) to over 100 s (a waiver heading,
+    an assigned command) each, a waiver of unclosed links grew with the cube of its length (28 s at
+    8,000 characters) and a changelog pattern exponentially with its `*`s (26 s for 8 against a key
+    of 60 characters). As in the checklist test, the answers are asserted: a regression is a run
+    that does not end."""
+    assert read(text) == answer

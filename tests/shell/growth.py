@@ -95,10 +95,19 @@ def brackets(n: int) -> Script:
     return f"W='{'[' * (64 * n)}'\necho $W >> /tmp/all.txt\n{SERVE}\n", {}
 
 
+def stars(n: int) -> Script:
+    """A `case` and a `${X##...}` whose pattern has 4n pieces between `*`s, against a value of 64n
+    characters it does not match: a pattern must not try each `*` again at every length (with
+    `.*` for each, 16 pieces against 256 characters did not end)."""
+    pattern = "*a" * (4 * n) + "*b"
+    return (f"W={'a' * (64 * n)}\ncase $W in {pattern}) echo yes >> /tmp/all.txt ;; esac\n"
+            f"V=${{W##{pattern}}}\necho \"$V\" >> /tmp/all.txt\n{SERVE}\n", {})
+
+
 CLASSES: dict[str, Callable[[int], Script]] = {
     "assignments": assignments, "functions": functions, "loops": loops, "branches": branches,
     "sources": sources, "recursion": recursion, "nameref": nameref, "wide": wide, "tail": tail,
-    "brackets": brackets,
+    "brackets": brackets, "stars": stars,
 }
 
 

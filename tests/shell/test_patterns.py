@@ -5,25 +5,24 @@ from __future__ import annotations
 
 import random
 
-from verifier.shell.values import Pattern, glob_regex, pattern_text, replace_pattern, strip_pattern
+from verifier.shell.values import Pattern, glob_match, pattern_text, replace_pattern, strip_pattern
 
 
 def _replace_by_definition(value: str, pattern: Pattern, repl: str, mode: str) -> str:
     if not pattern_text(pattern) and mode not in ("#", "%"):
         return value
-    rx = glob_regex(pattern)
     n = len(value)
     if mode == "#":
-        return next((repl + value[end:] for end in range(n, -1, -1) if rx.match(value[:end])), value)
+        return next((repl + value[end:] for end in range(n, -1, -1) if glob_match(value[:end], pattern)), value)
     if mode == "%":
-        return next((value[:start] + repl for start in range(n + 1) if rx.match(value[start:])), value)
+        return next((value[:start] + repl for start in range(n + 1) if glob_match(value[start:], pattern)), value)
     out: list[str] = []
     i = 0
     replaced = False
     while i <= n:
         end = -1
         if not (replaced and mode != "/"):
-            end = next((e for e in range(n, i, -1) if rx.match(value[i:e])), -1)
+            end = next((e for e in range(n, i, -1) if glob_match(value[i:e], pattern)), -1)
         if end > i:
             out.append(repl)
             i, replaced = end, True
@@ -35,13 +34,12 @@ def _replace_by_definition(value: str, pattern: Pattern, repl: str, mode: str) -
 
 
 def _strip_by_definition(value: str, pattern: Pattern, op: str) -> str:
-    rx = glob_regex(pattern)
     n = len(value)
     if op in ("#", "##"):
         ends = range(0, n + 1) if op == "#" else range(n, -1, -1)
-        return next((value[end:] for end in ends if rx.match(value[:end])), value)
+        return next((value[end:] for end in ends if glob_match(value[:end], pattern)), value)
     starts = range(n, -1, -1) if op == "%" else range(0, n + 1)
-    return next((value[:start] for start in starts if rx.match(value[start:])), value)
+    return next((value[:start] for start in starts if glob_match(value[start:], pattern)), value)
 
 
 PIECES = ["a", "b", "*", "?", "[ab]", "[!a]", "-", "x", "[[:space:]]", " ", "[", "\\", "]", "[*]"]

@@ -16,6 +16,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from verifier.core.errors import InputError
+from verifier.core.textscan import link_labels
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -92,35 +93,9 @@ _NEGATION = re.compile(
 _STRUCK = re.compile(r"(?<!~)~~?(?=[^~\s])[^~]*?[^~\s]~~?(?!~)")
 
 
-def _unlinked(text: str) -> str:
-    """The text with each Markdown link `[label](target)` replaced by its label: what the
-    substitution of `\\[([^\\]]*)\\]\\([^)]*\\)` by its label makes, found by scanning once (that
-    expression tried again from every `[` of a run without `]`, and from every `](` without `)`: the
-    square of the text's length)."""
-    out: list[str] = []
-    done = 0  # text[:done] is in out
-    start = text.find("[")
-    while start >= 0:
-        close = text.find("]", start + 1)
-        if close < 0:
-            break  # no `]` after this `[`, nor after any later one
-        if text.startswith("(", close + 1):
-            end = text.find(")", close + 2)
-            if end < 0:
-                break  # no `)` after this `](`, nor after any later one
-            out.append(text[done:start])
-            out.append(text[start + 1:close])
-            done = end + 1
-            start = text.find("[", done)
-        else:  # every `[` before `close` stops at the same `]`
-            start = text.find("[", close + 1)
-    out.append(text[done:])
-    return "".join(out)
-
-
 def negations(text: str) -> list[str]:
     """The negating words of an item's text (link targets dropped, case kept as written)."""
-    return [m.group(0) for m in _NEGATION.finditer(_unlinked(text).replace("`", " "))]
+    return [m.group(0) for m in _NEGATION.finditer(link_labels(text).replace("`", " "))]
 
 
 def negated(template: Item, signed: Item) -> str | None:
@@ -147,7 +122,7 @@ def negated(template: Item, signed: Item) -> str | None:
 def normalize(text: str) -> list[str]:
     """Lower-case words of a checklist item with link targets, Markdown markup and trailing
     punctuation removed (`evals.` and `evals;` are the same word)."""
-    text = _unlinked(text)
+    text = link_labels(text)
     text = re.sub(r"[`*_~]", " ", text).lower()
     return [w for w in (_stem(w) for w in _WORD.findall(text)) if w]
 
@@ -303,8 +278,10 @@ def match_items(template: list[Item], signed: list[Item], threshold: float,
     return out
 
 
-_DETAIL_HEADING = re.compile(r"^\s*+#*+\s*+\**+\s*+additional detail section\b", re.IGNORECASE)
-_SIGNED = re.compile(r"^\s*signed\s*:", re.IGNORECASE)
+# a line that opens the additional detail section, and the signature line (matched line by line;
+# `verify-pr local` writes its record after the first, or before the second)
+DETAIL_HEADING = re.compile(r"^\s*+#*+\s*+\**+\s*+additional detail section\b", re.IGNORECASE)
+SIGNED = re.compile(r"^\s*signed\s*:", re.IGNORECASE)
 _BULLET = re.compile(r"^(?P<indent>\s*)(?:[-*+•]|\d+[.)])\s+")
 
 
@@ -315,12 +292,12 @@ def detail_blocks(body: str) -> list[str]:
     there is no section."""
     tokens = parse_markdown(body)
     start = next((i for i, t in enumerate(tokens)
-                  if t.type == "inline" and any(_DETAIL_HEADING.match(x) for x in t.content.splitlines())), None)
+                  if t.type == "inline" and any(DETAIL_HEADING.match(x) for x in t.content.splitlines())), None)
     if start is None:
         return []
     level = tokens[start].level - 1
     heading_lines = tokens[start].content.splitlines()
-    after = next(k for k, x in enumerate(heading_lines) if _DETAIL_HEADING.match(x)) + 1
+    after = next(k for k, x in enumerate(heading_lines) if DETAIL_HEADING.match(x)) + 1
     blocks: list[list[str]] = []
     signed = _add_paragraph(blocks, heading_lines[after:])
     quoted = 0
@@ -348,7 +325,7 @@ def detail_blocks(body: str) -> list[str]:
 
 
 def _signed_at(lines: list[str]) -> int:
-    return next((k for k, line in enumerate(lines) if _SIGNED.match(line)), len(lines))
+    return next((k for k, line in enumerate(lines) if SIGNED.match(line)), len(lines))
 
 
 def _add_paragraph(blocks: list[list[str]], lines: list[str]) -> bool:

@@ -13,11 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from verifier.core.model import Tree
+from verifier.core.textscan import link_labels
 from verifier.core.yamlio import decode_text
 
 EMPTY_CELLS = frozenset({"—", "-", "–", "", "n/a", "N/A"})
-_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
+# blanks matched possessively: tried again from each blank of a run, a row of blanks cost its square
+_SEPARATOR = re.compile(r"^\s*+\|?\s*+:?-{3,}:?\s*+(?:\|\s*+:?-{3,}:?\s*+)*+\|?\s*+$")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -60,14 +61,14 @@ def _cells(line: str) -> list[str]:
 
 
 def _plain(cell: str) -> str:
-    return _LINK.sub(r"\1", cell).replace("`", "").replace("**", "").strip()
+    return link_labels(cell).replace("`", "").replace("**", "").strip()
 
 
 def _keys(cell: str) -> tuple[str, ...]:
     plain = _plain(cell)
     if plain in EMPTY_CELLS:
         return ()
-    return tuple(k.strip() for k in re.split(r"\s*,\s*", plain) if k.strip() and k.strip() not in EMPTY_CELLS)
+    return tuple(k.strip() for k in plain.split(",") if k.strip() and k.strip() not in EMPTY_CELLS)
 
 
 def parse_overview(text: str, path: str, header: Sequence[str]) -> Overview:

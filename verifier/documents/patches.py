@@ -28,6 +28,7 @@ from typing import Any
 
 from verifier.core import shellwords
 from verifier.core.layout import short_path
+from verifier.core.textscan import replace_links
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(.*)", re.IGNORECASE)
@@ -267,6 +268,7 @@ def setup_script_hits(path: str, doc: Any, lines: Mapping[tuple[Any, ...], int] 
 # come from the static shell reader (verifier.shell.parse: never executed); a text it cannot read is
 # reported as such, never passed.
 
+_COMMAND_SEPARATOR = re.compile(r"&&|\|\||;|\|")
 _SCRIPT_DIR = re.compile(
     r"""(?:cd\s+)?"?(?:\$\(\s*)?dirname\s+"?\$(?:\{BASH_SOURCE(?:\[0\])?\}|BASH_SOURCE|\{0\}|0)"?\s*\)?"?"""
     r"""(?:\s*&&\s*pwd(?:\s+-P)?)?""")
@@ -357,7 +359,9 @@ def commands(path: str, text: str) -> tuple[list[Command], str | None]:
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
-            for piece in re.split(r"\s*(?:&&|\|\||;|\|)\s*", line):
+            # split on the operators alone (blanks around one, matched by the pattern, were tried
+            # again from each blank of a run: the square of its length); the pieces are stripped
+            for piece in map(str.strip, _COMMAND_SEPARATOR.split(line)):
                 try:
                     words = shellwords.split(piece, comments=True)
                 except ValueError:
@@ -939,11 +943,21 @@ def python_patch_hits(path: str, text: str, policy: Mapping[str, Any], side: str
 # ---------------------------------------------------------------- waivers
 
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+# a title's closing `#`s and blanks are cut after the match (`waiver_sections`): a lazy title before
+# `\s*#*\s*$` tried that tail again from each character of a blank run (the square of its length)
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*)$")
 _LABEL = re.compile(r"^\s*(?:[-*+]\s+)?\*\*([^*\n]{2,80}?)\*\*\s*:?\s*(.*)$")
 _PLAIN_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?([A-Za-z][\w /'()&-]{2,60}?)\s*:\s+(.*)$")
 _PLACEHOLDER = re.compile(r"<[^<>\n]*>")
+_TARGET_WORD = re.compile(r"[^)\s]*")
 _WORD = re.compile(r"[^\W_][\w'./:#?=&%-]*")
+
+
+def _label_and_target(label: str, target: str) -> str:
+    """A link's label and the first word of its target (`[guide](https://x "title")`: `guide https://x`)."""
+    word = _TARGET_WORD.match(target)
+    assert word is not None  # it matches the empty text
+    return f"{label} {word.group(0)}"
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -967,7 +981,7 @@ def waiver_sections(text: str, titles: Iterable[str] = ()) -> list[WaiverSection
         if heading:
             level = len(heading.group(1))
             open_headings = [h for h in open_headings if h[1] < level]
-            entry: tuple[str, int, list[str]] = (heading.group(2), level, [])
+            entry: tuple[str, int, list[str]] = (heading.group(2).rstrip().rstrip("#").rstrip(), level, [])
             sections.append(entry)
             open_headings.append(entry)
             continue
@@ -990,7 +1004,7 @@ def waiver_sections(text: str, titles: Iterable[str] = ()) -> list[WaiverSection
     out = []
     for title, _level, lines in sections:
         body = _PLACEHOLDER.sub(" ", "\n".join(lines))
-        body = re.sub(r"!?\[([^\]]*)\]\(([^)\s]*)[^)]*\)", r"\1 \2", body)
+        body = replace_links(body, _label_and_target, images=True)
         out.append(WaiverSection(title.strip(" *:"), re.sub(r"[*`|_>#]+", " ", body).strip()))
     return out
 

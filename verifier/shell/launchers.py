@@ -360,10 +360,12 @@ def _child_env(words: list[Val], k: int, target: int, commands: Commands) -> Chi
 # ------------------------------------------------------------------------------- may it launch?
 
 _HEAD_PARAM = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0]\])?\}?")
-_MODULE_TEXT = re.compile(r"""^\s*\(?\s*(?:"[^"]*"|'[^']*'|\S+)\s+(?:-\S+\s+)*-m\s+["']?([\w.]+)""")
-_COMMAND_V = re.compile(r"""^\s*\(?\s*"?\$\(\s*(?:command\s+-v|which)\s+([\w.+-]+)\s*\)"?\s*$""")
-_TOOL_PATH = re.compile(r"""^\s*\(?\s*"?[^\s"']*/(uv|pip3?|hf|huggingface-cli|curl|git|jq|aiperf)"?\s*$""")
-_FIRST_PARAM = re.compile(r"""^\s*\(?\s*"?\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0]\])?\}?"?(?=\s|$|")""")
+# blanks before and after the `(` matched possessively: a text of blanks was tried again from each
+# blank (the square of its length)
+_MODULE_TEXT = re.compile(r"""^\s*+\(?\s*+(?:"[^"]*"|'[^']*'|\S+)\s+(?:-\S+\s+)*-m\s+["']?([\w.]+)""")
+_COMMAND_V = re.compile(r"""^\s*+\(?\s*+"?\$\(\s*(?:command\s+-v|which)\s+([\w.+-]+)\s*\)"?\s*$""")
+_TOOL_PATH = re.compile(r"""^\s*+\(?\s*+"?[^\s"']*/(uv|pip3?|hf|huggingface-cli|curl|git|jq|aiperf)"?\s*$""")
+_FIRST_PARAM = re.compile(r"""^\s*+\(?\s*+"?\$\{?([A-Za-z_][A-Za-z0-9_]*)(?:\[[@*0]\])?\}?"?(?=\s|$|")""")
 
 
 def _text_may_launch(text: str, commands: Commands, assigned: Mapping[str, list[str]] | None = None,

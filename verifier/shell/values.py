@@ -137,18 +137,19 @@ _POSIX_CLASSES = {"[:space:]": r"\s", "[:digit:]": "0-9", "[:alpha:]": "A-Za-z",
 
 
 @lru_cache(maxsize=4096)
-def glob_regex(pattern: Pattern, anchored: bool = True) -> re.Pattern[str]:
-    """A compiled regex for a bash glob pattern (`*`, `?`, `[...]`, `[!...]`; quoted parts literal)."""
-    out: list[str] = []
+def _glob_tokens(pattern: Pattern) -> tuple[str | None, ...]:
+    """A bash glob pattern (`*`, `?`, `[...]`, `[!...]`; quoted parts literal) as a sequence of
+    one-character regular expressions, with None for each unquoted `*`."""
+    out: list[str | None] = []
     for text, literal in pattern:
         if literal:
-            out.append(re.escape(text))
+            out.extend(re.escape(c) for c in text)
             continue
         i = 0
         while i < len(text):
             c = text[i]
             if c == "*":
-                out.append(".*")
+                out.append(None)
             elif c == "?":
                 out.append(".")
             elif c == "[":
@@ -179,34 +180,62 @@ def glob_regex(pattern: Pattern, anchored: bool = True) -> re.Pattern[str]:
             else:
                 out.append(re.escape(c))
             i += 1
-    body = "".join(out)
-    return re.compile(f"(?s:{body})\\Z" if anchored else f"(?s:{body})")
+    return tuple(out)
+
+
+@lru_cache(maxsize=4096)
+def _glob_regex(pattern: Pattern, longest: bool, reverse: bool = False, whole: bool = False) -> re.Pattern[str]:
+    """A glob's regex matching from where it starts: the longest text it matches there (`longest`),
+    else the shortest; `reverse`: the glob read backwards (for suffixes of the reversed value);
+    `whole`: to the end of the text only.
+
+    A glob is fixed-length pieces between `*`s. Each piece but the last is taken at its first place
+    after the one before (an atomic group: never tried again), which leaves the most room for the
+    rest, so some match exists exactly when this one does; the last piece is then at its last place
+    (longest) or its first (shortest). With `.*` for each `*` tried again at every length, a value
+    against a pattern of many `*`s took exponential time (`*a*a*a*a*a*a*a*a*a*a*b` against 61 `a`s
+    did not end in a minute)."""
+    tokens = _glob_tokens(pattern)
+    if reverse:
+        tokens = tokens[::-1]
+    pieces: list[list[str]] = [[]]
+    for token in tokens:
+        if token is None:
+            pieces.append([])
+        else:
+            pieces[-1].append(token)
+    body = "".join(pieces[0])
+    if len(pieces) > 1:
+        body += "".join(f"(?>.*?{''.join(piece)})" for piece in pieces[1:-1])
+        last = "".join(pieces[-1])
+        body += f".*{last}" if longest else f"(?>.*?{last})"
+    return re.compile(f"(?s:{body})\\Z" if whole else f"(?s:{body})")
 
 
 def glob_match(value: str, pattern: Pattern) -> bool:
     """True when the whole value matches the pattern."""
-    return glob_regex(pattern).match(value) is not None
+    return _glob_regex(pattern, True, whole=True).match(value) is not None
 
 
-# The glob regexes hold no `^`, `$` or lookaround, so matching `value` between `pos` and `endpos`
-# is matching the slice `value[pos:endpos]`, without copying it (`\Z` matches at `endpos`).
+def _prefix_end(value: str, pattern: Pattern, longest: bool) -> int | None:
+    """Where the longest (else the shortest) prefix of value that the pattern matches ends."""
+    m = _glob_regex(pattern, longest).match(value)
+    return m.end() if m else None
+
+
+def _suffix_start(value: str, pattern: Pattern, longest: bool) -> int | None:
+    """Where the longest (else the shortest) suffix of value that the pattern matches starts."""
+    m = _glob_regex(pattern, longest, reverse=True).match(value[::-1])
+    return len(value) - m.end() if m else None
 
 
 def strip_pattern(value: str, pattern: Pattern, op: str) -> str:
     """`${X#p}`, `${X##p}`, `${X%p}`, `${X%%p}`."""
-    rx = glob_regex(pattern)
-    n = len(value)
     if op in ("#", "##"):
-        ends = range(0, n + 1) if op == "#" else range(n, -1, -1)
-        for end in ends:
-            if rx.match(value, 0, end):
-                return value[end:]
-        return value
-    starts = range(n, -1, -1) if op == "%" else range(0, n + 1)
-    for start in starts:
-        if rx.match(value, start):
-            return value[:start]
-    return value
+        end = _prefix_end(value, pattern, op == "##")
+        return value if end is None else value[end:]
+    start = _suffix_start(value, pattern, op == "%%")
+    return value if start is None else value[:start]
 
 
 def replace_pattern(value: str, pattern: Pattern, repl: str, mode: str) -> str:
@@ -214,37 +243,26 @@ def replace_pattern(value: str, pattern: Pattern, repl: str, mode: str) -> str:
     An empty pattern replaces nothing, except anchored (`${X/#/pre}` prefixes, `${X/%/suf}` suffixes).
 
     Unanchored modes replace, from left to right, the longest non-empty match starting at each
-    position. The unanchored regex finds the next position where any match starts (a position it
-    skips starts none), and only there are the ends tried, longest first."""
+    position: the search finds the next position where a match starts (a position it skips starts
+    none) and the longest match there; when that is empty, its character is kept."""
     if not pattern_text(pattern) and mode not in ("#", "%"):
         return value
-    rx = glob_regex(pattern)
-    n = len(value)
     if mode == "#":
-        for end in range(n, -1, -1):
-            if rx.match(value, 0, end):
-                return repl + value[end:]
-        return value
+        end = _prefix_end(value, pattern, True)
+        return value if end is None else repl + value[end:]
     if mode == "%":
-        for start in range(0, n + 1):
-            if rx.match(value, start):
-                return value[:start] + repl
-        return value
-    starts = glob_regex(pattern, anchored=False)
-    # without an unquoted `*` every match is as long as the pattern's characters: the one found is it
-    one_length = all(literal or "*" not in text for text, literal in pattern)
+        start = _suffix_start(value, pattern, True)
+        return value if start is None else value[:start] + repl
+    rx = _glob_regex(pattern, True)
+    n = len(value)
     out: list[str] = []
     i = 0
     while i < n:
-        found = starts.search(value, i)
+        found = rx.search(value, i)
         if found is None:
             break
-        j = found.start()
-        if one_length:
-            match_end = found.end() if found.end() > j else -1
-        else:
-            match_end = next((end for end in range(n, j, -1) if rx.match(value, j, end)), -1)
-        if match_end < 0:  # only an empty match starts at j: keep its character
+        j, match_end = found.span()
+        if match_end == j:  # only an empty match starts at j: keep its character
             out.append(value[i:j + 1])
             i = j + 1
             continue

@@ -24,7 +24,6 @@ itself is unchanged: a sign-off given with `--signoff`, and every real PR, is ju
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,20 +143,29 @@ def touches_nothing_read(bundle: Bundle) -> bool:
 PRECISION_RECORD = ("- Draft precision (recorded by `verify-pr local`): this change touches nothing the "
                     "draft-precision rules read (comments, blank lines or layout only), so the shipped and the "
                     "effective draft precision of every affected config are the base's, unchanged.")
-_DETAIL_HEADING = re.compile(r"^\s*+#*+\s*+\**+\s*+additional detail section\b.*$",
-                             re.IGNORECASE | re.MULTILINE)
 
 
 def with_precision_record(bundle: Bundle) -> Bundle:
     """The bundle with `PRECISION_RECORD` in its (assumed) sign-off's additional detail section
     (a section is added before the `Signed:` line, or at the end, when the body has none)."""
+    from verifier.documents.checklist import DETAIL_HEADING, SIGNED
+
     body = bundle.signoff.body
-    heading = _DETAIL_HEADING.search(body)
-    if heading is not None:
-        body = f"{body[:heading.end()]}\n{PRECISION_RECORD}{body[heading.end():]}"
+    # line by line, as the checklist reader finds them (a pattern over the whole body with `^\s*`
+    # went on over the blank lines after each line start: the square of a blank run's length)
+    heading_end = signed_at = None
+    offset = 0
+    for line in body.split("\n"):
+        if DETAIL_HEADING.match(line):
+            heading_end = offset + len(line)
+            break
+        if signed_at is None and SIGNED.match(line):
+            signed_at = offset
+        offset += len(line) + 1
+    if heading_end is not None:
+        body = f"{body[:heading_end]}\n{PRECISION_RECORD}{body[heading_end:]}"
     else:
-        signed = re.search(r"^\s*signed\s*:", body, re.IGNORECASE | re.MULTILINE)
-        at = signed.start() if signed else len(body)
+        at = signed_at if signed_at is not None else len(body)
         body = f"{body[:at].rstrip()}\n\n### Additional detail section:\n{PRECISION_RECORD}\n\n{body[at:]}"
     return bundle.model_copy(update={"signoff": bundle.signoff.model_copy(update={"body": body})})
 

@@ -32,7 +32,8 @@ from verifier.record.github.selection import detect_layout
 
 REPO = "SemiAnalysisAI/InferenceX"
 LOCAL_SIGNER = "local-signer"
-_UNCHECKED = re.compile(r"^(\s*[-*+]\s+\[) \]", re.MULTILINE)
+# blanks within a line before the bullet (`^\s*` went on over the blank lines after each line start)
+_UNCHECKED = re.compile(r"^([^\S\n]*[-*+]\s+\[) \]", re.MULTILINE)
 MAX_WORKTREE_FILE = 16 * 1024 * 1024
 
 

@@ -17,7 +17,9 @@ from verifier.documents.upstream import classify_url
 _URL = re.compile(r"https?://[^\s)\]>`'\"<]{1,2000}")
 _SHORT_REF = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]{0,99})/([A-Za-z0-9][\w.-]{0,99})#(\d{1,9})\b")
 # FORMATS.md §12.1, applied per comment body in multiline mode
-REUSE_COMMAND = re.compile(r"(?m)^\s*(?:/reuse-sweep-run(?:[^\S\r\n]+(\d+))?|/use[^\S\r\n]+(\d+))\s*$")
+# blanks within a line only: `^\s*` went on over the blank lines that follow each line start, so a
+# comment of blank lines cost the square of its length (the same commands are found)
+REUSE_COMMAND = re.compile(r"(?m)^[^\S\n]*(?:/reuse-sweep-run(?:[^\S\r\n]+(\d+))?|/use[^\S\r\n]+(\d+))[^\S\n]*$")
 TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
 
 
