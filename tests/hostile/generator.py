@@ -362,6 +362,18 @@ def client_hides_a_flag(bundle: Path, rng: random.Random, n: int) -> None:
     sync_files(bundle)
 
 
+def regex_bomb(bundle: Path, rng: random.Random, n: int) -> None:
+    """The benchmark client the launch runs filters a value it sets with patterns of nested repeats
+    (`re`'s backtracking took minutes on 30 characters; the reader matches them in linear time)."""
+    path = bundle / "tree" / "head" / CLIENT
+    text = path.read_text(encoding="utf-8")
+    value = "a" * rng.choice([64, 256, 4096])
+    bomb = (f"PAD={value}\nPICK=$(echo \"$PAD\" | grep -E '(a+)+b' | sed -E 's/(a|aa)+c/x/')\n"
+            "RX='(a|a)+b'\nif [[ $PAD =~ $RX ]]; then exit 3; fi\n")
+    path.write_text(text.replace("exit 1", bomb + "exit 1", 1), encoding="utf-8")
+    sync_files(bundle)
+
+
 def duplicate_master_key(bundle: Path, rng: random.Random, n: int) -> None:
     """A second copy of the reviewed entry further down (the generator, PyYAML, runs the last one)."""
     master = bundle / MASTER
@@ -435,6 +447,7 @@ CLASSES: tuple[HostileClass, ...] = (
     HostileClass("runner-rescales-results", runner_rescales_results, "rejected"),
     HostileClass("client-hides-a-flag", client_hides_a_flag, "rejected"),
     HostileClass("duplicate-master-key", duplicate_master_key, "rejected"),
+    HostileClass("regex-bomb", regex_bomb, "any"),
     HostileClass("negated-checklist-item", negated_checklist_item, "rejected"),
     HostileClass("signoff-copy-differs", signoff_copy_differs, "rejected"),
 )

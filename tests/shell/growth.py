@@ -104,10 +104,19 @@ def stars(n: int) -> Script:
             f"V=${{W##{pattern}}}\necho \"$V\" >> /tmp/all.txt\n{SERVE}\n", {})
 
 
+def regex(n: int) -> Script:
+    """`grep`, `sed` and `[[ =~ ]]` with patterns of nested repeats on a known value of 64n
+    characters they do not match: a pattern must not be tried again along every way to split the
+    value (with `re`'s backtracking, `(a+)+b` against 30 characters took minutes)."""
+    return (f"W={'a' * (64 * n)}\nG=$(echo \"$W\" | grep -E '(a+)+b')\n"
+            f"S=$(echo \"$W\" | sed -E 's/(a|aa)+c/x/')\nR='(a|a)+b'\nif [[ $W =~ $R ]]; then echo y >> /tmp/all.txt; fi\n"
+            f"echo \"$G$S\" >> /tmp/all.txt\n{SERVE}\n", {})
+
+
 CLASSES: dict[str, Callable[[int], Script]] = {
     "assignments": assignments, "functions": functions, "loops": loops, "branches": branches,
     "sources": sources, "recursion": recursion, "nameref": nameref, "wide": wide, "tail": tail,
-    "brackets": brackets, "stars": stars,
+    "brackets": brackets, "stars": stars, "regex": regex,
 }
 
 

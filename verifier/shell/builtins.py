@@ -19,6 +19,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from verifier.core.linear_regex import compile_pattern
 from verifier.core.processcache import ByObject, ByText
 from verifier.shell.conditions import eval_bracket, eval_single
 from verifier.shell.expansion import may_glob
@@ -956,20 +957,19 @@ def _grep(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
         w.status = None
         _emit(w, Opaque("$(grep ...)", loc), loc)
         return [w]
-    icase = re.I if "i" in flags else 0
     regexes = []
     for p in patterns:
         body = re.escape(p) if "F" in flags else p if "E" in flags else _bre(p)
         if "w" in flags:
             body = rf"\b(?:{body})\b"
-        regexes.append(re.compile(rf"(?:{body})\Z" if "x" in flags else body, icase))
-    try:
-        matched = [ln for ln in lines if any((r.match(ln) if "x" in flags else r.search(ln)) for r in regexes)]
-    except re.error:
-        w.status = None
-        return [w]
-    if "v" in flags:
-        matched = [ln for ln in lines if ln not in matched]
+        # matched in linear time (a pattern the script writes, on text it knows: verifier.core.linear_regex)
+        rx = compile_pattern(rf"\A(?:{body})\Z" if "x" in flags else body, "i" in flags)
+        if rx is None:
+            w.status = None
+            return [w]
+        regexes.append(rx)
+    kept = "v" not in flags
+    matched = [ln for ln in lines if any(r.search(ln) is not None for r in regexes) == kept]
     if "q" not in flags:
         if "c" in flags:
             _emit(w, f"{len(matched)}\n", loc)

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
+from verifier.core.linear_regex import compile_pattern
 from verifier.shell.lexer import Word
 from verifier.shell.values import Pattern, ere_to_python, glob_match, pattern_is_literal
 
@@ -137,10 +138,8 @@ def binary(ops: Operands[V], left: V, op: str, right: Item[V], double: bool) -> 
         if not by_pattern or right.pattern is None:
             return None
         regex = "".join(re.escape(t) if lit else ere_to_python(t) for t, lit in right.pattern)
-        try:
-            return re.search(regex, a) is not None
-        except re.error:
-            return None
+        compiled = compile_pattern(regex)  # the script's pattern, matched in linear time
+        return None if compiled is None else compiled.search(a) is not None
     assert b is not None
     if op in ("<", ">"):
         return a < b if op == "<" else a > b

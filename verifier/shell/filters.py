@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import re
 
+from verifier.core.linear_regex import LinearPattern, compile_pattern
 from verifier.shell.text import Seg, Text, concat, plain, slice_text, text_of
 
 _POSIX = {"[:space:]": r"\s", "[:digit:]": r"\d", "[:alpha:]": "A-Za-z", "[:alnum:]": "A-Za-z0-9",
           "[:upper:]": "A-Z", "[:lower:]": "a-z", "[:blank:]": r" \t"}
 
 
-def _regex(pattern: str, extended: bool) -> re.Pattern[str] | None:
+def _regex(pattern: str, extended: bool, ignore_case: bool = False) -> LinearPattern | None:
+    """A `grep`/`sed` pattern (basic unless `extended`), matched in linear time (None: not read)."""
     for posix, rx in _POSIX.items():
         pattern = pattern.replace(posix, rx)
     if not extended:  # POSIX basic: \( \) \{ \} \+ \? \| are operators, the bare ones are literal
@@ -37,10 +39,7 @@ def _regex(pattern: str, extended: bool) -> re.Pattern[str] | None:
                 out += ch
             i += 1
         pattern = out
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
+    return compile_pattern(pattern, ignore_case)
 
 
 def _sed(script: str, text: Text, extended: bool, origin: tuple[str, int | None]) -> Text | None:
@@ -73,11 +72,9 @@ def _sed(script: str, text: Text, extended: bool, origin: tuple[str, int | None]
     pattern, replacement, flags = parts
     if set(flags) - {"g", "I"}:
         return None
-    rx = _regex(pattern, extended)
+    rx = _regex(pattern, extended, "I" in flags)
     if rx is None:
         return None
-    if "I" in flags:
-        rx = re.compile(rx.pattern, re.IGNORECASE)
     source = plain(text)
     pieces: list[Text] = []
     last = 0
@@ -92,7 +89,7 @@ def _sed(script: str, text: Text, extended: bool, origin: tuple[str, int | None]
                 rep += m.group(int(nxt)) or "" if nxt.isdigit() else {"n": "\n", "t": "\t"}.get(nxt, nxt)
                 j += 2
                 continue
-            rep += m.group(0) if ch == "&" else ch
+            rep += (m.group(0) or "") if ch == "&" else ch
             j += 1
         pieces.append(text_of(rep, *origin))
         last = m.end()
@@ -142,15 +139,14 @@ def apply_filter(words: list[str], text: Text, origin: tuple[str, int | None]) -
         if not rest or opts - set("qEFvic"):
             return None
         pattern = rest[0]
-        flags = re.IGNORECASE if "i" in opts else 0
         if "F" in opts:
             def test(line: str) -> bool:
                 return (pattern.lower() in line.lower()) if "i" in opts else pattern in line
         else:
-            rx = _regex(pattern, "E" in opts)
-            if rx is None:
+            found = _regex(pattern, "E" in opts, "i" in opts)
+            if found is None:
                 return None
-            rx = re.compile(rx.pattern, flags)
+            rx = found
 
             def test(line: str) -> bool:
                 return rx.search(line) is not None
