@@ -12,6 +12,7 @@ import pytest
 from tests.kit import CASES, clone_bundle, edit_yaml, judge, row, row_summary
 from verifier.core.model import Comment
 from verifier.core.results import Status
+from verifier.documents import reuse
 from verifier.facts import ci
 
 PINNED = 40739166138
@@ -129,21 +130,20 @@ def test_whitespace_runs_are_scanned_in_linear_work() -> None:
     line is stripped once and only short lines starting with '/' reach the pattern (a size budget)."""
     body = ("\n" * 30_000) + (" " * 30_000) + "\n/use 123\n" + ("\t \n" * 10_000)
     seen: list[int] = []
-    pattern = ci.REUSE_COMMAND
+    pattern = reuse.REUSE_COMMAND
 
     class Counting:
         def fullmatch(self, text: str) -> Any:
             seen.append(len(text))
             return pattern.fullmatch(text)
 
-    original = ci.REUSE_COMMAND
-    ci.REUSE_COMMAND = Counting()  # type: ignore[assignment]
+    reuse.REUSE_COMMAND = Counting()  # type: ignore[assignment]
     try:
         hits = ci.find_commands((_comment(body),))
     finally:
-        ci.REUSE_COMMAND = original
+        reuse.REUSE_COMMAND = pattern
     assert [(h.command, h.run_id) for h in hits] == [("/use", 123)]
-    assert len(seen) == 1 and max(seen) <= ci.MAX_COMMAND_LINE
+    assert len(seen) == 1 and max(seen) <= reuse.MAX_COMMAND_LINE
 
 
 def test_newest_authorized_comment_wins_and_unrecorded_run_is_unverifiable(case: Path) -> None:

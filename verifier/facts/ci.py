@@ -18,7 +18,7 @@ Public API (each memoized on the context):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from typing import Any, Literal
@@ -27,15 +27,10 @@ from verifier.core.context import CheckContext
 from verifier.core.logins import is_login
 from verifier.core.model import Bundle, Comment, Run
 from verifier.core.results import RunEvidence
+from verifier.documents.reuse import last_command
 
 Family = Literal["benchmark", "eval"]
 
-# FORMATS §12.1: a whole-line command. ASCII digits only: a run id is never written in other scripts.
-# Matched against one stripped line at a time (see `command_lines`): anchoring `\s*` runs across
-# lines made the old whole-body pattern quadratic on whitespace runs.
-REUSE_COMMAND = re.compile(r"/reuse-sweep-run(?:[^\S\r\n]+([0-9]+))?|/use[^\S\r\n]+([0-9]+)")
-# The longest line that can hold a command: "/reuse-sweep-run", separating blanks, a 15-digit id.
-MAX_COMMAND_LINE = 256
 MAX_RUN_ID = 10**15
 
 
@@ -249,26 +244,12 @@ class ReuseCommand:
         return self.run_id if self.status == "valid" else None
 
 
-def command_lines(body: str) -> Iterator[str]:
-    """The stripped lines of a comment that could be a whole-line command (short, starting with '/').
-
-    One pass over the body (linear in its size); a line longer than MAX_COMMAND_LINE is never a
-    command, so the pattern only ever sees bounded text.
-    """
-    for raw in body.split("\n"):
-        line = raw.strip()
-        if line.startswith("/") and len(line) <= MAX_COMMAND_LINE:
-            yield line
-
-
 def find_commands(comments: tuple[Comment, ...]) -> list[CommandHit]:
     """Every comment's last reuse command, oldest comment first (not yet filtered by author)."""
     hits = []
     ordered = sorted(enumerate(comments), key=lambda item: (item[1].created_at, item[0]))
     for _, comment in ordered:
-        last = None
-        for line in command_lines(comment.body):
-            last = REUSE_COMMAND.fullmatch(line) or last
+        last = last_command(comment.body)
         if last is None:
             continue
         reuse_id, use_id = last.group(1), last.group(2)

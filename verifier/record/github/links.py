@@ -12,14 +12,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from verifier.documents.reuse import last_command
 from verifier.documents.upstream import classify_url
 
 _URL = re.compile(r"https?://[^\s)\]>`'\"<]{1,2000}")
 _SHORT_REF = re.compile(r"(?<![\w/.-])([A-Za-z0-9][\w.-]{0,99})/([A-Za-z0-9][\w.-]{0,99})#(\d{1,9})\b")
 # FORMATS.md §12.1, applied per comment body in multiline mode
-# blanks within a line only: `^\s*` went on over the blank lines that follow each line start, so a
-# comment of blank lines cost the square of its length (the same commands are found)
-REUSE_COMMAND = re.compile(r"(?m)^[^\S\n]*(?:/reuse-sweep-run(?:[^\S\r\n]+(\d+))?|/use[^\S\r\n]+(\d+))[^\S\n]*$")
 TRUSTED_ASSOCIATIONS = ("OWNER", "MEMBER", "COLLABORATOR")
 
 
@@ -60,10 +58,9 @@ def reuse_run_id(comments: Sequence[Mapping[str, Any]]) -> int | None:
     for comment in comments:
         if str(comment.get("author_association", "")) not in TRUSTED_ASSOCIATIONS:
             continue
-        matches = list(REUSE_COMMAND.finditer(str(comment.get("body") or "")))
-        if not matches:
+        last = last_command(str(comment.get("body") or ""))  # as the verdict reads it (verifier.facts.ci)
+        if last is None:
             continue
-        last = matches[-1]
         run = last.group(1) or last.group(2)
         stamp = comment.get("created_at")
         if newest is None or stamp >= newest[0]:
