@@ -355,6 +355,32 @@ def test_glob_posix_classes_and_anchored_empty_replacement() -> None:
     assert replace_pattern("abc", (), "X", "/") == "abc"
 
 
+@pytest.mark.parametrize(("text", "tp"), [
+    ('if echo "a b" | grep -q "[[:space:]]"; then TP=2; else TP=1; fi\n', "2"),
+    ('if echo "ab" | grep -q "[[:space:]]"; then TP=2; else TP=1; fi\n', "1"),
+    ('if echo "a(b" | grep -q "a(b"; then TP=4; else TP=1; fi\n', "4"),  # a bare `(` is literal in a basic one
+])
+def test_posix_classes_and_basic_operators_in_the_evaluators_grep(text: str, tp: str) -> None:
+    """POSIX character classes mean the same in `grep`, `sed`, `[[ =~ ]]` and globs (one table:
+    `grep` in the single-node evaluator read `[[:space:]]` as a class of `[:space` before)."""
+    assert argv(run(text + SERVE + ' --tp "$TP"\n'))[-2:] == ["--tp", tp]
+
+
+@pytest.mark.parametrize(("words", "out"), [
+    (["sed", "s/x-\\([[:digit:]]\\)/\\1/"], "8;\n"),  # basic: `\(` groups
+    (["sed", "-E", "s/[[:punct:]]+$//"], "x-8\n"),
+    (["sed", "s/\\\\(/</"], "x-8;\n"),  # an escaped backslash, then a literal `(`: nothing to replace
+    (["grep", "[[:space:]]"], ""),
+])
+def test_posix_classes_and_basic_operators_in_filters(words: list[str], out: str) -> None:
+    """The multi-node reader's `sed` and `grep` read POSIX classes and basic operators the same way."""
+    from verifier.shell.filters import apply_filter
+    from verifier.shell.text import plain, text_of
+
+    got = apply_filter(words, text_of("x-8;\n", "f", 1), ("f", 1))
+    assert got is not None and plain(got[0]) == out
+
+
 @pytest.mark.parametrize("text, statements", [
     # a `case` the script closed before the substitution began says nothing about a `)` inside it
     ('case "$A" in a) x=1;; esac\nX="$(echo "a\nb")"\n', 2),

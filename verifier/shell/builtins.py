@@ -43,7 +43,7 @@ from verifier.shell.utilities import (
     seq_numbers,
     unescape,
 )
-from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, shape_unknown, shown
+from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, posix_regex, shape_unknown, shown
 from verifier.shell.world import ANY_KEY, NO_LOC, Binding, Found, World
 
 if TYPE_CHECKING:
@@ -959,7 +959,7 @@ def _grep(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
         return [w]
     regexes = []
     for p in patterns:
-        body = re.escape(p) if "F" in flags else p if "E" in flags else _bre(p)
+        body = re.escape(p) if "F" in flags else posix_regex(p, "E" in flags)
         if "w" in flags:
             body = rf"\b(?:{body})\b"
         # matched in linear time (a pattern the script writes, on text it knows: verifier.core.linear_regex)
@@ -977,22 +977,6 @@ def _grep(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
             _emit(w, "".join(m + "\n" for m in matched), loc)
     w.status = bool(matched)
     return [w]
-
-
-def _bre(pattern: str) -> str:
-    """A basic regular expression as a Python regex (`\\(` `\\)` `\\{` `\\|` `\\+` are the operators)."""
-    out = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            nxt = pattern[i + 1]
-            out.append(nxt if nxt in "(){}|+?" else "\\" + nxt)
-            i += 2
-            continue
-        out.append("\\" + c if c in "(){}|+?" else c)
-        i += 1
-    return "".join(out)
 
 
 def _test(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,

@@ -21,7 +21,7 @@ from typing import Generic, Protocol, TypeVar
 
 from verifier.core.linear_regex import compile_pattern
 from verifier.shell.lexer import Word
-from verifier.shell.values import Pattern, ere_to_python, glob_match, pattern_is_literal
+from verifier.shell.values import Pattern, glob_match, pattern_is_literal, posix_regex
 
 V = TypeVar("V")
 
@@ -137,7 +137,7 @@ def binary(ops: Operands[V], left: V, op: str, right: Item[V], double: bool) -> 
     if op == "=~":
         if not by_pattern or right.pattern is None:
             return None
-        regex = "".join(re.escape(t) if lit else ere_to_python(t) for t, lit in right.pattern)
+        regex = "".join(re.escape(t) if lit else posix_regex(t) for t, lit in right.pattern)
         compiled = compile_pattern(regex)  # the script's pattern, matched in linear time
         return None if compiled is None else compiled.search(a) is not None
     assert b is not None

@@ -15,31 +15,12 @@ import re
 
 from verifier.core.linear_regex import LinearPattern, compile_pattern
 from verifier.shell.text import Seg, Text, concat, plain, slice_text, text_of
-
-_POSIX = {"[:space:]": r"\s", "[:digit:]": r"\d", "[:alpha:]": "A-Za-z", "[:alnum:]": "A-Za-z0-9",
-          "[:upper:]": "A-Z", "[:lower:]": "a-z", "[:blank:]": r" \t"}
+from verifier.shell.values import posix_regex
 
 
 def _regex(pattern: str, extended: bool, ignore_case: bool = False) -> LinearPattern | None:
     """A `grep`/`sed` pattern (basic unless `extended`), matched in linear time (None: not read)."""
-    for posix, rx in _POSIX.items():
-        pattern = pattern.replace(posix, rx)
-    if not extended:  # POSIX basic: \( \) \{ \} \+ \? \| are operators, the bare ones are literal
-        out = ""
-        i = 0
-        while i < len(pattern):
-            ch = pattern[i]
-            if ch == "\\" and i + 1 < len(pattern) and pattern[i + 1] in "(){}+?|":
-                out += pattern[i + 1]
-                i += 2
-                continue
-            if ch in "(){}+?|":
-                out += "\\" + ch
-            else:
-                out += ch
-            i += 1
-        pattern = out
-    return compile_pattern(pattern, ignore_case)
+    return compile_pattern(posix_regex(pattern, extended), ignore_case)
 
 
 def _sed(script: str, text: Text, extended: bool, origin: tuple[str, int | None]) -> Text | None:

@@ -132,8 +132,11 @@ def pattern_text(pattern: Pattern) -> str:
     return "".join(text for text, _ in pattern)
 
 
+# POSIX character classes as the body of a Python class (`[[:digit:]]` is `[0-9]`), for globs and regular
+# expressions alike (no `[` in a body: a glob escapes every `[` of a bracket's body after this)
 _POSIX_CLASSES = {"[:space:]": r"\s", "[:digit:]": "0-9", "[:alpha:]": "A-Za-z", "[:alnum:]": "A-Za-z0-9",
-                  "[:upper:]": "A-Z", "[:lower:]": "a-z", "[:xdigit:]": "0-9A-Fa-f", "[:blank:]": r" \t"}
+                  "[:upper:]": "A-Z", "[:lower:]": "a-z", "[:xdigit:]": "0-9A-Fa-f", "[:blank:]": r" \t",
+                  "[:punct:]": r"!-/:-@\x5b-`{-~"}
 
 
 @lru_cache(maxsize=4096)
@@ -275,10 +278,23 @@ def replace_pattern(value: str, pattern: Pattern, repl: str, mode: str) -> str:
     return "".join(out)
 
 
-def ere_to_python(regex: str) -> str:
-    """A POSIX extended regex (`[[ x =~ re ]]`) as a Python regex (character classes translated)."""
-    classes = {"[:digit:]": r"0-9", "[:alpha:]": r"A-Za-z", "[:alnum:]": r"A-Za-z0-9", "[:space:]": r"\s",
-               "[:upper:]": r"A-Z", "[:lower:]": r"a-z", "[:xdigit:]": r"0-9A-Fa-f", "[:punct:]": r"!-/:-@\[-`{-~"}
-    for name, repl in classes.items():
-        regex = regex.replace(name, repl)
-    return regex
+def posix_regex(regex: str, extended: bool = True) -> str:
+    """A POSIX regular expression (`grep`, `sed`, `[[ =~ ]]`) in Python's syntax: character classes
+    translated and, in a basic one (not `extended`), the operators swapped: `\\( \\) \\{ \\} \\+ \\? \\|`
+    are operators and the bare characters literal."""
+    for name, body in _POSIX_CLASSES.items():
+        regex = regex.replace(name, body)
+    if extended:
+        return regex
+    out: list[str] = []
+    i = 0
+    while i < len(regex):
+        c = regex[i]
+        if c == "\\" and i + 1 < len(regex):
+            nxt = regex[i + 1]
+            out.append(nxt if nxt in "(){}|+?" else "\\" + nxt)
+            i += 2
+            continue
+        out.append("\\" + c if c in "(){}|+?" else c)
+        i += 1
+    return "".join(out)
