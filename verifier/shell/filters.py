@@ -124,13 +124,13 @@ def apply_filter(words: list[str], text: Text, origin: tuple[str, int | None]) -
             def test(line: str) -> bool:
                 return (pattern.lower() in line.lower()) if "i" in opts else pattern in line
         else:
-            found = _regex(pattern, "E" in opts, "i" in opts)
-            if found is None:
+            rx = _regex(pattern, "E" in opts, "i" in opts)
+            if rx is None:
                 return None
-            rx = found
+            search = rx.search
 
             def test(line: str) -> bool:
-                return rx.search(line) is not None
+                return search(line) is not None
         kept = [ln for ln in _lines(text) if test(plain(ln)) != ("v" in opts)]
         if "c" in opts:
             return text_of(f"{len(kept)}\n", *origin), bool(kept)
