@@ -131,7 +131,7 @@ def test_a_full_store_forgets_the_deepest_of_the_points_used_longest_ago() -> No
     kept: list[tuple[int, str]] = []  # (statement, value) in least recently used order: the rule by hand
     for n in range(3 * MAX_ENTRIES):
         index, value = rng.randrange(1, 12), f"v{n}"
-        state = {"reads": {"A"}, "sinks": {}, "weak": set(), "read_all": False}
+        state = {"reads": {"A"}, "sinks": {}, "weak": set(), "read_all": False, "derived": {}}
         store.add("k", index, state, [], {"A": (value, ("", 0))})
         kept.append((index, value))
         if len(kept) > MAX_ENTRIES:
@@ -140,3 +140,75 @@ def test_a_full_store_forgets_the_deepest_of_the_points_used_longest_ago() -> No
             del kept[deepest]
         held = [(p.index, p.valuation[0][0]) for p in store._store["k"]]
         assert held == kept
+
+
+RUNNER = """BENCH_BASE="benchmarks/single_node/${EXP_NAME%%_*}_${PRECISION}_b200"
+export PASS
+python3 -m sglang.launch_server --script "$BENCH_BASE.sh" --tag "${TAG#v}"
+"""
+
+
+def _server_words(ev) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    return [[shown(v) for v in r.server.argv] + [f"{n}={shown(v)}" for n, v, _ in r.server.env]
+            for r in ev.results if r.server]
+
+
+def test_a_variable_read_only_through_a_removal_is_keyed_by_what_it_leaves() -> None:
+    """A runner names its benchmark script from `${EXP_NAME%%_*}`: every point's experiment name differs
+    after the first `_`, and all of them share one evaluation; the result equals a fresh evaluation."""
+    memo = Memo()
+
+    def env(exp: str, tag: str = "v1", where: int = 1) -> dict[str, tuple[str, tuple[str, int]]]:
+        return {"EXP_NAME": (exp, ("wf.yml", where)), "PRECISION": ("fp8", ("wf.yml", 1)), "TAG": (tag, ("wf.yml", 1)),
+                "PASS": (exp, ("wf.yml", 1))}
+
+    def run(e):  # type: ignore[no-untyped-def]
+        return memo.evaluate("r", e, lambda: evaluate(RUNNER, "r.sh", e, _options()))
+
+    first = run(env("dsr1_1k1k_tp8_conc4"))
+    assert {name: sorted(op for op, _ in specs) for name, specs in first.derived_reads.items()} == \
+        {"EXP_NAME": ["%%"], "TAG": ["#"]}
+    assert "EXP_NAME" not in first.reads
+    for e in (env("dsr1_1k1k_tp8_conc64"), env("dsr1_8k1k_tp4_conc8", tag="v1")):
+        assert _server_words(run(e)) == _server_words(evaluate(RUNNER, "r.sh", e, _options()))
+    assert (memo.hits, memo.misses) == (2, 1)
+    for e in (env("gptoss_1k1k"), env("dsr1_x", tag="v2"), env("dsr1_x", where=2), env("dsr1")):
+        assert _server_words(run(e)) == _server_words(evaluate(RUNNER, "r.sh", e, _options()))
+    # another prefix, another tag, another origin: each its own; no `_` at all leaves the same prefix
+    assert (memo.hits, memo.misses) == (3, 4)
+
+
+def test_a_variable_also_read_whole_is_keyed_by_its_value() -> None:
+    memo = Memo()
+    text = 'python3 -m sglang.launch_server --a "${EXP_NAME%%_*}" --b "$EXP_NAME"\n'
+    for exp in ("dsr1_a", "dsr1_b"):
+        e = {"EXP_NAME": (exp, ("wf.yml", 1))}
+        ev = memo.evaluate("w", e, lambda e=e: evaluate(text, "w.sh", e, _options()))  # type: ignore[misc]
+        assert "EXP_NAME" in ev.reads and not ev.derived_reads
+        assert _server_words(ev)[0][:4] == ["--a", "dsr1", "--b", exp]
+    assert (memo.hits, memo.misses) == (0, 2)
+
+
+def test_a_removal_whose_pattern_reads_a_variable_is_a_read() -> None:
+    memo = Memo()
+    text = 'python3 -m sglang.launch_server --a "${EXP_NAME%%$SEP*}"\n'
+    for exp in ("dsr1_a", "dsr1_b"):
+        e = {"EXP_NAME": (exp, ("wf.yml", 1)), "SEP": ("_", ("wf.yml", 1))}
+        ev = memo.evaluate("p", e, lambda e=e: evaluate(text, "p.sh", e, _options()))  # type: ignore[misc]
+        assert {"EXP_NAME", "SEP"} <= ev.reads
+    assert memo.misses == 2
+
+
+def test_a_checkpoint_after_a_removal_is_resumed_only_by_what_leaves_the_same() -> None:
+    store = Checkpoints()
+    text = ('P="${EXP_NAME%%_*}"\nexport A=1\nX=$((TP * 2))\n'
+            'python3 -m sglang.launch_server --p "$P" --x "$X" --c "$CONC"\n')
+    got = []
+    for exp, conc in (("dsr1_a", "1"), ("dsr1_b", "2"), ("gptoss_c", "3")):
+        env = {"TP": ("4", ("", 0)), "CONC": (conc, ("", 0)), "EXP_NAME": (exp, ("", 0))}
+        ev = evaluate(text, "x.sh", env, _options(checkpoints=store, checkpoint_key="k"))
+        assert _server_words(ev) == _server_words(evaluate(text, "x.sh", env, _options()))
+        got.append(_server_words(ev)[0][:6])
+    assert got == [["--p", "dsr1", "--x", "8", "--c", "1"], ["--p", "dsr1", "--x", "8", "--c", "2"],
+                   ["--p", "gptoss", "--x", "8", "--c", "3"]]
+    assert store.resumed == 1  # dsr1_b resumed after the removal; gptoss_c could not

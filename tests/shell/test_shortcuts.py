@@ -74,7 +74,7 @@ def test_child_scripts_are_found_behind_wrappers_only() -> None:
 
 
 def _state(reads: set[str], read_all: bool = False) -> dict[str, object]:
-    return {"reads": frozenset(reads), "weak": frozenset(), "read_all": read_all, "sinks": {}}
+    return {"reads": frozenset(reads), "weak": frozenset(), "read_all": read_all, "sinks": {}, "derived": {}}
 
 
 def _env(**values: str) -> dict[str, tuple[Val, tuple[str, int]]]:

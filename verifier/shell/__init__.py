@@ -35,7 +35,7 @@ from verifier.shell.launchers import Commands, Program, Wrapper
 from verifier.shell.lexer import ShellSyntaxError
 from verifier.shell.nodes import Script
 from verifier.shell.parser import parse
-from verifier.shell.values import Loc, Opaque, Unknown, Val, shown
+from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, shown
 from verifier.shell.world import Assumption, Binding, Found, GenFile, World
 
 __all__ = [
@@ -96,6 +96,9 @@ class Evaluation:
     children: list[str]
     weak_reads: set[str] = field(default_factory=set)  # variables only tested for emptiness
     downloads: dict[str, str] = field(default_factory=dict)  # `hf download REPO --local-dir DIR`: DIR -> REPO
+    # variables read only through prefix or suffix removals of literal patterns (`${X%%_*}`), not in
+    # `reads`: name -> {(operator, pattern)} (verifier.shell.memo keys them by what the removals leave)
+    derived_reads: dict[str, frozenset[tuple[str, Pattern]]] = field(default_factory=dict)
 
 
 def _server(found: Found) -> ServerStart:
@@ -183,4 +186,5 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
     except RecursionError as exc:
         raise ShellLimit("the script nests too deeply to follow", (path, 0)) from exc
     return Evaluation([_result(w, options.mode) for w in worlds], ev.reads, ev.read_all, ev.sourced, ev.unread,
-                      ev.children, ev.weak_reads - ev.reads, dict(ev.downloads))
+                      ev.children, ev.weak_reads - ev.reads, dict(ev.downloads),
+                      {name: frozenset(specs) for name, specs in ev.derived_reads.items() if name not in ev.reads})

@@ -578,6 +578,9 @@ class Evaluator:
         self.options = options
         self.reads: set[str] = set()
         self.weak_reads: set[str] = set()  # variables read only to test whether they are empty
+        # variables read only through a prefix or suffix removal of a literal pattern (`${X%%_*}`):
+        # name -> {(operator, pattern)}; see verifier.shell.memo (`derived_value`)
+        self.derived_reads: dict[str, set[tuple[str, Pattern]]] = {}
         self.downloads: dict[str, str] = {}  # `hf download REPO --local-dir DIR`: DIR -> REPO
         self.fetched: dict[str, Loc] = {}  # files a command brings in at run time (`curl -o F`): F -> line
         self.sink: str | None = None  # the file the output being expanded goes to (see builtins._sink)
@@ -631,6 +634,7 @@ class Evaluator:
             return start, worlds
         index, state, restored = found
         self.reads, self.weak_reads, self.read_all = set(state["reads"]), set(state["weak"]), state["read_all"]
+        self.derived_reads = {name: set(specs) for name, specs in state["derived"].items()}
         self.sourced, self.children = list(state["sourced"]), list(state["children"])
         self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
         self.downloads = dict(state["downloads"])
@@ -647,6 +651,7 @@ class Evaluator:
 
     def _state(self) -> dict[str, Any]:
         return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
+                "derived": {name: frozenset(specs) for name, specs in self.derived_reads.items()},
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
                 "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
                 "fetched": dict(self.fetched),
@@ -671,10 +676,10 @@ class Evaluator:
         # deep points, so 108 of 112 runs of a script resumed at statement 10 of 59). Counted by
         # intersecting with the starting environment's names, which walks the smaller set.
         env_names = frozenset(self.initial)  # the main script runs once per evaluation
-        env_read = (len(env_names & self.reads), len(env_names & self.weak_reads))
+        env_read = self._env_read(env_names)
         for i in range(start, len(body)):
             item = body[i]
-            before = (len(self.reads), len(self.weak_reads), self.read_all)
+            before = self._read_count()
             # the worlds before a statement are kept only where a checkpoint may be stored (an
             # optimisation only: a checkpoint not stored makes a later evaluation resume earlier)
             # (bounded by a multiple of the script's size: copying every binding before every
@@ -706,8 +711,8 @@ class Evaluator:
                 self.drop_dead(nxt, later, deaths[i])
             worlds = nxt if len(nxt) <= 1 else self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
             settle(worlds, self._owner, later, deaths[i])
-            if keeping and i > 0 and (len(self.reads), len(self.weak_reads), self.read_all) != before:
-                now = (len(env_names & self.reads), len(env_names & self.weak_reads))
+            if keeping and i > 0 and self._read_count() != before:
+                now = self._env_read(env_names)
                 if now == env_read and self.read_all == before[2]:
                     continue  # only the script's own variables were read first here
                 env_read = now
@@ -718,6 +723,16 @@ class Evaluator:
         if keeping:
             store.finished(key, body)  # type: ignore[union-attr]
         return worlds
+
+    def _read_count(self) -> tuple[int, int, bool, int]:
+        """How much the evaluation has read so far (it read more where this changed)."""
+        return (len(self.reads), len(self.weak_reads), self.read_all,
+                sum(len(specs) for specs in self.derived_reads.values()))
+
+    def _env_read(self, env_names: frozenset[str]) -> tuple[int, int, int]:
+        """How much of the starting environment (`env_names`) the evaluation has read so far."""
+        return (len(env_names & self.reads), len(env_names & self.weak_reads),
+                sum(len(specs) for name, specs in self.derived_reads.items() if name in env_names))
 
     def _kept(self) -> frozenset[str]:
         """What a function mentions (it can run at any later time) and the starting variables."""
@@ -1277,18 +1292,20 @@ class Evaluator:
             raise ShellLimit(f"the name reference `{exc.name}` (declare -n) to {target} is not followed "
                              "statically", loc) from None
 
-    def lookup(self, w: World, name: str, loc: Loc) -> Val | None:
-        """A variable's value (None when unset); records the read (see verifier.shell.memo)."""
+    def lookup(self, w: World, name: str, loc: Loc, record: bool = True) -> Val | None:
+        """A variable's value (None when unset); records the read (see verifier.shell.memo) unless the
+        caller records it itself (`record`: False)."""
         if w.refs and name in w.refs:
             name = self.deref(w, name, loc)
             if not name:
                 return None
-        if self.sink is not None:
-            self.sink_reads.setdefault(self.sink, set()).add(name)
-        elif self.weak:
-            self.weak_reads.add(name)
-        else:
-            self.reads.add(name)
+        if record:
+            if self.sink is not None:
+                self.sink_reads.setdefault(self.sink, set()).add(name)
+            elif self.weak:
+                self.weak_reads.add(name)
+            else:
+                self.reads.add(name)
         binding = w.vars.get(name)
         if binding is not None:
             return binding[0]
@@ -1654,6 +1671,15 @@ class Evaluator:
             if operator(rest).kind == "slice":
                 elems = [(w.arg0, loc), *elems]  # `${@:0}` starts at $0
             return self.array_op(name, elems, rest, w, loc, name)
+        if rest and subscript is None and self.sink is None and not (w.refs and name in w.refs) \
+                and not (name.isdigit() or name in SPECIAL):
+            spec = self._strip_spec(rest, w, loc)
+            if spec is not None:
+                # `${X%%_*}` with a literal pattern reads only what the removal leaves: recorded so
+                # (not as a read of X), so that environments whose X differ elsewhere share the evaluation
+                self.derived_reads.setdefault(name, set()).add(spec)
+                got = self.lookup(w, name, loc, record=False)
+                return self.operator(name, subscript, got, self.binding_loc(w, name) or loc, rest, w, loc)
         weak = self.weak
         if weak and rest and not rest.startswith((":-", "-", ":=", "=")):
             self.weak = False  # `${X#p}` and friends use the value, not only whether it is empty
@@ -1670,6 +1696,16 @@ class Evaluator:
         if not rest:
             return ("" if value is None else value), vloc
         return self.operator(name, subscript, value, vloc, rest, w, loc)
+
+    def _strip_spec(self, rest: str, w: World, loc: Loc) -> tuple[str, Pattern] | None:
+        """(operator, pattern) of a prefix or suffix removal (`#`, `##`, `%`, `%%`) whose pattern is
+        literal text (no expansion: the same pattern in every evaluation of the script, read without
+        reading any variable); None for any other operator."""
+        op = operator(rest)
+        if op.kind != "strip" or "$" in op.operand or "`" in op.operand:
+            return None
+        pattern = self.pattern_operand(op.operand, w, loc)
+        return None if pattern is None else (op.op, pattern)
 
     def special(self, name: str, w: World, loc: Loc) -> list[Binding] | Binding:
         if name in ("@", "*"):

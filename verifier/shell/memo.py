@@ -4,17 +4,22 @@ Points of one config key differ in a few variables (CONC, TP, ...). An evaluatio
 variables of its starting environment it read (`Evaluation.reads`); another environment that
 gives those variables the same values yields the same outcomes, except for variables the script
 merely passes through to a command's environment, which are taken from the new environment.
+
+A variable read only to test whether it is empty (`weak_reads`) is compared by that alone, and one
+read only through removals of literal patterns (`derived_reads`: a runner's
+`${EXP_NAME%%_*}`, the model prefix of an experiment name that differs for every point) by what
+the removals leave of it (`derived_value`), with the place it was set.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
 from verifier.shell.builtins import UNCAPTURED
-from verifier.shell.values import Loc, Val
+from verifier.shell.values import Loc, Pattern, Val, strip_pattern
 from verifier.shell.world import World
 
 Binding = tuple[Val, Loc]
@@ -89,6 +94,35 @@ def _copy_with(obj: _Frozen, **changes: Any) -> _Frozen:
     return out
 
 
+Derived = tuple[tuple[str, tuple[tuple[str, Pattern], ...]], ...]  # (name, its removals), sorted
+
+
+def _derived(reads: Mapping[str, frozenset[tuple[str, Pattern]] | set[tuple[str, Pattern]]],
+             full: Iterable[str] | set[str] | frozenset[str]) -> Derived:
+    """The derived reads of an evaluation (`Evaluation.derived_reads`) but those of variables it also
+    read whole (`full`), in a canonical order."""
+    return tuple(sorted((name, tuple(sorted(specs))) for name, specs in reads.items() if name not in full))
+
+
+def derived_value(binding: Binding | None, specs: tuple[tuple[str, Pattern], ...]) -> Any:
+    """What an evaluation that read a variable only through these removals (`${X%%_*}`) saw of it:
+    each removal's result and the place the value was set (the evaluator's result keeps it); a
+    run-time or unknown value whole (the evaluator does not remove from it); None when unset."""
+    if binding is None:
+        return None
+    value, where = binding
+    if not isinstance(value, str):
+        return value, where
+    return tuple(strip_pattern(value, pattern, op) for op, pattern in specs), where
+
+
+def _shape(result: Evaluation) -> tuple[Any, ...]:
+    """What an evaluation read of its environment: the names read, the names only tested for emptiness,
+    whether it read every variable, and the names read only through removals (`Memo._valuation`)."""
+    return (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all,
+            _derived(result.derived_reads, result.reads))
+
+
 def _filled(binding: Binding | None) -> bool | None:
     """Whether a variable is set and non-empty (None: unset)."""
     if binding is None:
@@ -108,10 +142,11 @@ class Memo:
 
     @staticmethod
     def _valuation(shape: tuple[Any, ...], env: Mapping[str, Binding]) -> Any:
-        names, weak, read_all = shape
+        names, weak, read_all, derived = shape
         if read_all:
             return tuple(sorted((n, b[0]) for n, b in env.items()))
-        return (tuple(env[n][0] if n in env else None for n in names), tuple(_filled(env.get(n)) for n in weak))
+        return (tuple(env[n][0] if n in env else None for n in names), tuple(_filled(env.get(n)) for n in weak),
+                tuple(derived_value(env.get(n), specs) for n, specs in derived))
 
     def evaluate(self, key: Any, env: Mapping[str, Binding], compute: Callable[[], Evaluation]) -> Evaluation:
         """The evaluation for this environment (computed, or reused from an equivalent one)."""
@@ -125,7 +160,7 @@ class Memo:
             return rebind_evaluation(result, env0, env)
         self.misses += 1
         result = compute()
-        shape = (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all)
+        shape = _shape(result)
         table = shapes.setdefault(shape, {})
         if len(table) >= MAX_ENTRIES:
             table.pop(next(iter(table)))
@@ -140,7 +175,8 @@ def rebind_evaluation(result: Evaluation, env0: Mapping[str, Binding], env: Mapp
         return result
     rebinder = _Rebinder(env0, env)
     return Evaluation([rebinder.result(r) for r in result.results], result.reads, result.read_all,
-                      result.sourced, result.unread, result.children, result.weak_reads, result.downloads)
+                      result.sourced, result.unread, result.children, result.weak_reads, result.downloads,
+                      result.derived_reads)
 
 
 class Shared:
@@ -178,7 +214,7 @@ class Shared:
             accesses: tuple[tuple[Any, ...], ...]) -> None:
         """Remember an evaluation this tree made (with the outside facts it asked for)."""
         entries = self._index.setdefault(key, [])
-        shape = (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all)
+        shape = _shape(result)
         entries.append((tree, shape, Memo._valuation(shape, env), result, dict(env), accesses))
         if len(entries) > MAX_ENTRIES:
             del entries[0]
@@ -212,9 +248,10 @@ def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding
     return x
 
 
-def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[str, ...], tuple[str, ...], Any]:
+def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[Any, ...], Any]:
     """What tells `Checkpoints` points at one statement apart: the names read so far, the names only
-    tested for emptiness, and their values (emptiness) in `env`."""
+    tested for emptiness and those read only through removals (the shape), and their values
+    (emptiness, what the removals leave) in `env`."""
     # a file written from variables nobody has read back yet is still in the worlds: those count here.
     # What went to standard output while nothing captured it is in no world (it was printed, and
     # the commands that print under a sink do nothing else with what they read: builtins._sink_kind),
@@ -224,9 +261,16 @@ def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple
     names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != UNCAPTURED)) if sinks else set(state["reads"])
     read_names = tuple(sorted(names))
     weak_names = tuple(sorted(state["weak"] - state["reads"]))
-    valuation = (tuple(env[n][0] if n in env else None for n in read_names),
-                 tuple(_filled(env.get(n)) for n in weak_names))
-    return read_names, weak_names, valuation
+    derived = _derived(state["derived"], names)
+    shape = (read_names, weak_names, derived)
+    return shape, _point_valuation(shape, {name: binding[0] for name, binding in env.items()}, env)
+
+
+def _point_valuation(shape: tuple[Any, ...], values: Mapping[str, Any], env: Mapping[str, Binding]) -> Any:
+    """The values of a checkpoint shape's names in `env` (`values`: its values by name)."""
+    read_names, weak_names, derived = shape
+    return (tuple(map(values.get, read_names)), tuple(map(_filled, map(env.get, weak_names))),
+            tuple(derived_value(env.get(n), specs) for n, specs in derived))
 
 
 @dataclass(frozen=True, eq=False)
@@ -235,9 +279,8 @@ class _Point:
 
     seq: int  # the order it was remembered in
     index: int  # the statement it resumes before
-    read_names: tuple[str, ...]
-    weak_names: tuple[str, ...]
-    valuation: Any  # the values of read_names and the emptiness of weak_names it was reached with
+    shape: tuple[Any, ...]  # the names read, tested for emptiness, read through removals (`_point_key`)
+    valuation: Any  # their values, emptiness and what the removals leave, it was reached with
     state: dict[str, Any]
     worlds: list[World]
     env: dict[str, Binding]
@@ -250,9 +293,9 @@ class Checkpoints:
     def __init__(self) -> None:
         # per script key: the remembered points, the least recently used first (`add` says which
         # is forgotten), and the same points indexed for `find`: statement index -> (names read, names
-        # tested for emptiness) -> (their values, their emptiness) -> the point
+        # tested for emptiness, read through removals) -> (their values, ...) -> the point
         self._store: dict[Any, list[_Point]] = {}
-        self._index: dict[Any, dict[int, dict[tuple[tuple[str, ...], tuple[str, ...]], dict[Any, _Point]]]] = {}
+        self._index: dict[Any, dict[int, dict[tuple[Any, ...], dict[Any, _Point]]]] = {}
         self._seq = 0
         self.resumed = 0
         # per script key: (its statements, evaluations seen, statement indices where it read more
@@ -296,12 +339,12 @@ class Checkpoints:
         if where is not None:
             where[2].add(index)
         entries = self._store.setdefault(key, [])
-        read_names, weak_names, valuation = _point_key(state, env)
-        table = self._index.setdefault(key, {}).setdefault(index, {}).setdefault((read_names, weak_names), {})
+        shape, valuation = _point_key(state, env)
+        table = self._index.setdefault(key, {}).setdefault(index, {}).setdefault(shape, {})
         if valuation in table:  # the same point with the same values is remembered already
             return
         self._seq += 1
-        point = _Point(self._seq, index, read_names, weak_names, valuation, state, worlds, dict(env))
+        point = _Point(self._seq, index, shape, valuation, state, worlds, dict(env))
         table[valuation] = point
         entries.append(point)
         if len(entries) > MAX_ENTRIES:
@@ -318,7 +361,7 @@ class Checkpoints:
             # (only the first group is looked at: no point past it can be chosen)
             k = max(range(min(EVICT_GROUP, len(entries) - 1)), key=lambda j: entries[j].index)
             old = entries.pop(k)
-            self._index[key][old.index][(old.read_names, old.weak_names)].pop(old.valuation, None)
+            self._index[key][old.index][old.shape].pop(old.valuation, None)
 
     def has(self, key: Any, index: int, state: dict[str, Any], env: Mapping[str, Binding]) -> bool:
         """Whether `add(key, index, state, ..., env)` would find its point remembered already (and
@@ -326,8 +369,8 @@ class Checkpoints:
         by_shape = self._index.get(key, {}).get(index)
         if not by_shape:
             return False
-        read_names, weak_names, valuation = _point_key(state, env)
-        table = by_shape.get((read_names, weak_names))
+        shape, valuation = _point_key(state, env)
+        table = by_shape.get(shape)
         return table is not None and valuation in table
 
     def find(self, key: Any, env: Mapping[str, Binding]) -> tuple[int, dict[str, Any], list[World]] | None:
@@ -341,13 +384,12 @@ class Checkpoints:
         # points hold a dozen shapes, each asked for the values of its names)
         values: dict[str, Any] | None = None
         for index in sorted(by_index, reverse=True):
-            for (read_names, weak_names), table in by_index[index].items():
+            for shape, table in by_index[index].items():
                 if not table:
                     continue
                 if values is None:
                     values = {name: binding[0] for name, binding in env.items()}
-                valuation = (tuple(map(values.get, read_names)), tuple(map(_filled, map(env.get, weak_names))))
-                point = table.get(valuation)
+                point = table.get(_point_valuation(shape, values, env))
                 if point is None or point.state["read_all"]:
                     continue
                 if best is None or point.seq < best.seq:
