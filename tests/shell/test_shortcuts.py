@@ -175,3 +175,80 @@ def test_rebinding_a_started_environment_matches_the_plain_rule() -> None:
         new = {n: b for n, b in zip(names, new_b, strict=True) if b is not None}
         env = tuple((n, b[0], b[1]) for n, b in zip(names, items_b, strict=True) if b is not None)
         assert _Rebinder(old, new).env(env) == _plain_rebind(env, old, new)
+
+
+# A health check as the agentic scripts write it: a counted loop whose passes end a world (ready: return)
+# or two (the helper died: exit) and go on otherwise, 120 times.
+WAIT_LOOP = """wait_ready() {
+    local attempts="${READY_ATTEMPTS:-120}"
+    for ((i = 1; i <= attempts; i++)); do
+        if curl --silent --fail "http://127.0.0.1:8000/health"; then
+            return 0
+        fi
+        if [[ -n "$HELPER_PID" ]] && ! kill -0 "$HELPER_PID" 2>/dev/null; then
+            echo "helper died" >&2
+            exit 1
+        fi
+        sleep 1
+    done
+    echo "timed out" >&2
+    exit 1
+}
+HELPER_PID=$!
+wait_ready
+%s
+python3 -m sglang.launch_server --model-path m --port 8000 %s
+"""
+
+
+SHADOWED = "sleep() { echo \"slept $i\"; }\n" + WAIT_LOOP  # `sleep` is the script's function, which reads the counter
+
+
+def _run_counting(text: str, env: dict[str, str], blind: bool) -> tuple[list[tuple[object, ...]], int, bool]:
+    """(the results, the commands counted, whether passes were skipped), with the shortcut or without."""
+    from verifier.shell import _parsed, _result, evaluator
+
+    real, find = evaluator.Evaluator._settled_rest, evaluator._blind_counters
+    skipped: list[bool] = []
+
+    def spy(self, *args):  # type: ignore[no-untyped-def]
+        got = real(self, *args)
+        skipped.append(got is not None)
+        return got
+
+    evaluator.Evaluator._settled_rest = spy  # type: ignore[method-assign]
+    if not blind:
+        evaluator._blind_counters = lambda node: None  # type: ignore[assignment]
+    try:
+        ev = evaluator.Evaluator(_options())
+        worlds = ev.run(_parsed(text, "x.sh"), {k: (v, ("", 0)) for k, v in env.items()}, "x.sh")
+    finally:
+        evaluator.Evaluator._settled_rest = real  # type: ignore[method-assign]
+        evaluator._blind_counters = find
+    results = [_result(w, "server") for w in worlds]
+    return [(r.assumptions, r.exit_loc, r.server and (r.server.argv, r.server.argv_locs, r.server.env))
+            for r in results], ev.steps, any(skipped)
+
+
+def test_a_settled_counted_loop_ends_as_running_every_pass_does() -> None:
+    """`for ((...))` passes that repeat but for the counter are not run again (`Evaluator._settled_rest`):
+    the worlds each further pass would end are the settled pass's with that pass's counter, and the
+    commands those passes would run are counted. Compared with the loop run pass by pass: the counter
+    dead after the loop or live (every pass's world stays its own, up to the server's arguments), a
+    loop that runs out of passes, a body that reads the counter or runs a command not known to be
+    blind, a function of the script in a command's place. (Live, the counter of the worlds that returned
+    is joined past `max_worlds` into one unknown value either way.)"""
+    cases = [
+        (WAIT_LOOP % ("", ""), {}, True),
+        (WAIT_LOOP % ('echo "took $i"', '--tries "$i"'), {}, True),
+        (WAIT_LOOP % ("", '--tries "$i"'), {"READY_ATTEMPTS": "5"}, True),
+        (WAIT_LOOP % ("", '--tries "$i"'), {"READY_ATTEMPTS": "300"}, False),  # past MAX_ITERATIONS passes
+        (WAIT_LOOP.replace("sleep 1", 'sleep "$i"') % ("", ""), {}, False),
+        (WAIT_LOOP.replace("sleep 1", "nap 1") % ("", ""), {}, False),
+        (SHADOWED % ("", '--tries "$i"'), {}, False),
+    ]
+    for text, env, shortcut in cases:
+        fast, fast_steps, used = _run_counting(text, env, blind=True)
+        slow, slow_steps, _ = _run_counting(text, env, blind=False)
+        assert (fast, fast_steps) == (slow, slow_steps), text
+        assert used is shortcut, text

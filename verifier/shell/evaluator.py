@@ -14,7 +14,10 @@
 * Loops run their known iterations (`for x in a b c`, `for ((i=0; i<4; i++))`, `while` on a
   decidable condition, at most `MAX_ITERATIONS`); a loop whose iteration count cannot be known runs
   until its state stops changing, and whatever it assigns differently becomes `Unknown` ("assigned
-  inside the loop on line N"); a loop that assigns nothing the rest uses costs nothing.
+  inside the loop on line N"); a loop that assigns nothing the rest uses costs nothing. A counted
+  `for ((...))` whose body cannot see its counter stops running its body once a pass repeats the one
+  before but for the counter: the passes left end the same worlds with their own counter values
+  (`_settled_rest`; a health check's 120 passes cost three).
 * `case` on a known value takes the matching arm; on an opaque value each arm is a world.
 * Functions (defined in the script or in a `source`d library) run with `local` scoping and their
   positional parameters; `source`/`.` reads the library through `options.reader` (repository paths
@@ -1185,7 +1188,11 @@ class Evaluator:
         self.arith(node.init, w, loc)
         active = [w]
         done: list[World] = []
-        for _ in range(MAX_ITERATIONS):
+        counters = _blind_counters(node)
+        before: _Pass | None = None  # the previous pass, while the loop may settle (`_Pass`)
+        for passes in range(MAX_ITERATIONS):
+            if counters is not None:
+                mark = (len(done), self.steps, self._fingerprint())
             nxt: list[World] = []
             for x in active:
                 cond = self.arith(node.cond, x, loc) if node.cond.strip() else "1"
@@ -1210,10 +1217,75 @@ class Evaluator:
             active = self.normalize(nxt, loc)
             if not active:
                 break
+            if counters is not None:
+                now = _Pass.of(active, done[mark[0]:], self.steps - mark[1], mark[2], self._fingerprint())
+                if before is not None and now.repeats(before, counters):
+                    rest = self._settled_rest(node, loc, active[0], now, counters, passes + 1)
+                    if rest is not None:
+                        done.extend(rest)
+                        break
+                before = now
         else:
             for x in active:
                 done.extend(self.loop_unknown(x, loc, lambda s: self.run_body(node.body, [s])))
         return self.normalize(done, loc)
+
+    def _fingerprint(self) -> tuple[Any, ...]:
+        """What a pass of a loop body can leave behind in the evaluator itself (not in a world): a pass
+        that changes none of it and leaves its worlds as the pass before did repeats that pass."""
+        return (len(self.reads), len(self.weak_reads), self.read_all,
+                sum(len(specs) for specs in self.derived_reads.values()),
+                sum(len(names) for names in self.sink_reads.values()), len(self.sink_reads),
+                len(self.fetched), len(self.downloads), len(self.children), len(self.sourced), len(self.unread),
+                len(self.scripts), self.dropped, self.subst_status)
+
+    def _settled_rest(self, node: ArithFor, loc: Loc, world: World, settled: _Pass, counters: frozenset[str],
+                      passes: int) -> list[World] | None:
+        """The rest of a `for ((...))` loop whose last pass repeated the one before but for its counters
+        (`_Pass.repeats`), without running its body again: each further pass ends the same worlds with
+        that pass's counters, and the loop ends with the counters that fail its condition. None (the
+        loop goes on pass by pass) when the counters' course is not known, or the loop would not end
+        within MAX_ITERATIONS passes or MAX_STEPS commands as it does when run pass by pass.
+
+        Exact: the body mentions no counter (`_blind_counters`), calls no function and nothing that
+        lists variables, so from a world that agrees but for the counters it does the same."""
+        if len(settled.active) != 1 or any(name in world.exported or name in world.attrs or name in world.refs
+                                           or name in world.arrays or name in world.assocs or name not in world.vars
+                                           for name in counters):
+            return None
+        if any(name in world.funcs for name in _body_commands(node)):
+            return None
+        # the counters' course, on a copy: passes until the condition fails
+        probe = world.copy()
+        courses: list[dict[str, Binding]] = []
+        while True:
+            if passes + len(courses) >= MAX_ITERATIONS:
+                return None
+            cond = self.arith(node.cond, probe, loc) if node.cond.strip() else "1"
+            if not isinstance(cond, str):
+                return None
+            if cond == "0":
+                break
+            courses.append({name: probe.vars[name] for name in counters})
+            self.arith(node.step, probe, loc)
+            if any(probe.vars.get(name) is None for name in counters):
+                return None
+        if self.steps + settled.steps * len(courses) > MAX_STEPS:
+            return None
+        self.steps += settled.steps * len(courses)
+        out: list[World] = []
+        for course in courses:
+            for ended in settled.done:
+                copy = ended.copy()
+                for name, binding in course.items():
+                    copy.vars[name] = binding
+                out.append(copy)
+        # the world that goes on: the counters' values once the condition fails
+        for name in counters:
+            world.vars[name] = probe.vars[name]
+        world.status = True
+        out.append(world)
+        return out
 
     def run_case(self, node: Case, w: World) -> list[World]:
         loc = (node.src, node.line)
@@ -2143,6 +2215,83 @@ class Evaluator:
             value = self.expand_scalar(Word(word.parts, loc[1], raw), w, loc)[0] if word.parts else ""
             out.append((concat([value, "\n"], loc), loc))
         return out
+
+
+# Commands a settled `for ((...))` pass may run (`_blind_counters`): ones that start no other command (no
+# wrapper such as `timeout`), read no variable by name and list none (no `set`, `declare`, `env`, `eval`,
+# `source`, `export`, functions, ...).
+_BLIND_COMMANDS = frozenset({
+    "echo", "printf", "sleep", "curl", "wget", "kill", "wait", "cat", "tail", "head", "grep", "true", "false", ":",
+    "test", "[", "return", "exit", "break", "continue", "nc", "ls", "date", "ps", "pgrep", "pkill",
+    "nvidia-smi", "rocm-smi", "amd-smi", "rm", "mkdir", "touch", "tee", "wc", "cut", "sort", "tr",
+})
+_ASSIGNS = re.compile(r"\+\+|--|(?<![=!<>])=(?!=)")  # an arithmetic assignment (`i++`, `n=2`, `n+=2`)
+_BLIND: ByObject[frozenset[str]] = ByObject("shell.blind-loop-counters", 512)  # empty: not blind
+
+
+def _body_commands(node: ArithFor) -> frozenset[str]:
+    """The names of the commands a loop body runs (every one is a literal word: `_blind_counters`)."""
+    return frozenset("".join(part.text for part in n.words[0].parts)
+                     for n in iter_nodes(node.body) if isinstance(n, Simple) and n.words)
+
+
+def _blind_counters(node: ArithFor) -> frozenset[str] | None:
+    """The counters of a `for ((init; cond; step))` loop (the names its step mentions) when its body
+    cannot see them: the body mentions none of them (`identifiers`), defines no function and runs only
+    literal commands of `_BLIND_COMMANDS` (none lists or reads variables by name; whether one is a
+    function of the script is asked at run time). None otherwise: the loop runs pass by pass."""
+    got = _BLIND.get(node)
+    if got is None:
+        got = _BLIND.put(node, _find_blind_counters(node))
+    return got or None
+
+
+def _find_blind_counters(node: ArithFor) -> frozenset[str]:
+    counters = frozenset(_IDENT.findall(node.step))
+    if not counters or counters & identifiers(node.body) or _ASSIGNS.search(node.cond):
+        return frozenset()  # (a condition that assigns would change more than the counters)
+    for n in iter_nodes(node.body):
+        if isinstance(n, FuncDef):
+            return frozenset()
+        if isinstance(n, Simple) and n.words:
+            head = n.words[0]
+            if any(part.kind != "lit" for part in head.parts) or \
+                    "".join(part.text for part in head.parts) not in _BLIND_COMMANDS:
+                return frozenset()
+    return counters
+
+
+@dataclass
+class _Pass:
+    """One pass of a `for ((...))` loop (`Evaluator.run_arith_for`): copies of the worlds that go on
+    (after the step) and of those it ended (returned, exited, broke out), the commands it ran, and
+    the evaluator's fingerprint before and after it."""
+
+    active: list[World]
+    done: list[World]
+    steps: int
+    quiet: bool  # the pass left the evaluator itself as it found it
+
+    @staticmethod
+    def of(active: list[World], done: list[World], steps: int, start: tuple[Any, ...], end: tuple[Any, ...]) -> _Pass:
+        return _Pass([w.copy() for w in active], [w.copy() for w in done], steps, start == end)
+
+    def repeats(self, before: _Pass, counters: frozenset[str]) -> bool:
+        """Whether this pass did what the pass before did but for the counters' values."""
+        return (self.quiet and self.steps == before.steps and len(self.active) == len(before.active)
+                and len(self.done) == len(before.done)
+                and all(_same_but(a, b, counters) for a, b in zip(self.active, before.active, strict=True))
+                and all(_same_but(a, b, counters) for a, b in zip(self.done, before.done, strict=True)))
+
+
+def _same_but(a: World, b: World, counters: frozenset[str]) -> bool:
+    """Two worlds equal in every slot, their counters' bindings aside."""
+    x, y = a.copy(), b.copy()
+    for name in counters:
+        x.vars.pop(name, None)
+        y.vars.pop(name, None)
+    return (x.same(y) and x.arg0 == y.arg0 and x.status == y.status and x.assume == y.assume
+            and x.exit_loc == y.exit_loc)
 
 
 def _relocate(body: Body, loc: Loc) -> Body:
