@@ -252,3 +252,48 @@ def test_a_settled_counted_loop_ends_as_running_every_pass_does() -> None:
         slow, slow_steps, _ = _run_counting(text, env, blind=False)
         assert (fast, fast_steps) == (slow, slow_steps), text
         assert used is shortcut, text
+
+
+def _normalized_by_scan(worlds: list[World]) -> list[World]:
+    """`Evaluator.normalize`'s merge as the plain rule: each world into the first kept one it is the same as."""
+    kept: list[World] = []
+    for w in worlds:
+        for have in kept:
+            if have.bucket() == w.bucket() and have.same(w):
+                shared = set(w.assume)
+                have.assume = tuple(a for a in have.assume if a in shared)
+                if have.status != w.status:
+                    have.status = None
+                break
+        else:
+            kept.append(w)
+    return kept
+
+
+def test_merging_many_worlds_by_their_differing_bindings_merges_as_the_scan_does() -> None:
+    """`normalize` indexes a bucket of many worlds by the variables its first two bind differently
+    (`_Bucket`): the worlds kept, their order, assumptions and statuses are the plain scan's."""
+    from verifier.shell.evaluator import Evaluator
+    from verifier.shell.world import Assumption
+
+    def worlds() -> list[World]:
+        base = World()
+        base.vars = {f"V{k}": (str(k), ("x.sh", k)) for k in range(300)}  # a large table: shared bases
+        out: list[World] = []
+        for k in range(120):
+            w = base.copy()
+            w.vars["i"] = (str(k % 37), ("x.sh", 3))
+            if k % 5 == 0:
+                w.vars["V7"] = ("other", ("x.sh", 9))  # differs in a name the first two do not tell apart
+            if k % 11 == 0:
+                w.files = {"cfg": None}  # type: ignore[dict-item]  # another bucket
+            w.assume = (Assumption(("x.sh", 4), "curl", "true" if k % 2 else "false"),)
+            w.status = bool(k % 3)
+            out.append(w)
+        return out
+
+    got = Evaluator(_options(max_worlds=10_000)).normalize(worlds(), LOC)
+    want = _normalized_by_scan(worlds())
+    assert len(got) == len(want) < 120
+    for a, b in zip(got, want, strict=True):
+        assert a.same(b) and a.assume == b.assume and a.status == b.status

@@ -108,6 +108,7 @@ from verifier.shell.world import (
     GenFile,
     Table,
     World,
+    differing,
     drop_candidates,
     join,
     opaque_env,
@@ -852,19 +853,20 @@ class Evaluator:
         """Merge equal worlds and keep at most max_worlds alive."""
         if len(worlds) <= 1:
             return worlds
-        buckets: dict[Any, list[World]] = {}
+        buckets: dict[Any, _Bucket] = {}
         out: list[World] = []
         for w in worlds:
-            group = buckets.setdefault(w.bucket(), [])
-            for have in group:
-                if have.same(w):
-                    shared = set(w.assume)
-                    have.assume = tuple(a for a in have.assume if a in shared)
-                    if have.status != w.status:
-                        have.status = None
-                    break
+            group = buckets.get(w.bucket())
+            if group is None:
+                group = buckets[w.bucket()] = _Bucket()
+            have = group.find(w)
+            if have is not None:
+                shared = set(w.assume)
+                have.assume = tuple(a for a in have.assume if a in shared)
+                if have.status != w.status:
+                    have.status = None
             else:
-                group.append(w)
+                group.add(w)
                 out.append(w)
         if len(out) <= self.options.max_worlds:
             return out
@@ -2215,6 +2217,45 @@ class Evaluator:
             value = self.expand_scalar(Word(word.parts, loc[1], raw), w, loc)[0] if word.parts else ""
             out.append((concat([value, "\n"], loc), loc))
         return out
+
+
+class _Bucket:
+    """The worlds `Evaluator.normalize` keeps under one `World.bucket()` key, none the same as another.
+
+    From INDEX_FROM of them on, they are also indexed by their bindings of the variables the first two
+    hold differently: a world can be the same as a member only if it binds those alike, and the first
+    such member in order is the one a scan of every member finds. The hundred worlds a health-check
+    loop ends, which differ in their counter, are then not each compared with all the others."""
+
+    __slots__ = ("members", "names", "index")
+    INDEX_FROM = 8
+
+    def __init__(self) -> None:
+        self.members: list[World] = []
+        self.names: tuple[str, ...] = ()
+        self.index: dict[tuple[Any, ...], list[World]] | None = None
+
+    def find(self, w: World) -> World | None:
+        """The first member that is the same as `w` (None: none is)."""
+        candidates = self.members if self.index is None else self.index.get(self._key(w), ())
+        for have in candidates:
+            if have.same(w):
+                return have
+        return None
+
+    def add(self, w: World) -> None:
+        self.members.append(w)
+        if self.index is not None:
+            self.index.setdefault(self._key(w), []).append(w)
+        elif len(self.members) == self.INDEX_FROM:
+            self.names = tuple(sorted(differing(self.members[0].vars, self.members[1].vars, hashable=True)))
+            if self.names:
+                self.index = {}
+                for member in self.members:
+                    self.index.setdefault(self._key(member), []).append(member)
+
+    def _key(self, w: World) -> tuple[Any, ...]:
+        return tuple(w.vars.get(name) for name in self.names)
 
 
 # Commands a settled `for ((...))` pass may run (`_blind_counters`): ones that start no other command (no
