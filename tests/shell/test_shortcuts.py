@@ -208,7 +208,7 @@ def _run_counting(text: str, env: dict[str, str], blind: bool) -> tuple[list[tup
     """(the results, the commands counted, whether passes were skipped), with the shortcut or without."""
     from verifier.shell import _parsed, _result, evaluator
 
-    real, find = evaluator.Evaluator._settled_rest, evaluator._blind_counters
+    real, find = evaluator.Evaluator._settled_rest, evaluator._blind_loop
     skipped: list[bool] = []
 
     def spy(self, *args):  # type: ignore[no-untyped-def]
@@ -218,13 +218,13 @@ def _run_counting(text: str, env: dict[str, str], blind: bool) -> tuple[list[tup
 
     evaluator.Evaluator._settled_rest = spy  # type: ignore[method-assign]
     if not blind:
-        evaluator._blind_counters = lambda node: None  # type: ignore[assignment]
+        evaluator._blind_loop = lambda node: None  # type: ignore[assignment]
     try:
         ev = evaluator.Evaluator(_options())
         worlds = ev.run(_parsed(text, "x.sh"), {k: (v, ("", 0)) for k, v in env.items()}, "x.sh")
     finally:
         evaluator.Evaluator._settled_rest = real  # type: ignore[method-assign]
-        evaluator._blind_counters = find
+        evaluator._blind_loop = find
     results = [_result(w, "server") for w in worlds]
     return [(r.assumptions, r.exit_loc, r.server and (r.server.argv, r.server.argv_locs, r.server.env))
             for r in results], ev.steps, any(skipped)

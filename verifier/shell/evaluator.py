@@ -1190,10 +1190,10 @@ class Evaluator:
         self.arith(node.init, w, loc)
         active = [w]
         done: list[World] = []
-        counters = _blind_counters(node)
+        blind = _blind_loop(node)
         before: _Pass | None = None  # the previous pass, while the loop may settle (`_Pass`)
         for passes in range(MAX_ITERATIONS):
-            if counters is not None:
+            if blind is not None:
                 mark = (len(done), self.steps, self._fingerprint())
             nxt: list[World] = []
             for x in active:
@@ -1219,10 +1219,10 @@ class Evaluator:
             active = self.normalize(nxt, loc)
             if not active:
                 break
-            if counters is not None:
+            if blind is not None:
                 now = _Pass.of(active, done[mark[0]:], self.steps - mark[1], mark[2], self._fingerprint())
-                if before is not None and now.repeats(before, counters):
-                    rest = self._settled_rest(node, loc, active[0], now, counters, passes + 1)
+                if before is not None and now.repeats(before, blind[0]):
+                    rest = self._settled_rest(node, loc, active[0], now, blind, passes + 1)
                     if rest is not None:
                         done.extend(rest)
                         break
@@ -1235,27 +1235,26 @@ class Evaluator:
     def _fingerprint(self) -> tuple[Any, ...]:
         """What a pass of a loop body can leave behind in the evaluator itself (not in a world): a pass
         that changes none of it and leaves its worlds as the pass before did repeats that pass."""
-        return (len(self.reads), len(self.weak_reads), self.read_all,
-                sum(len(specs) for specs in self.derived_reads.values()),
-                sum(len(names) for names in self.sink_reads.values()), len(self.sink_reads),
+        return (*self._read_count(), sum(len(names) for names in self.sink_reads.values()), len(self.sink_reads),
                 len(self.fetched), len(self.downloads), len(self.children), len(self.sourced), len(self.unread),
                 len(self.scripts), self.dropped, self.subst_status)
 
-    def _settled_rest(self, node: ArithFor, loc: Loc, world: World, settled: _Pass, counters: frozenset[str],
-                      passes: int) -> list[World] | None:
+    def _settled_rest(self, node: ArithFor, loc: Loc, world: World, settled: _Pass,
+                      blind: tuple[frozenset[str], frozenset[str]], passes: int) -> list[World] | None:
         """The rest of a `for ((...))` loop whose last pass repeated the one before but for its counters
         (`_Pass.repeats`), without running its body again: each further pass ends the same worlds with
         that pass's counters, and the loop ends with the counters that fail its condition. None (the
         loop goes on pass by pass) when the counters' course is not known, or the loop would not end
         within MAX_ITERATIONS passes or MAX_STEPS commands as it does when run pass by pass.
 
-        Exact: the body mentions no counter (`_blind_counters`), calls no function and nothing that
+        Exact: the body mentions no counter (`_blind_loop`), calls no function and nothing that
         lists variables, so from a world that agrees but for the counters it does the same."""
+        counters, commands = blind
         if len(settled.active) != 1 or any(name in world.exported or name in world.attrs or name in world.refs
                                            or name in world.arrays or name in world.assocs or name not in world.vars
                                            for name in counters):
             return None
-        if any(name in world.funcs for name in _body_commands(node)):
+        if not commands.isdisjoint(world.funcs):
             return None
         # the counters' course, on a copy: passes until the condition fails
         probe = world.copy()
@@ -2258,7 +2257,7 @@ class _Bucket:
         return tuple(w.vars.get(name) for name in self.names)
 
 
-# Commands a settled `for ((...))` pass may run (`_blind_counters`): ones that start no other command (no
+# Commands a settled `for ((...))` pass may run (`_blind_loop`): ones that start no other command (no
 # wrapper such as `timeout`), read no variable by name and list none (no `set`, `declare`, `env`, `eval`,
 # `source`, `export`, functions, ...).
 _BLIND_COMMANDS = frozenset({
@@ -2267,39 +2266,37 @@ _BLIND_COMMANDS = frozenset({
     "nvidia-smi", "rocm-smi", "amd-smi", "rm", "mkdir", "touch", "tee", "wc", "cut", "sort", "tr",
 })
 _ASSIGNS = re.compile(r"\+\+|--|(?<![=!<>])=(?!=)")  # an arithmetic assignment (`i++`, `n=2`, `n+=2`)
-_BLIND: ByObject[frozenset[str]] = ByObject("shell.blind-loop-counters", 512)  # empty: not blind
+# per loop node: (counters, the body's command names), or () when the body may see its counters
+_BLIND: ByObject[tuple[frozenset[str], ...]] = ByObject("shell.blind-loops", 512)
 
 
-def _body_commands(node: ArithFor) -> frozenset[str]:
-    """The names of the commands a loop body runs (every one is a literal word: `_blind_counters`)."""
-    return frozenset("".join(part.text for part in n.words[0].parts)
-                     for n in iter_nodes(node.body) if isinstance(n, Simple) and n.words)
-
-
-def _blind_counters(node: ArithFor) -> frozenset[str] | None:
-    """The counters of a `for ((init; cond; step))` loop (the names its step mentions) when its body
-    cannot see them: the body mentions none of them (`identifiers`), defines no function and runs only
-    literal commands of `_BLIND_COMMANDS` (none lists or reads variables by name; whether one is a
-    function of the script is asked at run time). None otherwise: the loop runs pass by pass."""
+def _blind_loop(node: ArithFor) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(the counters, the names of the commands its body runs) of a `for ((init; cond; step))` loop
+    whose body cannot see its counters (the names its step mentions): the body mentions none of them
+    (`identifiers`), defines no function and runs only literal commands of `_BLIND_COMMANDS` (none
+    lists or reads variables by name; whether one is a function of the script is asked at run time,
+    with the names given here). None otherwise: the loop runs pass by pass."""
     got = _BLIND.get(node)
     if got is None:
-        got = _BLIND.put(node, _find_blind_counters(node))
-    return got or None
+        got = _BLIND.put(node, _find_blind_loop(node))
+    return (got[0], got[1]) if got else None
 
 
-def _find_blind_counters(node: ArithFor) -> frozenset[str]:
+def _find_blind_loop(node: ArithFor) -> tuple[frozenset[str], ...]:
     counters = frozenset(_IDENT.findall(node.step))
     if not counters or counters & identifiers(node.body) or _ASSIGNS.search(node.cond):
-        return frozenset()  # (a condition that assigns would change more than the counters)
+        return ()  # (a condition that assigns would change more than the counters)
+    commands: set[str] = set()
     for n in iter_nodes(node.body):
         if isinstance(n, FuncDef):
-            return frozenset()
+            return ()
         if isinstance(n, Simple) and n.words:
             head = n.words[0]
-            if any(part.kind != "lit" for part in head.parts) or \
-                    "".join(part.text for part in head.parts) not in _BLIND_COMMANDS:
-                return frozenset()
-    return counters
+            name = "".join(part.text for part in head.parts)
+            if any(part.kind != "lit" for part in head.parts) or name not in _BLIND_COMMANDS:
+                return ()
+            commands.add(name)
+    return counters, frozenset(commands)
 
 
 @dataclass

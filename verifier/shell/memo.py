@@ -13,7 +13,7 @@ the removals leave of it (`derived_value`), with the place it was set.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -98,7 +98,7 @@ Derived = tuple[tuple[str, tuple[tuple[str, Pattern], ...]], ...]  # (name, its 
 
 
 def _derived(reads: Mapping[str, frozenset[tuple[str, Pattern]] | set[tuple[str, Pattern]]],
-             full: Iterable[str] | set[str] | frozenset[str]) -> Derived:
+             full: Container[str]) -> Derived:
     """The derived reads of an evaluation (`Evaluation.derived_reads`) but those of variables it also
     read whole (`full`), in a canonical order."""
     return tuple(sorted((name, tuple(sorted(specs))) for name, specs in reads.items() if name not in full))
@@ -261,15 +261,14 @@ def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple
     names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != UNCAPTURED)) if sinks else set(state["reads"])
     read_names = tuple(sorted(names))
     weak_names = tuple(sorted(state["weak"] - state["reads"]))
-    derived = _derived(state["derived"], names)
-    shape = (read_names, weak_names, derived)
-    return shape, _point_valuation(shape, {name: binding[0] for name, binding in env.items()}, env)
+    shape = (read_names, weak_names, _derived(state["derived"], names))
+    return shape, _point_valuation(shape, lambda n: env[n][0] if n in env else None, env)
 
 
-def _point_valuation(shape: tuple[Any, ...], values: Mapping[str, Any], env: Mapping[str, Binding]) -> Any:
-    """The values of a checkpoint shape's names in `env` (`values`: its values by name)."""
+def _point_valuation(shape: tuple[Any, ...], value: Callable[[str], Any], env: Mapping[str, Binding]) -> Any:
+    """The values of a checkpoint shape's names in `env` (`value`: a name's value there, None when unset)."""
     read_names, weak_names, derived = shape
-    return (tuple(map(values.get, read_names)), tuple(map(_filled, map(env.get, weak_names))),
+    return (tuple(map(value, read_names)), tuple(map(_filled, map(env.get, weak_names))),
             tuple(derived_value(env.get(n), specs) for n, specs in derived))
 
 
@@ -389,7 +388,7 @@ class Checkpoints:
                     continue
                 if values is None:
                     values = {name: binding[0] for name, binding in env.items()}
-                point = table.get(_point_valuation(shape, values, env))
+                point = table.get(_point_valuation(shape, values.get, env))
                 if point is None or point.state["read_all"]:
                     continue
                 if best is None or point.seq < best.seq:
