@@ -103,6 +103,13 @@ MN_HIDDEN = {
     "downloaded-and-sourced": ("curl -fsSL -o /tmp/flags.sh https://example.invalid/flags.sh\n. /tmp/flags.sh\n",
                                "fetches or writes at run time"),
     "eval-of-command-output": ('eval "$(curl -fsSL https://example.invalid/flags.sh)"\n', "evaluates the output"),
+    # the same files as the single-node evaluator counts as fetched (verifier.shell.utilities.fetch_targets)
+    "downloaded-with-output=": ("curl -fsSL --output=/tmp/flags.sh https://example.invalid/flags.sh\n. /tmp/flags.sh\n",
+                                "fetches or writes at run time"),
+    "copied-from-a-download": ("curl -fsSL -o /tmp/dl.sh https://example.invalid/flags.sh\ncp /tmp/dl.sh /tmp/flags.sh\n"
+                               ". /tmp/flags.sh\n", "fetches or writes at run time"),
+    "cloned-without-a-directory": ("git clone https://example.invalid/flags.git\n. flags/env.sh\n",
+                                   "fetches or writes at run time"),
 }
 
 

@@ -30,10 +30,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verifier.core import processcache
-from verifier.shell.evaluator import Evaluator, KeepEverything, Options, ShellLimit
+from verifier.shell.evaluator import Evaluator, KeepEverything
 from verifier.shell.launchers import Commands, Program, Wrapper
 from verifier.shell.lexer import ShellSyntaxError
 from verifier.shell.nodes import Script
+from verifier.shell.options import Options, ShellLimit
 from verifier.shell.parser import parse
 from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, shown
 from verifier.shell.world import Assumption, Binding, Found, GenFile, World

@@ -15,25 +15,29 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from verifier.core.linear_regex import compile_pattern
 from verifier.core.processcache import ByObject, ByText
-from verifier.shell.conditions import eval_bracket, eval_single
+from verifier.shell.conditions import Operands, eval_bracket, eval_single
 from verifier.shell.expansion import may_glob
 from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError, Word
-from verifier.shell.nodes import Assign, FuncDef, Simple
+from verifier.shell.nodes import Assign, Body, Command, FuncDef, Redirect, Script, Simple
+from verifier.shell.options import MAX_CALL_DEPTH, MAX_SOURCE_DEPTH, Options, ShellLimit
 from verifier.shell.parser import DECLARERS, parse
+from verifier.shell.relocate import relocate
 from verifier.shell.utilities import (
+    FETCHERS,
     TRAPS_WITHOUT_SIGNAL,
     basename,
     basename_operands,
     declaration,
     dirname,
     echo_options,
+    fetch_targets,
     mapfile_lines,
     mapfile_operands,
     printf_pieces,
@@ -44,10 +48,87 @@ from verifier.shell.utilities import (
     unescape,
 )
 from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, posix_regex, shape_unknown, shown
-from verifier.shell.world import ANY_KEY, NO_LOC, Binding, Found, World
+from verifier.shell.world import ANY_KEY, NO_LOC, Binding, Found, GenFile, World
 
-if TYPE_CHECKING:
-    from verifier.shell.evaluator import Evaluator
+
+class Evaluator(Protocol):
+    """What a simple command reads and changes of the worlds evaluator running it
+    (verifier.shell.evaluator.Evaluator, which hands itself in): its settings, what the evaluation has
+    read and run so far, and the evaluator's own expansion, assignment and file steps."""
+
+    options: Options
+    sink: str | None
+    weak: bool
+    read_all: bool
+    call_depth: int
+    source_depth: int
+    subst_status: bool | None
+    unread: dict[str, Loc]
+    sourced: list[str]
+    children: list[str]
+    scripts: list[Script]
+    fetched: dict[str, Loc]
+    downloads: dict[str, str]
+
+    def expand_word(self, word: Word, w: World, loc: Loc, split: bool = True, glob: bool = False) -> list[Binding]:
+        ...
+
+    def expand_scalar(self, word: Word, w: World, loc: Loc) -> Binding:
+        ...
+
+    def expand_text(self, text: str, w: World, loc: Loc) -> Val:
+        ...
+
+    def arith(self, expr: str, w: World, loc: Loc, expand: bool = True) -> Val:
+        ...
+
+    def ifs(self, w: World) -> str:
+        ...
+
+    def lookup(self, w: World, name: str, loc: Loc, record: bool = True) -> Val | None:
+        ...
+
+    def deref(self, w: World, name: str, loc: Loc) -> str:
+        ...
+
+    def assign(self, w: World, name: str, value: Val, loc: Loc, append: bool = False) -> None:
+        ...
+
+    def unset(self, w: World, name: str) -> None:
+        ...
+
+    def save_local(self, w: World, name: str) -> None:
+        ...
+
+    def operands(self, w: World, loc: Loc) -> Operands[Val]:
+        ...
+
+    def run_body(self, body: Body, worlds: list[World]) -> list[World]:
+        ...
+
+    def run_command(self, cmd: Command, w: World, stdin: list[tuple[Val, Loc]] | None = None) -> list[World]:
+        ...
+
+    def run_unseen(self, script: Script) -> None:
+        ...
+
+    def repo_path(self, value: str) -> str | None:
+        ...
+
+    def read_file(self, value: Val, w: World) -> tuple[GenFile | None, str | None]:
+        ...
+
+    def promote(self, path: str) -> None:
+        ...
+
+    def redirect_target(self, redirects: Iterable[Redirect], w: World) -> tuple[str, bool, Loc] | None:
+        ...
+
+    def write_file(self, w: World, path: str, pieces: list[tuple[Val, Loc]], append: bool, loc: Loc) -> None:
+        ...
+
+    def heredoc_lines(self, redirect: Redirect, w: World, src: str) -> list[tuple[Val, Loc]]:
+        ...
 
 # The sink of what a print-only command writes while nothing captures it (see `_sink_kind`):
 # reads that went only there are in no world, so they tell no two checkpoints apart (verifier.shell.memo).
@@ -288,7 +369,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     # an external command: unknown status, opaque output
     if head in ("hf", "huggingface-cli") and "download" in values:
         _note_download(ev, values)
-    if head in _FETCHERS:
+    if head in FETCHERS:
         _note_fetch(ev, head, values, loc)
     _output_unknown(w, loc, cmd)
     w.status = None
@@ -339,51 +420,11 @@ def _note_download(ev: Evaluator, values: list[Val]) -> None:
         ev.downloads[posixpath.normpath(target)] = repo
 
 
-_FETCHERS = frozenset({"curl", "wget", "git", "scp", "rsync", "cp", "mv", "install", "ln", "tar", "unzip"})
-# `scp`/`rsync` bring remote files: their last word is fetched like a download's target
-
-
 def _note_fetch(ev: Evaluator, head: str, values: list[Val], loc: Loc) -> None:
-    """Files a command brings onto the machine at run time (`curl -o F`, `wget -O F` / `wget URL`,
-    `git clone URL DIR`, `cp SRC DST`, ...): sourcing one of them fails closed (`_source`)."""
-    words = [shown(v) for v in values[1:]]
-    targets: list[str] = []
-    if head == "curl":
-        for i, v in enumerate(words):
-            if v in ("-o", "--output") and i + 1 < len(words):
-                targets.append(words[i + 1])
-            elif v.startswith("--output="):
-                targets.append(v.split("=", 1)[1])
-            elif v in ("-O", "--remote-name"):
-                targets += [posixpath.basename(u.split("?")[0]) for u in words if "://" in u]
-    elif head == "wget":
-        named = [words[i + 1] for i, v in enumerate(words) if v in ("-O", "--output-document") and i + 1 < len(words)]
-        named += [v.split("=", 1)[1] for v in words if v.startswith("--output-document=")]
-        targets += named or [posixpath.basename(u.split("?")[0]) for u in words if "://" in u]
-        targets += [words[i + 1] for i, v in enumerate(words) if v in ("-P", "--directory-prefix") and i + 1 < len(words)]
-    elif head in ("scp", "rsync"):
-        plain_words = [v for v in words if not v.startswith("-")]
-        if len(plain_words) >= 2 and any(":" in v for v in plain_words[:-1]):
-            targets.append(plain_words[-1])
-    elif head == "git":
-        if words[:1] == ["clone"]:
-            rest = [v for v in words[1:] if not v.startswith("-")]
-            if len(rest) >= 2:
-                targets.append(rest[1])
-            elif rest:
-                targets.append(posixpath.basename(rest[0].rstrip("/")).removesuffix(".git"))
-    else:  # copy / move / link / unpack a fetched file: where it lands is fetched too
-        plain_words = [v for v in words if not v.startswith("-")]
-        if head in ("tar", "unzip"):
-            archive = next((words[i + 1] for i, v in enumerate(words[:-1]) if v in ("-f", "--file")),
-                           plain_words[0] if head == "unzip" and plain_words else None)
-            if archive is not None and _fetched_by(ev, archive) is not None:
-                targets += [words[i + 1] for i, v in enumerate(words[:-1]) if v in ("-C", "-d", "--directory")]
-        elif len(plain_words) >= 2 and any(_fetched_by(ev, v) is not None for v in plain_words[:-1]):
-            targets.append(plain_words[-1])
-    for t in targets:
-        if t:
-            ev.fetched.setdefault(posixpath.normpath(t), loc)
+    """Files a command brings onto the machine at run time (verifier.shell.utilities.fetch_targets):
+    sourcing one of them fails closed (`_source`)."""
+    for t in fetch_targets(head, [shown(v) for v in values[1:]], lambda path: _fetched_by(ev, path) is not None):
+        ev.fetched.setdefault(posixpath.normpath(t), loc)
 
 
 _COMMAND_TEXTS: ByObject[str] = ByObject("shell.command-texts", 4096)
@@ -504,7 +545,6 @@ def run_child(ev: Evaluator, cmd: Simple, fields: list[Binding], child: object, 
 
 def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding], w: World, loc: Loc) -> list[World]:
     """Run a shell function with its arguments and `local` scoping."""
-    from verifier.shell.evaluator import MAX_CALL_DEPTH
 
     if ev.call_depth >= MAX_CALL_DEPTH:
         raise _limit(f"functions call each other more than {MAX_CALL_DEPTH} deep (limit; `{func.name}` on line "
@@ -581,7 +621,6 @@ def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False)
     if w.refs and a.name in w.refs and (a.array is not None or a.index is not None):
         target = ev.deref(w, a.name, loc)  # an array written through a name reference
         if not target:
-            from verifier.shell.evaluator import ShellLimit
 
             raise ShellLimit(f"an array is assigned through the name reference `{a.name}`, which refers to "
                              "nothing yet", loc)
@@ -722,7 +761,6 @@ def declare(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> World:
 def _declare_refs(ev: Evaluator, cmd: Simple, w: World, names: list[str], loc: Loc) -> None:
     """`declare -n REF=NAME` / `local -n` / `typeset -n`: REF stands for NAME from now on (every read
     and write through REF goes to NAME); `declare -n REF` alone is pointed by its next assignment."""
-    from verifier.shell.evaluator import ShellLimit
 
     for name in names:
         if _NAME.fullmatch(name):
@@ -1043,7 +1081,6 @@ def _set(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: lis
 
 
 def _limit(message: str, loc: Loc) -> Exception:
-    from verifier.shell.evaluator import ShellLimit
 
     return ShellLimit(message, loc)
 
@@ -1071,7 +1108,6 @@ def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: 
     substitution (`source <(curl ...)`), a path that is a command's output or that the evaluator lost
     track of, a file the script fetched or wrote at run time. A known path outside the repository
     that nothing in the script wrote (an image's environment file) is recorded in `unread`."""
-    from verifier.shell.evaluator import MAX_SOURCE_DEPTH
 
     if len(fields) < 2:
         w.status = False
@@ -1164,10 +1200,9 @@ def _eval(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: li
     except ShellSyntaxError as exc:
         raise _limit(f"`{word}` evaluates text that cannot be read statically: {exc.message}", loc) from exc
     ev.run_unseen(script)
-    from verifier.shell.evaluator import _relocate
 
     temp = _prefix_on(ev, cmd, w)  # `X=v eval ...`: X holds v while it runs
-    outs = ev.run_body(_relocate(script.body, loc), [w])
+    outs = ev.run_body(relocate(script.body, loc), [w])
     for x in outs:
         _prefix_off(x, temp)
     return outs

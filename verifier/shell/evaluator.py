@@ -40,12 +40,13 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from verifier.core.processcache import ByObject
-from verifier.shell import arith
+from verifier.shell.arith import ArithError, ArithUnknown
+from verifier.shell.arith import evaluate as evaluate_arith
 from verifier.shell.conditions import Operands, eval_double
 from verifier.shell.expansion import (
     DEFAULT_IFS,
@@ -84,7 +85,15 @@ from verifier.shell.nodes import (
     While,
     iter_nodes,
 )
+from verifier.shell.options import (
+    MAX_FIXPOINT,
+    MAX_ITERATIONS,
+    MAX_STEPS,
+    Options,
+    ShellLimit,
+)
 from verifier.shell.parser import parse
+from verifier.shell.relocate import relocate_shared
 from verifier.shell.values import (
     Loc,
     Opaque,
@@ -115,56 +124,15 @@ from verifier.shell.world import (
     settle,
 )
 
-MAX_ITERATIONS = 256
-MAX_FIXPOINT = 4
-MAX_CALL_DEPTH = 48
-MAX_SOURCE_DEPTH = 8
-MAX_STEPS = 150_000
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ALL_ELEMENTS = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[([@*])\]")
 _NAME_REST = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(.*)", re.S)
-
-
-class ShellLimit(Exception):
-    """The script is too large or too branchy to follow; names the line."""
-
-    def __init__(self, message: str, loc: Loc | None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.loc = loc
 
 
 class KeepEverything(Exception):  # noqa: N818 (a signal to evaluate again, not an error)
     """Text the liveness of the earlier statements did not see (a sourced file, `eval`ed text) reads a
     variable `Evaluator.drop_dead` already forgot: `verifier.shell.evaluate` evaluates the script again
     forgetting nothing (see `Evaluator.run_unseen`)."""
-
-
-@dataclass
-class Options:
-    """How the evaluator sees the world outside the script."""
-
-    reader: Callable[[str], str | None] = lambda path: None  # repository path -> text
-    file_test: Callable[[str, str], bool | None] = lambda op, path: None  # (op, repository path)
-    roots: tuple[str, ...] = ("/workspace/", "/ix/", "/infmax-workspace/")  # absolute prefixes of the repo
-    mode: str = "server"  # server | child
-    max_worlds: int = 32
-    # the commands that start a server or a script (verifier.shell.launchers.Commands, built by
-    # verifier.launch.commands): the evaluator names none itself
-    commands: Commands = field(default_factory=Commands)
-    machine_env: frozenset[str] = frozenset()
-    follow_children: bool = True
-    # functions of an unread library whose exit status follows from one variable:
-    # name -> (VAR, op, value) meaning `[ "$VAR" op value ]`
-    known_functions: dict[str, tuple[str, str, str]] = field(default_factory=dict)
-    # prefix sharing between evaluations of one script from environments that agree on what the
-    # first statements read (verifier.shell.memo.Checkpoints)
-    checkpoints: Any = None
-    checkpoint_key: Any = None
-    # every outside fact the evaluation asked `reader` / `file_test` for, with the answer, appended
-    # by a caller that shares evaluations between the trees of a bundle (verifier.shell.memo.Shared);
-    # None when nobody keeps them (or when a checkpoint resumed from did not keep them)
-    accesses: list[tuple[Any, ...]] | None = None
 
 
 def _many(value: Val) -> Val:
@@ -2013,18 +1981,18 @@ class Evaluator:
                 return None
             if not isinstance(value, str):
                 bad.append(value)
-                raise arith.ArithUnknown(name)
+                raise ArithUnknown(name)
             return value
 
         def assign(name: str, value: int) -> None:
             self.assign(w, name, str(value), loc)
 
         try:
-            return str(arith.evaluate(text, lookup, assign))
-        except arith.ArithUnknown:
+            return str(evaluate_arith(text, lookup, assign))
+        except ArithUnknown:
             first = bad[0] if bad else None
             return first if isinstance(first, Unknown) else Opaque(f"$(({expr}))", loc, True)
-        except (arith.ArithError, ValueError, RecursionError, OverflowError):
+        except (ArithError, ValueError, RecursionError, OverflowError):
             return Opaque(f"$(({expr}))", loc, True)
 
     # --- command substitution ---------------------------------------------------------------
@@ -2056,7 +2024,7 @@ class Evaluator:
         found_before = w.found
         saved_assume = sub.assume
         try:
-            outs = self.run_body(_relocate_shared(script.body, loc), [sub])
+            outs = self.run_body(relocate_shared(script.body, loc), [sub])
         except ShellLimit:
             raise
         values: set[Any] = set()
@@ -2332,70 +2300,13 @@ def _same_but(a: World, b: World, counters: frozenset[str]) -> bool:
             and x.exit_loc == y.exit_loc)
 
 
-def _relocate(body: Body, loc: Loc) -> Body:
-    """Command-substitution text is parsed on its own: keep the enclosing file and line."""
-    if not body:
-        return body
-    return _Relocator(loc).body(body)
-
-
-def _relocate_shared(body: Body, loc: Loc) -> Body:
-    """`_relocate` once for each parsed body and place (the body is kept with its copy, so its id
-    is not reused). Only for a command substitution: the functions it defines die with its
-    subshell, so sharing their nodes between runs changes no world's identity-compared functions."""
-    if not body:
-        return body
-    kept = _RELOCATED.get(body, loc)
-    return kept if kept is not None else _RELOCATED.put(body, _Relocator(loc).body(body), loc)
-
-
-_RELOCATED: ByObject[Body] = ByObject("shell.relocated-bodies", 4096)
-
-
-class _Relocator:
-    def __init__(self, loc: Loc) -> None:
-        self.src, self.base = loc
-
-    def body(self, body: Body) -> Body:
-        return tuple(self.andor(a) for a in body)
-
-    def andor(self, a: AndOr) -> AndOr:
-        return AndOr(tuple(self.pipe(p) for p in a.parts), a.ops, a.background, self.base)
-
-    def pipe(self, p: Pipeline) -> Pipeline:
-        return Pipeline(tuple(self.cmd(c) for c in p.cmds), p.negate, self.base)
-
-    def cmd(self, c: Command) -> Command:
-        from dataclasses import replace
-
-        fields: dict[str, Any] = {}
-        if hasattr(c, "src"):
-            fields["src"] = self.src
-        if hasattr(c, "line"):
-            fields["line"] = self.base + max(0, c.line - 1)
-        if isinstance(c, If):
-            fields["clauses"] = tuple((self.body(a), self.body(b)) for a, b in c.clauses)
-            fields["orelse"] = None if c.orelse is None else self.body(c.orelse)
-        elif isinstance(c, (While,)):
-            fields["cond"] = self.body(c.cond)
-            fields["body"] = self.body(c.body)
-        elif isinstance(c, (For, ArithFor, Group)):
-            fields["body"] = self.body(c.body)
-        elif isinstance(c, Case):
-            from verifier.shell.nodes import CaseArm
-
-            fields["arms"] = tuple(CaseArm(a.patterns, self.body(a.body), a.term, a.line) for a in c.arms)
-        elif isinstance(c, FuncDef):
-            fields["body"] = self.cmd(c.body)
-        return replace(c, **fields)
-
-
 @lru_cache(maxsize=1)
 def _builtins() -> Any:
-    """verifier.shell.builtins (imported on first use: it imports this module)."""
-    from verifier.shell import builtins
+    """verifier.shell.builtins, imported on first use: a process that imports the shell package only to
+    parse, or for its names, does not load the simple commands' thousand lines."""
+    import verifier.shell.builtins
 
-    return builtins
+    return verifier.shell.builtins
 
 
 __all__ = ["Evaluator", "Options", "ShellLimit", "may_launch"]

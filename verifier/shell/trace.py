@@ -129,7 +129,6 @@ _FILE_TESTS = frozenset({"-f", "-d", "-e", "-s", "-r", "-x", "-w"})  # asked of 
 _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask", "hash", "type", "echo",
           "printf", "mkdir", "rm", "alias", "unalias", "sync"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_FETCHERS = frozenset({"curl", "wget", "git"})
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
 _MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in (`Reader.stand_in`)
 
@@ -1136,7 +1135,7 @@ class Reader:
                 file, line = found[0], found[1]
             elif self.event_line is not None:
                 line = self.event_line
-        if name in _FETCHERS:
+        if name in utilities.FETCHERS:
             self.note_fetch(name, [plain(a) for a in argv[1:]], node.line)
         self.events.append(Event(file, line, tuple(argv), env, st.cwd, tuple(self.guards), stdin,
                                  taint=st.taint))
@@ -1231,19 +1230,16 @@ class Reader:
         return gen
 
     def note_fetch(self, name: str, words: list[str], line: int) -> None:
-        """Files `curl -o F` / `wget [-O F] URL` / `git clone URL DIR` bring in at run time."""
-        targets: list[str] = []
-        if name == "curl":
-            targets += [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-o", "--output")]
-        elif name == "wget":
-            targets += [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-O", "--output-document")] or \
-                [posixpath.basename(w.split("?")[0]) for w in words if "://" in w]
-        elif name == "git" and words[:1] == ["clone"]:
-            rest = [w for w in words[1:] if not w.startswith("-")]
-            if len(rest) >= 2:
-                targets.append(rest[1])
-        for t in targets:
+        """Files a command brings in at run time (verifier.shell.utilities.fetch_targets)."""
+        if self.fetched:  # whether a word names a fetched file is asked of its characters
+            self.decide(*words)
+        for t in utilities.fetch_targets(name, words, self.is_fetched):
             self.fetched.setdefault(posixpath.normpath(t), line)
+
+    def is_fetched(self, path: str) -> bool:
+        """Whether a path is a file the script fetched at run time, or lies in a directory it did."""
+        path = posixpath.normpath(path) if path else path
+        return any(path == f or path.startswith(f.rstrip("/") + "/") for f in self.fetched)
 
     def may_start(self, name: str | None) -> bool:
         """Whether a command can start a script or a server (an unknown program might)."""
@@ -1474,8 +1470,9 @@ class Reader:
         if gen is not None:
             return self.source_generated(gen, args, node, st)
         path = posixpath.normpath(plain(args[0]))
+        # the file itself, or a file under a directory cloned at run time (`is_fetched`)
         fetched = next((ln for f, ln in self.fetched.items() if path == f or path.startswith(f.rstrip("/") + "/")),
-                       None)  # the file itself, or a file under a directory cloned at run time
+                       None)
         if fetched is not None:
             self.unmodelled(st, node.line, f"sources {plain(args[0])[:100]}, which the script fetches or writes at "
                                            f"run time (line {fetched})")

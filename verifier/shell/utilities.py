@@ -1,6 +1,7 @@
 """What the utilities both walkers model print for known arguments: `echo`, `printf`, `seq`,
 `dirname` and `basename` (their GNU coreutils and bash builtin behaviour); how `read` splits a
-line among names; what a declaration (`export`, `declare`, `local`, ...) was asked. Written once
+line among names; what a declaration (`export`, `declare`, `local`, ...) was asked; which files a
+command brings onto the machine at run time (`fetch_targets`). Written once
 for the single-node evaluator (verifier.shell.builtins) and the multi-node reader
 (verifier.shell.trace).
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple, TypeVar
 
 from verifier.core.processcache import ByText
@@ -407,3 +408,50 @@ def basename(path: str, suffix: str = "") -> str:
 __all__ = ["MAX_SEQ", "TRAPS_WITHOUT_SIGNAL", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces",
            "MapfileCall", "mapfile_lines", "mapfile_operands", "read_fields", "read_line", "read_operands", "seq_numbers",
            "unescape"]
+
+
+# commands that bring files onto the machine at run time, or put a fetched file somewhere else
+FETCHERS = frozenset({"curl", "wget", "git", "scp", "rsync", "cp", "mv", "install", "ln", "tar", "unzip"})
+
+
+def fetch_targets(head: str, words: Sequence[str], fetched: Callable[[str], bool]) -> list[str]:
+    """The files (or directories) a command of `FETCHERS` brings in at run time, as written: `curl -o F`
+    / `--output=F` / `-O` (the URL's file name), `wget [-O F | --output-document=F] URL` (else the
+    URL's file name; `-P DIR`), `scp`/`rsync` from a remote (`host:path`) to their last word, `git clone
+    URL [DIR]`, and where `cp`/`mv`/`install`/`ln` put a file that is itself fetched (`fetched`: whether
+    a path is, or lies under, one) or `tar`/`unzip` unpack a fetched archive. `words`: the arguments."""
+    targets: list[str] = []
+    if head == "curl":
+        for i, v in enumerate(words):
+            if v in ("-o", "--output") and i + 1 < len(words):
+                targets.append(words[i + 1])
+            elif v.startswith("--output="):
+                targets.append(v.split("=", 1)[1])
+            elif v in ("-O", "--remote-name"):
+                targets += [posixpath.basename(u.split("?")[0]) for u in words if "://" in u]
+    elif head == "wget":
+        named = [words[i + 1] for i, v in enumerate(words) if v in ("-O", "--output-document") and i + 1 < len(words)]
+        named += [v.split("=", 1)[1] for v in words if v.startswith("--output-document=")]
+        targets += named or [posixpath.basename(u.split("?")[0]) for u in words if "://" in u]
+        targets += [words[i + 1] for i, v in enumerate(words) if v in ("-P", "--directory-prefix") and i + 1 < len(words)]
+    elif head in ("scp", "rsync"):
+        plain_words = [v for v in words if not v.startswith("-")]
+        if len(plain_words) >= 2 and any(":" in v for v in plain_words[:-1]):
+            targets.append(plain_words[-1])
+    elif head == "git":
+        if words[:1] == ["clone"]:
+            rest = [v for v in words[1:] if not v.startswith("-")]
+            if len(rest) >= 2:
+                targets.append(rest[1])
+            elif rest:
+                targets.append(posixpath.basename(rest[0].rstrip("/")).removesuffix(".git"))
+    elif head in FETCHERS:  # copy / move / link / unpack a fetched file: where it lands is fetched too
+        plain_words = [v for v in words if not v.startswith("-")]
+        if head in ("tar", "unzip"):
+            archive = next((words[i + 1] for i, v in enumerate(words[:-1]) if v in ("-f", "--file")),
+                           plain_words[0] if head == "unzip" and plain_words else None)
+            if archive is not None and fetched(archive):
+                targets += [words[i + 1] for i, v in enumerate(words[:-1]) if v in ("-C", "-d", "--directory")]
+        elif len(plain_words) >= 2 and any(fetched(v) for v in plain_words[:-1]):
+            targets.append(plain_words[-1])
+    return [t for t in targets if t]
