@@ -220,6 +220,10 @@ class Recorder:
         self.trees: dict[str, dict[str, bytes]] = {"base": {}, "head": {}}
         self.missing: dict[str, set[str]] = {"base": set(), "head": set()}
         self.facts = {(u.repo.lower(), u.ref or "HEAD"): u for u in bundle.github.upstream_files}
+        # what this pass adds to a repository's facts, made into them once (`_facts`): the facts as
+        # they were, the files by path in the order they were last recorded, and who reads them
+        # (rebuilding the facts on every file made a PR's hundreds of recipes cost their square)
+        self.adding: dict[tuple[str, str], tuple[Any, dict[str, Any], list[str]]] = {}
         self.contents: dict[str, bytes] = {}
         self.resolved: dict[tuple[str, str], str | None] = {}
         self.tried: dict[tuple[str, str, str], Any] = {}
@@ -266,10 +270,6 @@ class Recorder:
         except (VerifierError, OSError) as exc:
             self.report.notes.append(f"{repo}@{commit[:12]}:{path}: cannot be read ({exc})")
             return None
-        facts = self.facts.get(key) or UpstreamFiles(repo=repo, ref=ref, commit=commit)
-        users = facts.used_by if isinstance(facts.used_by, tuple) else ((facts.used_by,) if facts.used_by else ())
-        if used_by and used_by not in users:
-            users = (*users, used_by)
         data = None
         if got is None:
             item = UpstreamFile(path=path, absent=True, facts={"kind": kind})
@@ -279,22 +279,40 @@ class Recorder:
                 self.report.notes.append(f"{repo}@{commit[:12]}:{path} is over {MAX_UPSTREAM_FILE} bytes")
                 return None
             item = UpstreamFile(path=path, blob=blob, sha256=hashlib.sha256(data).hexdigest(), facts={"kind": kind})
+        adding = self.adding.get(key)
+        if adding is None:
+            facts = self.facts.get(key) or UpstreamFiles(repo=repo, ref=ref, commit=commit)
+            self.facts.setdefault(key, facts)  # where a new repository's facts stand among the others
+            users = facts.used_by if isinstance(facts.used_by, tuple) else \
+                ((facts.used_by,) if facts.used_by else ())
+            # the recorded files by path (a recording lists each path once)
+            adding = self.adding[key] = (facts, {f.path: f for f in facts.files}, list(users))
+        facts, by_path, users_now = adding
+        if used_by and used_by not in users_now:
+            users_now.append(used_by)
+        if data is not None:
             self.contents[f"{facts.repo}/{commit}/{path}"] = data
-        files = tuple(f for f in facts.files if f.path != path) + (item,)
-        self.facts[key] = facts.model_copy(update={"files": files, "used_by": users})
+        by_path.pop(path, None)
+        by_path[path] = item
         self.report.upstream_files += 1
         hit = UpstreamHit(status="absent" if data is None else "content", repo=repo, ref=ref, path=path,
                           commit=commit, data=data)
         self.tried[(*key, path)] = hit
         return hit
 
+    def _facts(self) -> tuple[Any, ...]:
+        """Every repository's facts with the files and readers this pass recorded."""
+        return tuple(self.facts[key].model_copy(update={"files": tuple(self.adding[key][1].values()),
+                                                         "used_by": tuple(self.adding[key][2])})
+                     if key in self.adding else self.facts[key] for key in self.facts)
+
     def apply(self, bundle: Bundle) -> Bundle:
         """The bundle with everything fetched."""
-        if not any(self.trees.values()) and not self.contents and \
-                tuple(self.facts.values()) == bundle.github.upstream_files:
+        facts = self._facts()
+        if not any(self.trees.values()) and not self.contents and facts == bundle.github.upstream_files:
             return bundle
         return _with_tree_files(bundle, self.trees).model_copy(update={
-            "github": bundle.github.model_copy(update={"upstream_files": tuple(self.facts.values())}),
+            "github": bundle.github.model_copy(update={"upstream_files": facts}),
             "upstream": {**bundle.upstream, **self.contents},
         })
 
@@ -455,13 +473,20 @@ def _with_python_packages(bundle: Bundle, tree_fetch: TreeFetch | None) -> Bundl
 
     root = "inferencex-e2e/" if bundle.layout == "new" else ""
     trees: dict[str, dict[str, bytes]] = {}
+    # the packages a file's text names, once per text: both sides hold most files alike
+    named: dict[bytes, set[str]] = {}
     for side in ("base", "head"):
         tree = bundle.base if side == "base" else bundle.head
         if tree.listing is None:
             continue
-        packages = {m.group(1).split(".")[0] for path, data in tree.files.items()
-                    if path.endswith((".sh", ".bash", ".yaml", ".yml"))
-                    for m in PYTHON_MODULE.finditer(data.decode("utf-8", "replace"))}
+        packages: set[str] = set()
+        for path, data in tree.files.items():
+            if path.endswith((".sh", ".bash", ".yaml", ".yml")):
+                modules = named.get(data)
+                if modules is None:
+                    modules = named[data] = {m.group(1).split(".")[0]
+                                             for m in PYTHON_MODULE.finditer(data.decode("utf-8", "replace"))}
+                packages |= modules
         want: list[str] = []
         for package in sorted(packages):
             folder = f"{root}{package}/"

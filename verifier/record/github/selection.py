@@ -237,20 +237,25 @@ def round2(
             want["base"].add(path)
     golden_dir = policy_path("golden_al_dir", layout)
     overview_dir = policy_path("overview_dir", layout)
+    # the golden curves of each side, found once (not once per affected key in the whole listing)
+    scripts: dict[str, list[tuple[str, str]]] = {}  # each side's benchmark scripts (`_bench_scripts`), once
+    golden = {side: [(posixpath.basename(path), path) for path in paths
+                     if path.startswith(golden_dir) and "/" not in path[len(golden_dir):]]
+              for side, paths in listing.items()}
     for key, sides in affected.entries.items():
         for side, entry in sides.items():
             prefix = str(entry.get("model-prefix") or "")
             if prefix:
-                for path in listing[side]:
-                    if path.startswith(golden_dir) and "/" not in path[len(golden_dir):]:
-                        name = posixpath.basename(path)
-                        if name.startswith(prefix + "_") or name.startswith(prefix + ".") or name == "README.md":
-                            want[side].add(path)
+                for name, path in golden[side]:
+                    if name.startswith(prefix + "_") or name.startswith(prefix + ".") or name == "README.md":
+                        want[side].add(path)
             vendor = affected.vendor.get(key, "nvidia")
             for name in (f"{vendor}.md", f"{vendor}_zh.md"):
                 want[side].add(overview_dir + name)
             if not entry_recipes(entry, layout):
-                want[side].update(_legacy_scripts(entry, listing[side], layout))
+                if side not in scripts:
+                    scripts[side] = _bench_scripts(listing[side], layout)
+                want[side].update(_legacy_scripts(entry, scripts[side]))
                 harness = _harness_files(entry, base if side == "base" else head, layout)
                 for other in ("base", "head"):  # the same harness files on both sides
                     want[other].update(harness)
@@ -280,20 +285,22 @@ def _harness_files(entry: Mapping[str, Any], files: Files, layout: Layout) -> se
     return out
 
 
-def _legacy_scripts(entry: Mapping[str, Any], paths: set[str], layout: Layout) -> set[str]:
-    """Old-layout launch scripts of an entry: benchmarks/**/<prefix>_<precision>_*<framework>*.sh."""
+def _bench_scripts(paths: set[str], layout: Layout) -> list[tuple[str, str]]:
+    """(file name, path) of every shell script under the benchmarks folder, in path order."""
+    bench = policy_path("benchmarks_dir", layout)
+    return [(posixpath.basename(p), p) for p in sorted(paths) if p.startswith(bench) and p.endswith(".sh")]
+
+
+def _legacy_scripts(entry: Mapping[str, Any], scripts: list[tuple[str, str]]) -> set[str]:
+    """Old-layout launch scripts of an entry: benchmarks/**/<prefix>_<precision>_*<framework>*.sh
+    (the first eight in path order; `scripts`: `_bench_scripts` of the side)."""
     prefix = str(entry.get("model-prefix") or "")
     precision = str(entry.get("precision") or "")
     framework = str(entry.get("framework") or "").split("-")[0]
-    bench = policy_path("benchmarks_dir", layout)
     if not prefix:
         return set()
-    found = sorted(
-        p for p in paths
-        if p.startswith(bench) and p.endswith(".sh")
-        and posixpath.basename(p).startswith(f"{prefix}_{precision}_")
-        and framework in posixpath.basename(p)
-    )
+    start = f"{prefix}_{precision}_"
+    found = [p for name, p in scripts if name.startswith(start) and framework in name]
     return set(found[:8])
 
 
