@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import posixpath
 
+import pytest
+
 from verifier.launch.commands import shell_commands
 from verifier.shell import Options, evaluate
 from verifier.shell.builtins import _referenced, format_printf
@@ -297,3 +299,87 @@ def test_merging_many_worlds_by_their_differing_bindings_merges_as_the_scan_does
     assert len(got) == len(want) < 120
     for a, b in zip(got, want, strict=True):
         assert a.same(b) and a.assume == b.assume and a.status == b.status
+
+
+# ---------------------------------------------------------------- liveness of what functions mention
+
+_LIB = '''install_deps() {
+    if [ -x /opt/uv ]; then DEPS_READY=1; UV=/opt/uv; else DEPS_READY=0; UV=$(command -v uv); fi
+}
+show_flag() { echo "$FLAG"; }
+'''
+
+
+def _evaluate_both(text: str) -> tuple[object, object]:
+    """The evaluation, and the one that forgets no variable (the plain rule)."""
+    from verifier.shell import Evaluator
+    from verifier.shell.parser import parse
+
+    got = evaluate(text, "x.sh", {"M": "/m"}, _options())
+    ev = Evaluator(_options())
+    ev.drops = False
+    worlds = ev.run(parse(text, "x.sh"), {"M": ("/m", ("", 0))}, "x.sh")
+    return got, worlds
+
+
+def _found_words(worlds: object) -> set[tuple[str, ...]]:
+    """The words of every server start the worlds found."""
+    return {tuple(shown(v) for v, _ in f.words) for w in worlds for f in w.found}  # type: ignore[attr-defined]
+
+
+def _servers(results: object) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    return sorted({(tuple(shown(v) for v in r.server.argv), tuple(sorted(n for n, _, _ in r.server.env)))
+                   for r in results if r.server is not None})  # type: ignore[attr-defined]
+
+
+def test_what_only_a_function_that_cannot_run_again_mentions_does_not_keep_worlds_apart() -> None:
+    # the function that sets DEPS_READY and UV runs once; no later statement names it, so the
+    # worlds its undecidable test made are one again before the server starts
+    text = _LIB + ('install_deps\nX=1\nY=2\n'
+                   'python3 -m sglang.launch_server --model-path "$M" --port 8000\n')
+    got, plain = _evaluate_both(text)
+    assert len([r for r in got.results if r.server is not None]) == 1  # type: ignore[attr-defined]
+    assert len([w for w in plain if w.found]) == 2  # type: ignore[attr-defined]
+    assert _servers(got.results) == [(("--model-path", "/m", "--port", "8000"), ("M",))]  # type: ignore[attr-defined]
+    assert _found_words(plain) == {("python3", "-m", "sglang.launch_server", "--model-path", "/m", "--port", "8000")}
+
+
+def _made_again(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The functions whose call made the evaluation start again (`Evaluator.calling`)."""
+    from verifier.shell import Evaluator, KeepEverything
+
+    seen: list[str] = []
+    calling = Evaluator.calling
+
+    def counted(self: Evaluator, func: object) -> None:
+        try:
+            calling(self, func)  # type: ignore[arg-type]
+        except KeepEverything:
+            seen.append(func.name)  # type: ignore[attr-defined]
+            raise
+
+    monkeypatch.setattr(Evaluator, "calling", counted)
+    return seen
+
+
+def test_a_function_still_named_later_keeps_what_it_mentions(monkeypatch: pytest.MonkeyPatch) -> None:
+    again = _made_again(monkeypatch)
+    text = _LIB + ('if [ -f /maybe ]; then FLAG=--a; else FLAG=--b; fi\nX=1\n'
+                   'python3 -m sglang.launch_server --model-path "$M" "$(show_flag)"\n')
+    got, plain = _evaluate_both(text)
+    flags = sorted(shown(r.server.argv[-1]) for r in got.results if r.server is not None)  # type: ignore[attr-defined]
+    assert flags == ["--a", "--b"] == sorted(words[-1] for words in _found_words(plain))
+    assert again == []  # FLAG was kept: the function is named later
+
+
+def test_a_function_run_by_a_name_only_the_run_spells_sees_what_it_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    again = _made_again(monkeypatch)
+    # `show_flag` is named by no later statement, so FLAG is forgotten after the `if`; the run calls
+    # it through $cmd: the evaluation is made again keeping everything (`Evaluator.calling`)
+    text = _LIB + ('if [ -f /maybe ]; then FLAG=--a; else FLAG=--b; fi\ncmd=show_flag\nX=1\n'
+                   'python3 -m sglang.launch_server --model-path "$M" "$($cmd)"\n')
+    got, plain = _evaluate_both(text)
+    flags = sorted(shown(r.server.argv[-1]) for r in got.results if r.server is not None)  # type: ignore[attr-defined]
+    assert flags == ["--a", "--b"]
+    assert flags == sorted(words[-1] for words in _found_words(plain))
+    assert again == ["show_flag"]

@@ -28,6 +28,7 @@ from typing import Any
 
 from verifier.core import shellwords
 from verifier.core.layout import short_path
+from verifier.core.processcache import ByText
 from verifier.core.textscan import replace_links
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
@@ -346,9 +347,25 @@ def _dir_vars(script: Any) -> frozenset[str]:
     return frozenset(names)
 
 
+# The commands of a shell text by its path and text: Check 10 asks for them of every file it follows
+# twice (the programs it runs, its engine sources), and the other checks' scans once more.
+_COMMANDS: ByText[tuple[str, str], tuple[tuple[Command, ...], str | None]] = ByText("patches.commands", 512)
+
+
 def commands(path: str, text: str) -> tuple[list[Command], str | None]:
     """The simple commands of a shell text in source order, and why the reader could not read it
-    (None when it could; then the commands are read line by line with shell word splitting)."""
+    (None when it could; then the commands are read line by line with shell word splitting). Read
+    once per path and text; each caller gets its own list."""
+    key = (path, text)
+    got = _COMMANDS.get(key)
+    if got is None:
+        found, why = _read_commands(path, text)
+        got = _COMMANDS.put(key, (tuple(found), why))
+    return list(got[0]), got[1]
+
+
+def _read_commands(path: str, text: str) -> tuple[list[Command], str | None]:
+    """`commands`, read."""
     from verifier.shell.nodes import Simple, iter_nodes
 
     lines = text.split("\n")

@@ -112,6 +112,9 @@ class Evaluator(Protocol):
     def run_unseen(self, script: Script) -> None:
         ...
 
+    def calling(self, func: FuncDef) -> None:
+        ...
+
     def repo_path(self, value: str) -> str | None:
         ...
 
@@ -549,6 +552,7 @@ def call_function(ev: Evaluator, cmd: Simple, func: FuncDef, args: list[Binding]
     if ev.call_depth >= MAX_CALL_DEPTH:
         raise _limit(f"functions call each other more than {MAX_CALL_DEPTH} deep (limit; `{func.name}` on line "
                      f"{loc[1]})", loc)
+    ev.calling(func)
     saved_pos = w.pos
     temp = _prefix_on(ev, cmd, w)
     w.pos = tuple(args)

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -270,20 +270,31 @@ def text_identifiers(script: Script) -> frozenset[str]:
     return _TEXT_IDENTS.put(script, identifiers(script.body))
 
 
-def function_identifiers(script: Script) -> frozenset[str]:
-    """Identifiers mentioned inside the functions a file defines (they can run at any later time)."""
-    cached = _FUNC_IDENTS.get(script)
+def script_functions(script: Script) -> dict[str, frozenset[str]]:
+    """The functions a file defines, by name, with the identifiers their bodies mention (a name defined
+    twice: both bodies'), once per tree."""
+    cached = _SCRIPT_FUNCS.get(script)
     if cached is not None:
         return cached
-    funcs = [node for node in iter_nodes(script.body) if isinstance(node, FuncDef)]
-    return _FUNC_IDENTS.put(script, identifiers(tuple(funcs)))
+    found: dict[str, set[str]] = {}
+    for node in iter_nodes(script.body):
+        if isinstance(node, FuncDef):
+            found.setdefault(node.name, set()).update(identifiers(node))
+    return _SCRIPT_FUNCS.put(script, {name: frozenset(names) for name, names in found.items()})
+
+
+def function_reads(func: FuncDef) -> frozenset[str]:
+    """`identifiers` of one function's definition, once per node."""
+    cached = _FUNC_READS.get(func)
+    return cached if cached is not None else _FUNC_READS.put(func, identifiers(func))
 
 
 # Caches of facts about parsed nodes, once per node (verifier.core.processcache: each entry keeps its
 # node, so no other node can take its id while the entry lives).
 _ASSIGNED: ByObject[dict[str, list[str]]] = ByObject("shell.assigned-texts", 512)
-_FUNC_IDENTS: ByObject[frozenset[str]] = ByObject("shell.function-identifiers", 512)
 _TEXT_IDENTS: ByObject[frozenset[str]] = ByObject("shell.text-identifiers", 512)
+_SCRIPT_FUNCS: ByObject[dict[str, frozenset[str]]] = ByObject("shell.script-functions", 512)
+_FUNC_READS: ByObject[frozenset[str]] = ByObject("shell.function-reads", 4096)
 # keyed by the body, with the statement index, the functions and scripts (by id: the value keeps them)
 _DONE_CACHE: ByObject[tuple[tuple[object, ...], bool]] = ByObject("shell.done-from", 4096)
 _LAST_CACHE: ByObject[tuple[dict[str, int], list[list[str]]]] = ByObject("shell.last-mentions", 512)
@@ -502,6 +513,43 @@ def _later(body: Body, last: dict[str, int], start: int) -> set[str]:
     return set(_LATER_CACHE.put(body, frozenset(name for name, k in last.items() if k >= start), start))
 
 
+# Past these, what a function mentions is kept to the end of the script, as if any of them could run
+# (a hostile script's thousands of functions then cost what they did before `_Functions`).
+MAX_TRACKED_FUNCTIONS = 128
+MAX_TRACKED_IDENTIFIERS = 8192
+
+
+class _Functions:
+    """The functions of every script an evaluation has parsed, for `Evaluator._kept`: what each one
+    mentions (`idents`) and which of them it names (`calls`). A function can run later only if a later
+    statement of the main script names it, or a function that can run names it (`reachable`);
+    `always`: names no statement can spell as one identifier (`my-fn`), taken as named."""
+
+    def __init__(self, scripts: list[Script]) -> None:
+        idents: dict[str, set[str]] = {}
+        for sc in scripts:
+            for name, names in script_functions(sc).items():
+                idents.setdefault(name, set()).update(names)
+        self.idents = {name: frozenset(names) for name, names in idents.items()}
+        self.everything = frozenset().union(*self.idents.values()) if self.idents else frozenset()
+        self.tracked = len(self.idents) <= MAX_TRACKED_FUNCTIONS and len(self.everything) <= MAX_TRACKED_IDENTIFIERS
+        names = frozenset(self.idents)
+        self.calls = {name: mentioned & names for name, mentioned in self.idents.items()}
+        self.always = frozenset(name for name in names if not _IDENT.fullmatch(name))
+        self.kept: dict[frozenset[str], frozenset[str]] = {}  # by the functions named later
+
+    def reachable(self, named: frozenset[str]) -> set[str]:
+        """The functions that can run when these are named: they and every function one of them names."""
+        found = set(named)
+        todo = list(named)
+        while todo:
+            for callee in self.calls[todo.pop()]:
+                if callee not in found:
+                    found.add(callee)
+                    todo.append(callee)
+        return found
+
+
 class _Operands:
     """The evaluator's values (`Val`) as verifier.shell.conditions sees them, in one world at one place."""
 
@@ -570,7 +618,8 @@ class Evaluator:
         self.children: list[str] = []  # repository scripts run as children
         self.main_src = ""
         self.scripts: list[Script] = []  # every file parsed so far (main, sourced, children)
-        self._live: dict[int, tuple[Any, ...]] = {}  # see `_kept`
+        self._live: dict[int, tuple[Any, ...]] = {}  # see `_functions`
+        self._kept_before: frozenset[str] | None = None  # `_kept` at the last `drop_dead`
         self._owner = object()  # owns the table bases its main script's worlds share (world.settle)
         # the status of the last command substitution (an assignment-only command's status is its)
         self.subst_status: bool | None = True
@@ -706,36 +755,72 @@ class Evaluator:
         return (len(env_names & self.reads), len(env_names & self.weak_reads),
                 sum(len(specs) for name, specs in self.derived_reads.items() if name in env_names))
 
-    def _kept(self) -> frozenset[str]:
-        """What a function mentions (it can run at any later time) and the starting variables."""
+    def _functions(self) -> _Functions:
+        """`_Functions` of the scripts parsed so far."""
         # asked after every statement: keyed by the script list and its length (scripts are only
         # appended to it), not by a tuple of every script (quadratic in a script sourcing thousands)
         scripts = self.scripts
         have = self._live.get(id(scripts))
         if have is not None and have[0] is scripts and have[1] == len(scripts):
             return have[2]  # type: ignore[no-any-return]
-        grown: set[str] = set(self.initial)
-        grown.add("IFS")  # every unquoted expansion after it reads it (`ifs`), though none names it
-        for sc in scripts:
-            grown |= function_identifiers(sc)
-        kept = frozenset(grown)
+        table = _Functions(scripts)
         self._live.clear()  # one entry: the scripts only grow during an evaluation
-        self._live[id(scripts)] = (scripts, len(scripts), kept)
+        self._live[id(scripts)] = (scripts, len(scripts), table)
+        return table
+
+    def _kept(self, later: Container[str]) -> frozenset[str]:
+        """The starting variables and what a function that can still run mentions: one a later
+        statement names, or one such a function names (`_Functions.reachable`). A function run
+        otherwise (a command name only the run spells, a file sourced later) is checked when it runs
+        (`calling`). Past `MAX_TRACKED_FUNCTIONS`, every function counts as one that can run."""
+        table = self._functions()
+        if not table.tracked:
+            named = frozenset(table.idents)
+        else:
+            named = frozenset(name for name in table.idents if name in later) | table.always
+        kept = table.kept.get(named)
+        if kept is None:
+            grown: set[str] = set(self.initial)
+            grown.add("IFS")  # every unquoted expansion after it reads it (`ifs`), though none names it
+            for name in (table.reachable(named) if table.tracked else named):
+                grown |= table.idents[name]
+            kept = table.kept[named] = frozenset(grown)
         return kept
 
+    def calling(self, func: FuncDef) -> None:
+        """A function is about to run: when it mentions a variable `drop_dead` already removed from
+        some world (no later statement named it, `_kept`), that world no longer holds what the
+        function would read, and the evaluation is made again keeping every variable
+        (`KeepEverything`, as `run_unseen` does for text it had not seen)."""
+        if self.dropped and not self.dropped.isdisjoint(function_reads(func)):
+            raise KeepEverything()
+
     def drop_dead(self, worlds: list[World], later: set[str], dying: Iterable[str] = ()) -> None:
-        """Forget variables no later statement (`later`), no function and no started command can read.
+        """Forget variables no later statement (`later`), no function that can still run (`_kept`) and no
+        started command can read.
         Only the names that can be such a variable are looked at (`world.drop_candidates`: what a
         world wrote since its tables were last settled, what the statement just run mentioned last,
         and the names of the shared base no later statement mentions), never every variable of
         every world.
 
-        Liveness is read from the text known now: a file sourced later (or text `eval` runs) may
-        read a variable no statement and no function mentions. The names dropped are recorded, and
-        such text is checked against them before it runs (`run_unseen`)."""
+        Liveness is read from the text known now: a file sourced later (or text `eval` runs), or a
+        function run by a name only the run spells, may read a variable no statement and no function
+        that can run mentions. The names dropped are recorded, and such text and such a function are
+        checked against them before they run (`run_unseen`, `calling`)."""
         if self.read_all or not self.drops:
             return
-        kept = self._kept()
+        kept = self._kept(later)
+        released = self._kept_before - kept if self._kept_before is not None else None
+        self._kept_before = kept
+        if released:
+            # what only a function that can no longer run kept: a shared base may hold it though no
+            # later statement mentions it, so it is a suspect again (`world.drop_candidates`)
+            seen: set[int] = set()
+            for w in worlds:
+                for table in (w.vars, w.arrays, w.assocs):
+                    if isinstance(table, Table) and table.base.owner is self._owner and id(table.base) not in seen:
+                        seen.add(id(table.base))
+                        table.base.suspect.update(table.base.keys() & released)
         forgotten: list[str] | None = None  # made on the first name dropped (most calls drop none)
         for w in worlds:
             if w.flow is not None:
@@ -759,7 +844,8 @@ class Evaluator:
                     if in_functions:
                         dead -= in_functions
                         if isinstance(table, Table) and table.base.owner is self._owner:
-                            table.base.suspect -= in_functions  # kept to the end (the functions only gain names)
+                            # kept while a function that mentions them can run (`_kept` gives them back)
+                            table.base.suspect -= in_functions
                 if dead and w.refs:  # what a reference names is read through it, under a name no later text mentions
                     dead -= set(w.refs.values())
                 if dead:
