@@ -295,6 +295,8 @@ _ASSIGNED: ByObject[dict[str, list[str]]] = ByObject("shell.assigned-texts", 512
 _TEXT_IDENTS: ByObject[frozenset[str]] = ByObject("shell.text-identifiers", 512)
 _SCRIPT_FUNCS: ByObject[dict[str, frozenset[str]]] = ByObject("shell.script-functions", 512)
 _FUNC_READS: ByObject[frozenset[str]] = ByObject("shell.function-reads", 4096)
+# `_Functions` by the first script with the ids of every script (the value keeps them)
+_FUNCTION_TABLES: ByObject[tuple[tuple[Script, ...], _Functions]] = ByObject("shell.function-tables", 64)
 # keyed by the body, with the statement index, the functions and scripts (by id: the value keeps them)
 _DONE_CACHE: ByObject[tuple[tuple[object, ...], bool]] = ByObject("shell.done-from", 4096)
 _LAST_CACHE: ByObject[tuple[dict[str, int], list[list[str]]]] = ByObject("shell.last-mentions", 512)
@@ -526,17 +528,20 @@ class _Functions:
     `always`: names no statement can spell as one identifier (`my-fn`), taken as named."""
 
     def __init__(self, scripts: list[Script]) -> None:
-        idents: dict[str, set[str]] = {}
+        # each file's sets, shared (`script_functions`): a table holds references, and copies only a
+        # name two files define
+        idents: dict[str, frozenset[str]] = {}
         for sc in scripts:
             for name, names in script_functions(sc).items():
-                idents.setdefault(name, set()).update(names)
-        self.idents = {name: frozenset(names) for name, names in idents.items()}
-        self.everything = frozenset().union(*self.idents.values()) if self.idents else frozenset()
-        self.tracked = len(self.idents) <= MAX_TRACKED_FUNCTIONS and len(self.everything) <= MAX_TRACKED_IDENTIFIERS
-        names = frozenset(self.idents)
-        self.calls = {name: mentioned & names for name, mentioned in self.idents.items()}
-        self.always = frozenset(name for name in names if not _IDENT.fullmatch(name))
-        self.kept: dict[frozenset[str], frozenset[str]] = {}  # by the functions named later
+                have = idents.get(name)
+                idents[name] = names if have is None or have is names else have | names
+        self.idents = idents
+        self.names = names_ = frozenset(idents)
+        self.tracked = len(idents) <= MAX_TRACKED_FUNCTIONS and \
+            sum(len(v) for v in idents.values()) <= MAX_TRACKED_IDENTIFIERS
+        self.calls = {name: mentioned & names_ for name, mentioned in idents.items()}
+        self.always = frozenset(name for name in names_ if not _IDENT.fullmatch(name))
+        self.mentioned: dict[frozenset[str], frozenset[str]] = {}  # by the functions named later
 
     def reachable(self, named: frozenset[str]) -> set[str]:
         """The functions that can run when these are named: they and every function one of them names."""
@@ -547,6 +552,16 @@ class _Functions:
                 if callee not in found:
                     found.add(callee)
                     todo.append(callee)
+        return found
+
+    def mentioned_by(self, named: frozenset[str]) -> frozenset[str]:
+        """What the functions that can run when these are named mention (every function's, untracked)."""
+        found = self.mentioned.get(named)
+        if found is None:
+            grown: set[str] = set()
+            for name in (self.reachable(named) if self.tracked else self.names):
+                grown |= self.idents[name]
+            found = self.mentioned[named] = frozenset(grown)
         return found
 
 
@@ -620,6 +635,8 @@ class Evaluator:
         self.scripts: list[Script] = []  # every file parsed so far (main, sourced, children)
         self._live: dict[int, tuple[Any, ...]] = {}  # see `_functions`
         self._kept_before: frozenset[str] | None = None  # `_kept` at the last `drop_dead`
+        self._kept_by: dict[tuple[_Functions, frozenset[str]], frozenset[str]] = {}  # `_kept` by table and names
+        self._kept_last: tuple[_Functions, frozenset[str]] | None = None  # the last `_kept`, with its table
         self._owner = object()  # owns the table bases its main script's worlds share (world.settle)
         # the status of the last command substitution (an assignment-only command's status is its)
         self.subst_status: bool | None = True
@@ -728,6 +745,9 @@ class Evaluator:
                     continue
                 nxt.extend(self.run_andor(item, w))
             later.difference_update(deaths[i])
+            kept_last = self._kept_last
+            if kept_last is not None and not kept_last[0].names.isdisjoint(deaths[i]):
+                self._kept_last = None  # a function's name left the later statements: `_kept` looks again
             if len(nxt) > 1:
                 self.drop_dead(nxt, later, deaths[i])
             worlds = nxt if len(nxt) <= 1 else self.normalize(nxt, _loc(item.parts[0].cmds[0]) if item.parts else NO_LOC)
@@ -763,7 +783,16 @@ class Evaluator:
         have = self._live.get(id(scripts))
         if have is not None and have[0] is scripts and have[1] == len(scripts):
             return have[2]  # type: ignore[no-any-return]
-        table = _Functions(scripts)
+        # every evaluation of a script parses the same trees (verifier.shell.parser caches them): the
+        # table of one list of trees is made once (the entry keeps the trees its key names by id)
+        key = tuple(id(sc) for sc in scripts)
+        shared = _FUNCTION_TABLES.get(scripts[0], key) if scripts else None
+        if shared is not None and all(a is b for a, b in zip(shared[0], scripts, strict=True)):
+            table = shared[1]
+        else:
+            table = _Functions(scripts)
+            if scripts:
+                _FUNCTION_TABLES.put(scripts[0], (tuple(scripts), table), key)
         self._live.clear()  # one entry: the scripts only grow during an evaluation
         self._live[id(scripts)] = (scripts, len(scripts), table)
         return table
@@ -774,17 +803,22 @@ class Evaluator:
         otherwise (a command name only the run spells, a file sourced later) is checked when it runs
         (`calling`). Past `MAX_TRACKED_FUNCTIONS`, every function counts as one that can run."""
         table = self._functions()
+        last = self._kept_last
+        if last is not None and last[0] is table:
+            return last[1]  # no function's name left the later statements since (`run_top`): the same can run
         if not table.tracked:
-            named = frozenset(table.idents)
+            named = table.names
         else:
-            named = frozenset(name for name in table.idents if name in later) | table.always
-        kept = table.kept.get(named)
+            named = table.names.intersection(later) if isinstance(later, (set, frozenset)) else \
+                frozenset(name for name in table.names if name in later)
+            if table.always:
+                named |= table.always
+        key = (table, named)  # the table itself: its id is not reused while this holds it
+        kept = self._kept_by.get(key)
         if kept is None:
-            grown: set[str] = set(self.initial)
-            grown.add("IFS")  # every unquoted expansion after it reads it (`ifs`), though none names it
-            for name in (table.reachable(named) if table.tracked else named):
-                grown |= table.idents[name]
-            kept = table.kept[named] = frozenset(grown)
+            # every unquoted expansion reads IFS (`ifs`), though none names it
+            kept = self._kept_by[key] = table.mentioned_by(named).union(self.initial, ("IFS",))
+        self._kept_last = (table, kept)
         return kept
 
     def calling(self, func: FuncDef) -> None:
@@ -810,8 +844,10 @@ class Evaluator:
         if self.read_all or not self.drops:
             return
         kept = self._kept(later)
-        released = self._kept_before - kept if self._kept_before is not None else None
-        self._kept_before = kept
+        released = None
+        if kept is not self._kept_before:  # one object while the same functions can run (`_Functions.kept`)
+            released = self._kept_before - kept if self._kept_before is not None else None
+            self._kept_before = kept
         if released:
             # what only a function that can no longer run kept: a shared base may hold it though no
             # later statement mentions it, so it is a suspect again (`world.drop_candidates`)
