@@ -38,6 +38,7 @@ from verifier.shell.utilities import (
     dirname,
     echo_options,
     fetch_targets,
+    fetched_at,
     mapfile_lines,
     mapfile_operands,
     printf_pieces,
@@ -1098,11 +1099,7 @@ def _where(loc: Loc) -> str:
 
 def _fetched_by(ev: Evaluator, path: str) -> Loc | None:
     """Where the script fetched a file at run time (`curl -o`, `wget`, `git clone` into its directory)."""
-    norm = posixpath.normpath(path) if path else path
-    for target, where in ev.fetched.items():
-        if norm == target or norm.startswith(target.rstrip("/") + "/"):
-            return where
-    return None
+    return fetched_at(ev.fetched, path)
 
 
 def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,

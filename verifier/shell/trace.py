@@ -1233,13 +1233,8 @@ class Reader:
         """Files a command brings in at run time (verifier.shell.utilities.fetch_targets)."""
         if self.fetched:  # whether a word names a fetched file is asked of its characters
             self.decide(*words)
-        for t in utilities.fetch_targets(name, words, self.is_fetched):
+        for t in utilities.fetch_targets(name, words, lambda path: utilities.fetched_at(self.fetched, path) is not None):
             self.fetched.setdefault(posixpath.normpath(t), line)
-
-    def is_fetched(self, path: str) -> bool:
-        """Whether a path is a file the script fetched at run time, or lies in a directory it did."""
-        path = posixpath.normpath(path) if path else path
-        return any(path == f or path.startswith(f.rstrip("/") + "/") for f in self.fetched)
 
     def may_start(self, name: str | None) -> bool:
         """Whether a command can start a script or a server (an unknown program might)."""
@@ -1469,10 +1464,8 @@ class Reader:
         gen = self.generated_file(args[0], st)
         if gen is not None:
             return self.source_generated(gen, args, node, st)
-        path = posixpath.normpath(plain(args[0]))
-        # the file itself, or a file under a directory cloned at run time (`is_fetched`)
-        fetched = next((ln for f, ln in self.fetched.items() if path == f or path.startswith(f.rstrip("/") + "/")),
-                       None)
+        # the file, or one of a directory cloned at run time (an empty word names the working directory)
+        fetched = utilities.fetched_at(self.fetched, posixpath.normpath(plain(args[0])))
         if fetched is not None:
             self.unmodelled(st, node.line, f"sources {plain(args[0])[:100]}, which the script fetches or writes at "
                                            f"run time (line {fetched})")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 from verifier.core.processcache import ByText
@@ -405,11 +405,6 @@ def basename(path: str, suffix: str = "") -> str:
     return name
 
 
-__all__ = ["MAX_SEQ", "TRAPS_WITHOUT_SIGNAL", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "printf_pieces",
-           "MapfileCall", "mapfile_lines", "mapfile_operands", "read_fields", "read_line", "read_operands", "seq_numbers",
-           "unescape"]
-
-
 # commands that bring files onto the machine at run time, or put a fetched file somewhere else
 FETCHERS = frozenset({"curl", "wget", "git", "scp", "rsync", "cp", "mv", "install", "ln", "tar", "unzip"})
 
@@ -455,3 +450,18 @@ def fetch_targets(head: str, words: Sequence[str], fetched: Callable[[str], bool
         elif len(plain_words) >= 2 and any(fetched(v) for v in plain_words[:-1]):
             targets.append(plain_words[-1])
     return [t for t in targets if t]
+
+
+def fetched_at(fetched: Mapping[str, V], path: str) -> V | None:
+    """What `fetched` (fetched paths, normalised, as `fetch_targets` gave them) holds for a path that is
+    one of them or lies under one (a file of a cloned directory); None for any other."""
+    norm = posixpath.normpath(path) if path else path
+    for target, value in fetched.items():
+        if norm == target or norm.startswith(target.rstrip("/") + "/"):
+            return value
+    return None
+
+
+__all__ = ["FETCHERS", "MAX_SEQ", "TRAPS_WITHOUT_SIGNAL", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "fetch_targets", "fetched_at", "printf_pieces",
+           "MapfileCall", "mapfile_lines", "mapfile_operands", "read_fields", "read_line", "read_operands", "seq_numbers",
+           "unescape"]
