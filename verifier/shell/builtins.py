@@ -427,7 +427,7 @@ def _note_download(ev: Evaluator, values: list[Val]) -> None:
 def _note_fetch(ev: Evaluator, head: str, values: list[Val], loc: Loc) -> None:
     """Files a command brings onto the machine at run time (verifier.shell.utilities.fetch_targets):
     sourcing one of them fails closed (`_source`)."""
-    for t in fetch_targets(head, [shown(v) for v in values[1:]], lambda path: _fetched_by(ev, path) is not None):
+    for t in fetch_targets(head, [shown(v) for v in values[1:]], lambda path: fetched_at(ev.fetched, path) is not None):
         ev.fetched.setdefault(posixpath.normpath(t), loc)
 
 
@@ -1097,11 +1097,6 @@ def _where(loc: Loc) -> str:
     return f"{posixpath.basename(loc[0]) or 'the script'}:{loc[1]}"
 
 
-def _fetched_by(ev: Evaluator, path: str) -> Loc | None:
-    """Where the script fetched a file at run time (`curl -o`, `wget`, `git clone` into its directory)."""
-    return fetched_at(ev.fetched, path)
-
-
 def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
             loc: Loc) -> list[World]:
     """`source FILE` / `. FILE`: a repository file or a file the script generated with known text is
@@ -1123,7 +1118,7 @@ def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: 
             raise _limit(f"`{word}` sources the output of a process substitution, which is not read statically", loc)
         if any(t in target.text for t in _RUNTIME_TEXT):
             raise _limit(f"`{word}` sources a file whose path is a command's output at run time", loc)
-        fetched = _fetched_by(ev, target.text)
+        fetched = fetched_at(ev.fetched, target.text)
         if fetched is not None:
             raise _limit(f"`{word}` sources a file the script fetches at run time ({_where(fetched)})", loc)
         ev.unread.setdefault(target.text, loc)
@@ -1143,7 +1138,7 @@ def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: 
         text: str | None = gen.text
         name = repo or posixpath.normpath(target)
     else:
-        fetched = _fetched_by(ev, target)
+        fetched = fetched_at(ev.fetched, target)
         if fetched is not None:
             raise _limit(f"`{word}` sources {target}, which the script fetches at run time ({_where(fetched)})", loc)
         text = ev.options.reader(repo) if repo else None

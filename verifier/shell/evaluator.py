@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -279,7 +279,7 @@ def script_functions(script: Script) -> dict[str, frozenset[str]]:
     found: dict[str, set[str]] = {}
     for node in iter_nodes(script.body):
         if isinstance(node, FuncDef):
-            found.setdefault(node.name, set()).update(identifiers(node))
+            found.setdefault(node.name, set()).update(function_reads(node))
     return _SCRIPT_FUNCS.put(script, {name: frozenset(names) for name, names in found.items()})
 
 
@@ -797,7 +797,7 @@ class Evaluator:
         self._live[id(scripts)] = (scripts, len(scripts), table)
         return table
 
-    def _kept(self, later: Container[str]) -> frozenset[str]:
+    def _kept(self, later: set[str]) -> frozenset[str]:
         """The starting variables and what a function that can still run mentions: one a later
         statement names, or one such a function names (`_Functions.reachable`). A function run
         otherwise (a command name only the run spells, a file sourced later) is checked when it runs
@@ -809,8 +809,7 @@ class Evaluator:
         if not table.tracked:
             named = table.names
         else:
-            named = table.names.intersection(later) if isinstance(later, (set, frozenset)) else \
-                frozenset(name for name in table.names if name in later)
+            named = table.names.intersection(later)
             if table.always:
                 named |= table.always
         key = (table, named)  # the table itself: its id is not reused while this holds it
@@ -845,7 +844,7 @@ class Evaluator:
             return
         kept = self._kept(later)
         released = None
-        if kept is not self._kept_before:  # one object while the same functions can run (`_Functions.kept`)
+        if kept is not self._kept_before:  # one object while the same functions can run (`_kept_by`)
             released = self._kept_before - kept if self._kept_before is not None else None
             self._kept_before = kept
         if released:
