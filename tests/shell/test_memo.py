@@ -138,7 +138,7 @@ def test_a_full_store_forgets_the_deepest_of_the_points_used_longest_ago() -> No
             group = kept[:min(EVICT_GROUP, len(kept) - 1)]
             deepest = max(range(len(group)), key=lambda j: group[j][0])  # the first of equally deep ones
             del kept[deepest]
-        held = [(p.index, p.valuation[0][0]) for p in store._store["k"]]
+        held = [(p.index, p.valuation[0][0][0]) for p in store._store["k"]]
         assert held == kept
 
 
@@ -212,3 +212,31 @@ def test_a_checkpoint_after_a_removal_is_resumed_only_by_what_leaves_the_same() 
     assert got == [["--p", "dsr1", "--x", "8", "--c", "1"], ["--p", "dsr1", "--x", "8", "--c", "2"],
                    ["--p", "gptoss", "--x", "8", "--c", "3"]]
     assert store.resumed == 1  # dsr1_b resumed after the removal; gptoss_c could not
+
+
+def test_a_value_read_at_another_place_is_not_the_same_value() -> None:
+    """Two runners set MODEL alike on the same line of each: a server word's origin is the point's own."""
+    memo = Memo()
+    text = 'python3 -m sglang.launch_server --model "$MODEL" --tp "$TP"\n'
+    origins = []
+    for runner in ("runners/launch_a.sh", "runners/launch_b.sh"):
+        env = {**_env(), "MODEL": ("m", (runner, 399))}
+        ev = memo.evaluate("t", env, lambda env=env: evaluate(text, "t.sh", env, _options()))  # type: ignore[misc]
+        (start,) = [r.server for r in ev.results if r.server]
+        origins.append(start.argv_locs[start.argv.index("m")])
+    assert origins == [("runners/launch_a.sh", 399), ("runners/launch_b.sh", 399)]
+    assert memo.misses == 2
+
+
+def test_a_point_resumes_only_where_what_was_read_so_far_was_set_at_the_same_places() -> None:
+    """A value read before a checkpoint is kept with its origin (an array element `"$MODEL"` is MODEL's):
+    another runner's point that set MODEL alike on its own line 399 does not resume there."""
+    store = Checkpoints()
+    text = 'ARGS=(--model "$MODEL")\nY=$((TP * 2))\npython3 -m sglang.launch_server "${ARGS[@]}" --tp $Y\n'
+    origins = []
+    for runner, tp in (("runners/launch_a.sh", "4"), ("runners/launch_b.sh", "8")):
+        env = {"MODEL": ("m", (runner, 399)), "TP": (tp, ("wf.yml", 1))}
+        ev = evaluate(text, "x.sh", env, _options(checkpoints=store, checkpoint_key="k"))
+        (start,) = [r.server for r in ev.results if r.server]
+        origins.append(start.argv_locs[start.argv.index("m")])
+    assert origins == [("runners/launch_a.sh", 399), ("runners/launch_b.sh", 399)]

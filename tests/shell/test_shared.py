@@ -13,10 +13,10 @@ from verifier.core.context import CheckContext
 from verifier.core.policy import load_policies
 from verifier.launch import launches
 from verifier.launch.commands import shell_commands
-from verifier.launch.harness import shell_shared
+from verifier.launch.harness import shell_memo, shell_shared
 from verifier.launch.job import KeyJob
 from verifier.shell import Options, evaluate
-from verifier.shell.memo import Checkpoints
+from verifier.shell.memo import Checkpoints, Memo
 from verifier.shell.values import shown
 
 NAME = "minimaxm31flash_fp4_b300.sh"
@@ -115,3 +115,29 @@ def test_evaluations_resumed_from_kept_checkpoints_equal_fresh_ones() -> None:
                 assert [r.assumptions for r in resumed.results] == [r.assumptions for r in fresh.results]
                 assert (resumed.reads, resumed.weak_reads) == (fresh.reads, fresh.weak_reads)
         assert store.resumed > 0
+
+
+def _verified(bundle: Path) -> tuple[Any, Any, list[Any]]:
+    ctx = CheckContext(read_bundle(bundle), load_policies())
+    head, base = launches(ctx, "head", [KEY]), launches(ctx, "base", [KEY])
+    mismatches = []
+    for side in ("head", "base"):
+        job = KeyJob.__new__(KeyJob)
+        job.ctx, job.side = ctx, side  # type: ignore[misc]
+        mismatches += shell_memo(job).mismatches
+    return head, base, mismatches
+
+
+def test_with_verify_every_evaluation_handed_out_equals_one_made_from_the_start(tmp_path: Path,
+                                                                                monkeypatch: Any) -> None:
+    """`Memo.verify`: memo hits, the other tree's evaluations and resumed ones are each compared with
+    the point's own evaluation; a reuse that would differ is caught and the point gets its own."""
+    bundle = _with_base_script(tmp_path)
+    plain = _both_sides(bundle)[:2]
+    monkeypatch.setattr(Memo, "verify", True)
+    head, base, mismatches = _verified(bundle)
+    assert mismatches == [] and (_facts(head), _facts(base)) == (_facts(plain[0]), _facts(plain[1]))
+    # a memo that tells no two environments apart hands out wrong evaluations: each is caught
+    monkeypatch.setattr(Memo, "_valuation", staticmethod(lambda shape, env: ()))
+    head, base, mismatches = _verified(bundle)
+    assert mismatches and (_facts(head), _facts(base)) == (_facts(plain[0]), _facts(plain[1]))

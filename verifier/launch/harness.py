@@ -30,7 +30,7 @@ from verifier.launch.commands import default_modules, shell_commands
 from verifier.launch.job import KeyJob, content_digest
 from verifier.launch.workflow import Workflow, try_read_workflow
 from verifier.shell import Assumption, Commands, Evaluation, Options, ShellLimit, ShellSyntaxError, evaluate
-from verifier.shell.memo import Checkpoints, Memo, Shared
+from verifier.shell.memo import Checkpoints, Memo, Shared, same_outcomes
 from verifier.shell.values import Loc, Opaque, Val, shown
 
 Binding = tuple[Val, Loc]
@@ -383,7 +383,17 @@ def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env
             shared.add(shared_key, job.side, env, result, tuple(options.accesses))
         return result
 
-    return memo.evaluate(key, env, compute)
+    got = memo.evaluate(key, env, compute)
+    if memo.verify:  # Memo.verify: the evaluation this point's own would be, made from the start
+        try:
+            fresh = evaluate(text, path, env, make_options(), arg0=arg0)
+        except (ShellSyntaxError, ShellLimit):
+            memo.mismatches.append((key, dict(env)))
+            raise
+        if not same_outcomes(got, fresh):
+            memo.mismatches.append((key, dict(env)))
+            return fresh
+    return got
 
 
 def _child_options(job: KeyJob) -> Callable[[], Options]:

@@ -3,7 +3,12 @@
 Points of one config key differ in a few variables (CONC, TP, ...). An evaluation records which
 variables of its starting environment it read (`Evaluation.reads`); another environment that
 gives those variables the same values yields the same outcomes, except for variables the script
-merely passes through to a command's environment, which are taken from the new environment.
+merely passes through to a command's environment, which are taken from the new environment. A
+variable whose place (where the environment set it) the outcomes name, a server word's origin, is
+compared with its place too (`_origins`).
+
+With `Memo.verify` (tests; the replay of history) every evaluation a caller gets is compared with
+one made from the start (verifier.launch.harness.shared_evaluate).
 
 A variable read only to test whether it is empty (`weak_reads`) is compared by that alone, and one
 read only through removals of literal patterns (`derived_reads`: a runner's
@@ -19,11 +24,11 @@ from typing import Any, TypeVar
 
 from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
 from verifier.shell.builtins import UNCAPTURED
-from verifier.shell.values import Loc, Pattern, Val, strip_pattern
+from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, strip_pattern
 from verifier.shell.world import World
 
 Binding = tuple[Val, Loc]
-_Frozen = TypeVar("_Frozen", ServerStart, ChildStart, WorldResult)
+_Frozen = TypeVar("_Frozen")  # a frozen dataclass without slots
 # Entries kept per script key. On the largest real PRs (#2263, #2096) 32 judge in the same CPU time
 # as 256 (within noise), while 256 kept ~90 MB more worlds and environments alive until the verdict
 # ended (peak RSS 437 -> 282 MiB with the rest of the memory work; 16 saves another ~16 MiB for ~5% CPU).
@@ -116,11 +121,54 @@ def derived_value(binding: Binding | None, specs: tuple[tuple[str, Pattern], ...
     return tuple(strip_pattern(value, pattern, op) for op, pattern in specs), where
 
 
-def _shape(result: Evaluation) -> tuple[Any, ...]:
-    """What an evaluation read of its environment: the names read, the names only tested for emptiness,
-    whether it read every variable, and the names read only through removals (`Memo._valuation`)."""
+def _shape(result: Evaluation, env: Mapping[str, Binding]) -> tuple[Any, ...]:
+    """What an evaluation read of its environment (`Memo._valuation`): the names read, the names only
+    tested for emptiness, whether it read every variable, the names read only through removals, and
+    the names read whose place (where `env` set them) its outcomes name (`_origins`)."""
+    origins = _origins(result)
     return (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all,
-            _derived(result.derived_reads, result.reads))
+            _derived(result.derived_reads, result.reads),
+            tuple(sorted(n for n in result.reads if n in env and env[n][1] in origins)))
+
+
+def _origins(result: Evaluation) -> set[Loc]:
+    """The places an evaluation's outcomes name as where a value was written: a server word's origin,
+    the place a run-time value carries. (An environment entry's place is its variable's: a memo hit
+    takes passed-through entries from the new environment, `_Rebinder`.)"""
+    out: set[Loc] = set()
+    for r in result.results:
+        for start in (r.server, r.child):
+            if start is None:
+                continue
+            if isinstance(start, ServerStart):
+                out.update(start.argv_locs)
+                values: tuple[Val, ...] = start.argv
+            else:
+                values = (start.path, *start.args)
+            for value in (*values, *(item[1] for item in start.env)):
+                if isinstance(value, (Opaque, Unknown)):
+                    out.add(value.loc)
+    return out
+
+
+def same_outcomes(a: Evaluation, b: Evaluation) -> bool:
+    """Whether two evaluations give their callers the same (what they read aside), but for where a
+    started command's environment names a variable (a memo hit adds the variables the first
+    environment lacked last, `_Rebinder`)."""
+    def unordered(ev: Evaluation) -> list[WorldResult]:
+        out = []
+        for r in ev.results:
+            server = r.server if r.server is None else _copy_with(r.server, env=tuple(sorted(r.server.env, key=_name)))
+            child = r.child if r.child is None else _copy_with(r.child, env=tuple(sorted(r.child.env, key=_name)))
+            out.append(_copy_with(r, server=server, child=child))
+        return out
+
+    return (unordered(a) == unordered(b) and a.sourced == b.sourced and a.unread == b.unread
+            and a.children == b.children and a.downloads == b.downloads)
+
+
+def _name(item: tuple[str, Val, Loc]) -> str:
+    return item[0]
 
 
 def _filled(binding: Binding | None) -> bool | None:
@@ -134,19 +182,28 @@ def _filled(binding: Binding | None) -> bool | None:
 class Memo:
     """Evaluations by (script key, values of the variables they read)."""
 
+    # a check for tests and replays, made by the caller (verifier.launch.harness.shared_evaluate):
+    # every evaluation it gets (reused, shared with the other tree, resumed from a checkpoint) is
+    # compared with one made from the start, and each that differs is listed in `mismatches`
+    verify = False
+
     def __init__(self) -> None:
-        # key -> (read names, emptiness-read names, read_all) -> valuation -> (evaluation, first env)
+        # key -> (read names, emptiness-read names, read_all, ...) -> valuation -> (evaluation, first env)
         self._index: dict[Any, dict[tuple[Any, ...], dict[Any, tuple[Evaluation, dict[str, Binding]]]]] = {}
         self.hits = 0
         self.misses = 0
+        self.mismatches: list[tuple[Any, dict[str, Binding]]] = []
 
     @staticmethod
     def _valuation(shape: tuple[Any, ...], env: Mapping[str, Binding]) -> Any:
-        names, weak, read_all, derived = shape
+        # a variable read whose place the outcomes name is compared with that place too (a server
+        # word's origin: two runners that set MODEL alike on line 399 of each are two origins)
+        names, weak, read_all, derived, placed = shape
         if read_all:
-            return tuple(sorted((n, b[0]) for n, b in env.items()))
+            return tuple(sorted(env.items()))
         return (tuple(env[n][0] if n in env else None for n in names), tuple(_filled(env.get(n)) for n in weak),
-                tuple(derived_value(env.get(n), specs) for n, specs in derived))
+                tuple(derived_value(env.get(n), specs) for n, specs in derived),
+                tuple(env[n][1] if n in env else None for n in placed))
 
     def evaluate(self, key: Any, env: Mapping[str, Binding], compute: Callable[[], Evaluation]) -> Evaluation:
         """The evaluation for this environment (computed, or reused from an equivalent one)."""
@@ -160,7 +217,7 @@ class Memo:
             return rebind_evaluation(result, env0, env)
         self.misses += 1
         result = compute()
-        shape = _shape(result)
+        shape = _shape(result, env)
         table = shapes.setdefault(shape, {})
         if len(table) >= MAX_ENTRIES:
             table.pop(next(iter(table)))
@@ -214,7 +271,7 @@ class Shared:
             accesses: tuple[tuple[Any, ...], ...]) -> None:
         """Remember an evaluation this tree made (with the outside facts it asked for)."""
         entries = self._index.setdefault(key, [])
-        shape = _shape(result)
+        shape = _shape(result, env)
         entries.append((tree, shape, Memo._valuation(shape, env), result, dict(env), accesses))
         if len(entries) > MAX_ENTRIES:
             del entries[0]
@@ -251,7 +308,8 @@ def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding
 def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[Any, ...], Any]:
     """What tells `Checkpoints` points at one statement apart: the names read so far, the names only
     tested for emptiness and those read only through removals (the shape), and their values
-    (emptiness, what the removals leave) in `env`."""
+    (emptiness, what the removals leave) in `env`; a name read, with the place `env` set it (the
+    worlds kept may hold a value read with its origin: `X=$MODEL` is MODEL's)."""
     # a file written from variables nobody has read back yet is still in the worlds: those count here.
     # What went to standard output while nothing captured it is in no world (it was printed, and
     # the commands that print under a sink do nothing else with what they read: builtins._sink_kind),
@@ -262,11 +320,11 @@ def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple
     read_names = tuple(sorted(names))
     weak_names = tuple(sorted(state["weak"] - state["reads"]))
     shape = (read_names, weak_names, _derived(state["derived"], names))
-    return shape, _point_valuation(shape, lambda n: env[n][0] if n in env else None, env)
+    return shape, _point_valuation(shape, env.get, env)
 
 
 def _point_valuation(shape: tuple[Any, ...], value: Callable[[str], Any], env: Mapping[str, Binding]) -> Any:
-    """The values of a checkpoint shape's names in `env` (`value`: a name's value there, None when unset)."""
+    """The values of a checkpoint shape's names in `env` (`value`: a name's binding there, None when unset)."""
     read_names, weak_names, derived = shape
     return (tuple(map(value, read_names)), tuple(map(_filled, map(env.get, weak_names))),
             tuple(derived_value(env.get(n), specs) for n, specs in derived))
@@ -379,16 +437,11 @@ class Checkpoints:
         by_index = self._index.get(key)
         if not by_index:
             return None
-        # the environment's values by name, once: a point's valuation is then made in C (a script's
-        # points hold a dozen shapes, each asked for the values of its names)
-        values: dict[str, Any] | None = None
         for index in sorted(by_index, reverse=True):
             for shape, table in by_index[index].items():
                 if not table:
                     continue
-                if values is None:
-                    values = {name: binding[0] for name, binding in env.items()}
-                point = table.get(_point_valuation(shape, values.get, env))
+                point = table.get(_point_valuation(shape, env.get, env))
                 if point is None or point.state["read_all"]:
                     continue
                 if best is None or point.seq < best.seq:
