@@ -309,7 +309,8 @@ def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple
     """What tells `Checkpoints` points at one statement apart: the names read so far, the names only
     tested for emptiness and those read only through removals (the shape), and their values
     (emptiness, what the removals leave) in `env`; a name read, with the place `env` set it (the
-    worlds kept may hold a value read with its origin: `X=$MODEL` is MODEL's)."""
+    worlds kept may hold a value read with its origin: the element of `ARGS=(--model "$MODEL")` is
+    MODEL's)."""
     # a file written from variables nobody has read back yet is still in the worlds: those count here.
     # What went to standard output while nothing captured it is in no world (it was printed, and
     # the commands that print under a sink do nothing else with what they read: builtins._sink_kind),
@@ -320,13 +321,13 @@ def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple
     read_names = tuple(sorted(names))
     weak_names = tuple(sorted(state["weak"] - state["reads"]))
     shape = (read_names, weak_names, _derived(state["derived"], names))
-    return shape, _point_valuation(shape, env.get, env)
+    return shape, _point_valuation(shape, env)
 
 
-def _point_valuation(shape: tuple[Any, ...], value: Callable[[str], Any], env: Mapping[str, Binding]) -> Any:
-    """The values of a checkpoint shape's names in `env` (`value`: a name's binding there, None when unset)."""
+def _point_valuation(shape: tuple[Any, ...], env: Mapping[str, Binding]) -> Any:
+    """The values of a checkpoint shape's names in `env` (a name read: its binding, None when unset)."""
     read_names, weak_names, derived = shape
-    return (tuple(map(value, read_names)), tuple(map(_filled, map(env.get, weak_names))),
+    return (tuple(map(env.get, read_names)), tuple(map(_filled, map(env.get, weak_names))),
             tuple(derived_value(env.get(n), specs) for n, specs in derived))
 
 
@@ -441,7 +442,7 @@ class Checkpoints:
             for shape, table in by_index[index].items():
                 if not table:
                     continue
-                point = table.get(_point_valuation(shape, env.get, env))
+                point = table.get(_point_valuation(shape, env))
                 if point is None or point.state["read_all"]:
                     continue
                 if best is None or point.seq < best.seq:
