@@ -37,10 +37,10 @@ from verifier.shell.utilities import (
     declaration,
     dirname,
     echo_options,
-    fetch_targets,
     fetched_at,
     mapfile_lines,
     mapfile_operands,
+    note_fetches,
     printf_pieces,
     read_fields,
     read_line,
@@ -427,8 +427,7 @@ def _note_download(ev: Evaluator, values: list[Val]) -> None:
 def _note_fetch(ev: Evaluator, head: str, values: list[Val], loc: Loc) -> None:
     """Files a command brings onto the machine at run time (verifier.shell.utilities.fetch_targets):
     sourcing one of them fails closed (`_source`)."""
-    for t in fetch_targets(head, [shown(v) for v in values[1:]], lambda path: fetched_at(ev.fetched, path) is not None):
-        ev.fetched.setdefault(posixpath.normpath(t), loc)
+    note_fetches(ev.fetched, head, [shown(v) for v in values[1:]], loc)
 
 
 _COMMAND_TEXTS: ByObject[str] = ByObject("shell.command-texts", 4096)

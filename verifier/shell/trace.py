@@ -1233,8 +1233,7 @@ class Reader:
         """Files a command brings in at run time (verifier.shell.utilities.fetch_targets)."""
         if self.fetched:  # whether a word names a fetched file is asked of its characters
             self.decide(*words)
-        for t in utilities.fetch_targets(name, words, lambda path: utilities.fetched_at(self.fetched, path) is not None):
-            self.fetched.setdefault(posixpath.normpath(t), line)
+        utilities.note_fetches(self.fetched, name, words, line)
 
     def may_start(self, name: str | None) -> bool:
         """Whether a command can start a script or a server (an unknown program might)."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 from verifier.core.processcache import ByText
@@ -409,12 +409,12 @@ def basename(path: str, suffix: str = "") -> str:
 FETCHERS = frozenset({"curl", "wget", "git", "scp", "rsync", "cp", "mv", "install", "ln", "tar", "unzip"})
 
 
-def fetch_targets(head: str, words: Sequence[str], fetched: Callable[[str], bool]) -> list[str]:
+def fetch_targets(head: str, words: Sequence[str], fetched: Mapping[str, object]) -> list[str]:
     """The files (or directories) a command of `FETCHERS` brings in at run time, as written: `curl -o F`
     / `--output=F` / `-O` (the URL's file name), `wget [-O F | --output-document=F] URL` (else the
     URL's file name; `-P DIR`), `scp`/`rsync` from a remote (`host:path`) to their last word, `git clone
-    URL [DIR]`, and where `cp`/`mv`/`install`/`ln` put a file that is itself fetched (`fetched`: whether
-    a path is, or lies under, one) or `tar`/`unzip` unpack a fetched archive. `words`: the arguments."""
+    URL [DIR]`, and where `cp`/`mv`/`install`/`ln` put a file that is itself fetched (`fetched`: the
+    paths fetched so far, `fetched_at`) or `tar`/`unzip` unpack a fetched archive. `words`: the arguments."""
     targets: list[str] = []
     if head == "curl":
         for i, v in enumerate(words):
@@ -445,11 +445,18 @@ def fetch_targets(head: str, words: Sequence[str], fetched: Callable[[str], bool
         if head in ("tar", "unzip"):
             archive = next((words[i + 1] for i, v in enumerate(words[:-1]) if v in ("-f", "--file")),
                            plain_words[0] if head == "unzip" and plain_words else None)
-            if archive is not None and fetched(archive):
+            if archive is not None and fetched_at(fetched, archive) is not None:
                 targets += [words[i + 1] for i, v in enumerate(words[:-1]) if v in ("-C", "-d", "--directory")]
-        elif len(plain_words) >= 2 and any(fetched(v) for v in plain_words[:-1]):
+        elif len(plain_words) >= 2 and any(fetched_at(fetched, v) is not None for v in plain_words[:-1]):
             targets.append(plain_words[-1])
     return [t for t in targets if t]
+
+
+def note_fetches(fetched: dict[str, V], head: str, words: Sequence[str], where: V) -> None:
+    """Add the files a command fetches (`fetch_targets`), normalised, to `fetched` (path -> where the
+    command is); a path noted before keeps its first place."""
+    for target in fetch_targets(head, words, fetched):
+        fetched.setdefault(posixpath.normpath(target), where)
 
 
 def fetched_at(fetched: Mapping[str, V], path: str) -> V | None:
@@ -462,6 +469,6 @@ def fetched_at(fetched: Mapping[str, V], path: str) -> V | None:
     return None
 
 
-__all__ = ["FETCHERS", "MAX_SEQ", "TRAPS_WITHOUT_SIGNAL", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "fetch_targets", "fetched_at", "printf_pieces",
+__all__ = ["FETCHERS", "MAX_SEQ", "TRAPS_WITHOUT_SIGNAL", "Declaration", "Operand", "ReadCall", "declaration", "basename", "basename_operands", "dirname", "echo_options", "fetch_targets", "fetched_at", "note_fetches", "printf_pieces",
            "MapfileCall", "mapfile_lines", "mapfile_operands", "read_fields", "read_line", "read_operands", "seq_numbers",
            "unescape"]
