@@ -14,7 +14,11 @@ For each PR it prints:
                  they form when the concurrency is set aside (a point's identity but `conc`, its
                  exp-name with the concurrency taken out), and the CPU of each group's first point
                  against the rest. The rest is the most that resolving a sweep's concurrencies as one
-                 group (a launch with a hole for the concurrency, judged once) could save
+                 group (a launch with a hole for the concurrency, judged once) could save. Then the
+                 scripts those points evaluate (workflow step, runner, benchmark script): evaluations
+                 asked for, those computed (the others are memo hits; verifier.shell.memo) and their
+                 CPU, against the work around them (workflow environments, launches built from the
+                 servers found, memo lookups)
   multi-node     the script readings of multi-node chains (verifier.launch.follow): per script, the
                  readings asked for, the readings made (stand-in templates; the others are instances
                  of one) and their CPU. For the costliest script: how many different values its
@@ -58,6 +62,10 @@ class _Figures:
     claims_cpu: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     # single-node points: (side, key, identity without the concurrency) -> CPU of each point, in order
     groups: dict[tuple[Any, ...], list[float]] = field(default_factory=lambda: defaultdict(list))
+    # scripts a single-node launch evaluates (workflow step, runner, benchmark script): asked, computed, CPU
+    evaluations_asked: int = 0
+    evaluations_made: int = 0
+    evaluations_cpu: float = 0.0
     # multi-node script readings, by what the walker learns under (the script's path, or inline:FILE)
     asked: Counter[str] = field(default_factory=Counter)
     made: Counter[str] = field(default_factory=Counter)
@@ -79,8 +87,9 @@ def _without_concurrency(point: Any) -> tuple[str, ...]:
 @contextmanager
 def _wrapped(figures: _Figures) -> Iterator[None]:
     """The resolver, the launch kinds and the chain walker, wrapped to fill `figures` (restored after)."""
-    from verifier.launch import follow, resolve
+    from verifier.launch import follow, harness, resolve
     from verifier.launch.kinds import KINDS
+    from verifier.shell.memo import Memo
     from verifier.shell.text import plain
 
     current: dict[str, str] = {}
@@ -88,6 +97,20 @@ def _wrapped(figures: _Figures) -> Iterator[None]:
     templated = follow._Walker.templated
     make_template = follow._template
     kinds = [(kind, kind.claims, kind.resolve) for kind in KINDS]
+    evaluate = harness.evaluate
+    memo_evaluate = Memo.evaluate
+
+    def timed_evaluate(*args: Any, **kwargs: Any) -> Any:
+        start = time.process_time()
+        try:
+            return evaluate(*args, **kwargs)
+        finally:
+            figures.evaluations_made += 1
+            figures.evaluations_cpu += time.process_time() - start
+
+    def counted_memo(self: Memo, *args: Any) -> Any:
+        figures.evaluations_asked += 1
+        return memo_evaluate(self, *args)
 
     def timed_point(job: Any, point: Any) -> None:
         start = time.process_time()
@@ -134,6 +157,8 @@ def _wrapped(figures: _Figures) -> Iterator[None]:
                 figures.deciding[learn] = set(learned)
 
     resolve._resolve_point = timed_point
+    harness.evaluate = timed_evaluate
+    Memo.evaluate = counted_memo  # type: ignore[method-assign,assignment]
     follow._Walker.templated = counted_templated  # type: ignore[method-assign,assignment]
     follow._template = timed_template
     for kind, claims, resolve_kind in kinds:
@@ -143,6 +168,8 @@ def _wrapped(figures: _Figures) -> Iterator[None]:
         yield
     finally:
         resolve._resolve_point = resolve_point
+        harness.evaluate = evaluate
+        Memo.evaluate = memo_evaluate  # type: ignore[method-assign]
         follow._Walker.templated = templated  # type: ignore[method-assign]
         follow._template = make_template
         for kind, claims, resolve_kind in kinds:
@@ -169,6 +196,10 @@ def report(number: int, cpu: float, error: str | None, figures: _Figures) -> Non
         print(f"  single-node: {points} points in {len(groups)} groups without the concurrency "
               f"({points / len(groups):.1f} points a group); first points {first:.2f} s, the rest {rest:.2f} s "
               f"({100 * rest / max(cpu, 1e-9):.0f}% of the PR's CPU): judged as {cpu - rest:.2f} s at best")
+        around = first + rest - figures.evaluations_cpu
+        print(f"    scripts evaluated: {figures.evaluations_made} of {figures.evaluations_asked} asked for "
+              f"(the others reused), {figures.evaluations_cpu:.2f} s; the work around them {around:.2f} s "
+              f"({1000 * around / points:.2f} ms a point)")
     if figures.made:
         print(f"  multi-node chains: {sum(figures.asked.values())} readings asked, {sum(figures.made.values())} "
               f"made, {sum(figures.made_cpu.values()):.2f} s")

@@ -6,8 +6,9 @@ Rule: The head master configs repeat no key (a config key written twice, or a ke
     binds exactly one recipe variant (CONC, TP/GPU count, KV offloading, spec decoding) with no
     generation error; host-DRAM cache sizes (hicache-size per rank x ranks, '@dram' values, a
     literal TOTAL_CPU_DRAM_GB) fit the point's DRAM budget (FORMATS §3.5); every new image is named
-    in the appended changelog entry; the perf-changelog change obeys the byte rules (§5.2) and its
-    entries name every affected key; and against the baseline run (github.yaml baseline_runs) no
+    in the appended changelog entry; the perf-changelog change obeys the byte rules (§5.2) that the
+    PR gate on the base applied then (verifier.configs.changelog.gate_ruling: a rule it did not
+    apply is named in a note, not failed) and its entries name every affected key; and against the baseline run (github.yaml baseline_runs) no
     previously undominated point disappears unexplained, while re-tuned points are listed with their
     throughput change.
 Why: a point that binds no (or two) variants, a cache larger than the allocation, an unnamed image
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier.configs import Point, candidate_entries, master_configs, master_entries, points
-from verifier.configs.changelog import changelog_report, match_config_keys
+from verifier.configs.changelog import GATE_FUNCTIONS, ChangelogReport, changelog_report, match_config_keys
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
 from verifier.core.model import Run
@@ -42,6 +43,7 @@ from verifier.core.results import (
     FileEvidence,
     Finding,
     MissingEvidence,
+    UrlEvidence,
     failed,
     finding,
     not_applicable,
@@ -279,7 +281,36 @@ def _changelog(ctx: CheckContext, keys: list[str]) -> tuple[list[Finding], list[
         return problems, []
     lines = [e.line for e in report.appended]
     return [], [finding("changelog-names-keys", FileEvidence(path=report.path, line=lines[0] if lines else None),
-                        entries=len(report.appended), lines=lines, keys=sorted(named))]
+                        entries=len(report.appended), lines=lines, keys=sorted(named), waived=bool(report.waived))]
+
+
+def _changelog_not_in_force(ctx: CheckContext, report: ChangelogReport) -> Finding:
+    """The note that the base commit has no changelog, so none of its rules was in force."""
+    bundle = ctx.bundle
+    return finding("changelog-not-in-force", UrlEvidence(url=f"https://github.com/{bundle.pr.repo}/tree/{bundle.base.sha}",
+                                                         text=f"base tree {bundle.base.sha[:12]}"),
+                   file=report.path, sha=bundle.base.sha[:12])
+
+
+def _gate_notes(ctx: CheckContext, report: ChangelogReport) -> list[Finding]:
+    """The note that the change breaks changelog rules the PR gate did not apply then
+    (verifier.configs.changelog.gate_ruling): named with the gate and what its entry point reaches."""
+    gate = report.gate
+    if gate is None or not report.waived:
+        return []
+    broken = {v.rule for v in report.waived}
+    first = next((v for v in report.waived if v.line), report.waived[0])
+    where = f"{_short(report.path)}:{first.line}" if first.line else _short(report.path)
+    evidence: FileEvidence | UrlEvidence
+    if gate.why == "absent":  # nothing to point into: the base tree itself
+        bundle = ctx.bundle
+        evidence = UrlEvidence(url=f"https://github.com/{bundle.pr.repo}/tree/{bundle.base.sha}",
+                               text=f"base tree {bundle.base.sha[:12]}")
+    else:
+        evidence = FileEvidence(path=gate.path, line=gate.line, side="base")
+    applies = [name for name, rules in GATE_FUNCTIONS.items() if broken.intersection(rules)]
+    return [finding("changelog-gate-rules-not-in-force", evidence, rules=sorted(broken), where=where, file=gate.path,
+                    entry=gate.entry, calls=list(gate.calls[:6]), applies=applies, absent=gate.why == "absent")]
 
 
 # --------------------------------------------------------------------------------------------
@@ -464,6 +495,9 @@ def check(ctx: CheckContext) -> CheckResult:
         return not_applicable(finding("nothing-affected", removed=list(affected.removed)))
 
     texts = "\n".join(d for e in report.appended for d in e.description)
+    # the changelog's rules (an entry naming every affected key and new image, the byte rules) came
+    # with the changelog: a base commit known not to have it (InferenceX before 2025-12-15) had none
+    in_force = not ctx.bundle.base.absent(report.path)
     problems: list[Finding] = list(duplicates)
     oks: list[Finding] = []
     if keys:
@@ -479,12 +513,17 @@ def check(ctx: CheckContext) -> CheckResult:
             return unknown
         problems += bad
         oks += good
-        bad, good = _images(ctx, keys, texts)
+        if in_force:
+            bad, good = _images(ctx, keys, texts)
+            problems += bad
+            oks += good
+    if in_force:
+        bad, good = _changelog(ctx, keys)
         problems += bad
         oks += good
-    bad, good = _changelog(ctx, keys)
-    problems += bad
-    oks += good
+        notes = _gate_notes(ctx, report)
+    else:
+        notes = [_changelog_not_in_force(ctx, report)]
     if keys and not problems:
         try:
             bad, good, unknown = _baseline(ctx, keys, launch_set, texts, policy)
@@ -495,5 +534,5 @@ def check(ctx: CheckContext) -> CheckResult:
         problems += bad
         oks += good
     if problems:
-        return failed(*problems)
-    return passed(*oks)
+        return failed(*problems, *notes)
+    return passed(*oks, *notes)

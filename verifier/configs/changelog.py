@@ -5,6 +5,10 @@ separated by exactly one empty line, and the file ends with exactly one newline.
 entries with their line numbers, finds the entries a PR appends, and returns every rule violation as
 a `ChangelogViolation(rule, line, message, params)` so that checks 12, 15 and 18 can report them.
 
+Which of them bind a PR is the PR gate's to say (`gate_ruling`, GATE_FUNCTIONS): InferenceX's own validator, read from the base tree (never run), applied the byte
+rules to PRs only in some eras. A rule the gate did not apply is listed apart (`ChangelogReport.waived`),
+and a PR's new entries are then the head's entries the base does not hold, wherever they stand.
+
 Rule ids: `not-utf8`, `contains-nul`, `contains-cr`, `contains-tab`, `missing-final-newline`,
 `extra-final-newline`, `invalid-yaml`, `top-level-not-list`, `duplicate-key`, `entry-count-mismatch`,
 `history-modified`, `entries-deleted`, `pr-link-correction-invalid`, `pr-link-correction-mixed`,
@@ -14,8 +18,11 @@ Rule ids: `not-utf8`, `contains-nul`, `contains-cr`, `contains-tab`, `missing-fi
 
 from __future__ import annotations
 
+import ast
+import json
 import re
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +40,34 @@ KNOWN_KEYS = frozenset({
     "append-only", "eval-min-prefill-ep",
 })
 MAX_BYTES = 16 * 1024 * 1024
+
+# The gate rules of §5.2 (history byte-immutable, new entries at the end one blank line apart, one final
+# newline, pr-link corrections on their own, a new entry linking this PR) bind a PR when InferenceX's PR
+# gate applies them: run-sweep.yml runs the validator (GATE_DOCUMENT, a logical path of
+# verifier.core.layout) on every PR, and the functions its entry point reaches decide (GATE_FUNCTIONS:
+# which rules each applies). That changed with the eras: the old layout had no validator before
+# InferenceX #1821 (2026-06-18); #1821's `main` applied them all (`validate_changelog`); from #1853 the
+# same day to the end of the old layout it checks only the final newline and that the sweep's changelog
+# processor accepts the diff (`validate_matrix_compatible_change`), the byte rules staying with the
+# merge tooling. The current layout's contract is §5.2 as written. The other rules (valid UTF-8 YAML, a
+# list, the entry schema, known config keys) are the sweep processor's, which reads the changelog in
+# every era.
+GATE_DOCUMENT = "changelog_gate"
+GATE_ENTRY = "main"
+_HISTORY = ("history-modified", "entries-deleted", "pr-link-correction-invalid", "pr-link-correction-mixed")
+GATE_FUNCTIONS: dict[str, tuple[str, ...]] = {
+    # the file-level checks of the gate's own parse (PyYAML, which the sweep processor reads with, takes
+    # tabs, CRs and repeated keys; invalid YAML, a non-list and non-UTF-8 stop the processor in any era)
+    "parse_changelog": ("missing-final-newline", "contains-cr", "contains-tab", "contains-nul", "duplicate-key",
+                        "entry-count-mismatch"),
+    "validate_matrix_compatible_change": ("missing-final-newline",),
+    "compare_entries": (*_HISTORY, "pr-link-mismatch"),
+    "validate_added_pr_link": ("pr-link-mismatch",),
+    "validate_raw_change": (*_HISTORY, "bad-separator", "entries-not-separated", "extra-final-newline"),
+}
+GATE_RULES = frozenset(rule for rules in GATE_FUNCTIONS.values() for rule in rules)
+GATE_IN_FORCE_LAYOUTS = ("new",)
+GATE_MAX_BYTES = 1 << 20
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -87,6 +122,25 @@ class ChangelogViolation:
     params: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class GateRuling:
+    """Which of the PR gate's rules (GATE_RULES) bind this PR, and why."""
+
+    rules: frozenset[str]  # the gate rules in force
+    path: str  # the gate's repository path (the validator InferenceX runs on every PR)
+    # layout: the layout's contract; read: what the base's entry point reaches; absent: the base commit
+    # has no gate; unread / unparsed: the bundle does not hold it / it cannot be read (every rule binds)
+    why: str
+    entry: str = ""
+    line: int | None = None  # the entry point's line in the base file
+    calls: tuple[str, ...] = ()  # the file's functions the entry point reaches, in the order reached
+
+    @property
+    def waived(self) -> frozenset[str]:
+        """The gate rules not in force."""
+        return GATE_RULES - self.rules
+
+
 @dataclass(eq=False, repr=False)
 class ChangelogReport:
     """The result of validating a PR's changelog change."""
@@ -97,6 +151,9 @@ class ChangelogReport:
     violations: list[ChangelogViolation]
     changed: bool  # head bytes differ from base bytes
     present: bool  # the head tree has the file
+    # rules the change breaks that were not in force for the PR (`gate_ruling`), and that ruling
+    waived: list[ChangelogViolation] = field(default_factory=list)
+    gate: GateRuling | None = None
 
     @property
     def ok(self) -> bool:
@@ -315,8 +372,11 @@ def validate_changelog(
     *,
     on_main: bool = False,
     keys: Iterable[str] | None = None,
+    waived: Collection[str] = (),
 ) -> ChangelogReport:
-    """Apply §5.2 to a PR's change of perf-changelog.yaml (base = trusted history)."""
+    """Apply §5.2 to a PR's change of perf-changelog.yaml (base = trusted history). The rules in
+    `waived` were not in force: what breaks them is listed apart, and when the history is not kept
+    byte for byte the new entries are the head's entries the base does not hold (`_new_entries`)."""
     violations: list[ChangelogViolation] = []
     if head_raw is None:
         return ChangelogReport(path, 0, [], [], changed=base_raw is not None, present=False)
@@ -345,9 +405,18 @@ def validate_changelog(
         violations += found
         head_entries, found = parse_entries(head, path)
         violations += found
-        base_entries = parse_entries(base_text, path)[0] if base_raw is not None else []
+        base_entries, base_broken = parse_entries(base_text, path) if base_raw is not None else ([], [])
         base_count = len(base_entries)
-        appended = head_entries[len(base_entries):] if intact else []
+        if base_broken:
+            # the base's own entries cannot be told apart from the head's: what a PR adds is known
+            # only from the bytes (a PR that mends a broken history is judged by them, as before)
+            waived = frozenset(waived) - frozenset(_HISTORY)
+        if intact:
+            appended = head_entries[len(base_entries):]
+        elif "history-modified" in waived:
+            appended = _new_entries(head_entries, base_entries)
+        else:
+            appended = []
         if len(head_entries) < len(base_entries):
             violations.append(ChangelogViolation(
                 "entries-deleted", None, f"{len(base_entries) - len(head_entries)} entries were deleted",
@@ -355,7 +424,77 @@ def validate_changelog(
     key_list = list(keys) if keys is not None else None
     for entry in appended:
         violations += entry_violations(entry, pr_number, on_main=on_main, keys=key_list)
-    return ChangelogReport(path, base_count, appended, violations, changed=changed, present=True)
+    return ChangelogReport(path, base_count, appended, [v for v in violations if v.rule not in waived],
+                           changed=changed, present=True, waived=[v for v in violations if v.rule in waived])
+
+
+def _new_entries(head: list[ChangelogEntry], base: list[ChangelogEntry]) -> list[ChangelogEntry]:
+    """The head's entries the base does not hold (equal data, counted), in the head's order: what a
+    PR adds when its history is not the base's byte for byte (a branch that merged the default branch
+    after appending, an entry moved or reformatted)."""
+    left = Counter(_canonical(e.data) for e in base)
+    out: list[ChangelogEntry] = []
+    for entry in head:
+        key = _canonical(entry.data)
+        if left[key]:
+            left[key] -= 1
+        else:
+            out.append(entry)
+    return out
+
+
+def _canonical(data: Mapping[str, Any]) -> str:
+    return json.dumps(data, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def gate_ruling(ctx: CheckContext) -> GateRuling:
+    """Which of the changelog's gate rules (GATE_RULES) bind this PR: all of them in a layout whose
+    contract they are; where the base holds the validator, those of the functions its entry point
+    reaches (GATE_FUNCTIONS); none where the base commit has no validator (its recorded listing
+    lacks it); all of them when the bundle does not hold it or it cannot be read (fail closed). The
+    PR's own copy is never read. Memoized."""
+
+    def compute() -> GateRuling:
+        path = ctx.bundle.path(GATE_DOCUMENT)
+        if ctx.bundle.layout in GATE_IN_FORCE_LAYOUTS:
+            return GateRuling(GATE_RULES, path, "layout")
+        raw = ctx.bundle.base.read(path)
+        if raw is None:
+            absent = ctx.bundle.base.absent(path)
+            return GateRuling(frozenset() if absent else GATE_RULES, path, "absent" if absent else "unread")
+        reached = _reached(raw, GATE_ENTRY) if len(raw) <= GATE_MAX_BYTES else None
+        if reached is None:
+            return GateRuling(GATE_RULES, path, "unparsed", GATE_ENTRY)
+        line, calls = reached
+        rules = frozenset(rule for name in calls for rule in GATE_FUNCTIONS.get(name, ()))
+        return GateRuling(rules, path, "read", GATE_ENTRY, line, calls)
+
+    return ctx.memo("changelog.gate", compute)
+
+
+def _reached(raw: bytes, entry: str) -> tuple[int, tuple[str, ...]] | None:
+    """The line of a Python file's top-level function `entry` and the file's top-level functions it
+    reaches by calling them by name, directly or through each other (None: the file does not parse or
+    has no such function). Parsed only, never run."""
+    try:
+        tree = ast.parse(raw.decode("utf-8"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)}
+    start = functions.get(entry)
+    if start is None:
+        return None
+    seen: dict[str, None] = {}
+    todo = [start]
+    while todo:
+        function = todo.pop(0)
+        for node in ast.walk(function):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                name = node.func.id
+                if name in functions and name != entry and name not in seen:
+                    seen[name] = None
+                    todo.append(functions[name])
+    return start.lineno, tuple(seen)
 
 
 def changelog_report(ctx: CheckContext) -> ChangelogReport:
@@ -370,8 +509,12 @@ def changelog_report(ctx: CheckContext) -> ChangelogReport:
             keys = list(master_entries(ctx, "head"))
         except InputError:
             keys = None
-        return validate_changelog(ctx.bundle.base.read(path), ctx.bundle.head.read(path), path,
-                                  ctx.bundle.pr.number, keys=keys)
+        gate = gate_ruling(ctx)
+        waived = gate.waived
+        report = validate_changelog(ctx.bundle.base.read(path), ctx.bundle.head.read(path), path,
+                                    ctx.bundle.pr.number, keys=keys, waived=waived)
+        report.gate = gate
+        return report
 
     return ctx.memo("changelog.report", compute)
 

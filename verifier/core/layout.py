@@ -20,6 +20,8 @@ POLICY_PATHS: dict[str, tuple[str, str]] = {
     "golden_al_dir": ("golden_al_distribution/", "inferencex-e2e/infx/golden_al_distribution/"),
     "thresholds": ("utils/evals/thresholds.yaml", "inferencex-e2e/infx/evals/thresholds.yaml"),
     "changelog": ("perf-changelog.yaml", "inferencex-e2e/perf-changelog.yaml"),
+    # the PR gate that validates the changelog change (run-sweep.yml runs it on every PR)
+    "changelog_gate": ("utils/validate_perf_changelog.py", "inferencex-e2e/utils/validate_perf_changelog.py"),
     "nvidia_master": ("configs/nvidia-master.yaml", "inferencex-e2e/configs/nvidia-master.yaml"),
     "amd_master": ("configs/amd-master.yaml", "inferencex-e2e/configs/amd-master.yaml"),
     "runners": ("configs/runners.yaml", "inferencex-e2e/configs/runners.yaml"),
