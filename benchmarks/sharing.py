@@ -35,7 +35,9 @@ percent, charged to the PR's CPU alike. Figures are printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import gc
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -75,13 +77,10 @@ class _Figures:
 
 
 def _without_concurrency(point: Any) -> tuple[str, ...]:
-    identity = list(point.identity)
-    exp_name = point.exp_name
-    if point.conc is not None:
-        exp_name = exp_name.replace(str(point.conc), "{conc}")
-    identity[0] = exp_name
-    identity[9] = None  # conc (verifier.configs.points.Point.identity)
-    return tuple(map(str, identity))
+    """The point's identity with its concurrency set aside (the exp-name spells it `conc<N>` where it
+    carries it at all)."""
+    exp_name = re.sub(r"conc\d+", "conc", point.exp_name)
+    return tuple(map(str, dataclasses.replace(point, conc=None, exp_name=exp_name).identity))
 
 
 @contextmanager

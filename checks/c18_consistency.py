@@ -8,9 +8,9 @@ Rule: The head master configs repeat no key (a config key written twice, or a ke
     literal TOTAL_CPU_DRAM_GB) fit the point's DRAM budget (FORMATS §3.5); every new image is named
     in the appended changelog entry; the perf-changelog change obeys the byte rules (§5.2) that the
     PR gate on the base applied then (verifier.configs.changelog.gate_ruling: a rule it did not
-    apply is named in a note, not failed) and its entries name every affected key; and against the baseline run (github.yaml baseline_runs) no
-    previously undominated point disappears unexplained, while re-tuned points are listed with their
-    throughput change.
+    apply is named in a note, not failed) and its entries name every affected key; and against the
+    baseline run (github.yaml baseline_runs) no previously undominated point disappears unexplained,
+    while re-tuned points are listed with their throughput change.
 Why: a point that binds no (or two) variants, a cache larger than the allocation, an unnamed image
     or a silently dropped frontier point makes the published curve differ from what was reviewed.
 Evidence: head and base launches (`verifier.launch`), points and their DRAM budgets
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifier.configs import Point, candidate_entries, master_configs, master_entries, points
-from verifier.configs.changelog import GATE_FUNCTIONS, ChangelogReport, changelog_report, match_config_keys
+from verifier.configs.changelog import ChangelogReport, changelog_report, match_config_keys
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
 from verifier.core.model import Run
@@ -43,7 +43,7 @@ from verifier.core.results import (
     FileEvidence,
     Finding,
     MissingEvidence,
-    UrlEvidence,
+    base_tree_evidence,
     failed,
     finding,
     not_applicable,
@@ -287,9 +287,8 @@ def _changelog(ctx: CheckContext, keys: list[str]) -> tuple[list[Finding], list[
 def _changelog_not_in_force(ctx: CheckContext, report: ChangelogReport) -> Finding:
     """The note that the base commit has no changelog, so none of its rules was in force."""
     bundle = ctx.bundle
-    return finding("changelog-not-in-force", UrlEvidence(url=f"https://github.com/{bundle.pr.repo}/tree/{bundle.base.sha}",
-                                                         text=f"base tree {bundle.base.sha[:12]}"),
-                   file=report.path, sha=bundle.base.sha[:12])
+    return finding("changelog-not-in-force", base_tree_evidence(bundle.pr.repo, bundle.base.sha), file=report.path,
+                   sha=bundle.base.sha[:12])
 
 
 def _gate_notes(ctx: CheckContext, report: ChangelogReport) -> list[Finding]:
@@ -301,16 +300,11 @@ def _gate_notes(ctx: CheckContext, report: ChangelogReport) -> list[Finding]:
     broken = {v.rule for v in report.waived}
     first = next((v for v in report.waived if v.line), report.waived[0])
     where = f"{_short(report.path)}:{first.line}" if first.line else _short(report.path)
-    evidence: FileEvidence | UrlEvidence
-    if gate.why == "absent":  # nothing to point into: the base tree itself
-        bundle = ctx.bundle
-        evidence = UrlEvidence(url=f"https://github.com/{bundle.pr.repo}/tree/{bundle.base.sha}",
-                               text=f"base tree {bundle.base.sha[:12]}")
-    else:
-        evidence = FileEvidence(path=gate.path, line=gate.line, side="base")
-    applies = [name for name, rules in GATE_FUNCTIONS.items() if broken.intersection(rules)]
+    absent = gate.why == "absent"  # nothing to point into: the base tree itself
+    evidence = (base_tree_evidence(ctx.bundle.pr.repo, ctx.bundle.base.sha) if absent
+                else FileEvidence(path=gate.path, line=gate.line, side="base"))
     return [finding("changelog-gate-rules-not-in-force", evidence, rules=sorted(broken), where=where, file=gate.path,
-                    entry=gate.entry, calls=list(gate.calls[:6]), applies=applies, absent=gate.why == "absent")]
+                    entry=gate.entry, calls=list(gate.calls[:6]), applies=gate.applied_by(broken), absent=absent)]
 
 
 # --------------------------------------------------------------------------------------------

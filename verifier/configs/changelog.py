@@ -5,9 +5,10 @@ separated by exactly one empty line, and the file ends with exactly one newline.
 entries with their line numbers, finds the entries a PR appends, and returns every rule violation as
 a `ChangelogViolation(rule, line, message, params)` so that checks 12, 15 and 18 can report them.
 
-Which of them bind a PR is the PR gate's to say (`gate_ruling`, GATE_FUNCTIONS): InferenceX's own validator, read from the base tree (never run), applied the byte
-rules to PRs only in some eras. A rule the gate did not apply is listed apart (`ChangelogReport.waived`),
-and a PR's new entries are then the head's entries the base does not hold, wherever they stand.
+Which of them bind a PR is the PR gate's to say (`gate_ruling`, GATE_FUNCTIONS): InferenceX's own
+validator, read from the base tree (never run), applied the byte rules to PRs only in some eras. A rule
+the gate did not apply is listed apart (`ChangelogReport.waived`), and a PR's new entries are then the
+head's entries the base does not hold, wherever they stand.
 
 Rule ids: `not-utf8`, `contains-nul`, `contains-cr`, `contains-tab`, `missing-final-newline`,
 `extra-final-newline`, `invalid-yaml`, `top-level-not-list`, `duplicate-key`, `entry-count-mismatch`,
@@ -139,6 +140,11 @@ class GateRuling:
     def waived(self) -> frozenset[str]:
         """The gate rules not in force."""
         return GATE_RULES - self.rules
+
+    @staticmethod
+    def applied_by(rules: Collection[str]) -> list[str]:
+        """The gate's functions that apply any of these rules (GATE_FUNCTIONS order)."""
+        return [name for name, applied in GATE_FUNCTIONS.items() if not set(rules).isdisjoint(applied)]
 
 
 @dataclass(eq=False, repr=False)
@@ -484,17 +490,16 @@ def _reached(raw: bytes, entry: str) -> tuple[int, tuple[str, ...]] | None:
     start = functions.get(entry)
     if start is None:
         return None
-    seen: dict[str, None] = {}
-    todo = [start]
-    while todo:
-        function = todo.pop(0)
-        for node in ast.walk(function):
+    reached = [entry]  # breadth first: each function's calls are looked at once, in the order found
+    seen = {entry}
+    for name in reached:
+        for node in ast.walk(functions[name]):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                name = node.func.id
-                if name in functions and name != entry and name not in seen:
-                    seen[name] = None
-                    todo.append(functions[name])
-    return start.lineno, tuple(seen)
+                callee = node.func.id
+                if callee in functions and callee not in seen:
+                    seen.add(callee)
+                    reached.append(callee)
+    return start.lineno, tuple(reached[1:])
 
 
 def changelog_report(ctx: CheckContext) -> ChangelogReport:

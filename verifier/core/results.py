@@ -67,6 +67,11 @@ class UrlEvidence(_Evidence):
     text: str | None = None
 
 
+def base_tree_evidence(repo: str, sha: str) -> UrlEvidence:
+    """The base commit's whole tree on GitHub: the evidence of a file the base does not have."""
+    return UrlEvidence(url=f"https://github.com/{repo}/tree/{sha}", text=f"base tree {sha[:12]}")
+
+
 class MissingEvidence(_Evidence):
     """Evidence that should exist and does not: names what is missing."""
 

@@ -35,7 +35,14 @@ from typing import Any
 
 from verifier.core.context import CheckContext
 from verifier.core.errors import InputError
-from verifier.core.results import CheckResult, FileEvidence, Finding, UrlEvidence, finding, not_applicable
+from verifier.core.results import (
+    CheckResult,
+    FileEvidence,
+    Finding,
+    base_tree_evidence,
+    finding,
+    not_applicable,
+)
 from verifier.core.yamlio import decode_text
 from verifier.documents.checklist import Item, checkboxes, match_items, normalize, template_block
 from verifier.documents.rules import RuleDocument, change_finding, rule_document
@@ -216,6 +223,5 @@ def _template_absent(ctx: CheckContext) -> CheckResult:
     """N/A: the base commit has no checklist template, so the rules it states were not yet in force."""
     bundle = ctx.bundle
     path = stated_items(ctx).path
-    tree = UrlEvidence(url=f"https://github.com/{bundle.pr.repo}/tree/{bundle.base.sha}",
-                       text=f"base tree {bundle.base.sha[:12]}")
-    return not_applicable(finding("template-absent", tree, file=path, sha=bundle.base.sha[:12]))
+    return not_applicable(finding("template-absent", base_tree_evidence(bundle.pr.repo, bundle.base.sha), file=path,
+                                  sha=bundle.base.sha[:12]))
