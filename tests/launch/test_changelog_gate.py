@@ -99,6 +99,9 @@ def test_the_prs_own_gate_is_never_read() -> None:
     ("x = " + "(" * 100_000 + ")" * 100_000 + "\ndef main():\n    pass\n", False, True, "unparsed"),  # nesting bomb
     ("def main():\n    pass\n" + "#" * (1 << 20), False, True, "unparsed"),  # over the size read
     (b"def main():\n    pass\n\xff", False, True, "unparsed"),  # not UTF-8
+    # a chain of 30,000 functions under the size read: followed once each (linear), none applies a rule
+    ("def main():\n    f0()\n" + "".join(f"def f{i}():\n    f{i + 1}()\n" for i in range(30_000)), False, False,
+     "read"),
 ])
 def test_what_cannot_be_read_keeps_the_rules(gate: str | bytes | None, listed: bool, binds: bool, why: str) -> None:
     ruling = gate_ruling(_ctx(gate, listed=listed))
