@@ -5,14 +5,17 @@ Rule: The head master configs repeat no key (a config key written twice, or a ke
     The recipes, images and sweep of the affected configs are consistent: every generated point
     binds exactly one recipe variant (CONC, TP/GPU count, KV offloading, spec decoding) with no
     generation error; host-DRAM cache sizes (hicache-size per rank x ranks, '@dram' values, a
-    literal TOTAL_CPU_DRAM_GB) fit the point's DRAM budget (FORMATS §3.5); every new image is named
-    in the appended changelog entry; the perf-changelog change obeys the byte rules (§5.2) that the
+    literal TOTAL_CPU_DRAM_GB) fit the point's DRAM budget (FORMATS §3.5); a recipe that names its own
+    container (`model.container`) names the row's image when the PR bumps that image or changes the
+    recipe (AGENTS.md, where the base's copy states it: verifier.documents.statements; new images are
+    listed); the perf-changelog change obeys the byte rules (§5.2) that the
     PR gate on the base applied then (verifier.configs.changelog.gate_ruling: a rule it did not
     apply is named in a note, not failed) and its entries name every affected key; and against the
     baseline run (github.yaml baseline_runs) no previously undominated point disappears unexplained,
     while re-tuned points are listed with their throughput change.
-Why: a point that binds no (or two) variants, a cache larger than the allocation, an unnamed image
-    or a silently dropped frontier point makes the published curve differ from what was reviewed.
+Why: a point that binds no (or two) variants, a cache larger than the allocation, a container other
+    than the published image or a silently dropped frontier point makes the published curve differ
+    from what was reviewed.
 Evidence: head and base launches (`verifier.launch`), points and their DRAM budgets
     (`verifier.configs`), the changelog report (`verifier.configs.changelog`), bmk_* result.json files of the
     pinned run (`verifier.facts.ci.sweep_run`) and of the baseline run, Pareto frontiers (`verifier.documents.pareto`).
@@ -51,6 +54,7 @@ from verifier.core.results import (
     unverifiable,
 )
 from verifier.documents.pareto import MeasuredPoint, measured_curves
+from verifier.documents.statements import stated
 from verifier.facts.ci import measured_run, run_evidence
 from verifier.launch import EXACTLY_ONE, Launch, LaunchSet, launches
 from verifier.launch.affected import affected_keys, submitted_entries
@@ -231,29 +235,69 @@ def _base_images(ctx: CheckContext, wanted: set[str]) -> set[str]:
     return {str(e.image).replace("#", "/", 1) for e in candidate_entries(ctx, "base", needles) if e.image}
 
 
-def _images(ctx: CheckContext, keys: list[str], texts: str) -> tuple[list[Finding], list[Finding]]:
+def _new_images(ctx: CheckContext, keys: list[str], texts: str) -> list[Finding]:
+    """The images of the affected keys that no base entry uses, listed for the reviewer with those the
+    appended changelog entries do not spell out. Their rule is the changelog's (an appended entry names
+    the key: `_changelog`); no InferenceX document asks the entry to spell the image out."""
     head = master_entries(ctx, "head")
-    base_images = _base_images(ctx, {str(head[k].image).replace("#", "/", 1) for k in keys if head[k].image})
-    problems: list[Finding] = []
-    new: list[str] = []
-    for key in keys:
-        image = head[key].image
-        if not image:
+    images = {str(head[k].image) for k in keys if head[k].image}
+    base = _base_images(ctx, {image.replace("#", "/", 1) for image in images})
+    new = sorted({image for image in images if image.replace("#", "/", 1) not in base})
+    if not new:
+        return [finding("no-new-images")]
+    unnamed = [image for image in new if not any(
+        spelling in texts for spelling in (image, image.replace("#", "/", 1), image.replace("#", "/", 1).split("@")[0]))]
+    return [finding("new-images", images=[image.replace("#", "/", 1) for image in new],
+                    unnamed=[image.replace("#", "/", 1) for image in unnamed])]
+
+
+def _containers(ctx: CheckContext, launch_set: LaunchSet,
+                policy: Mapping[str, Any]) -> tuple[list[Finding], list[Finding], list[Finding]]:
+    """(problems, oks, notes) of the rule that a recipe naming its own container names the row's image,
+    for the keys whose image the PR bumps (a new key included) or whose recipe it changes. In force
+    when the base's AGENTS.md states it (verifier.documents.statements); otherwise a mismatch is a note."""
+    rule = policy["container_rule"]
+    base = master_entries(ctx, "base")
+    changed = {path for f in ctx.bundle.pr.files for path in (f.path, f.previous_path) if path}
+    mismatched: dict[tuple[str, str], Launch] = {}
+    matched: set[str] = set()
+    for launch in launch_set.launches:
+        container, image = launch.own_container, launch.point.image
+        if container is None or not image:
             continue
-        norm = image.replace("#", "/", 1)
-        if norm in base_images:
+        before = base.get(launch.key)
+        bumped = before is None or before.image != image
+        if not bumped and launch.recipe_path not in changed:
             continue
-        new.append(norm)
-        tag = norm.split("@", 1)[0]
-        if norm not in texts and tag not in texts and image not in texts:
-            entry = head[key]
-            problems.append(finding("new-image-unnamed", FileEvidence(path=entry.file, line=entry.field_line("image"),
-                                                                      text=image), key=key, image=image))
-    if problems:
-        return problems, []
-    if new:
-        return [], [finding("new-images-named", images=sorted(set(new)))]
-    return [], [finding("no-new-images")]
+        if container.replace("#", "/", 1) == image.replace("#", "/", 1):
+            matched.add(launch.key)
+        else:
+            mismatched.setdefault((launch.key, launch.recipe_path), launch)
+    if not mismatched:
+        return [], ([finding("recipe-containers-match", keys=sorted(matched))] if matched else []), []
+    head = master_entries(ctx, "head")
+    found: list[Finding] = []
+    for (key, recipe), launch in list(mismatched.items())[:6]:
+        path, line = launch.origins.get(("model", "container")) or (recipe, None)
+        entry = head[key]
+        image_line = entry.field_line("image")
+        found.append(finding(
+            "recipe-container-mismatch",
+            FileEvidence(path=path, line=line, text=launch.own_container),
+            FileEvidence(path=entry.file, line=image_line, text=launch.point.image),
+            key=key, recipe=_short(recipe), container=launch.own_container, image=launch.point.image,
+            where=_where(path, line), image_where=_where(entry.file, image_line)))
+    statement = stated(ctx, str(rule["document"]), [str(w) for w in rule["words"]])
+    if statement.in_force:
+        return found, [], []
+    evidence = (base_tree_evidence(ctx.bundle.pr.repo, ctx.bundle.base.sha) if statement.absent
+                else FileEvidence(path=statement.path, side="base"))
+    return [], [], [finding("container-rule-not-in-force", evidence, file=statement.path, absent=statement.absent,
+                            mismatches=[f.params["where"] for f in found])]
+
+
+def _where(path: str, line: int | None) -> str:
+    return f"{_short(path)}:{line}" if line else _short(path)
 
 
 def _changelog(ctx: CheckContext, keys: list[str]) -> tuple[list[Finding], list[Finding]]:
@@ -489,7 +533,7 @@ def check(ctx: CheckContext) -> CheckResult:
         return not_applicable(finding("nothing-affected", removed=list(affected.removed)))
 
     texts = "\n".join(d for e in report.appended for d in e.description)
-    # the changelog's rules (an entry naming every affected key and new image, the byte rules) came
+    # the changelog's rules (an entry naming every affected key, the byte rules) came
     # with the changelog: a base commit known not to have it (InferenceX before 2025-12-15) had none
     in_force = not ctx.bundle.base.absent(report.path)
     problems: list[Finding] = list(duplicates)
@@ -507,10 +551,10 @@ def check(ctx: CheckContext) -> CheckResult:
             return unknown
         problems += bad
         oks += good
-        if in_force:
-            bad, good = _images(ctx, keys, texts)
-            problems += bad
-            oks += good
+        oks += _new_images(ctx, keys, texts)
+        bad, good, container_notes = _containers(ctx, launch_set, policy)
+        problems += bad
+        oks += good
     if in_force:
         bad, good = _changelog(ctx, keys)
         problems += bad
@@ -518,6 +562,8 @@ def check(ctx: CheckContext) -> CheckResult:
         notes = _gate_notes(ctx, report)
     else:
         notes = [_changelog_not_in_force(ctx, report)]
+    if keys:
+        notes += container_notes
     if keys and not problems:
         try:
             bad, good, unknown = _baseline(ctx, keys, launch_set, texts, policy)

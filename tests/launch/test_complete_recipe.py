@@ -221,3 +221,73 @@ def test_client_sourcing_the_workspace_library_is_judged_by_its_function() -> No
     ctx: CheckContext = make_ctx({**_files(), script: text.encode(), "benchmarks/benchmark_lib.sh": lib.encode()})
     found = _library_chat(ctx, script, text, load_policies()["chat_template"])
     assert found == ("benchmarks/benchmark_lib.sh build_replay_cmd()", "--endpoint-type chat")
+
+
+# Check 18: AGENTS.md's rule that a recipe naming its own container names the row's image
+AGENTS = ("# AGENTS.md\n\n## Non-negotiable benchmark invariants\n\n- Multi-node srt-slurm changes update the recipe "
+          "YAML and matching master config together. For image bumps, `model.container` must equal `image`.\n")
+BUMPED = "lmsysorg/sglang:v0.5.10-cu130"
+
+
+def _bump(agents: str | bytes | None = AGENTS, listing: bool = False) -> dict[str, object]:
+    """Check 18's container findings on a PR that bumps the row's image but not the recipe's container."""
+    from checks.c18_consistency import check
+    from tests.launch.helpers import make_bundle
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
+
+    recipe = RECIPE_TEXT.replace("lmsysorg/sglang:v0.5.9-cu130-own", "lmsysorg/sglang:v0.5.9-cu130")
+    if isinstance(agents, str):
+        agents = agents.encode()
+    base = _files(recipe) | ({"AGENTS.md": agents} if agents is not None else {})
+    head = base | {"configs/nvidia-master.yaml": MASTER.replace("lmsysorg/sglang:v0.5.9-cu130", BUMPED).encode()}
+    bundle = make_bundle(head, base)
+    if listing:  # the recorded listing of the base commit: what it lacks, it does not have
+        bundle = bundle.model_copy(update={"base": bundle.base.model_copy(update={"listing": frozenset(base)})})
+    result = check(CheckContext(bundle, load_policies()))
+    return {"status": result.status.value, **{f.message_id: f for f in result.findings}}
+
+
+def test_image_bump_without_the_recipes_container_fails_check_18() -> None:
+    found = _bump()
+    assert found["status"] == "FAIL"
+    mismatch = found["recipe-container-mismatch"]
+    assert mismatch.params["container"] == "lmsysorg/sglang:v0.5.9-cu130" and mismatch.params["image"] == BUMPED
+    assert mismatch.params["where"] == "disagg-1p1d.yaml:4"  # the recipe's model.container line
+    assert [(e.path, e.line) for e in mismatch.evidence] == [(RECIPE, 4), ("configs/nvidia-master.yaml", 2)]
+
+
+def test_container_rule_binds_only_when_the_base_agents_md_states_it() -> None:
+    unstated = _bump(AGENTS.replace("must equal", "should follow"))
+    assert "recipe-container-mismatch" not in unstated
+    note = unstated["container-rule-not-in-force"]
+    assert note.params == {"file": "AGENTS.md", "absent": False, "mismatches": ["disagg-1p1d.yaml:4"]}
+    absent = _bump(None, listing=True)
+    assert "recipe-container-mismatch" not in absent and absent["container-rule-not-in-force"].params["absent"]
+    # a guide the bundle does not hold, or cannot read (not UTF-8, over 1 MiB), keeps the rule: fail closed
+    assert "recipe-container-mismatch" in _bump(None)
+    assert "recipe-container-mismatch" in _bump(b"\xff" + AGENTS.replace("must equal", "should follow").encode())
+    assert "recipe-container-mismatch" in _bump(AGENTS.replace("must equal", "should follow") + "x" * (1 << 20))
+
+
+def test_new_key_whose_recipe_names_its_image_passes_check_18() -> None:
+    from checks.c18_consistency import check
+    from tests.launch.helpers import make_bundle
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
+
+    entry = "- config-keys:\n    - {key}\n  description:\n    - \"{text}\"\n  pr-link: {link}\n"
+    history = entry.format(key="other-key", text="Add other-key", link="https://github.com/SemiAnalysisAI/InferenceX/pull/1")
+    base = {"configs/nvidia-master.yaml": MASTER.replace(KEY, "other-key").encode(),
+            "configs/runners.yaml": (LAUNCH / "old-runners.yaml").read_bytes(),
+            "AGENTS.md": AGENTS.encode(), "perf-changelog.yaml": history.encode()}
+    appended = entry.format(key=KEY, text="Add the 1P1D recipe",
+                            link="https://github.com/SemiAnalysisAI/InferenceX/pull/4524")
+    head = base | {"configs/nvidia-master.yaml": MASTER.replace("lmsysorg/sglang:v0.5.9-cu130", BUMPED).encode(),
+                   RECIPE: RECIPE_TEXT.replace("lmsysorg/sglang:v0.5.9-cu130-own", BUMPED).encode(),
+                   "perf-changelog.yaml": (history + "\n" + appended).encode()}
+    result = check(CheckContext(make_bundle(head, base), load_policies()))
+    found = {f.message_id: f for f in result.findings}
+    assert result.status.value == "PASS", [(f.message_id, f.params) for f in result.findings]
+    assert found["recipe-containers-match"].params["keys"] == [KEY]
+    assert found["new-images"].params["images"] == [BUMPED]

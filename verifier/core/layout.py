@@ -22,6 +22,8 @@ POLICY_PATHS: dict[str, tuple[str, str]] = {
     "changelog": ("perf-changelog.yaml", "inferencex-e2e/perf-changelog.yaml"),
     # the PR gate that validates the changelog change (run-sweep.yml runs it on every PR)
     "changelog_gate": ("utils/validate_perf_changelog.py", "inferencex-e2e/utils/validate_perf_changelog.py"),
+    # the agents' guide, whose "non-negotiable benchmark invariants" state rules (verifier.documents.statements)
+    "agents": ("AGENTS.md", "AGENTS.md"),
     "nvidia_master": ("configs/nvidia-master.yaml", "inferencex-e2e/configs/nvidia-master.yaml"),
     "amd_master": ("configs/amd-master.yaml", "inferencex-e2e/configs/amd-master.yaml"),
     "runners": ("configs/runners.yaml", "inferencex-e2e/configs/runners.yaml"),

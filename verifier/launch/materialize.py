@@ -105,11 +105,12 @@ def materialize(job: KeyJob, point: Point, variant: Variant, rejected: dict[str,
     model = point.model or ""
     staged_dir = job.cluster.staged_model_dir(model) if job.cluster else None
     image = point.image
+    own_container: str | None = None
     recipe_model = data.get("model") if isinstance(data.get("model"), Mapping) else {}
     if complete and recipe_model.get("path") is not None:
         staged_dir = None
     if complete and isinstance(recipe_model.get("container"), str) and not is_alias(recipe_model["container"]):
-        image = recipe_model["container"]  # a registry image, used as written; an alias maps to the row's image
+        image = own_container = recipe_model["container"]  # a registry image, used as written; an alias maps to the row's image
     if complete and recipe_model.get("path") is not None:
         model_path = str(recipe_model["path"])
         model_origin = origins.get(("model", "path")) or Origin(variant.file, None)
@@ -186,4 +187,5 @@ def materialize(job: KeyJob, point: Point, variant: Variant, rejected: dict[str,
             spec=spec_parameters(role, args, engine), synthetic=synthetic, model_path=model_path,
             served_model_name=served, arg_origins=cmd.arg_origins, env_origins=env_origins,
             origins=origins, rejected=rejected, kind=kind, files=role_files, frontend=frontend,
+            own_container=own_container,
         ))

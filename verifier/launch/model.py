@@ -192,6 +192,10 @@ class Launch:
     # DIR` in the script): directory -> repository id. A draft path that is such a directory is that
     # repository, not a substituted checkpoint.
     checkpoints: dict[str, str] = field(default_factory=dict, repr=False)
+    # The image a complete srt-slurm recipe names for itself (`model.container`, its origin at
+    # origins[("model", "container")]) and runs instead of the row's image; None when the row's image
+    # runs (a fragment is bound to it, a runner alias maps to it).
+    own_container: str | None = None
 
     def __post_init__(self) -> None:
         # equal values the PR's other launches hold already are shared (see `_TEXTS`); nothing

@@ -33,7 +33,7 @@ from verifier.core.yamlio import decode_text
 Files = Mapping[str, bytes]
 
 ROUND1_NAMES = ("codeowners", "checklist", "checklist_zh", "models_md", "thresholds", "changelog", "changelog_gate",
-                "nvidia_master", "amd_master", "runners")
+                "agents", "nvidia_master", "amd_master", "runners")
 MASTERS = {"nvidia_master": "nvidia", "amd_master": "amd"}
 _WORKSPACE = re.compile(r"/infmax-workspace/([\w./-]{1,300})")
 _RECIPE_KEYS = ("srt-recipe", "eval-srt-recipe")
