@@ -79,14 +79,14 @@ def _entry_scenarios(entry: Any, names: dict[str, str]) -> list[tuple[str, int |
     out: list[tuple[str, int | None]] = []
     for scenario, blocks in entry.scenarios.items():
         if scenario == "agentic-coding":
-            out.append(("agentic-coding", entry.field_line("scenarios", scenario)))
+            out.append(("agentic-coding", entry.scenario_line(scenario)))
         elif scenario == "fixed-seq-len" and isinstance(blocks, list):
             for i, block in enumerate(blocks):
                 if isinstance(block, dict):
                     seq = f"{block.get('isl')}/{block.get('osl')}"
-                    out.append((names.get(seq, seq), entry.field_line("scenarios", scenario, i)))
+                    out.append((names.get(seq, seq), entry.scenario_line(scenario, i)))
         else:
-            out.append((str(scenario), entry.field_line("scenarios", scenario)))
+            out.append((str(scenario), entry.scenario_line(scenario)))
     return list(dict.fromkeys(out))
 
 

@@ -104,11 +104,14 @@ def _binding(ctx: CheckContext, keys: list[str], launch_set: LaunchSet) -> tuple
                 problems.append(finding("duplicate-point", FileEvidence(path=point.file, line=point.line), key=key,
                                         point=_point_label(point)))
             seen.add(point.identity)
+    # per runner cluster and branch (`Launch.world`): in the first era a point ran on a docker and a
+    # slurm pool of one label, each starting its own script (`x_docker.sh`, `x_slurm.sh`)
     bound: dict[tuple[object, ...], tuple[str, set[str]]] = {}
     for launch in launch_set.launches:
-        label, variants = bound.setdefault((launch.key, launch.point.identity), (_point_label(launch.point), set()))
+        label, variants = bound.setdefault((launch.key, launch.point.identity, launch.world),
+                                           (_point_label(launch.point), set()))
         variants.add(f"{_short(launch.recipe_path)}:{launch.variant or 'base'}")
-    for (key, _), (label, variants) in bound.items():
+    for (key, _, _), (label, variants) in bound.items():
         if len(variants) > 1:
             problems.append(finding("point-binds-several-variants", key=key, point=label, variants=sorted(variants)))
     if problems:

@@ -163,6 +163,43 @@ def test_a_point_launches_from_its_eras_script(era: str, workflow: bool, mark: s
     assert {la.recipe_path for la in fixed} == {folder.path + "qwen9_fp8_h200.sh"}
 
 
+FIRST_SCHEMA = f"""{KEY}:
+  image: lmsysorg/sglang:v0.5.9
+  model: Org/Qwen9
+  model-prefix: qwen9
+  runner: h200
+  precision: fp8
+  framework: sglang
+  multinode: false
+  seq-len-configs:
+  - isl: 1024
+    osl: 1024
+    search-space:
+    - {{ tp: 8, conc-start: 4, conc-end: 8 }}
+  - isl: 8192
+    osl: 1024
+    search-space:
+    - {{ tp: 4, conc-list: [16] }}
+""".encode()
+
+
+def test_the_first_schemas_seq_len_configs_are_its_fixed_seq_len_scenario() -> None:
+    """Before PR 1201 an entry listed its blocks under `seq-len-configs`: each block is a fixed-seq-len
+    block, its rows are points at their own lines, and they launch (they were read as no points)."""
+    ctx = _ctx({**_tree("pre-1201"), "configs/nvidia-master.yaml": FIRST_SCHEMA})
+    got = [(p.scenario, p.exp_name, p.conc_list, p.tp, p.isl, p.osl, p.line, p.scenario_line)
+           for p in points(ctx, "head", KEY)]
+    assert got == [("fixed-seq-len", "qwen9_1k1k", (4,), 8, 1024, 1024, 13, 10),
+                   ("fixed-seq-len", "qwen9_1k1k", (8,), 8, 1024, 1024, 13, 10),
+                   ("fixed-seq-len", "qwen9_8k1k", (16,), 4, 8192, 1024, 17, 14)]
+    ls = launches(ctx, "head", [KEY])
+    assert not ls.fatal_errors, [str(e) for e in ls.errors]
+    assert sorted((la.point.exp_name, la.point.conc, la.arg("tp")) for la in ls.launches) == [
+        ("qwen9_1k1k", 4, "8"), ("qwen9_1k1k", 8, "8"), ("qwen9_8k1k", 16, "4")]
+    entry = master_entries(ctx, "head")[KEY]
+    assert entry.scenario_line("fixed-seq-len") == 9 and entry.scenario_line("agentic-coding") is None
+
+
 def test_the_harness_passes_the_eras_subdir_to_the_script() -> None:
     ctx = _ctx(_tree("1571", workflow=False))
     entry = master_entries(ctx, "head")[KEY]

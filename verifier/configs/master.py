@@ -37,6 +37,9 @@ Side = Literal["base", "head"]
 VENDOR_FILES: tuple[tuple[str, str], ...] = (("nvidia", "nvidia_master"), ("amd", "amd_master"))
 _SIMPLE_KEY = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.+/-]*)[ \t]*:(?:[ \t]|$)")
 SCENARIOS = ("fixed-seq-len", "agentic-coding")
+# The first master-config schema, until InferenceX #1201 (2026-05-01): an entry listed its blocks
+# (`{isl, osl, search-space}`) under `seq-len-configs`, the one scenario there was, fixed-seq-len.
+LEGACY_SCENARIOS = {"seq-len-configs": "fixed-seq-len"}
 
 
 @dataclass(frozen=True)
@@ -229,9 +232,26 @@ class ConfigEntry:
 
     @property
     def scenarios(self) -> dict[str, Any]:
-        """The `scenarios` mapping ({} when absent or malformed)."""
+        """The scenario blocks by scenario ({} when absent or malformed): the `scenarios` mapping, or
+        an entry of the first schema's `seq-len-configs` list as its one scenario (`LEGACY_SCENARIOS`)."""
         value = self.get("scenarios")
-        return value if isinstance(value, dict) else {}
+        if isinstance(value, dict):
+            return value
+        for name, scenario in LEGACY_SCENARIOS.items():
+            blocks = self.get(name)
+            if isinstance(blocks, list):
+                return {scenario: blocks}
+        return {}
+
+    def scenario_line(self, scenario: str, *path: Any) -> int | None:
+        """1-based line of a scenario (or of a field below it: block index, ...) wherever the entry's
+        schema writes it: `scenarios.<scenario>` or the first schema's `seq-len-configs`."""
+        if isinstance(self.get("scenarios"), dict):
+            return self.field_line("scenarios", scenario, *path)
+        for name, legacy in LEGACY_SCENARIOS.items():
+            if legacy == scenario and isinstance(self.get(name), list):
+                return self.field_line(name, *path)
+        return None
 
     @property
     def rows(self) -> tuple[SearchRow, ...]:
@@ -250,8 +270,8 @@ class ConfigEntry:
                     if isinstance(row, dict):
                         out.append(SearchRow(
                             key=self.key, file=self.file, scenario=str(scenario), scenario_index=si, index=ri,
-                            data=row, line=self.field_line("scenarios", scenario, si, "search-space", ri),
-                            scenario_data=block, scenario_line=self.field_line("scenarios", scenario, si),
+                            data=row, line=self.scenario_line(scenario, si, "search-space", ri),
+                            scenario_data=block, scenario_line=self.scenario_line(scenario, si),
                         ))
         return tuple(out)
 

@@ -201,7 +201,11 @@ def _scenario_folders(ctx: CheckContext, scenario: str | None) -> frozenset[str]
 def _legacy_names_in(ctx: CheckContext, entry: ConfigEntry, folder: str,
                      conf: dict[str, Any]) -> tuple[bool, frozenset[str]]:
     """Whether the runners take some scenario of `entry` from `folder` (on either side), and the
-    script names they take there on either side (the first of its names that exists)."""
+    script names they take there on either side (the first of its names that exists). A multi-node
+    entry's points are started by the chain its runner follows (verifier.launch.kinds.multinode_script),
+    never by a script of these names (its name without the framework is a single-node script's)."""
+    if entry.multinode:
+        return False, frozenset()
     rows = []
     here = folder + "/"
     for r in entry.rows:
