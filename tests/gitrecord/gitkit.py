@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from tests.kit import FIXTURES
 from verifier.core.layout import POLICY_PATHS
@@ -14,6 +17,31 @@ ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
        "GIT_AUTHOR_NAME": "Test Author", "GIT_AUTHOR_EMAIL": "author@example.com",
        "GIT_COMMITTER_NAME": "Test Committer", "GIT_COMMITTER_EMAIL": "committer@example.com",
        "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+
+# the console script of the installed package: a test that runs it runs the product as a user does
+CONSOLE = Path(sys.executable).with_name("verify-pr")
+
+
+def verify_pr(*args: str) -> subprocess.CompletedProcess[str]:
+    """`verify-pr ARGS` through the console script, with no cache and a bare PATH."""
+    return subprocess.run([str(CONSOLE), *args], capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "INFX_VERIFIER_CACHE": "off"})
+
+
+def recorded_verdict(tmp_path: Path, base: Mapping[str, bytes], head: Mapping[str, bytes],
+                     subject: str) -> tuple[Path, dict[int, dict[str, Any]]]:
+    """Two commits, `verify-pr record-git` of them and `verify-pr bundle --format json` of the bundle,
+    as a user runs them: the bundle directory and the verdict's rows by check id."""
+    repo = init(tmp_path / "repo")
+    base_sha = commit(repo, base, "base")
+    head_sha = commit(repo, head, subject)
+    out = tmp_path / "bundle"
+    done = verify_pr("record-git", "--repo-dir", str(repo), "--base", base_sha, "--head", head_sha, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    done = verify_pr("bundle", str(out), "--format", "json")
+    assert done.returncode in (0, 1), done.stderr
+    return out, {int(row["id"]): row for row in json.loads(done.stdout)["checks"]}
+
 
 # files no check reads: the recorder must leave them out
 DISTRACTORS = {

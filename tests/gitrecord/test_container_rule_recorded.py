@@ -4,26 +4,17 @@ only when that copy states the rule (verifier.documents.statements), both throug
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.gitrecord.gitkit import commit, init
+from tests.gitrecord.gitkit import CONSOLE, recorded_verdict
 from tests.launch.helpers import LAUNCH
 from tests.launch.test_complete_recipe import AGENTS, BUMPED, MASTER, RECIPE, RECIPE_TEXT
 
-CONSOLE = Path(sys.executable).with_name("verify-pr")
 ROW_IMAGE = "lmsysorg/sglang:v0.5.9-cu130"
 
 pytestmark = pytest.mark.skipif(not CONSOLE.exists(), reason="needs the installed console script")
-
-
-def _verify_pr(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(CONSOLE), *args], capture_output=True, text=True, timeout=300,
-                          env={"PATH": "/usr/bin:/bin", "INFX_VERIFIER_CACHE": "off"})
 
 
 @pytest.mark.parametrize(("agents", "binds"), [(AGENTS, True), (AGENTS.replace("must equal", "follows"), False)])
@@ -33,16 +24,9 @@ def test_an_image_bump_that_leaves_the_recipes_container_is_judged_by_the_base_a
             "configs/runners.yaml": (LAUNCH / "old-runners.yaml").read_bytes(),
             RECIPE: RECIPE_TEXT.replace("lmsysorg/sglang:v0.5.9-cu130-own", ROW_IMAGE).encode()}
     head = base | {"configs/nvidia-master.yaml": MASTER.replace(ROW_IMAGE, BUMPED).encode()}
-    repo = init(tmp_path / "repo")
-    base_sha = commit(repo, base, "base")
-    head_sha = commit(repo, head, "Bump the SGLang image (#4524)")
-    out = tmp_path / "bundle"
-    done = _verify_pr("record-git", "--repo-dir", str(repo), "--base", base_sha, "--head", head_sha, "--out", str(out))
-    assert done.returncode == 0, done.stderr
+    out, rows = recorded_verdict(tmp_path, base, head, "Bump the SGLang image (#4524)")
     assert (out / "tree" / "base" / "AGENTS.md").read_text() == agents  # recorded with the policy files
-    done = _verify_pr("bundle", str(out), "--format", "json")
-    assert done.returncode in (0, 1), done.stderr
-    [row] = [r for r in json.loads(done.stdout)["checks"] if int(r["id"]) == 18]
+    row = rows[18]
     en, zh = row["summary"]["en"], row["summary"]["zh"]
     assert "model.container" in zh
     assert ("was not in force for this PR" in en) is not binds

@@ -163,24 +163,17 @@ def test_a_point_launches_from_its_eras_script(era: str, workflow: bool, mark: s
     assert {la.recipe_path for la in fixed} == {folder.path + "qwen9_fp8_h200.sh"}
 
 
-FIRST_SCHEMA = f"""{KEY}:
-  image: lmsysorg/sglang:v0.5.9
-  model: Org/Qwen9
-  model-prefix: qwen9
-  runner: h200
-  precision: fp8
-  framework: sglang
-  multinode: false
-  seq-len-configs:
+# the entry above in the first schema: its blocks under `seq-len-configs`, no agentic scenario yet
+FIRST_SCHEMA = MASTER.split(b"  scenarios:")[0] + b"""  seq-len-configs:
   - isl: 1024
     osl: 1024
     search-space:
-    - {{ tp: 8, conc-start: 4, conc-end: 8 }}
+    - { tp: 8, conc-start: 4, conc-end: 8 }
   - isl: 8192
     osl: 1024
     search-space:
-    - {{ tp: 4, conc-list: [16] }}
-""".encode()
+    - { tp: 4, conc-list: [16] }
+"""
 
 
 def test_the_first_schemas_seq_len_configs_are_its_fixed_seq_len_scenario() -> None:
