@@ -36,3 +36,21 @@ def test_json_carries_the_artifact_path_and_line() -> None:
     out = _evidence(_item(), _Report())  # type: ignore[arg-type]
     assert out["kind"] == "run" and out["artifact"] == "bmk_agentic_tp4_c1"
     assert (out["path"], out["line"]) == ("server.log", 12)
+
+
+def test_a_file_the_commit_does_not_have_links_the_nearest_folder_it_has() -> None:
+    """A row may name a file the commit lacks (the runner script a runner label would need): its blob
+    link would not exist, so the link is the deepest folder the commit's recorded listing has."""
+    from verifier.core.results import FileEvidence
+
+    listed = BUNDLE.model_copy(update={"base": BUNDLE.base.model_copy(update={
+        "listing": frozenset({"runners/launch_h200-dgxc-slurm.sh", "configs/runners.yaml"})})})
+    base = f"https://github.com/{BUNDLE.pr.repo}/tree/{BUNDLE.pr.base_sha}"
+    missing = FileEvidence(path="runners/launch_h200-multinode-slurm.sh", line=3, side="base")
+    assert evidence_url(missing, listed) == f"{base}/runners"
+    assert evidence_url(FileEvidence(path="nowhere/deep/x.sh", side="base"), listed) == base
+    held = FileEvidence(path="runners/launch_h200-dgxc-slurm.sh", line=3, side="base")
+    assert evidence_url(held, listed) == \
+        f"https://github.com/{BUNDLE.pr.repo}/blob/{BUNDLE.pr.base_sha}/runners/launch_h200-dgxc-slurm.sh#L3"
+    # without a listing the commit's files are not known: the blob link stands
+    assert "/blob/" in str(evidence_url(missing, BUNDLE))

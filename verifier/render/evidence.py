@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import bisect
+import posixpath
 import re
 from urllib.parse import quote, urlsplit
 
@@ -32,6 +34,18 @@ def safe_url(url: str) -> str | None:
     return encoded.replace("(", "%28").replace(")", "%29").replace("[", "%5B").replace("]", "%5D")
 
 
+def _nearest_folder(listing: frozenset[str], path: str) -> str:
+    """The deepest folder above `path` that holds a file of `listing` ("" for the root)."""
+    ordered = sorted(listing)
+    folder = posixpath.dirname(path)
+    while folder:
+        at = bisect.bisect_left(ordered, folder + "/")
+        if at < len(ordered) and ordered[at].startswith(folder + "/"):
+            return folder
+        folder = posixpath.dirname(folder)
+    return ""
+
+
 def evidence_url(item: Evidence, bundle: Bundle) -> str | None:
     """The web address a piece of evidence points at, built from trusted parts where possible."""
     repo = bundle.pr.repo
@@ -45,6 +59,12 @@ def evidence_url(item: Evidence, bundle: Bundle) -> str | None:
         if item.path.startswith(("pages/", "runs/")):
             return None  # bundle-only copies; the page or run is linked by its own evidence
         sha = bundle.pr.head_sha if item.side == "head" else bundle.pr.base_sha
+        tree = bundle.head if item.side == "head" else bundle.base
+        if tree.absent(item.path):
+            # a file the commit does not have (a runner script a label would need, say): a blob link
+            # would not exist, so the row links the nearest folder the commit has
+            folder = _nearest_folder(tree.listing or frozenset(), item.path)
+            return f"https://github.com/{repo}/tree/{sha}" + (f"/{quote(folder)}" if folder else "")
         anchor = f"#L{item.line}" if item.line else ""
         return f"https://github.com/{repo}/blob/{sha}/{quote(item.path)}{anchor}"
     if isinstance(item, RunEvidence):
