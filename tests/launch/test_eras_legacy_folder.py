@@ -299,3 +299,18 @@ def test_a_changed_script_affects_only_the_entries_the_runner_starts_it_for() ->
     base[mtp] = _script("single_node/fixed_seq_len/", "mtp")
     head = {**base, script: head[script]}
     assert affected_keys(_listed(base, head, listed=False)).keys == [KEY]
+
+
+def test_an_entry_that_generates_no_point_is_a_generation_error_not_a_pass() -> None:
+    """A schema the reader does not know must not be judged on no launch (the first schema once was)."""
+    from checks.c18_consistency import check
+
+    unknown = MASTER.split(b"  scenarios:")[0] + b"  workloads:\n  - isl: 1024\n    osl: 1024\n"
+    ctx = CheckContext(make_bundle({**_tree("pre-1201"), "configs/nvidia-master.yaml": unknown},
+                                   {**_tree("pre-1201"), "configs/nvidia-master.yaml": b"{}\n"}), load_policies())
+    [error] = launches(ctx, "head", [KEY]).fatal_errors
+    assert (error.file, error.line, error.exp_name) == ("configs/nvidia-master.yaml", 1, None)
+    assert "generates no point" in error.message
+    result = check(ctx)
+    assert result.status.value == "FAIL"
+    assert [f.message_id for f in result.findings][0] == "generation-error"

@@ -28,7 +28,14 @@ def _resolve_point(job: KeyJob, point: Point) -> None:
 
 
 def _resolve_key(job: KeyJob) -> LaunchSet:
-    for point in points(job.ctx, job.side, job.entry.key):
+    generated = points(job.ctx, job.side, job.entry.key)
+    if not generated:
+        # nothing to judge is not a pass: a schema the reader does not know (a third way of writing the
+        # blocks, say) would otherwise be judged on no launch at all, as the first schema once was
+        entry = job.entry
+        job.error(None, entry.file, entry.line, "the entry generates no point: no search-space row under "
+                  "`scenarios` (or the first schema's `seq-len-configs`)", "no-points")
+    for point in generated:
         try:
             _resolve_point(job, point)
         except RecipeError as exc:
