@@ -314,3 +314,22 @@ def test_an_entry_that_generates_no_point_is_a_generation_error_not_a_pass() -> 
     result = check(ctx)
     assert result.status.value == "FAIL"
     assert [f.message_id for f in result.findings][0] == "generation-error"
+
+
+def test_a_kind_that_gives_a_point_nothing_and_says_nothing_leaves_a_generation_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every claimed point ends with a launch or a reason: a kind that adds neither (a future kind's
+    bug) must not leave the point to pass unjudged."""
+    import types
+
+    import verifier.launch.resolve as resolve
+
+    silent = types.ModuleType("silent")
+    silent.NAME = "silent"  # type: ignore[attr-defined]
+    silent.claims = lambda job, point: True  # type: ignore[attr-defined]
+    silent.resolve = lambda job, point: None  # type: ignore[attr-defined]
+    monkeypatch.setattr(resolve, "KINDS", (silent,))
+    ctx = _ctx({**_tree("pre-1201"), "configs/nvidia-master.yaml": FIRST_SCHEMA})
+    errors = launches(ctx, "head", [KEY]).fatal_errors
+    assert [(e.exp_name, e.line) for e in errors] == [("qwen9_1k1k", 13), ("qwen9_1k1k", 13), ("qwen9_8k1k", 17)]
+    assert all("the silent launch kind gave this point no launch and said why not" in e.message for e in errors)
