@@ -326,6 +326,8 @@ def _changelog(ctx: CheckContext, keys: list[str]) -> tuple[list[Finding], list[
                                     key=key, where=f"{_short(report.path)}:{entry.line}"))
     if problems:
         return problems, []
+    if not report.appended:  # a PR that only takes keys and their entries away (a revert) names nothing
+        return [], [finding("changelog-nothing-appended", FileEvidence(path=report.path), waived=bool(report.waived))]
     lines = [e.line for e in report.appended]
     return [], [finding("changelog-names-keys", FileEvidence(path=report.path, line=lines[0] if lines else None),
                         entries=len(report.appended), lines=lines, keys=sorted(named), waived=bool(report.waived))]

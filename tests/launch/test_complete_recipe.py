@@ -291,3 +291,27 @@ def test_new_key_whose_recipe_names_its_image_passes_check_18() -> None:
     assert result.status.value == "PASS", [(f.message_id, f.params) for f in result.findings]
     assert found["recipe-containers-match"].params["keys"] == [KEY]
     assert found["new-images"].params["images"] == [BUMPED]
+
+
+def test_a_revert_that_takes_a_key_and_its_entry_away_says_so() -> None:
+    """A revert removes the key and the entry that named it: nothing is appended and nothing needs to
+    be. Before InferenceX had a changelog gate (the base is listed without one), deleting an entry
+    broke no rule in force."""
+    from checks.c18_consistency import check
+    from tests.launch.helpers import make_bundle
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
+
+    entry = "- config-keys:\n    - {key}\n  description:\n    - \"Add {key}\"\n  pr-link: https://github.com/SemiAnalysisAI/InferenceX/pull/{n}\n"
+    history = entry.format(key="other-key", n=1)
+    other = MASTER.replace(KEY, "other-key")
+    base = _files() | {"configs/nvidia-master.yaml": (other + "\n" + MASTER).encode(),
+                       "perf-changelog.yaml": (history + "\n" + entry.format(key=KEY, n=2)).encode()}
+    head = base | {"configs/nvidia-master.yaml": other.encode(), "perf-changelog.yaml": history.encode()}
+    bundle = make_bundle(head, base)
+    bundle = bundle.model_copy(update={"base": bundle.base.model_copy(update={"listing": frozenset(base)})})
+    result = check(CheckContext(bundle, load_policies()))
+    found = {f.message_id: f for f in result.findings}
+    assert result.status.value == "PASS", [(f.message_id, f.params) for f in result.findings]
+    assert found["changelog-nothing-appended"].params == {"waived": True}
+    assert "entries-deleted" in found["changelog-gate-rules-not-in-force"].params["rules"]
