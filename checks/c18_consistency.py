@@ -71,6 +71,11 @@ def _short(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
+def _where(path: str, line: int | None) -> str:
+    """`file:line` (the file's name only), or the name alone when the line is not known."""
+    return f"{_short(path)}:{line}" if line else _short(path)
+
+
 # --------------------------------------------------------------------------------------------
 # 1. binding and generation errors
 
@@ -85,7 +90,7 @@ def _point_label(point: Point) -> str:
 def _binding(ctx: CheckContext, keys: list[str], launch_set: LaunchSet) -> tuple[list[Finding], list[Finding]]:
     problems: list[Finding] = []
     for err in launch_set.fatal_errors[:6]:
-        where = f"{_short(err.file)}:{err.line}" if err.line else _short(err.file)
+        where = _where(err.file, err.line)
         marker = f" for {err.exp_name}: " if err.exp_name else None
         if marker and err.message.startswith(EXACTLY_ONE) and marker in err.message:
             # the binder's own sentence repeats the recipe path and point; keep the decisive part
@@ -186,7 +191,7 @@ def _budget(launch_set: LaunchSet, policy: Mapping[str, Any]) -> tuple[list[Find
         if literal is not None and _number(literal) != float(budget):
             ev = _origin(launch, ("benchmark", "env", str(policy["budget_env"])))
             problems.append(finding("dram-literal-mismatch", ev, point=point.exp_name, value=str(literal),
-                                    budget=budget, where=f"{_short(ev.path)}:{ev.line}"))
+                                    budget=budget, where=_where(ev.path, ev.line)))
         items = list(_walk(launch.recipe, (), ignored))
         items += [(_norm(k), v, ("env", k)) for k, v in launch.env.items()]
         seen: set[str] = set()
@@ -204,7 +209,7 @@ def _budget(launch_set: LaunchSet, policy: Mapping[str, Any]) -> tuple[list[Find
             label = f"{_fmt(gb)} GB x {ranks}" if rule["scope"] == "per-rank" else f"{_fmt(gb)} GB"
             if total > budget + 1e-9:
                 written = f"{path[-1]}: {value}" if path and path[0] != "env" else f"{path[-1]}={value}"
-                group = over.setdefault((written, label, _fmt(total), f"{_short(ev.path)}:{ev.line}", budget),
+                group = over.setdefault((written, label, _fmt(total), _where(ev.path, ev.line), budget),
                                         (ev, []))
                 group[1].append(point.exp_name)
             else:
@@ -299,18 +304,13 @@ def _containers(ctx: CheckContext, launch_set: LaunchSet,
                             mismatches=[f.params["where"] for f in found])]
 
 
-def _where(path: str, line: int | None) -> str:
-    return f"{_short(path)}:{line}" if line else _short(path)
-
-
 def _changelog(ctx: CheckContext, keys: list[str]) -> tuple[list[Finding], list[Finding]]:
     report = changelog_report(ctx)
     problems: list[Finding] = []
     for violation in report.violations[:6]:
         problems.append(finding("changelog-rule-broken", FileEvidence(path=report.path, line=violation.line),
                                 rule=violation.rule, message=violation.message,
-                                where=f"{_short(report.path)}:{violation.line}" if violation.line
-                                else _short(report.path)))
+                                where=_where(report.path, violation.line)))
     if keys and not report.appended:
         if not problems:  # a broken history hides the appended entries; the broken rule is the finding
             problems.append(finding("changelog-entry-missing", FileEvidence(path=report.path), keys=keys))
@@ -323,7 +323,7 @@ def _changelog(ctx: CheckContext, keys: list[str]) -> tuple[list[Finding], list[
         if key not in named and report.appended:
             entry = report.appended[0]
             problems.append(finding("changelog-key-unnamed", FileEvidence(path=report.path, line=entry.line),
-                                    key=key, where=f"{_short(report.path)}:{entry.line}"))
+                                    key=key, where=_where(report.path, entry.line)))
     if problems:
         return problems, []
     if not report.appended:  # a PR that only takes keys and their entries away (a revert) names nothing
@@ -348,7 +348,7 @@ def _gate_notes(ctx: CheckContext, report: ChangelogReport) -> list[Finding]:
         return []
     broken = {v.rule for v in report.waived}
     first = next((v for v in report.waived if v.line), report.waived[0])
-    where = f"{_short(report.path)}:{first.line}" if first.line else _short(report.path)
+    where = _where(report.path, first.line)
     absent = gate.why == "absent"  # nothing to point into: the base tree itself
     evidence = (base_tree_evidence(ctx.bundle.pr.repo, ctx.bundle.base.sha) if absent
                 else FileEvidence(path=gate.path, line=gate.line, side="base"))

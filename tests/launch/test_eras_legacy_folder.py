@@ -314,6 +314,10 @@ def test_an_entry_that_generates_no_point_is_a_generation_error_not_a_pass() -> 
     result = check(ctx)
     assert result.status.value == "FAIL"
     assert [f.message_id for f in result.findings][0] == "generation-error"
+    # an entry that declares its scenarios empty generates nothing on purpose, as the generator reads it
+    empty = MASTER.split(b"  scenarios:")[0] + b"  scenarios:\n    agentic-coding: []\n"
+    ctx = CheckContext(make_bundle({**_tree("pre-1201"), "configs/nvidia-master.yaml": empty}), load_policies())
+    assert not launches(ctx, "head", [KEY]).errors
 
 
 def test_a_kind_that_gives_a_point_nothing_and_says_nothing_leaves_a_generation_error(

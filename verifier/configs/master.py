@@ -243,6 +243,13 @@ class ConfigEntry:
                 return {scenario: blocks}
         return {}
 
+    @property
+    def declares_scenarios(self) -> bool:
+        """Whether the entry writes its blocks the way one of the known schemas does (a `scenarios`
+        mapping, or the first schema's `seq-len-configs` list), even with no block in it."""
+        return isinstance(self.get("scenarios"), dict) or any(
+            isinstance(self.get(name), list) for name in LEGACY_SCENARIOS)
+
     def scenario_line(self, scenario: str, *path: Any) -> int | None:
         """1-based line of a scenario (or of a field below it: block index, ...) wherever the entry's
         schema writes it: `scenarios.<scenario>` or the first schema's `seq-len-configs`."""

@@ -34,12 +34,14 @@ def _resolve_point(job: KeyJob, point: Point) -> None:
 
 def _resolve_key(job: KeyJob) -> LaunchSet:
     generated = points(job.ctx, job.side, job.entry.key)
-    if not generated:
+    entry = job.entry
+    if not generated and not entry.declares_scenarios:
         # nothing to judge is not a pass: a schema the reader does not know (a third way of writing the
-        # blocks, say) would otherwise be judged on no launch at all, as the first schema once was
-        entry = job.entry
-        job.error(None, entry.file, entry.line, "the entry generates no point: no search-space row under "
-                  "`scenarios` (or the first schema's `seq-len-configs`)", "no-points")
+        # blocks, say) would otherwise be judged on no launch at all, as the first schema once was; an
+        # entry that declares its scenarios empty generates nothing on purpose, as the generator reads it
+        job.error(None, entry.file, entry.line, "the entry generates no point: it has neither `scenarios` nor "
+                  "the first schema's `seq-len-configs`, so its blocks are written in a way the reader does not know",
+                  "no-points")
     for point in generated:
         try:
             _resolve_point(job, point)
