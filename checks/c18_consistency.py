@@ -236,11 +236,16 @@ def _fmt(value: float) -> str:
 # 3. images and 4. changelog
 
 
+def _image(text: str) -> str:
+    """An image as compared: srt-slurm's `registry#repository` spelling read as `registry/repository`."""
+    return text.replace("#", "/", 1)
+
+
 def _base_images(ctx: CheckContext, wanted: set[str]) -> set[str]:
     """The base images (normalized) among the base entries that may use one of `wanted`; the other
     entries are never parsed (every spelling of an image holds each `/`-separated part of it)."""
     needles = [max(image.split("/"), key=len) for image in wanted]
-    return {str(e.image).replace("#", "/", 1) for e in candidate_entries(ctx, "base", needles) if e.image}
+    return {_image(str(e.image)) for e in candidate_entries(ctx, "base", needles) if e.image}
 
 
 def _new_images(ctx: CheckContext, keys: list[str], texts: str) -> list[Finding]:
@@ -248,15 +253,14 @@ def _new_images(ctx: CheckContext, keys: list[str], texts: str) -> list[Finding]
     appended changelog entries do not spell out. Their rule is the changelog's (an appended entry names
     the key: `_changelog`); no InferenceX document asks the entry to spell the image out."""
     head = master_entries(ctx, "head")
-    images = {str(head[k].image) for k in keys if head[k].image}
-    base = _base_images(ctx, {image.replace("#", "/", 1) for image in images})
-    new = sorted({image for image in images if image.replace("#", "/", 1) not in base})
+    written = {str(head[k].image) for k in keys if head[k].image}
+    base = _base_images(ctx, {_image(image) for image in written})
+    new = list({_image(image): image for image in sorted(written) if _image(image) not in base}.items())
     if not new:
         return [finding("no-new-images")]
-    unnamed = [image for image in new if not any(
-        spelling in texts for spelling in (image, image.replace("#", "/", 1), image.replace("#", "/", 1).split("@")[0]))]
-    return [finding("new-images", images=[image.replace("#", "/", 1) for image in new],
-                    unnamed=[image.replace("#", "/", 1) for image in unnamed])]
+    unnamed = [norm for norm, image in new if not any(
+        spelling in texts for spelling in (image, norm, norm.split("@")[0]))]
+    return [finding("new-images", images=[norm for norm, _ in new], unnamed=unnamed)]
 
 
 def _containers(ctx: CheckContext, launch_set: LaunchSet,
@@ -277,7 +281,7 @@ def _containers(ctx: CheckContext, launch_set: LaunchSet,
         bumped = before is None or before.image != image
         if not bumped and launch.recipe_path not in changed:
             continue
-        if container.replace("#", "/", 1) == image.replace("#", "/", 1):
+        if _image(container) == _image(image):
             matched.add(launch.key)
         else:
             mismatched.setdefault((launch.key, launch.recipe_path), launch)
@@ -543,6 +547,7 @@ def check(ctx: CheckContext) -> CheckResult:
     in_force = not ctx.bundle.base.absent(report.path)
     problems: list[Finding] = list(duplicates)
     oks: list[Finding] = []
+    container_notes: list[Finding] = []
     if keys:
         try:
             launch_set = launches(ctx, "head", keys)
@@ -567,8 +572,7 @@ def check(ctx: CheckContext) -> CheckResult:
         notes = _gate_notes(ctx, report)
     else:
         notes = [_changelog_not_in_force(ctx, report)]
-    if keys:
-        notes += container_notes
+    notes += container_notes
     if keys and not problems:
         try:
             bad, good, unknown = _baseline(ctx, keys, launch_set, texts, policy)

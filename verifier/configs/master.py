@@ -230,35 +230,38 @@ class ConfigEntry:
             return None
         return runner.removeprefix("cluster:").split("-", 1)[0]
 
+    def _scenario_blocks(self) -> tuple[dict[str, Any], dict[Any, tuple[Any, ...]]] | None:
+        """The entry's scenario blocks by scenario, and the path under the entry where its schema writes
+        each scenario: the `scenarios` mapping, or the first schema's list (`LEGACY_SCENARIOS`) as its
+        one scenario; None when the entry writes its blocks in neither way."""
+        value = self.get("scenarios")
+        if isinstance(value, dict):
+            return value, {scenario: ("scenarios", scenario) for scenario in value}
+        for name, scenario in LEGACY_SCENARIOS.items():
+            blocks = self.get(name)
+            if isinstance(blocks, list):
+                return {scenario: blocks}, {scenario: (name,)}
+        return None
+
     @property
     def scenarios(self) -> dict[str, Any]:
         """The scenario blocks by scenario ({} when absent or malformed): the `scenarios` mapping, or
         an entry of the first schema's `seq-len-configs` list as its one scenario (`LEGACY_SCENARIOS`)."""
-        value = self.get("scenarios")
-        if isinstance(value, dict):
-            return value
-        for name, scenario in LEGACY_SCENARIOS.items():
-            blocks = self.get(name)
-            if isinstance(blocks, list):
-                return {scenario: blocks}
-        return {}
+        found = self._scenario_blocks()
+        return {} if found is None else found[0]
 
     @property
     def declares_scenarios(self) -> bool:
         """Whether the entry writes its blocks the way one of the known schemas does (a `scenarios`
         mapping, or the first schema's `seq-len-configs` list), even with no block in it."""
-        return isinstance(self.get("scenarios"), dict) or any(
-            isinstance(self.get(name), list) for name in LEGACY_SCENARIOS)
+        return self._scenario_blocks() is not None
 
     def scenario_line(self, scenario: str, *path: Any) -> int | None:
         """1-based line of a scenario (or of a field below it: block index, ...) wherever the entry's
         schema writes it: `scenarios.<scenario>` or the first schema's `seq-len-configs`."""
-        if isinstance(self.get("scenarios"), dict):
-            return self.field_line("scenarios", scenario, *path)
-        for name, legacy in LEGACY_SCENARIOS.items():
-            if legacy == scenario and isinstance(self.get(name), list):
-                return self.field_line(name, *path)
-        return None
+        found = self._scenario_blocks()
+        where = None if found is None else found[1].get(scenario)
+        return None if where is None else self.field_line(*where, *path)
 
     @property
     def rows(self) -> tuple[SearchRow, ...]:

@@ -31,13 +31,12 @@ MAX_BYTES = 1 << 20
 
 @dataclass(frozen=True)
 class Statement:
-    """Whether the base copy of `path` states a rule, and where."""
+    """Whether a rule stated in the document at `path` binds the PR (also when the base copy cannot be
+    read), and whether the base commit has no such document at all."""
 
     path: str
     in_force: bool
-    line: int | None = None  # the base line that states the rule
-    unread: str = ""  # why the document could not be read (the rule is then in force)
-    absent: bool = False  # the base commit has no such document
+    absent: bool = False
 
 
 def _words(text: str) -> str:
@@ -52,14 +51,11 @@ def stated(ctx: CheckContext, document: str, words: Sequence[str]) -> Statement:
     if raw is None:
         if doc.base_absent:
             return Statement(doc.path, False, absent=True)
-        return Statement(doc.path, True, unread="not held by the bundle")
+        return Statement(doc.path, True)  # not held by the bundle: unread, so in force
     try:
         text = decode_text(raw, doc.path, limit=MAX_BYTES)
-    except InputError as exc:
-        return Statement(doc.path, True, unread=exc.reason)
+    except InputError:  # not UTF-8, too large: unread, so in force
+        return Statement(doc.path, True)
     wanted = [_words(w) for w in words]
-    for number, line in enumerate(text.splitlines(), start=1):
-        held = _words(line)
-        if all(w in held for w in wanted):
-            return Statement(doc.path, True, line=number)
-    return Statement(doc.path, False)
+    held = any(all(w in line for w in wanted) for line in map(_words, text.splitlines()))
+    return Statement(doc.path, held)

@@ -34,6 +34,10 @@ class KeyJob:
         table = runners(ctx, side)
         self.cluster: ClusterFacts | None = table.cluster(entry.runner)
         self.result = LaunchSet(side=side, keys=(entry.key,))
+        # fatal reasons given so far, a recipe-level problem counted each time a point gives it again
+        # (`problem_once` records it once): a point whose kind adds no launch and gives no reason is
+        # told apart by this count (verifier.launch.resolve)
+        self.reasons = 0
         if table.error is not None:  # cluster env and staged model paths of the launch are unknown
             self.error(None, table.file, None, f"unreadable, so cluster facts are unknown: {table.error}", "input")
         self._seen_problems: set[tuple[str, int | None, str]] = set()
@@ -119,6 +123,7 @@ class KeyJob:
     def error(self, point: Point | None, file: str, line: int | None, message: str, kind: str,
               fatal: bool = True) -> None:
         """Record that a point (None: the recipe or the key) does not resolve, naming file and line."""
+        self.reasons += fatal
         self.result.errors.append(LaunchError(
             self.entry.key, self.side, point.exp_name if point else None, file, line, message, kind, fatal,
         ))
@@ -129,6 +134,8 @@ class KeyJob:
         if sig not in self._seen_problems:
             self._seen_problems.add(sig)
             self.error(None, file, line, message, kind, fatal)
+        else:
+            self.reasons += fatal
 
     def add(self, launch: Launch) -> None:
         """A resolved launch of one point and role."""

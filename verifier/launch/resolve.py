@@ -22,10 +22,9 @@ def _resolve_point(job: KeyJob, point: Point) -> None:
         return
     for kind in KINDS:
         if kind.claims(job, point):
-            launches, errors = len(job.result.launches), len(job.result.errors)
+            before = (len(job.result.launches), job.reasons)
             kind.resolve(job, point)
-            if len(job.result.launches) == launches and not any(e.fatal for e in job.result.errors[errors:]) \
-                    and not any(e.fatal and e.exp_name is None for e in job.result.errors):
+            if (len(job.result.launches), job.reasons) == before:
                 job.error(point, point.file, point.line, f"the {kind.NAME} launch kind gave this point no launch "
                           "and said why not", "no-launch")
             return
