@@ -57,6 +57,9 @@ class ServerStart:
     env: tuple[tuple[str, Val, Loc], ...]
     loc: Loc
     files: Mapping[str, GenFile] = field(default_factory=dict)
+    # arguments that are a starting variable's number and nothing else: (index in argv, variable,
+    # the word's own place); the evaluation holds for any number there (verifier.shell.memo)
+    templated: tuple[tuple[int, str, Loc], ...] = ()
 
     def signature(self) -> tuple[object, ...]:
         """What makes two server starts the same (values, not origins)."""
@@ -100,6 +103,8 @@ class Evaluation:
     # variables read only through prefix or suffix removals of literal patterns (`${X%%_*}`), not in
     # `reads`: name -> {(operator, pattern)} (verifier.shell.memo keys them by what the removals leave)
     derived_reads: dict[str, frozenset[tuple[str, Pattern]]] = field(default_factory=dict)
+    # variables only placed as a server's argument words (`ServerStart.templated`), not in `reads`
+    templated: frozenset[str] = frozenset()
 
 
 def _server(found: Found) -> ServerStart:
@@ -110,7 +115,7 @@ def _server(found: Found) -> ServerStart:
         engine=str(extra["engine"]), module=str(extra["module"]),
         launcher=tuple(shown(v) for v, _ in words[:argv_start]),
         argv=tuple(v for v, _ in words[argv_start:]), argv_locs=tuple(lc for _, lc in words[argv_start:]),
-        env=found.env, loc=found.loc, files=dict(found.files),
+        env=found.env, loc=found.loc, files=dict(found.files), templated=extra.get("templated", ()),
     ) if start >= 0 else ServerStart("", "", (), (), (), (), found.loc)
 
 
@@ -188,4 +193,5 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
         raise ShellLimit("the script nests too deeply to follow", (path, 0)) from exc
     return Evaluation([_result(w, options.mode) for w in worlds], ev.reads, ev.read_all, ev.sourced, ev.unread,
                       ev.children, ev.weak_reads - ev.reads, dict(ev.downloads),
-                      {name: frozenset(specs) for name, specs in ev.derived_reads.items() if name not in ev.reads})
+                      {name: frozenset(specs) for name, specs in ev.derived_reads.items() if name not in ev.reads},
+                      frozenset(ev.placed_words - ev.reads))

@@ -70,6 +70,9 @@ class Evaluator(Protocol):
     scripts: list[Script]
     fetched: dict[str, Loc]
     downloads: dict[str, str]
+    reads: set[str]
+    initial: dict[str, Binding]
+    placed_words: set[str]
 
     def expand_word(self, word: Word, w: World, loc: Loc, split: bool = True, glob: bool = False) -> list[Binding]:
         ...
@@ -190,13 +193,15 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
     else:
         sink = UNCAPTURED if w.out is None else None
     saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
+    placed: list[_Placed] = []
     try:
-        early = _expand_fields(ev, cmd, w, testing, fields, plain)
+        early = _expand_fields(ev, cmd, w, testing, fields, plain, placed)
     finally:
         ev.sink = saved_sink
     if early:
+        _read_placed(ev, placed)
         return [w]
-    return _run_expanded(ev, cmd, w, stdin, loc, fields, sink)
+    return _run_expanded(ev, cmd, w, stdin, loc, fields, sink, placed)
 
 
 # what a simple command is, the same in every world: its first word unquoted, where its output
@@ -252,13 +257,66 @@ def _stays(word: Word) -> bool:
     return any(p.quoted or (p.kind == "lit" and p.text) for p in word.parts)
 
 
+# A word that is one starting variable, `$X` / `"${X}"` (`_Placed`): its name.
+_WHOLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*|_[A-Za-z0-9_]+")
+_DIGITS = re.compile(r"[0-9]+")
+# (field index, variable, the word's own place): a field that is a starting variable's value, not yet
+# counted as read (`_placed_word`)
+_Placed = tuple[int, str, Loc]
+
+
+def placeable(binding: Binding | None) -> bool:
+    """Whether a variable's value is a number, which a command word that is the variable alone takes
+    as one field whatever number it is (`_placed_word`; verifier.shell.memo reuses an evaluation
+    that only placed the variable for any environment where this holds)."""
+    return binding is not None and isinstance(binding[0], str) and _DIGITS.fullmatch(binding[0]) is not None
+
+
+def _placed_word(ev: Evaluator, word: Word, w: World) -> str | None:
+    """The variable whose value a command word is, when that value can only be copied into the
+    command's words: the word is the variable alone (`$X`, `"${X}"`), which still holds the starting
+    environment's binding, a number (so the word is one field whatever number it is: no IFS of the
+    script splits it, no pattern or option is made of it). Whether it is read depends on the command
+    (`_read_placed`): a server's argument only places the value (verifier.shell.memo.templated_names)."""
+    parts = word.parts
+    if len(parts) != 1 or parts[0].kind != "param" or ev.sink is not None or ev.weak:
+        return None
+    name = parts[0].text
+    if not _WHOLE_NAME.fullmatch(name) or (w.refs and name in w.refs) or name in w.arrays or name in w.assocs:
+        return None
+    binding = w.vars.get(name)
+    if binding is None or binding != ev.initial.get(name) or not placeable(binding):
+        return None
+    if not parts[0].quoted and any(c.isdigit() for c in ev.ifs(w)):
+        return None
+    return name
+
+
+def _read_placed(ev: Evaluator, placed: list[_Placed]) -> None:
+    """The placed words' variables are read after all (the command is not a server start)."""
+    for _, name, _ in placed:
+        ev.reads.add(name)
+
+
 def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding],
-                   plain: tuple[Binding | None, ...]) -> bool:
-    """Expand the command's words into `fields`; True when an expansion ended the world."""
+                   plain: tuple[Binding | None, ...], placed: list[_Placed]) -> bool:
+    """Expand the command's words into `fields`; True when an expansion ended the world. A word that
+    is a starting variable's number (`_placed_word`), not read so far, is listed in `placed` instead
+    of read."""
     for k, word in enumerate(cmd.words):
         field = plain[k]
         if field is not None:
             fields.append(field)
+            if w.flow is not None:
+                return True
+            continue
+        name = _placed_word(ev, word, w) if k and not testing else None
+        if name is not None and name not in ev.reads:
+            at = (cmd.src, word.line)
+            got = ev.expand_word(word, w, at, split=True, glob=True)
+            ev.reads.discard(name)
+            placed.append((len(fields), name, at))
+            fields.extend(got)
             if w.flow is not None:
                 return True
             continue
@@ -276,7 +334,7 @@ def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: 
 
 
 def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None, loc: Loc,
-                  fields: list[Binding], sink: str | None) -> list[World]:
+                  fields: list[Binding], sink: str | None, placed: list[_Placed]) -> list[World]:
     for r in cmd.redirects:
         if r.op == "<<<" and r.target is not None:
             value, _ = ev.expand_scalar(r.target, w, (cmd.src, r.line))
@@ -309,7 +367,7 @@ def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, L
     saved = w.out
     if target is not None:
         w.out = []
-    worlds = dispatch(ev, cmd, fields, w, stdin, loc)
+    worlds = dispatch(ev, cmd, fields, w, stdin, loc, placed)
     if target is not None:
         for x in worlds:
             written = x.out
@@ -320,7 +378,7 @@ def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, L
 
 
 def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
-             loc: Loc) -> list[World]:
+             loc: Loc, placed: list[_Placed] | None = None) -> list[World]:
     values = _vals(fields)
     head = values[0]
     plain = isinstance(head, str) and plain_command(head, ev.options.commands)
@@ -332,8 +390,9 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
                 value = values[idx]
                 text = value.split("=", 1)[1] if isinstance(value, str) else value
                 env[name] = (text, fields[idx][1])
+            templated = _templated(ev, w, found.argv_start, placed or [])
             extra = (("engine", found.engine), ("module", found.module), ("start", found.start),
-                     ("argv_start", found.argv_start))
+                     ("argv_start", found.argv_start), *((("templated", templated),) if templated else ()))
             referenced = _referenced_by(values) if w.files else None
             files = tuple((p, f) for p, f in sorted(w.files.items()) if referenced is not None and referenced(p))
             for p, _f in files:
@@ -343,6 +402,8 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
             w.status = None
             _output_unknown(w, loc, cmd)
             return [w]
+    if placed:
+        _read_placed(ev, placed)
     child = None if plain else match_child(values, ev.options.commands)
     if child is not None and isinstance(values[child.script], str):
         return run_child(ev, cmd, fields, child, w, loc)
@@ -378,6 +439,26 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     _output_unknown(w, loc, cmd)
     w.status = None
     return [w]
+
+
+def _templated(ev: Evaluator, w: World, argv_start: int, placed: list[_Placed]) -> tuple[tuple[int, str, Loc], ...]:
+    """The server arguments (index in its argv, variable, the word's place) that are a starting
+    variable's number and nothing else (`_placed_word`): the server takes whatever number the
+    variable holds, and the evaluation decided nothing with it, so they are not reads
+    (`Evaluator.placed_words`; verifier.shell.memo puts another environment's number there). A
+    placed word among the launcher's words, or one that could name a generated file the server is
+    handed (a file named by digits), is read."""
+    if not placed:
+        return ()
+    numbered_file = any(_DIGITS.fullmatch(_normpath(p)) for p in w.files)
+    out = []
+    for k, name, at in placed:
+        if k >= argv_start and not numbered_file:
+            out.append((k - argv_start, name, at))
+            ev.placed_words.add(name)
+        else:
+            ev.reads.add(name)
+    return tuple(out)
 
 
 def _referenced(path: str, values: list[Val]) -> bool:

@@ -616,6 +616,9 @@ class Evaluator:
         # variables read only through a prefix or suffix removal of a literal pattern (`${X%%_*}`):
         # name -> {(operator, pattern)}; see verifier.shell.memo (`derived_value`)
         self.derived_reads: dict[str, set[tuple[str, Pattern]]] = {}
+        # variables whose number a server start takes as an argument word and nothing else reads
+        # (verifier.shell.builtins._templated): not reads, and not told apart by checkpoints either
+        self.placed_words: set[str] = set()
         self.downloads: dict[str, str] = {}  # `hf download REPO --local-dir DIR`: DIR -> REPO
         self.fetched: dict[str, Loc] = {}  # files a command brings in at run time (`curl -o F`): F -> line
         self.sink: str | None = None  # the file the output being expanded goes to (see builtins._sink)
@@ -673,6 +676,7 @@ class Evaluator:
         index, state, restored = found
         self.reads, self.weak_reads, self.read_all = set(state["reads"]), set(state["weak"]), state["read_all"]
         self.derived_reads = {name: set(specs) for name, specs in state["derived"].items()}
+        self.placed_words = set(state["placed"])
         self.sourced, self.children = list(state["sourced"]), list(state["children"])
         self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
         self.downloads = dict(state["downloads"])
@@ -690,6 +694,7 @@ class Evaluator:
     def _state(self) -> dict[str, Any]:
         return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
                 "derived": {name: frozenset(specs) for name, specs in self.derived_reads.items()},
+                "placed": frozenset(self.placed_words),
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
                 "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
                 "fetched": dict(self.fetched),

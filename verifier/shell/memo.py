@@ -23,9 +23,9 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
-from verifier.shell.builtins import UNCAPTURED
+from verifier.shell.builtins import UNCAPTURED, placeable
 from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, strip_pattern
-from verifier.shell.world import World
+from verifier.shell.world import NO_LOC, World
 
 Binding = tuple[Val, Loc]
 _Frozen = TypeVar("_Frozen")  # a frozen dataclass without slots
@@ -128,7 +128,9 @@ def _shape(result: Evaluation, env: Mapping[str, Binding]) -> tuple[Any, ...]:
     origins = _origins(result)
     return (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all,
             _derived(result.derived_reads, result.reads),
-            tuple(sorted(n for n in result.reads if n in env and env[n][1] in origins)))
+            tuple(sorted(n for n in result.reads if n in env and env[n][1] in origins)),
+            tuple(sorted(result.templated)))
+
 
 
 def _origins(result: Evaluation) -> set[Loc]:
@@ -198,12 +200,13 @@ class Memo:
     def _valuation(shape: tuple[Any, ...], env: Mapping[str, Binding]) -> Any:
         # a variable read whose place the outcomes name is compared with that place too (a server
         # word's origin: two runners that set MODEL alike on line 399 of each are two origins)
-        names, weak, read_all, derived, placed = shape
+        names, weak, read_all, derived, placed, templated = shape
         if read_all:
             return tuple(sorted(env.items()))
         return (tuple(env[n][0] if n in env else None for n in names), tuple(_filled(env.get(n)) for n in weak),
                 tuple(derived_value(env.get(n), specs) for n, specs in derived),
-                tuple(env[n][1] if n in env else None for n in placed))
+                tuple(env[n][1] if n in env else None for n in placed),
+                tuple(placeable(env.get(n)) for n in templated))
 
     def evaluate(self, key: Any, env: Mapping[str, Binding], compute: Callable[[], Evaluation]) -> Evaluation:
         """The evaluation for this environment (computed, or reused from an equivalent one)."""
@@ -231,9 +234,25 @@ def rebind_evaluation(result: Evaluation, env0: Mapping[str, Binding], env: Mapp
     if env0 is env:
         return result
     rebinder = _Rebinder(env0, env)
-    return Evaluation([rebinder.result(r) for r in result.results], result.reads, result.read_all,
-                      result.sourced, result.unread, result.children, result.weak_reads, result.downloads,
-                      result.derived_reads)
+    results = [rebinder.result(r) for r in result.results]
+    if result.templated:
+        results = [_placed(r, env) for r in results]
+    return Evaluation(results, result.reads, result.read_all, result.sourced, result.unread, result.children,
+                      result.weak_reads, result.downloads, result.derived_reads, result.templated)
+
+
+def _placed(result: WorldResult, env: Mapping[str, Binding]) -> WorldResult:
+    """A result with `env`'s numbers in its server's templated argument words, each at the place the
+    evaluator gives a word that is one variable (the variable's, else the word's own)."""
+    server = result.server
+    if server is None or not server.templated:
+        return result
+    argv, locs = list(server.argv), list(server.argv_locs)
+    for index, name, at in server.templated:
+        value, where = env[name]
+        argv[index] = value
+        locs[index] = where if where not in (None, NO_LOC) else at
+    return _copy_with(result, server=_copy_with(server, argv=tuple(argv), argv_locs=tuple(locs)))
 
 
 class Shared:
@@ -316,8 +335,9 @@ def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple
     # the commands that print under a sink do nothing else with what they read: builtins._sink_kind),
     # so those reads tell no two points apart: `echo "CONC: $CONC"` early in a script no longer makes
     # every later point of a config start before it.
+    # a server start the worlds hold already has the numbers of the variables it placed (`placed`)
     sinks = state["sinks"]
-    names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != UNCAPTURED)) if sinks else set(state["reads"])
+    names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != UNCAPTURED), state.get("placed", ()))
     read_names = tuple(sorted(names))
     weak_names = tuple(sorted(state["weak"] - state["reads"]))
     shape = (read_names, weak_names, _derived(state["derived"], names))
