@@ -10,6 +10,12 @@ compared with its place too (`_origins`).
 With `Memo.verify` (tests; the replay of history) every evaluation a caller gets is compared with
 one made from the start (verifier.launch.harness.shared_evaluate).
 
+A variable whose number a server start takes as an argument word that is the variable alone
+(`--max-num-seqs $CONC`), and that nothing else reads (`Evaluation.templated`,
+verifier.shell.builtins._placed_word), is compared only by whether it holds a number: the reused
+evaluation gets the new environment's number in those words (`ServerStart.templated`), as the
+evaluation from the new environment would have it.
+
 A variable read only to test whether it is empty (`weak_reads`) is compared by that alone, and one
 read only through removals of literal patterns (`derived_reads`: a runner's
 `${EXP_NAME%%_*}`, the model prefix of an experiment name that differs for every point) by what
