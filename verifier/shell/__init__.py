@@ -37,7 +37,7 @@ from verifier.shell.nodes import Script
 from verifier.shell.options import Options, ShellLimit
 from verifier.shell.parser import parse
 from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, shown
-from verifier.shell.world import Assumption, Binding, Found, GenFile, World
+from verifier.shell.world import Assumption, Binding, Found, GenFile, Placed, World
 
 __all__ = [
     "Assumption", "ChildStart", "Commands", "Evaluation", "GenFile", "Loc", "Opaque", "Options", "Program",
@@ -57,9 +57,9 @@ class ServerStart:
     env: tuple[tuple[str, Val, Loc], ...]
     loc: Loc
     files: Mapping[str, GenFile] = field(default_factory=dict)
-    # arguments that are a starting variable's number and nothing else: (index in argv, variable,
-    # the word's own place); the evaluation holds for any number there (verifier.shell.memo)
-    templated: tuple[tuple[int, str, Loc], ...] = ()
+    # arguments that are a starting variable's number with literal text around it (`Placed.field`:
+    # the index in argv): the evaluation holds for any number there (verifier.shell.memo)
+    templated: tuple[Placed, ...] = ()
 
     def signature(self) -> tuple[object, ...]:
         """What makes two server starts the same (values, not origins)."""
@@ -105,6 +105,9 @@ class Evaluation:
     derived_reads: dict[str, frozenset[tuple[str, Pattern]]] = field(default_factory=dict)
     # variables only placed as a server's argument words (`ServerStart.templated`), not in `reads`
     templated: frozenset[str] = frozenset()
+    # `[[ $X op N ]]` / `[ $X op N ]` comparisons of variables not in `reads`: (X, its word's
+    # index, op, N) (verifier.shell.conditions.compared_number gives another environment's outcome)
+    compared: frozenset[tuple[str, int, str, str]] = frozenset()
 
 
 def _server(found: Found) -> ServerStart:
@@ -194,4 +197,5 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
     return Evaluation([_result(w, options.mode) for w in worlds], ev.reads, ev.read_all, ev.sourced, ev.unread,
                       ev.children, ev.weak_reads - ev.reads, dict(ev.downloads),
                       {name: frozenset(specs) for name, specs in ev.derived_reads.items() if name not in ev.reads},
-                      frozenset(ev.placed_words - ev.reads))
+                      frozenset(ev.placed_words - ev.reads),
+                      frozenset(c for c in ev.compared if c[0] not in ev.reads))

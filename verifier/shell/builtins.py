@@ -15,13 +15,13 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Protocol
 
 from verifier.core.linear_regex import compile_pattern
 from verifier.core.processcache import ByObject, ByText
-from verifier.shell.conditions import Operands, eval_bracket, eval_single
+from verifier.shell.conditions import Operands, compared_number, eval_bracket, eval_single, number_comparison
 from verifier.shell.expansion import may_glob
 from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError, Word
@@ -49,7 +49,7 @@ from verifier.shell.utilities import (
     unescape,
 )
 from verifier.shell.values import Loc, Opaque, Unknown, Val, concat, posix_regex, shape_unknown, shown
-from verifier.shell.world import ANY_KEY, NO_LOC, Binding, Found, GenFile, World
+from verifier.shell.world import ANY_KEY, NO_LOC, Binding, Found, GenFile, Placed, World
 
 
 class Evaluator(Protocol):
@@ -73,6 +73,7 @@ class Evaluator(Protocol):
     reads: set[str]
     initial: dict[str, Binding]
     placed_words: set[str]
+    compared: set[tuple[str, int, str, str]]
 
     def expand_word(self, word: Word, w: World, loc: Loc, split: bool = True, glob: bool = False) -> list[Binding]:
         ...
@@ -185,6 +186,12 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
         return [declare(ev, cmd, w, loc)]
     fields: list[Binding] = []
     testing = head_word in ("[", "test")
+    if testing and not cmd.redirects and not cmd.assigns and head_word not in w.funcs:
+        closed = head_word == "test" or cmd.words[-1].literal() == "]"
+        outcome = compared_test(ev, cmd.words[1:] if head_word == "test" else cmd.words[1:-1], w) if closed else None
+        if outcome is not None:
+            w.status = outcome
+            return [w]
     if sink_kind == 0:
         sink = None
     elif sink_kind == 1:
@@ -193,7 +200,7 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
     else:
         sink = UNCAPTURED if w.out is None else None
     saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
-    placed: list[_Placed] = []
+    placed: list[Placed] = []
     try:
         early = _expand_fields(ev, cmd, w, testing, fields, plain, placed)
     finally:
@@ -257,51 +264,84 @@ def _stays(word: Word) -> bool:
     return any(p.quoted or (p.kind == "lit" and p.text) for p in word.parts)
 
 
-# A word that is one starting variable, `$X` / `"${X}"` (`_Placed`): its name.
+# A word that is one starting variable, `$X` / `"${X}"`, or one with literal text around it
+# (`--tp=$TP`): the variable's name (`placed_word`).
 _WHOLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*|_[A-Za-z0-9_]+")
 _DIGITS = re.compile(r"[0-9]+")
-# (field index, variable, the word's own place): a field that is a starting variable's value, not yet
-# counted as read (`_placed_word`)
-_Placed = tuple[int, str, Loc]
+_PATTERN_CHARS = frozenset("*?[]")
 
 
 def placeable(binding: Binding | None) -> bool:
-    """Whether a variable's value is a number, which a command word that is the variable alone takes
-    as one field whatever number it is (`_placed_word`; verifier.shell.memo reuses an evaluation
-    that only placed the variable for any environment where this holds)."""
+    """Whether a variable's value is a number, which a command word made of the variable and literal
+    text takes as one field whatever number it is (`placed_word`; verifier.shell.memo reuses an
+    evaluation that only placed the variable for any environment where this holds)."""
     return binding is not None and isinstance(binding[0], str) and _DIGITS.fullmatch(binding[0]) is not None
 
 
-def _placed_word(ev: Evaluator, word: Word, w: World) -> str | None:
-    """The variable whose value a command word is, when that value can only be copied into the
-    command's words: the word is the variable alone (`$X`, `"${X}"`), which still holds the starting
-    environment's binding, a number (so the word is one field whatever number it is: no IFS of the
-    script splits it, no pattern or option is made of it). Whether it is read depends on the command
-    (`_read_placed`): a server's argument only places the value (verifier.shell.memo.templated_names)."""
+def placed_word(ev: Evaluator, word: Word, w: World, whole: bool = True) -> tuple[str, str, str] | None:
+    """(variable, text before it, text after it) when a command word is a starting variable's number
+    and literal text (`whole`: the variable alone, `$X` / `"${X}"`): the variable still holds the
+    starting environment's binding, a number, so the word is one field whatever number it is (no
+    IFS of the script splits it, no pattern, brace or tilde expansion is made of it). Whether the
+    variable is read depends on the command (`_read_placed`): a server's argument only places the
+    value (`_templated`)."""
     parts = word.parts
-    if len(parts) != 1 or parts[0].kind != "param" or ev.sink is not None or ev.weak:
+    if ev.sink is not None or ev.weak or (whole and len(parts) != 1) or word.braced or word.tilde \
+            or word.old_arithmetic:
         return None
-    name = parts[0].text
+    found = -1
+    for k, part in enumerate(parts):
+        if part.kind == "lit":
+            if not _PATTERN_CHARS.isdisjoint(part.text):
+                return None
+        elif part.kind != "param" or found >= 0:
+            return None
+        else:
+            found = k
+    if found < 0:
+        return None
+    param = parts[found]
+    name = param.text
     if not _WHOLE_NAME.fullmatch(name) or (w.refs and name in w.refs) or name in w.arrays or name in w.assocs:
         return None
     binding = w.vars.get(name)
     if binding is None or binding != ev.initial.get(name) or not placeable(binding):
         return None
-    if not parts[0].quoted and any(c.isdigit() for c in ev.ifs(w)):
+    if not param.quoted and any(c.isdigit() for c in ev.ifs(w)):
         return None
-    return name
+    return name, "".join(p.text for p in parts[:found]), "".join(p.text for p in parts[found + 1:])
 
 
-def _read_placed(ev: Evaluator, placed: list[_Placed]) -> None:
+def compared_test(ev: Evaluator, words: Sequence[Word], w: World) -> bool | None:
+    """The outcome of a test (`[[ ]]`'s words, `[ ]`'s or `test`'s arguments) that compares a word
+    which is a starting variable's number (`placed_word`), not read so far, with a literal number
+    (verifier.shell.conditions.number_comparison), recorded as that comparison (`Evaluator.compared`)
+    instead of a read: an environment whose number compares alike goes the same way
+    (verifier.shell.memo). None: any other test, evaluated as before."""
+    comparison = number_comparison(words)
+    if comparison is None:
+        return None
+    k, op, literal = comparison
+    got = placed_word(ev, words[k], w)
+    if got is None or got[0] in ev.reads:
+        return None
+    name = got[0]
+    outcome = compared_number(w.vars[name][0], k, op, literal)
+    if outcome is not None:
+        ev.compared.add((name, k, op, literal))
+    return outcome
+
+
+def _read_placed(ev: Evaluator, placed: list[Placed]) -> None:
     """The placed words' variables are read after all (the command is not a server start)."""
-    for _, name, _ in placed:
-        ev.reads.add(name)
+    for word in placed:
+        ev.reads.add(word.name)
 
 
 def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding],
-                   plain: tuple[Binding | None, ...], placed: list[_Placed]) -> bool:
+                   plain: tuple[Binding | None, ...], placed: list[Placed]) -> bool:
     """Expand the command's words into `fields`; True when an expansion ended the world. A word that
-    is a starting variable's number (`_placed_word`), not read so far, is listed in `placed` instead
+    is a starting variable's number (`placed_word`), not read so far, is listed in `placed` instead
     of read."""
     for k, word in enumerate(cmd.words):
         field = plain[k]
@@ -310,12 +350,12 @@ def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: 
             if w.flow is not None:
                 return True
             continue
-        name = _placed_word(ev, word, w) if k and not testing else None
-        if name is not None and name not in ev.reads:
+        placing = placed_word(ev, word, w, whole=False) if k and not testing else None
+        if placing is not None and placing[0] not in ev.reads:
             at = (cmd.src, word.line)
             got = ev.expand_word(word, w, at, split=True, glob=True)
-            ev.reads.discard(name)
-            placed.append((len(fields), name, at))
+            ev.reads.discard(placing[0])
+            placed.append(Placed(len(fields), placing[0], at, placing[1], placing[2]))
             fields.extend(got)
             if w.flow is not None:
                 return True
@@ -334,7 +374,7 @@ def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: 
 
 
 def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None, loc: Loc,
-                  fields: list[Binding], sink: str | None, placed: list[_Placed]) -> list[World]:
+                  fields: list[Binding], sink: str | None, placed: list[Placed]) -> list[World]:
     for r in cmd.redirects:
         if r.op == "<<<" and r.target is not None:
             value, _ = ev.expand_scalar(r.target, w, (cmd.src, r.line))
@@ -378,7 +418,7 @@ def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, L
 
 
 def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
-             loc: Loc, placed: list[_Placed] | None = None) -> list[World]:
+             loc: Loc, placed: list[Placed] | None = None) -> list[World]:
     values = _vals(fields)
     head = values[0]
     plain = isinstance(head, str) and plain_command(head, ev.options.commands)
@@ -441,23 +481,24 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     return [w]
 
 
-def _templated(ev: Evaluator, w: World, argv_start: int, placed: list[_Placed]) -> tuple[tuple[int, str, Loc], ...]:
-    """The server arguments (index in its argv, variable, the word's place) that are a starting
-    variable's number and nothing else (`_placed_word`): the server takes whatever number the
-    variable holds, and the evaluation decided nothing with it, so they are not reads
-    (`Evaluator.placed_words`; verifier.shell.memo puts another environment's number there). A
-    placed word among the launcher's words, or one that could name a generated file the server is
-    handed (a file named by digits), is read."""
+def _templated(ev: Evaluator, w: World, argv_start: int, placed: list[Placed]) -> tuple[Placed, ...]:
+    """The server's placed argument words (`placed_word`), each with its index in the server's argv:
+    the server takes whatever number the variable holds, and the evaluation decided nothing with
+    it, so they are not reads (`Evaluator.placed_words`; verifier.shell.memo puts another
+    environment's number there). A placed word among the launcher's words is read, and so is one
+    that could name a generated file the server is handed: the variable alone when a generated file
+    is named by digits, a word with literal text when the world holds any generated file."""
     if not placed:
         return ()
     numbered_file = any(_DIGITS.fullmatch(_normpath(p)) for p in w.files)
     out = []
-    for k, name, at in placed:
-        if k >= argv_start and not numbered_file:
-            out.append((k - argv_start, name, at))
-            ev.placed_words.add(name)
+    for word in placed:
+        alone = not word.prefix and not word.suffix
+        if word.field >= argv_start and not (numbered_file if alone else w.files):
+            out.append(dataclasses.replace(word, field=word.field - argv_start))
+            ev.placed_words.add(word.name)
         else:
-            ev.reads.add(name)
+            ev.reads.add(word.name)
     return tuple(out)
 
 

@@ -35,6 +35,44 @@ _CONNECTORS = ("&&", "||", "!", "(", ")")
 _INTEGER = re.compile(r"[-+]?\d+")
 
 
+_DECIMAL = re.compile(r"0|[1-9][0-9]*")  # read alike by `[ ]` (decimal) and `[[ ]]` (arithmetic: no octal 0)
+_DIGITS = re.compile(r"[0-9]+")
+_EQUALITY = frozenset({"=", "==", "!="})
+
+
+def number_comparison(words: Sequence[Word]) -> tuple[int, str, str] | None:
+    """`W op N` or `N op W` (the words of a `[[ ]]`, `[ ]` or `test`) with an integer comparison
+    (`-ge`, ...) of a literal decimal N, or a string comparison (`=`, `==`, `!=`) with a literal of
+    digits, which no pattern reading changes: (the index of W, op, N), else None."""
+    if len(words) != 3:
+        return None
+    op = words[1].unquoted_literal
+    if op is None or words[1].raw != op or (op not in _INT_OPS and op not in _EQUALITY):
+        return None
+    literal_form = _DECIMAL if op in _INT_OPS else _DIGITS
+    for k, other in ((0, words[2]), (2, words[0])):
+        literal = other.literal()
+        if literal is not None and literal_form.fullmatch(literal):
+            return k, op, literal
+    return None
+
+
+def compared_number(text: object, k: int, op: str, literal: str) -> bool | None:
+    """The outcome of a `number_comparison` whose word W is `text`, when it is a number both tests
+    read alike (a plain decimal for an integer comparison, digits for a string one); None for any
+    other value."""
+    if not isinstance(text, str):
+        return None
+    if op in _INT_OPS:
+        if not _DECIMAL.fullmatch(text):
+            return None
+        value, other = int(text), int(literal)
+        return _INT_OPS[op](value, other) if k == 0 else _INT_OPS[op](other, value)
+    if not _DIGITS.fullmatch(text):
+        return None
+    return (text == literal) != (op == "!=")
+
+
 class Operands(Protocol[V]):
     """A walker's values, as the conditions see them."""
 
@@ -292,4 +330,5 @@ def eval_bracket(ops: Operands[V], args: Sequence[V]) -> bool | None:
     return eval_single(ops, args[:-1])
 
 
-__all__ = ["Item", "Operands", "binary", "eval_bracket", "eval_double", "eval_single", "unary"]
+__all__ = ["Item", "Operands", "binary", "compared_number", "eval_bracket", "eval_double", "eval_single",
+           "number_comparison", "unary"]

@@ -619,6 +619,9 @@ class Evaluator:
         # variables whose number a server start takes as an argument word and nothing else reads
         # (verifier.shell.builtins._templated): not reads, and not told apart by checkpoints either
         self.placed_words: set[str] = set()
+        # `[[ $X op N ]]` / `[ $X op N ]` a starting variable's number was compared in: (X, its
+        # word's index, op, N) (builtins.compared_test): not reads
+        self.compared: set[tuple[str, int, str, str]] = set()
         self.downloads: dict[str, str] = {}  # `hf download REPO --local-dir DIR`: DIR -> REPO
         self.fetched: dict[str, Loc] = {}  # files a command brings in at run time (`curl -o F`): F -> line
         self.sink: str | None = None  # the file the output being expanded goes to (see builtins._sink)
@@ -677,6 +680,7 @@ class Evaluator:
         self.reads, self.weak_reads, self.read_all = set(state["reads"]), set(state["weak"]), state["read_all"]
         self.derived_reads = {name: set(specs) for name, specs in state["derived"].items()}
         self.placed_words = set(state["placed"])
+        self.compared = set(state["compared"])
         self.sourced, self.children = list(state["sourced"]), list(state["children"])
         self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
         self.downloads = dict(state["downloads"])
@@ -695,6 +699,7 @@ class Evaluator:
         return {"reads": frozenset(self.reads), "weak": frozenset(self.weak_reads), "read_all": self.read_all,
                 "derived": {name: frozenset(specs) for name, specs in self.derived_reads.items()},
                 "placed": frozenset(self.placed_words),
+                "compared": frozenset(self.compared),
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
                 "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
                 "fetched": dict(self.fetched),
@@ -770,15 +775,17 @@ class Evaluator:
             store.finished(key, body)  # type: ignore[union-attr]
         return worlds
 
-    def _read_count(self) -> tuple[int, int, bool, int]:
+    def _read_count(self) -> tuple[int, int, bool, int, int]:
         """How much the evaluation has read so far (it read more where this changed)."""
         return (len(self.reads), len(self.weak_reads), self.read_all,
-                sum(len(specs) for specs in self.derived_reads.values()))
+                sum(len(specs) for specs in self.derived_reads.values()), len(self.compared))
 
-    def _env_read(self, env_names: frozenset[str]) -> tuple[int, int, int]:
-        """How much of the starting environment (`env_names`) the evaluation has read so far."""
+    def _env_read(self, env_names: frozenset[str]) -> tuple[int, int, int, int]:
+        """How much of the starting environment (`env_names`) the evaluation has read so far (a
+        comparison is always of a starting variable)."""
         return (len(env_names & self.reads), len(env_names & self.weak_reads),
-                sum(len(specs) for name, specs in self.derived_reads.items() if name in env_names))
+                sum(len(specs) for name, specs in self.derived_reads.items() if name in env_names),
+                len(self.compared))
 
     def _functions(self) -> _Functions:
         """`_Functions` of the scripts parsed so far."""
@@ -2185,7 +2192,13 @@ class Evaluator:
     # --- conditions ---------------------------------------------------------------------------
 
     def double_test(self, words: tuple[Word, ...], w: World, loc: Loc) -> bool | None:
-        """`[[ ... ]]` (three-valued: None when it cannot be decided)."""
+        """`[[ ... ]]` (three-valued: None when it cannot be decided).
+
+        `[[ $CONC -ge 16 ]]` is recorded as that comparison, not as a read of the variable
+        (builtins.compared_test)."""
+        outcome = _builtins().compared_test(self, words, w)
+        if outcome is not None:
+            return outcome
         return eval_double(self.operands(w, loc), words)
 
     def operands(self, w: World, loc: Loc) -> Operands[Val]:

@@ -12,7 +12,7 @@ one made from the start (verifier.launch.harness.shared_evaluate).
 
 A variable whose number a server start takes as an argument word that is the variable alone
 (`--max-num-seqs $CONC`), and that nothing else reads (`Evaluation.templated`,
-verifier.shell.builtins._placed_word), is compared only by whether it holds a number: the reused
+verifier.shell.builtins.placed_word), is compared only by whether it holds a number: the reused
 evaluation gets the new environment's number in those words (`ServerStart.templated`), as the
 evaluation from the new environment would have it.
 
@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
 from verifier.shell.builtins import UNCAPTURED, placeable
+from verifier.shell.conditions import compared_number
 from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, strip_pattern
 from verifier.shell.world import NO_LOC, World
 
@@ -135,7 +136,7 @@ def _shape(result: Evaluation, env: Mapping[str, Binding]) -> tuple[Any, ...]:
     return (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all,
             _derived(result.derived_reads, result.reads),
             tuple(sorted(n for n in result.reads if n in env and env[n][1] in origins)),
-            tuple(sorted(result.templated)))
+            tuple(sorted(result.templated)), tuple(sorted(result.compared)))
 
 
 
@@ -206,13 +207,14 @@ class Memo:
     def _valuation(shape: tuple[Any, ...], env: Mapping[str, Binding]) -> Any:
         # a variable read whose place the outcomes name is compared with that place too (a server
         # word's origin: two runners that set MODEL alike on line 399 of each are two origins)
-        names, weak, read_all, derived, placed, templated = shape
+        names, weak, read_all, derived, placed, templated, compared = shape
         if read_all:
             return tuple(sorted(env.items()))
         return (tuple(env[n][0] if n in env else None for n in names), tuple(_filled(env.get(n)) for n in weak),
                 tuple(derived_value(env.get(n), specs) for n, specs in derived),
                 tuple(env[n][1] if n in env else None for n in placed),
-                tuple(placeable(env.get(n)) for n in templated))
+                tuple(placeable(env.get(n)) for n in templated),
+                tuple(compared_number(_value(env.get(n)), k, op, other) for n, k, op, other in compared))
 
     def evaluate(self, key: Any, env: Mapping[str, Binding], compute: Callable[[], Evaluation]) -> Evaluation:
         """The evaluation for this environment (computed, or reused from an equivalent one)."""
@@ -244,7 +246,11 @@ def rebind_evaluation(result: Evaluation, env0: Mapping[str, Binding], env: Mapp
     if result.templated:
         results = [_placed(r, env) for r in results]
     return Evaluation(results, result.reads, result.read_all, result.sourced, result.unread, result.children,
-                      result.weak_reads, result.downloads, result.derived_reads, result.templated)
+                      result.weak_reads, result.downloads, result.derived_reads, result.templated, result.compared)
+
+
+def _value(binding: Binding | None) -> Val | None:
+    return None if binding is None else binding[0]
 
 
 def _placed(result: WorldResult, env: Mapping[str, Binding]) -> WorldResult:
@@ -254,10 +260,13 @@ def _placed(result: WorldResult, env: Mapping[str, Binding]) -> WorldResult:
     if server is None or not server.templated:
         return result
     argv, locs = list(server.argv), list(server.argv_locs)
-    for index, name, at in server.templated:
-        value, where = env[name]
-        argv[index] = value
-        locs[index] = where if where not in (None, NO_LOC) else at
+    for word in server.templated:
+        value, where = env[word.name]
+        assert isinstance(value, str)  # `placeable`: the valuation held
+        argv[word.field] = word.text(value)
+        # the place the evaluator gives a word that is one variable: the variable's (else the word's)
+        alone = not word.prefix and not word.suffix
+        locs[word.field] = where if alone and where not in (None, NO_LOC) else word.at
     return _copy_with(result, server=_copy_with(server, argv=tuple(argv), argv_locs=tuple(locs)))
 
 
@@ -343,7 +352,8 @@ def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple
     # every later point of a config start before it.
     # a server start the worlds hold already has the numbers of the variables it placed (`placed`)
     sinks = state["sinks"]
-    names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != UNCAPTURED), state.get("placed", ()))
+    names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != UNCAPTURED), state.get("placed", ()),
+                                      (c[0] for c in state.get("compared", ())))
     read_names = tuple(sorted(names))
     weak_names = tuple(sorted(state["weak"] - state["reads"]))
     shape = (read_names, weak_names, _derived(state["derived"], names))

@@ -370,6 +370,24 @@ class GenFile:
 
 
 @dataclass(frozen=True)
+class Placed:
+    """A command word that is a starting variable's number with literal text around it (`prefix`,
+    `suffix`; both empty for the variable alone), not counted as read (verifier.shell.builtins
+    .placed_word): the field `field` of the command (of a server's argv, in `ServerStart.templated`);
+    `at` is the word's own place."""
+
+    field: int
+    name: str
+    at: Loc
+    prefix: str = ""
+    suffix: str = ""
+
+    def text(self, value: str) -> str:
+        """The word for another number."""
+        return self.prefix + value + self.suffix
+
+
+@dataclass(frozen=True)
 class Found:
     """A command the evaluator was looking for: a server start (`server`) or a benchmark script
     the runner starts (`child`). `words` are the expanded words with the place each was written,
