@@ -56,6 +56,10 @@ def test_a_number_only_placed_in_the_server_words_is_not_read() -> None:
     assert argv[6:] == [("--dp-size=8", ("x.sh", 2)), ("--result", ("x.sh", 2)), ("r_4.json", ("x.sh", 2))]
     memo = _memo_run(text, [_env(CONC=c) for c in ("4", "8", "16", "64")] + [_env(TP="4", CONC="2")])
     assert (memo.misses, memo.hits) == (1, 4)
+    # a generated file no number makes the word name does not matter
+    text = f'echo x > /tmp/a4.yaml\n{SERVER} --config /tmp/a4.yaml --log /tmp/b${{CONC}}.log --c=$CONC\n'
+    assert "CONC" in evaluate(text, "x.sh", _env(), _options()).templated
+    _memo_run(text, [_env(CONC=c) for c in ("4", "8")])
 
 
 def test_a_number_compared_with_a_literal_is_kept_as_that_comparison() -> None:
@@ -108,8 +112,9 @@ def test_a_word_that_is_not_only_a_starting_number_is_read() -> None:
         "two variables": f'{SERVER} --c=$CONC$TP\n',
         "a pattern around it": f'{SERVER} --c=$CONC*\n',
         "an arithmetic word": f'{SERVER} --c "$((CONC))"\n',
-        "text around it while the script holds a generated file":
-            f'echo x > /tmp/a.yaml\n{SERVER} --config /tmp/a.yaml --c=$CONC\n',
+        "a word that names a generated file for one number":
+            f'echo x > /tmp/a4.yaml\n{SERVER} --config /tmp/a${{CONC}}.yaml\n',
+        "a word whose `=` tail names one": f'echo x > 4.yaml\n{SERVER} --config=$CONC.yaml\n',
         "assigned by the script": f'CONC=$((CONC))\n{SERVER} --c $CONC\n',
         "split by the script's IFS": f'IFS=4\n{SERVER} --c $CONC\n',
         "a launcher word": f'numactl -C $CONC {SERVER} --tp 8\n',

@@ -486,20 +486,36 @@ def _templated(ev: Evaluator, w: World, argv_start: int, placed: list[Placed]) -
     the server takes whatever number the variable holds, and the evaluation decided nothing with
     it, so they are not reads (`Evaluator.placed_words`; verifier.shell.memo puts another
     environment's number there). A placed word among the launcher's words is read, and so is one
-    that could name a generated file the server is handed: the variable alone when a generated file
-    is named by digits, a word with literal text when the world holds any generated file."""
+    that names a generated file the server is handed for some number (`_names_for_some_number`)."""
     if not placed:
         return ()
-    numbered_file = any(_DIGITS.fullmatch(_normpath(p)) for p in w.files)
     out = []
     for word in placed:
-        alone = not word.prefix and not word.suffix
-        if word.field >= argv_start and not (numbered_file if alone else w.files):
+        if word.field >= argv_start and not (w.files and _names_for_some_number(word, w.files)):
             out.append(dataclasses.replace(word, field=word.field - argv_start))
             ev.placed_words.add(word.name)
         else:
             ev.reads.add(word.name)
     return tuple(out)
+
+
+def _names_for_some_number(word: Placed, paths: Iterable[str]) -> bool:
+    """Whether the word names one of these files for some number, as `_referenced_by` reads a word:
+    its normal form is the file's, or the file is what follows an `=` of the word. A number is no
+    path component of its own (`.`, `..`), so the normal form of the word is the normal form of its
+    text with a stand-in for the number, and that stand-in is where any number goes."""
+    text = word.text("\x00")
+    forms = [_normpath(text)]
+    forms.extend(text[i + 1:] for i in range(len(word.prefix)) if word.prefix[i] == "=")
+    patterns = []
+    for form in forms:
+        before, _, after = form.partition("\x00")
+        patterns.append(re.compile(re.escape(before) + "[0-9]+" + re.escape(after)))
+    for path in paths:
+        norm = _normpath(path)
+        if patterns[0].fullmatch(norm) or any(pattern.fullmatch(path) for pattern in patterns[1:]):
+            return True
+    return False
 
 
 def _referenced(path: str, values: list[Val]) -> bool:
