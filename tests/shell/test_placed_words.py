@@ -43,6 +43,15 @@ def _memo_run(text: str, envs: list[dict[str, Any]]) -> Memo:
     return memo
 
 
+def _each_reads_conc(cases: dict[str, str]) -> None:
+    """Each script reads CONC (it neither places nor compares it): the memo keeps every point apart."""
+    for why, text in cases.items():
+        ev = evaluate(text, "x.sh", _env(), _options())
+        assert "CONC" in ev.reads and "CONC" not in ev.templated and not ev.compared, why
+        memo = _memo_run(text, [_env(CONC=c) for c in ("4", "8", "16", "32")])
+        assert memo.misses == 4, why
+
+
 def test_a_number_only_placed_in_the_server_words_is_not_read() -> None:
     text = (f'echo "CONC: $CONC"\n{SERVER} --model-path "$MODEL" --tp $TP --max-running-requests "$CONC" '
             f'--dp-size=$TP --result "r_${{CONC}}.json"\n')
@@ -92,11 +101,7 @@ def test_a_number_the_script_decides_with_otherwise_is_read() -> None:
         "two comparisons at once": f'if [[ $CONC -ge 16 && $TP -ge 4 ]]; then R=30; fi\n{SERVER} --recv "$R"\n',
         "an octal literal": f'if [[ $CONC -ge 010 ]]; then R=30; fi\n{SERVER} --recv "$R"\n',
     }
-    for why, text in cases.items():
-        ev = evaluate(text, "x.sh", _env(), _options())
-        assert "CONC" in ev.reads and not ev.compared, why
-        memo = _memo_run(text, [_env(CONC=c) for c in ("4", "8", "16", "32")])
-        assert memo.misses == 4, why
+    _each_reads_conc(cases)
     # a number written with a leading zero is octal in `[[ ]]`: compared as a read
     text = f'if [[ $CONC -ge 16 ]]; then R=30; else R=10; fi\n{SERVER} --recv "$R"\n'
     ev = evaluate(text, "x.sh", _env(CONC="016"), _options())
@@ -121,10 +126,7 @@ def test_a_word_that_is_not_only_a_starting_number_is_read() -> None:
         "a file named by the number": f'echo x > 4\n{SERVER} --config $CONC\n',
         "a test of it": f'[ $CONC -gt $TP ]\n{SERVER} --c "$CONC"\n',
     }
-    for why, text in cases.items():
-        ev = evaluate(text, "x.sh", _env(), _options())
-        assert "CONC" in ev.reads and "CONC" not in ev.templated, why
-        _memo_run(text, [_env(CONC=c) for c in ("4", "8")])
+    _each_reads_conc(cases)
 
 
 def test_an_evaluation_that_placed_a_number_is_not_reused_for_other_text() -> None:

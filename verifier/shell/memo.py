@@ -10,11 +10,12 @@ compared with its place too (`_origins`).
 With `Memo.verify` (tests; the replay of history) every evaluation a caller gets is compared with
 one made from the start (verifier.launch.harness.shared_evaluate).
 
-A variable whose number a server start takes as an argument word that is the variable alone
-(`--max-num-seqs $CONC`), and that nothing else reads (`Evaluation.templated`,
+A variable whose number a server start takes in an argument word of the variable and literal text
+(`--max-num-seqs $CONC`, `--tp=$TP`), and that nothing else reads (`Evaluation.templated`,
 verifier.shell.builtins.placed_word), is compared only by whether it holds a number: the reused
 evaluation gets the new environment's number in those words (`ServerStart.templated`), as the
-evaluation from the new environment would have it.
+evaluation from the new environment would have it. One that a test only compared with a literal
+(`[[ $CONC -ge 16 ]]`, `Evaluation.compared`) is compared by the outcome of that comparison.
 
 A variable read only to test whether it is empty (`weak_reads`) is compared by that alone, and one
 read only through removals of literal patterns (`derived_reads`: a runner's
