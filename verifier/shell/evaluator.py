@@ -616,8 +616,8 @@ class Evaluator:
         # variables read only through a prefix or suffix removal of a literal pattern (`${X%%_*}`):
         # name -> {(operator, pattern)}; see verifier.shell.memo (`derived_value`)
         self.derived_reads: dict[str, set[tuple[str, Pattern]]] = {}
-        # variables whose number a server start takes as an argument word and nothing else reads
-        # (verifier.shell.builtins._templated): not reads, and not told apart by checkpoints either
+        # variables whose number a server start takes in an argument word (verifier.shell.builtins
+        # ._templated): not reads, unless read elsewhere too (checkpoints still tell them apart)
         self.placed_words: set[str] = set()
         # `[[ $X op N ]]` / `[ $X op N ]` a starting variable's number was compared in: (X, its
         # word's index, op, N) (builtins.compared_test): not reads

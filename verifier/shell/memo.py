@@ -140,7 +140,6 @@ def _shape(result: Evaluation, env: Mapping[str, Binding]) -> tuple[Any, ...]:
             tuple(sorted(result.templated)), tuple(sorted(result.compared)))
 
 
-
 def _origins(result: Evaluation) -> set[Loc]:
     """The places an evaluation's outcomes name as where a value was written: a server word's origin,
     the place a run-time value carries. (An environment entry's place is its variable's: a memo hit
