@@ -486,12 +486,13 @@ def _templated(ev: Evaluator, w: World, argv_start: int, placed: list[Placed]) -
     the server takes whatever number the variable holds, and the evaluation decided nothing with
     it, so they are not reads (`Evaluator.placed_words`; verifier.shell.memo puts another
     environment's number there). A placed word among the launcher's words is read, and so is one
-    that names a generated file the server is handed for some number (`_names_for_some_number`)."""
+    that may name a generated file the server is handed for some number (`_may_name`)."""
     if not placed:
         return ()
+    shapes = _file_shapes(w.files) if w.files else None
     out = []
     for word in placed:
-        if word.field >= argv_start and not (w.files and _names_for_some_number(word, w.files)):
+        if word.field >= argv_start and not (shapes and _may_name(word, shapes)):
             out.append(dataclasses.replace(word, field=word.field - argv_start))
             ev.placed_words.add(word.name)
         else:
@@ -499,23 +500,35 @@ def _templated(ev: Evaluator, w: World, argv_start: int, placed: list[Placed]) -
     return tuple(out)
 
 
-def _names_for_some_number(word: Placed, paths: Iterable[str]) -> bool:
-    """Whether the word names one of these files for some number, as `_referenced_by` reads a word:
-    its normal form is the file's, or the file is what follows an `=` of the word. A number is no
-    path component of its own (`.`, `..`), so the normal form of the word is the normal form of its
-    text with a stand-in for the number, and that stand-in is where any number goes."""
-    text = word.text("\x00")
-    forms = [_normpath(text)]
-    forms.extend(text[i + 1:] for i in range(len(word.prefix)) if word.prefix[i] == "=")
-    patterns = []
-    for form in forms:
-        before, _, after = form.partition("\x00")
-        patterns.append(re.compile(re.escape(before) + "[0-9]+" + re.escape(after)))
+# every run of digits, and the stand-in for a placed number (`_may_name`)
+_NUMBER_RUNS = re.compile("[0-9\x00]+")
+MAX_PLACED_TAILS = 8  # `=` signs in a placed word past which it is taken to name a file (cost stays linear)
+
+
+def _file_shapes(paths: Iterable[str]) -> set[str]:
+    """The generated files' paths, as written and in normal form, each run of digits made one `#`."""
+    out: set[str] = set()
     for path in paths:
-        norm = _normpath(path)
-        if patterns[0].fullmatch(norm) or any(pattern.fullmatch(path) for pattern in patterns[1:]):
-            return True
-    return False
+        out.add(_NUMBER_RUNS.sub("#", path))
+        out.add(_NUMBER_RUNS.sub("#", _normpath(path)))
+    return out
+
+
+def _may_name(word: Placed, shapes: set[str]) -> bool:
+    """Whether the word may name one of the files (their `_file_shapes`) for some number, as
+    `_referenced_by` reads a word: its normal form is the file's, or the file is what follows an `=`
+    of the word. A number is no path component of its own (`.`, `..`), so the normal form of the
+    word is that of its text with a stand-in where the number goes; every run of digits is alike
+    in a shape, which can only say yes where no number would name the file (the variable is then
+    read). Linear in the word and the files."""
+    text = word.text("\x00")
+    if _NUMBER_RUNS.sub("#", _normpath(text)) in shapes:
+        return True
+    shape = _NUMBER_RUNS.sub("#", text)
+    equals = [i for i, c in enumerate(shape) if c == "="]
+    if len(equals) > MAX_PLACED_TAILS:
+        return True
+    return any(shape[i + 1:] in shapes for i in equals)
 
 
 def _referenced(path: str, values: list[Val]) -> bool:
