@@ -4,7 +4,8 @@ Run: .venv/bin/python benchmarks/shell_growth.py [--n 500] [--doublings 2] [--cl
                                                    [--readers single,multi] [--no-memory] [--repeats 3]
 
 For each class of tests/shell/growth.py (assignments, functions, loops, branches, sources,
-recursion, name references, wide undecidable assignments, tail, brackets, stars, regex) it generates scripts of N, 2N, 4N
+recursion, name references, wide undecidable assignments, tail, brackets, stars, regex, placed
+server words) it generates scripts of N, 2N, 4N
 ... statements (the size doubled `--doublings` times) and prints, for the single-node evaluator
 (verifier.shell.evaluate) and the multi-node reader (verifier.shell.trace), the CPU time (the least
 of `--repeats` readings), its ratio to the previous size, the peak traced memory (tracemalloc) of

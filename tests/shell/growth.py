@@ -113,10 +113,19 @@ def regex(n: int) -> Script:
             f"echo \"$G$S\" >> /tmp/all.txt\n{SERVE}\n", {})
 
 
+def placed(n: int) -> Script:
+    """n generated files, then a server handed n words of a starting number with text around it
+    (`--aK=x=$CONC`, verifier.shell.builtins.placed_word): whether a word may name a generated file
+    must not match each word against each file."""
+    lines = [f"echo x > /tmp/f{k}.yaml" for k in range(n)]
+    words = " ".join(f"--a{k}=x=$CONC" for k in range(n))
+    return "\n".join([*lines, f"{SERVE} {words}"]) + "\n", {}
+
+
 CLASSES: dict[str, Callable[[int], Script]] = {
     "assignments": assignments, "functions": functions, "loops": loops, "branches": branches,
     "sources": sources, "recursion": recursion, "nameref": nameref, "wide": wide, "tail": tail,
-    "brackets": brackets, "stars": stars, "regex": regex,
+    "brackets": brackets, "stars": stars, "regex": regex, "placed": placed,
 }
 
 

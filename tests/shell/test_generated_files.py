@@ -8,7 +8,7 @@ naming the write's line."""
 from __future__ import annotations
 
 from verifier.shell.text import Text, plain
-from verifier.shell.trace import Event, Reader, ReadResult, State
+from verifier.shell.trace import MAX_NAMING_PAIRS, Event, Reader, ReadResult, State
 
 SETTINGS = (
     "# per-model settings\n"
@@ -176,3 +176,15 @@ def test_a_snippet_reading_a_run_time_value_in_its_code_is_not_guessed() -> None
     quoted = "FLAGS=$(python3 - <<'PY'\nprint(\"--host=${HOSTNAME}\")\nPY\n)\nserve $FLAGS\n"
     server = _server(Reader(load=_load).run("launch.sh", quoted))  # quoted: Python reads these characters
     assert server.words() == ["serve", "--host=${HOSTNAME}"] and all(s.known for s in server.argv[1])
+
+
+def test_a_command_of_more_arguments_than_the_reader_compares_spoils_every_generated_text() -> None:
+    # each generated file is compared with each argument of a later command (`_names_file`); past
+    # MAX_NAMING_PAIRS pairs every generated file may have been named, and reading one back fails
+    # closed, so a script of many files and long commands costs no more than its length
+    files = "".join(f'echo "MY_FLAGS=--f{k}" > /tmp/g{k}.sh\n' for k in range(200))
+    few = " ".join(f"a{k}" for k in range(50))
+    many = " ".join(f"a{k}" for k in range(MAX_NAMING_PAIRS // 200 + 1))
+    server = _server(_read(files + f"tool {few}\nsource /tmp/g7.sh\nserve $MY_FLAGS\n"))
+    assert server.taint is None and server.words() == ["serve", "--f7"]
+    _tainted(_read(files + f"tool {many}\nsource /tmp/g7.sh\nserve $MY_FLAGS\n"), 202)

@@ -120,6 +120,7 @@ from verifier.shell.world import Layer, Names, last_held, written
 MAX_STEPS = 300_000
 MAX_CALL_DEPTH = 24
 MAX_LOOP = 256
+MAX_NAMING_PAIRS = 20_000  # generated files times arguments one command is compared for (`note_written`)
 _DECLARERS = DECLARERS
 # builtins the reader follows whose arguments decide what it does (Reader.decide_command)
 _FOLLOWED = frozenset({"eval", "cd", "pushd", "popd", "exit", "return", "unset", "shift", "set", "true", ":", "false", "[", "test",
@@ -1183,8 +1184,11 @@ class Reader:
             else:
                 st.generated[key] = Generated(out, target, node.line, step)
         if st.generated and name not in _READS_FILES:
+            # each generated file against each argument: past a bound, every one may be named (none
+            # is known any more, so reading one back fails closed) and the cost stays linear
+            every = len(st.generated) * (len(argv) - 1) > MAX_NAMING_PAIRS
             for key, gen in list(st.generated.items()):
-                if any(_names_file(arg, gen.path) for arg in argv[1:]):
+                if every or any(_names_file(arg, gen.path) for arg in argv[1:]):
                     self.written[key] = step
                     del st.generated[key]
 
@@ -2394,6 +2398,8 @@ class Reader:
             if self.stop_at is not None and (name not in _QUIET or self.capture is not None and
                                              name in ("ulimit", "umask", "type", "hash", "alias")):
                 self.decide(*argv[:3])  # a recorded command: `stop_at` reads them (its name is decided above)
+            if len(generated) * (len(argv) - 1) > MAX_NAMING_PAIRS:
+                self.undecidable()  # too many to compare one by one (`note_written`)
             for gen in generated.values():  # a command naming a generated file may have changed it
                 self.decide(gen.path)
                 for arg in argv[1:]:
