@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,37 +154,36 @@ def _lanes(entry: ConfigEntry) -> set[tuple[str, str]]:
             if any(k in row.data for k in ("srt-recipe", "eval-srt-recipe"))}
 
 
-def _legacy_script_of(ctx: CheckContext, entry: ConfigEntry, path: str, conf: dict[str, Any],
-                      chosen_cache: dict[tuple[str, str], tuple[bool, frozenset[str]]] | None = None,
-                      split: tuple[str, str] | None = None) -> bool:
-    """Whether `path` is (or, on either side, may be) an old-layout launcher script of `entry`.
+def _legacy_scripts_of(ctx: CheckContext, entry: ConfigEntry, by_folder: Mapping[str, Mapping[str, str]],
+                       conf: dict[str, Any],
+                       chosen_cache: dict[tuple[str, str], tuple[bool, frozenset[str]]]) -> set[str]:
+    """The paths among `by_folder` (folder -> script stem -> path) that are (or, on either side, may
+    be) old-layout launcher scripts of `entry`.
 
     As the runners pick it (verifier.launch.legacy_scripts.legacy_script_path): in the folder the
     runners take a scenario the entry runs from (`script_folder`, on either side: a PR may move the
     scripts), the exact name the runner tries first; a looser name
     (`<prefix>_<precision>_<sku>_<framework>...`) only when no exact name exists in that folder.
-    `chosen_cache` keeps what depends only on the entry and the folder (a PR may change hundreds of
-    scripts in one folder, and every one is asked about every entry); `split` is
-    `posixpath.split(path)` when the caller has it already.
+    `chosen_cache` keeps what depends only on the entry and the folder; a PR may change hundreds of
+    scripts in one folder, and each is looked up by name, not asked about every entry.
     """
-    folder, name = split if split is not None else posixpath.split(path)
-    stem = name.removesuffix(".sh")
-    cache_key = (entry.key, folder)
-    cached = chosen_cache.get(cache_key) if chosen_cache is not None else None
-    if cached is None:
-        cached = _legacy_names_in(ctx, entry, folder, conf)
-        if chosen_cache is not None:
-            chosen_cache[cache_key] = cached
-    runs_from_folder, chosen = cached
-    if not runs_from_folder:
-        return False
-    if chosen:
-        return stem in chosen
-    if all(tree.listing is not None for tree in (ctx.bundle.base, ctx.bundle.head)):
-        # both commits are listed whole: none of the names the runner tries exists, so no script is the
-        # entry's (a looser name is another entry's script, which the runner would not start for it)
-        return False
-    return legacy_script_matches(entry, stem)
+    out: set[str] = set()
+    listed = all(tree.listing is not None for tree in (ctx.bundle.base, ctx.bundle.head))
+    for folder, scripts in by_folder.items():
+        cache_key = (entry.key, folder)
+        cached = chosen_cache.get(cache_key)
+        if cached is None:
+            cached = chosen_cache[cache_key] = _legacy_names_in(ctx, entry, folder, conf)
+        runs_from_folder, chosen = cached
+        if not runs_from_folder:
+            continue
+        if chosen:
+            out.update(scripts[stem] for stem in chosen if stem in scripts)
+        elif not listed:
+            out.update(path for stem, path in scripts.items() if legacy_script_matches(entry, stem))
+        # both commits are listed whole and none of the names the runner tries exists: no script is
+        # the entry's (a looser name is another entry's script, which the runner would not start for it)
+    return out
 
 
 def _scenario_folders(ctx: CheckContext, scenario: str | None) -> frozenset[str]:
@@ -395,9 +394,12 @@ def _file_reasons(
     maybe |= {e.key for e in candidate_entries(ctx, "head", names)} if names else set()
 
     chosen_cache: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
-    # each changed script's folder and name, split once (every entry without recipes asks of each)
-    legacy_candidates = [(path, status, posixpath.split(path)) for path, status in scripts.items()
-                         if path.endswith(".sh")]
+    # the changed scripts by folder and name (every entry without recipes asks which are its own)
+    legacy_candidates = [(path, status) for path, status in scripts.items() if path.endswith(".sh")]
+    by_folder: dict[str, dict[str, str]] = {}
+    for path, _ in legacy_candidates:
+        folder, name = posixpath.split(path)
+        by_folder.setdefault(folder, {})[name.removesuffix(".sh")] = path
     for entry in head.values():
         if entry.key not in maybe:
             continue  # names no file that runs a changed script and matches no changed script's name
@@ -417,8 +419,9 @@ def _file_reasons(
                     result.add(entry.key, AffectedReason("recipe-script-changed", target, line,
                                                          f"used by {short_path(recipe)}"))
         if not refs:
-            for path, status, split in legacy_candidates:
-                if _legacy_script_of(ctx, entry, path, legacy_conf, chosen_cache, split):
+            own = _legacy_scripts_of(ctx, entry, by_folder, legacy_conf, chosen_cache)
+            for path, status in legacy_candidates if own else ():
+                if path in own:
                     result.add(entry.key, AffectedReason("launcher-script-changed", path, None,
                                                          f"legacy launcher script ({status})"))
 
