@@ -5,6 +5,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
+from functools import lru_cache
 from urllib.parse import quote, urlsplit
 
 from verifier.core.model import Bundle
@@ -34,9 +35,15 @@ def safe_url(url: str) -> str | None:
     return encoded.replace("(", "%28").replace(")", "%29").replace("[", "%5B").replace("]", "%5D")
 
 
+@lru_cache(maxsize=4)
+def _ordered(listing: frozenset[str]) -> tuple[str, ...]:
+    """A commit's listing in order, sorted once per listing (a row may link several absent files)."""
+    return tuple(sorted(listing))
+
+
 def _nearest_folder(listing: frozenset[str], path: str) -> str:
     """The deepest folder above `path` that holds a file of `listing` ("" for the root)."""
-    ordered = sorted(listing)
+    ordered = _ordered(listing)
     folder = posixpath.dirname(path)
     while folder:
         at = bisect.bisect_left(ordered, folder + "/")

@@ -21,7 +21,14 @@ from typing import Protocol
 
 from verifier.core.linear_regex import compile_pattern
 from verifier.core.processcache import ByObject, ByText
-from verifier.shell.conditions import Operands, compared_number, eval_bracket, eval_single, number_comparison
+from verifier.shell.conditions import (
+    Operands,
+    compared_number,
+    eval_bracket,
+    eval_single,
+    is_number,
+    number_comparison,
+)
 from verifier.shell.expansion import may_glob
 from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError, Word
@@ -267,7 +274,6 @@ def _stays(word: Word) -> bool:
 # A word that is one starting variable, `$X` / `"${X}"`, or one with literal text around it
 # (`--tp=$TP`): the variable's name (`placed_word`).
 _WHOLE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*|_[A-Za-z0-9_]+")
-_DIGITS = re.compile(r"[0-9]+")
 _PATTERN_CHARS = frozenset("*?[]")
 
 
@@ -275,7 +281,7 @@ def placeable(binding: Binding | None) -> bool:
     """Whether a variable's value is a number, which a command word made of the variable and literal
     text takes as one field whatever number it is (`placed_word`; verifier.shell.memo reuses an
     evaluation that only placed the variable for any environment where this holds)."""
-    return binding is not None and isinstance(binding[0], str) and _DIGITS.fullmatch(binding[0]) is not None
+    return binding is not None and is_number(binding[0])
 
 
 def placed_word(ev: Evaluator, word: Word, w: World, whole: bool = True) -> tuple[str, str, str] | None:

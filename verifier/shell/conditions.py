@@ -40,6 +40,11 @@ _DIGITS = re.compile(r"[0-9]+")
 _EQUALITY = frozenset({"=", "==", "!="})
 
 
+def is_number(text: object) -> bool:
+    """Whether a value is a number as both tests and a command word read it: digits only."""
+    return isinstance(text, str) and _DIGITS.fullmatch(text) is not None
+
+
 def number_comparison(words: Sequence[Word]) -> tuple[int, str, str] | None:
     """`W op N` or `N op W` (the words of a `[[ ]]`, `[ ]` or `test`) with an integer comparison
     (`-ge`, ...) of a literal decimal N, or a string comparison (`=`, `==`, `!=`) with a literal of
@@ -68,7 +73,7 @@ def compared_number(text: object, k: int, op: str, literal: str) -> bool | None:
             return None
         value, other = int(text), int(literal)
         return _INT_OPS[op](value, other) if k == 0 else _INT_OPS[op](other, value)
-    if not _DIGITS.fullmatch(text):
+    if not is_number(text):
         return None
     return (text == literal) != (op == "!=")
 
@@ -331,4 +336,4 @@ def eval_bracket(ops: Operands[V], args: Sequence[V]) -> bool | None:
 
 
 __all__ = ["Item", "Operands", "binary", "compared_number", "eval_bracket", "eval_double", "eval_single",
-           "number_comparison", "unary"]
+           "is_number", "number_comparison", "unary"]

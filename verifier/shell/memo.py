@@ -244,7 +244,7 @@ def rebind_evaluation(result: Evaluation, env0: Mapping[str, Binding], env: Mapp
     rebinder = _Rebinder(env0, env)
     results = [rebinder.result(r) for r in result.results]
     if result.templated:
-        results = [_placed(r, env) for r in results]
+        results = [_put_numbers(r, env) for r in results]
     return Evaluation(results, result.reads, result.read_all, result.sourced, result.unread, result.children,
                       result.weak_reads, result.downloads, result.derived_reads, result.templated, result.compared)
 
@@ -253,7 +253,7 @@ def _value(binding: Binding | None) -> Val | None:
     return None if binding is None else binding[0]
 
 
-def _placed(result: WorldResult, env: Mapping[str, Binding]) -> WorldResult:
+def _put_numbers(result: WorldResult, env: Mapping[str, Binding]) -> WorldResult:
     """A result with `env`'s numbers in its server's templated argument words, each at the place the
     evaluator gives a word that is one variable (the variable's, else the word's own)."""
     server = result.server

@@ -1186,7 +1186,7 @@ class Reader:
         if st.generated and name not in _READS_FILES:
             # each generated file against each argument: past a bound, every one may be named (none
             # is known any more, so reading one back fails closed) and the cost stays linear
-            every = len(st.generated) * (len(argv) - 1) > MAX_NAMING_PAIRS
+            every = _too_many_to_name(st.generated, argv)
             for key, gen in list(st.generated.items()):
                 if every or any(_names_file(arg, gen.path) for arg in argv[1:]):
                     self.written[key] = step
@@ -2398,8 +2398,8 @@ class Reader:
             if self.stop_at is not None and (name not in _QUIET or self.capture is not None and
                                              name in ("ulimit", "umask", "type", "hash", "alias")):
                 self.decide(*argv[:3])  # a recorded command: `stop_at` reads them (its name is decided above)
-            if len(generated) * (len(argv) - 1) > MAX_NAMING_PAIRS:
-                self.undecidable()  # too many to compare one by one (`note_written`)
+            if _too_many_to_name(generated, argv):
+                self.undecidable()  # every generated file counts as named (`note_written`)
             for gen in generated.values():  # a command naming a generated file may have changed it
                 self.decide(gen.path)
                 for arg in argv[1:]:
@@ -2607,6 +2607,12 @@ def _file_key(path: Text, cwd: Text) -> tuple[object, ...] | None:
 
     base = () if path[0].known and text.startswith("/") else ("cwd", *values(cwd))
     return ("value", *base, "path", *values(path))
+
+
+def _too_many_to_name(generated: Mapping[tuple[object, ...], Generated], argv: Sequence[Text]) -> bool:
+    """Whether a command has more (generated file, argument) pairs than `_names_file` is asked of one
+    by one (MAX_NAMING_PAIRS): every generated file then counts as named by it."""
+    return len(generated) * (len(argv) - 1) > MAX_NAMING_PAIRS
 
 
 def _names_file(arg: Text, path: Text) -> bool:
