@@ -131,6 +131,36 @@ def test_replay_writes_one_record_per_pr(clone: tuple[Path, str, str], tmp_path:
     assert record["number"] == 4524 and record["verdict"] == "REJECTED"
 
 
+def test_replay_checks_that_shared_readings_equal_each_points_own(tmp_path: Path) -> None:
+    from tests.gitrecord.gitkit import commit, init
+    from tests.shell.test_harness_bundles import _harness_bundle, _script
+
+    bundle = _harness_bundle(tmp_path / "bundle", _script())  # single-node points started by scripts
+
+    def tree(side: str) -> dict[str, bytes]:
+        root = bundle / "tree" / side
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+    repo = init(tmp_path / "ix")
+    commit(repo, tree("base"), "Initial tree", when="2026-07-01T10:00:00+00:00")
+    commit(repo, tree("head"), "Retune MiniMax (#7)", when="2026-07-02T10:00:00+00:00")
+    out = tmp_path / "replay.jsonl"
+    done = verify_pr("replay", "--repo-dir", str(repo), "--pr", "7", "--jobs", "1", "--check-sharing",
+                     "--out", str(out), "-q")
+    assert done.returncode == 0, done.stderr
+    (record,) = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert record["sharing"]["compared"]["evaluation"] > 1 and record["sharing"]["differ"] == {}
+    assert "sharing check over 1 PRs: " in done.stderr and "evaluation " in done.stderr
+    assert done.stderr.rstrip().splitlines()[-2].endswith(", 0 differ")
+    # without the flag a record has no audit
+    plain = verify_pr("replay", "--repo-dir", str(repo), "--pr", "7", "--jobs", "1", "--out",
+                      str(tmp_path / "plain.jsonl"), "-q")
+    assert plain.returncode == 0 and "sharing check" not in plain.stderr
+    (again,) = [json.loads(line) for line in (tmp_path / "plain.jsonl").read_text(encoding="utf-8").splitlines()]
+    timing = ("sharing", "seconds", "cpu_seconds", "peak_rss_mb")
+    assert {k: v for k, v in again.items() if k not in timing} == {k: v for k, v in record.items() if k not in timing}
+
+
 def test_local_judges_the_working_tree_against_a_base(clone: tuple[Path, str, str]) -> None:
     repo, base, _ = clone
     done = verify_pr("local", "--base", base, cwd=repo)

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from verifier.launch import sharing
 from verifier.launch.commands import WRAPPERS, wrapper
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import Problem, _file_test, _fills, _put, make_reader, repo_path, stand_in_clash
@@ -632,6 +633,18 @@ class _Walker:
         (`env`, `_inputs`) are `ident`: an instance of a stand-in reading this tree made for equal
         inputs (`_Template`), else a new one (`marked`: the inputs hold the stand-ins' character, so
         the reading is made with the values)."""
+        got = self._templated(ident, learn, env, mounts, run, marked)
+        audit = sharing.active()
+        if audit is not None:  # the reading this environment's own would be, made with the values
+            with self.job.unlogged():
+                fresh = _template(self.job, env, mounts, run, None).reading
+            same = (got.events, got.stopped, got.problems, got.files) == \
+                (fresh.events, fresh.stopped, fresh.problems, fresh.files)
+            audit.compare("chain reading", f"{ident[0]} ({sharing.point_of(env)})", same)
+        return got
+
+    def _templated(self, ident: tuple[Any, ...], learn: str, env: dict[str, Text], mounts: Mapping[str, str],
+                   run: _Run, marked: bool) -> _Reading:
         job = self.job
         # both trees' readings: one made on the other tree holds here when this tree answers its
         # questions alike (`_Template.instance` asks them again, verifier.launch.treeshare)

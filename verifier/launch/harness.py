@@ -26,6 +26,7 @@ from typing import Any
 
 from verifier.configs.points import Point
 from verifier.core import processcache
+from verifier.launch import sharing
 from verifier.launch.commands import default_modules, shell_commands
 from verifier.launch.job import KeyJob, content_digest
 from verifier.launch.workflow import Workflow, try_read_workflow
@@ -384,13 +385,22 @@ def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env
         return result
 
     got = memo.evaluate(key, env, compute)
-    if memo.verify:  # Memo.verify: the evaluation this point's own would be, made from the start
-        try:
-            fresh = evaluate(text, path, env, make_options(), arg0=arg0)
-        except (ShellSyntaxError, ShellLimit):
-            memo.mismatches.append((key, dict(env)))
-            raise
-        if not same_outcomes(got, fresh):
+    audit = sharing.active()
+    if memo.verify or audit is not None:
+        # the evaluation this point's own would be, made from the start (Memo.verify: tests;
+        # the audit: verify-pr replay --check-sharing, which judges on the shared one still)
+        fresh: Evaluation | None = None
+        with job.unlogged():
+            try:
+                fresh = evaluate(text, path, env, make_options(), arg0=arg0)
+            except (ShellSyntaxError, ShellLimit):
+                if memo.verify:
+                    memo.mismatches.append((key, dict(env)))
+                    raise
+        same = fresh is not None and same_outcomes(got, fresh)
+        if audit is not None:
+            audit.compare("evaluation", f"{path} ({sharing.point_of(env)})", same)
+        if memo.verify and fresh is not None and not same:
             memo.mismatches.append((key, dict(env)))
             return fresh
     return got

@@ -94,6 +94,16 @@ class KeyJob:
             # by identity: `list.remove` compares, and two logs that asked the same questions are equal
             del self._logs[next(i for i, kept in enumerate(self._logs) if kept is log)]
 
+    @contextmanager
+    def unlogged(self) -> Iterator[None]:
+        """Ask the tree without logging (verifier.launch.sharing: an audit's own reading must not add
+        questions to the logs of the reading it checks)."""
+        logs, self._logs = self._logs, []
+        try:
+            yield
+        finally:
+            self._logs = logs
+
     def same_answers(self, accesses: tuple[tuple[tuple[str, str], Any], ...]) -> bool:
         """Whether this side's tree answers every logged question as recorded (asking it again, so a
         missing file is recorded as a need here too)."""

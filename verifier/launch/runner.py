@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifier.configs.points import Point
 from verifier.configs.runners import runners
+from verifier.launch import sharing
 from verifier.launch.job import KeyJob
 from verifier.shell.text import Seg, Text, concat, is_known, plain, text_of
 
@@ -400,6 +401,17 @@ def runner_probe(job: KeyJob, script: str, env: Mapping[str, str]) -> Probe:
     bundle is reused when the other tree answers every question it asked the same way
     (verifier.launch.treeshare).
     """
+    probe = _shared_probe(job, script, env)
+    audit = sharing.active()
+    if audit is not None:  # the probe of a reading with this point's values
+        with job.unlogged():
+            template, _log = _template(job, script, env, set(env))
+            fresh = template.probe(job, script, env)
+        audit.compare("runner probe", f"{script} ({sharing.point_of(env)})", fresh == probe)
+    return probe
+
+
+def _shared_probe(job: KeyJob, script: str, env: Mapping[str, str]) -> Probe:
     from verifier.launch.treeshare import tree_share
 
     templates: list[_Template] = job.ctx.memo(f"launch.runner.templates.{job.side}.{script}", list)

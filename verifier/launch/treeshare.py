@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
+from verifier.launch import sharing
 from verifier.launch.job import KeyJob
 
 T = TypeVar("T")
@@ -60,6 +61,12 @@ def shared_reading(job: KeyJob, key: Hashable, compute: Callable[[], T]) -> T:
     share = tree_share(job)
     found, result = share.find(job, key)
     if found:
+        audit = sharing.active()
+        if audit is not None:  # this tree's own reading (verifier.launch.sharing)
+            with job.unlogged():
+                fresh = compute()
+            audit.compare("other tree", str(key[1]) if isinstance(key, tuple) and len(key) > 1 else str(key),
+                          fresh == result)
         return result  # type: ignore[no-any-return]
     with job.logging_accesses() as log:
         result = compute()

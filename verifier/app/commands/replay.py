@@ -56,6 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "NVIDIA/srt-slurm=/path/to/clone, a bare clone will do); repeatable. Branches resolve "
                              "as of each PR's merge. Without it, a recipe a runner fetches from that repository is "
                              "not recorded and Check 18 reports the point's launch unresolved")
+    parser.add_argument("--check-sharing", action="store_true",
+                        help="also make every launch reading that points share (a reused script evaluation, a "
+                             "stand-in reading of a launch chain, a runner probe, the other tree's reading) the "
+                             "long way, and compare: the summary counts them and lists any that differ (exit 1)")
     parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
@@ -129,7 +133,8 @@ def run(args: argparse.Namespace) -> int:
     clones = parse_upstream_options(args.upstream)
     git_sources(clones)  # refuse a path that is not a clone before any worker starts
     job = Job(repo_dir=str(args.repo_dir), policies_dir=str(args.policies) if args.policies else None,
-              documents=documents, upstream=tuple((repo, str(path)) for repo, path in clones.items()))
+              documents=documents, upstream=tuple((repo, str(path)) for repo, path in clones.items()),
+              check_sharing=args.check_sharing)
     print(f"replaying {len(prs)} merged PRs ({'all' if args.all_prs else 'changing a master config'}) "
           f"with {args.jobs} worker(s)", file=sys.stderr)
     records = replay(prs, job, jobs=args.jobs, out=args.out, progress=not args.quiet and is_tty())
@@ -147,6 +152,29 @@ def run(args: argparse.Namespace) -> int:
     total_cpu = time.process_time() - cpu + _children_cpu() - children
     print(f"{len(records)} PRs in {wall:.1f} s wall, {total_cpu:.1f} s CPU "
           f"(judging {worker_cpu:.1f} s)", file=sys.stderr)
+    differ = _print_sharing(records) if args.check_sharing else 0
     if args.out is not None:
         print(json.dumps({"out": str(args.out), "records": len(records)}), file=sys.stderr)
-    return 1 if errors else 0
+    return 1 if errors or differ else 0
+
+
+def _print_sharing(records: list[dict[str, Any]]) -> int:
+    """The sharing audit's totals (verifier.launch.sharing) and each result that differed; how many differed."""
+    compared: dict[str, int] = {}
+    differ: dict[str, int] = {}
+    audited = 0
+    for r in records:
+        found = r.get("sharing")
+        if not isinstance(found, dict):
+            continue
+        audited += 1
+        for kind, n in found.get("compared", {}).items():
+            compared[kind] = compared.get(kind, 0) + int(n)
+        for kind, n in found.get("differ", {}).items():
+            differ[kind] = differ.get(kind, 0) + int(n)
+        for line in found.get("mismatches", []):
+            print(f"#{r['number']}: shared result differs: {line}", file=sys.stderr)
+    kinds = ", ".join(f"{kind} {n} ({differ.get(kind, 0)} differ)" for kind, n in sorted(compared.items()))
+    print(f"sharing check over {audited} PRs: {sum(compared.values())} shared results compared with the "
+          f"point's own ({kinds or 'none'}), {sum(differ.values())} differ", file=sys.stderr)
+    return sum(differ.values())

@@ -13,6 +13,7 @@ import resource
 import sys
 import time
 from collections.abc import Collection, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from verifier.app.replay.proposals import RepoDocuments, load_proposed_policies
 from verifier.core import processcache
 from verifier.core.errors import VerifierError
 from verifier.core.model import Bundle
+from verifier.launch import sharing
 from verifier.record.fetched import Completion, UpstreamSource, git_sources
 from verifier.record.git.record import PrFacts, Side, _when, build_bundle, complete_launch_files
 from verifier.record.git.repo import GitRepo
@@ -37,6 +39,7 @@ class Job:
     policies_dir: str | None = None
     documents: RepoDocuments | None = None
     upstream: tuple[tuple[str, str], ...] = ()  # (OWNER/NAME, clone path): repositories runners fetch from
+    check_sharing: bool = False  # audit every shared launch reading (verifier.launch.sharing)
 
 
 _STATE: dict[str, Any] = {}
@@ -51,6 +54,7 @@ def init_worker(job: Job) -> None:
     _STATE["current"] = load_policies()
     _STATE["proposed"] = load_proposed_policies(Path(job.policies_dir)) if job.policies_dir else None
     _STATE["documents"] = job.documents
+    _STATE["check_sharing"] = job.check_sharing
 
 
 def row_records(report: Any) -> list[dict[str, Any]]:
@@ -141,17 +145,21 @@ def replay_one(pr: MergedPR) -> dict[str, Any]:
     """The JSON-line record of one PR (judged twice when proposed rules are set)."""
     start, cpu = time.perf_counter(), time.process_time()
     record: dict[str, Any] = {**pr.as_dict()}
-    try:
-        bundle, current, proposed = _verdicts(_STATE["repo"], pr)
-        record["files"] = len(bundle.pr.files)
-        record.update(current)
-        if proposed is not None:
-            record["proposed"] = proposed
-            record["flips"] = flips(record, proposed)
-    except VerifierError as exc:
-        record["error"] = exc.one_line()
-    except Exception as exc:  # one PR's failure must not stop the replay; it is reported, not hidden
-        record["error"] = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+    with ExitStack() as stack:
+        audit = stack.enter_context(sharing.auditing()) if _STATE.get("check_sharing") else None
+        try:
+            bundle, current, proposed = _verdicts(_STATE["repo"], pr)
+            record["files"] = len(bundle.pr.files)
+            record.update(current)
+            if proposed is not None:
+                record["proposed"] = proposed
+                record["flips"] = flips(record, proposed)
+        except VerifierError as exc:
+            record["error"] = exc.one_line()
+        except Exception as exc:  # one PR's failure must not stop the replay; it is reported, not hidden
+            record["error"] = f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+        if audit is not None:
+            record["sharing"] = audit.summary()
     record["seconds"] = round(time.perf_counter() - start, 3)
     record["cpu_seconds"] = round(time.process_time() - cpu, 3)
     # the worker's peak resident memory so far: a bound on this PR's (its caches only add to it)
