@@ -26,7 +26,7 @@ def _followed(job: KeyJob, point: Point) -> tuple[Followed | None, Problem | Non
         return None, problem, ""
     env = launcher_env(job, point)
     script = scripts[0]
-    key = f"launch.follow.{job.side}.{script}.{hash(tuple(sorted(env.items())))}"
+    inputs = tuple(sorted(env.items()))
 
     def compute() -> tuple[Followed | None, Problem | None, str]:
         reading = read_runner(job, script, env)
@@ -37,8 +37,14 @@ def _followed(job: KeyJob, point: Point) -> tuple[Followed | None, Problem | Non
         out.files.insert(0, script)
         return out, None, script
 
-    # the same chain with the same environment on the other tree: reused when that tree answers alike
-    return job.ctx.memo(key, lambda: shared_reading(job, ("follow", script, tuple(sorted(env.items()))), compute))
+    # once per side, runner and environment (keyed by the environment itself, not a digest of it); the
+    # same chain with the same environment on the other tree: reused when that tree answers alike
+    followed: dict[tuple[tuple[str, str], ...], tuple[Followed | None, Problem | None, str]] = \
+        job.ctx.memo(f"launch.follow.{job.side}.{script}", dict)
+    got = followed.get(inputs)
+    if got is None:
+        got = followed[inputs] = shared_reading(job, ("follow", script, inputs), compute)
+    return got
 
 
 def _launch(job: KeyJob, point: Point, server: ServerStart, files: tuple[str, ...], kind: str) -> Launch:
