@@ -143,6 +143,11 @@ def test_a_snippet_is_run_once_per_answers(monkeypatch: pytest.MonkeyPatch) -> N
     assert outs == [["vllm", "serve", "m", "--size", size, "--tp", tp]
                     for size, tp in (("1", "8"), ("1", "4"), ("2", "8"))]
     assert len(runs) == 2  # TP is not read by the snippet: the second run reuses the first
+    with trace.snippets_afresh():  # a reading made the long way (verifier.launch.sharing) runs it again
+        reader = trace.Reader()
+        reader.load = lambda path, st: None  # noqa: ARG005
+        again = reader.run(SCRIPT, SNIPPET, {"SIZE": "1", "TP": "8"})
+    assert len(runs) == 3 and [plain(a) for a in again.events[-1].argv] == outs[0]
 
 
 LISTING = """#!/usr/bin/env bash

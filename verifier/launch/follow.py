@@ -636,7 +636,7 @@ class _Walker:
         got = self._templated(ident, learn, env, mounts, run, marked)
         audit = sharing.active()
         if audit is not None:  # the reading this environment's own would be, made with the values
-            with self.job.unlogged():
+            with sharing.long_way(self.job):
                 fresh = _template(self.job, env, mounts, run, None).reading
             same = (got.events, got.stopped, got.problems, got.files) == \
                 (fresh.events, fresh.stopped, fresh.problems, fresh.files)

@@ -390,7 +390,7 @@ def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env
         # the evaluation this point's own would be, made from the start (Memo.verify: tests;
         # the audit: verify-pr replay --check-sharing, which judges on the shared one still)
         fresh: Evaluation | None = None
-        with job.unlogged():
+        with sharing.long_way(job):
             try:
                 fresh = evaluate(text, path, env, make_options(), arg0=arg0)
             except (ShellSyntaxError, ShellLimit):

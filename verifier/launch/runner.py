@@ -404,7 +404,7 @@ def runner_probe(job: KeyJob, script: str, env: Mapping[str, str]) -> Probe:
     probe = _shared_probe(job, script, env)
     audit = sharing.active()
     if audit is not None:  # the probe of a reading with this point's values
-        with job.unlogged():
+        with sharing.long_way(job):
             template, _log = _template(job, script, env, set(env))
             fresh = template.probe(job, script, env)
         audit.compare("runner probe", f"{script} ({sharing.point_of(env)})", fresh == probe)

@@ -4,7 +4,8 @@ Points of a config share work, each share designed to give exactly what the poin
 gives:
 - a script evaluation reused for another environment that agrees on everything it read, or
   resumed from a checkpoint, or made on the other tree (verifier.shell.memo,
-  verifier.launch.harness.shared_evaluate): `evaluation`;
+  verifier.launch.harness.shared_evaluate): `evaluation`, which counts every evaluation the harness
+  hands to a point, one computed for it included;
 - a stand-in reading of a multi-node launch chain's script, reused for every environment it holds
   for (verifier.launch.follow `_Template`): `chain reading`;
 - a runner probe planned from a stand-in reading of the runner (verifier.launch.runner.runner_probe):
@@ -15,8 +16,9 @@ With the audit on (`verify-pr replay --check-sharing`, `auditing`), each of thos
 the point's own result from the start, without any of it, and compares the two: a difference is a
 mismatch, named by the place, the script and the point's environment. The verdict is still judged
 on the shared results, so a replay with the audit gives the records it gives without; the fresh
-results are only compared, and they ask the tree nothing the shared ones' logs would keep
-(`KeyJob.unlogged`). Off, nothing is made twice.
+results are only compared. They are made without the tree questions they ask reaching the logs
+of the readings they check and without reusing a python3 snippet's run (`long_way`); a template or
+parse the long way makes is kept like any other. Off, nothing is made twice.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifier.launch.job import KeyJob
 from verifier.shell.text import Seg, plain
 
 MAX_LISTED = 20  # mismatches kept word for word per audit (all are counted)
@@ -55,6 +58,17 @@ class SharingAudit:
 
 
 _ACTIVE: list[SharingAudit] = []
+
+
+@contextmanager
+def long_way(job: KeyJob) -> Iterator[None]:
+    """While a result is made the point's own way: the tree questions it asks are not logged for the
+    reading being checked (`KeyJob.unlogged`), and every python3 snippet it reads is run, not reused
+    (verifier.shell.trace `snippets_afresh`)."""
+    from verifier.shell.trace import snippets_afresh
+
+    with job.unlogged(), snippets_afresh():
+        yield
 
 
 def active() -> SharingAudit | None:

@@ -63,7 +63,7 @@ def shared_reading(job: KeyJob, key: Hashable, compute: Callable[[], T]) -> T:
     if found:
         audit = sharing.active()
         if audit is not None:  # this tree's own reading (verifier.launch.sharing)
-            with job.unlogged():
+            with sharing.long_way(job):
                 fresh = compute()
             audit.compare("other tree", str(key[1]) if isinstance(key, tuple) and len(key) > 1 else str(key),
                           fresh == result)

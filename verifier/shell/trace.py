@@ -1710,7 +1710,7 @@ class Reader:
         asked again in order, gives the same file and text. The snippet is a function of these
         alone (verifier.shell.pysnippet), so it prints the same; asking the loads again and recording
         the variables read make the reading's files, tree questions and decisions those of a run."""
-        for ran in _SNIPPET_RUNS.get(key, ()):
+        for ran in _SNIPPET_RUNS.get(key, ()) if not _AFRESH else ():
             if any(values.get(name) != value for name, value in ran.env):
                 continue
             if ran.listed is not None and not _same_listing(ran.listed, values):
@@ -2824,6 +2824,18 @@ _SNIPPET_RUNS: OrderedDict[tuple[str, str, int], list[_SnippetRun]] = OrderedDic
 MAX_SNIPPETS = 128
 MAX_SNIPPET_RUNS = 64
 processcache.register("shell.snippet-runs", _SNIPPET_RUNS.clear)
+_AFRESH: list[bool] = []  # `snippets_afresh` is open
+
+
+@contextlib.contextmanager
+def snippets_afresh() -> Iterator[None]:
+    """Every python3 snippet read while open is run, none reused from an earlier run
+    (verifier.launch.sharing makes a reading the long way)."""
+    _AFRESH.append(True)
+    try:
+        yield
+    finally:
+        _AFRESH.pop()
 
 
 @lru_cache(maxsize=64)
