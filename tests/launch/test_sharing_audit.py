@@ -89,12 +89,12 @@ def test_a_chain_reading_that_loses_a_command_is_found(monkeypatch: pytest.Monke
 
 
 def test_the_audit_is_off_unless_asked_and_keeps_a_bounded_list() -> None:
-    assert sharing.active() is None
+    assert sharing.active_audit() is None
     with sharing.auditing() as audit:
-        assert sharing.active() is audit
+        assert sharing.active_audit() is audit
         for i in range(sharing.MAX_LISTED + 5):
             audit.compare("evaluation", f"s{i}.sh", False)
-    assert sharing.active() is None
+    assert sharing.active_audit() is None
     summary = audit.summary()
     assert summary["compared"] == {"evaluation": sharing.MAX_LISTED + 5}
     assert summary["differ"] == {"evaluation": sharing.MAX_LISTED + 5}

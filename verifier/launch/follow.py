@@ -33,10 +33,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from verifier.launch import sharing
 from verifier.launch.commands import WRAPPERS, wrapper
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import Problem, _file_test, _fills, _put, make_reader, repo_path, stand_in_clash
+from verifier.launch.sharing import active_audit, long_way, point_of
 from verifier.shell.text import Seg, Text, is_known, plain, slice_text, text_of
 
 if TYPE_CHECKING:
@@ -634,13 +634,13 @@ class _Walker:
         inputs (`_Template`), else a new one (`marked`: the inputs hold the stand-ins' character, so
         the reading is made with the values)."""
         got = self._templated(ident, learn, env, mounts, run, marked)
-        audit = sharing.active()
+        audit = active_audit()
         if audit is not None:  # the reading this environment's own would be, made with the values
-            with sharing.long_way(self.job):
+            with long_way(self.job):
                 fresh = _template(self.job, env, mounts, run, None).reading
             same = (got.events, got.stopped, got.problems, got.files) == \
                 (fresh.events, fresh.stopped, fresh.problems, fresh.files)
-            audit.compare("chain reading", f"{ident[0]} ({sharing.point_of(env)})", same)
+            audit.compare("chain reading", f"{ident[0]} ({point_of(env)})", same)
         return got
 
     def _templated(self, ident: tuple[Any, ...], learn: str, env: dict[str, Text], mounts: Mapping[str, str],

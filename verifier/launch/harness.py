@@ -26,9 +26,9 @@ from typing import Any
 
 from verifier.configs.points import Point
 from verifier.core import processcache
-from verifier.launch import sharing
 from verifier.launch.commands import default_modules, shell_commands
 from verifier.launch.job import KeyJob, content_digest
+from verifier.launch.sharing import active_audit, long_way, point_of
 from verifier.launch.workflow import Workflow, try_read_workflow
 from verifier.shell import Assumption, Commands, Evaluation, Options, ShellLimit, ShellSyntaxError, evaluate
 from verifier.shell.memo import Checkpoints, Memo, Shared, same_outcomes
@@ -385,12 +385,12 @@ def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env
         return result
 
     got = memo.evaluate(key, env, compute)
-    audit = sharing.active()
+    audit = active_audit()
     if memo.verify or audit is not None:
         # the evaluation this point's own would be, made from the start (Memo.verify: tests;
         # the audit: verify-pr replay --check-sharing, which judges on the shared one still)
         fresh: Evaluation | None = None
-        with sharing.long_way(job):
+        with long_way(job):
             try:
                 fresh = evaluate(text, path, env, make_options(), arg0=arg0)
             except (ShellSyntaxError, ShellLimit):
@@ -399,7 +399,7 @@ def shared_evaluate(job: KeyJob, key: tuple[Any, ...], text: str, path: str, env
                     raise
         same = fresh is not None and same_outcomes(got, fresh)
         if audit is not None:
-            audit.compare("evaluation", f"{path} ({sharing.point_of(env)})", same)
+            audit.compare("evaluation", f"{path} ({point_of(env)})", same)
         if memo.verify and fresh is not None and not same:
             memo.mismatches.append((key, dict(env)))
             return fresh

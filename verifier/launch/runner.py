@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from verifier.configs.points import Point
 from verifier.configs.runners import runners
-from verifier.launch import sharing
 from verifier.launch.job import KeyJob
+from verifier.launch.sharing import active_audit, long_way, point_of
 from verifier.shell.text import Seg, Text, concat, is_known, plain, text_of
 
 if TYPE_CHECKING:
@@ -402,12 +402,12 @@ def runner_probe(job: KeyJob, script: str, env: Mapping[str, str]) -> Probe:
     (verifier.launch.treeshare).
     """
     probe = _shared_probe(job, script, env)
-    audit = sharing.active()
+    audit = active_audit()
     if audit is not None:  # the probe of a reading with this point's values
-        with sharing.long_way(job):
+        with long_way(job):
             template, _log = _template(job, script, env, set(env))
             fresh = template.probe(job, script, env)
-        audit.compare("runner probe", f"{script} ({sharing.point_of(env)})", fresh == probe)
+        audit.compare("runner probe", f"{script} ({point_of(env)})", fresh == probe)
     return probe
 
 

@@ -71,7 +71,7 @@ def long_way(job: KeyJob) -> Iterator[None]:
         yield
 
 
-def active() -> SharingAudit | None:
+def active_audit() -> SharingAudit | None:
     """The audit in force in this process (None: off)."""
     return _ACTIVE[-1] if _ACTIVE else None
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from verifier.launch import sharing
 from verifier.launch.job import KeyJob
+from verifier.launch.sharing import active_audit, long_way
 
 T = TypeVar("T")
 MAX_ENTRIES = 256  # per key: the oldest readings are dropped beyond it
@@ -61,9 +61,9 @@ def shared_reading(job: KeyJob, key: Hashable, compute: Callable[[], T]) -> T:
     share = tree_share(job)
     found, result = share.find(job, key)
     if found:
-        audit = sharing.active()
+        audit = active_audit()
         if audit is not None:  # this tree's own reading (verifier.launch.sharing)
-            with sharing.long_way(job):
+            with long_way(job):
                 fresh = compute()
             audit.compare("other tree", str(key[1]) if isinstance(key, tuple) and len(key) > 1 else str(key),
                           fresh == result)

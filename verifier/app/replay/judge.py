@@ -23,7 +23,7 @@ from verifier.app.replay.proposals import RepoDocuments, load_proposed_policies
 from verifier.core import processcache
 from verifier.core.errors import VerifierError
 from verifier.core.model import Bundle
-from verifier.launch import sharing
+from verifier.launch.sharing import auditing
 from verifier.record.fetched import Completion, UpstreamSource, git_sources
 from verifier.record.git.record import PrFacts, Side, _when, build_bundle, complete_launch_files
 from verifier.record.git.repo import GitRepo
@@ -146,7 +146,7 @@ def replay_one(pr: MergedPR) -> dict[str, Any]:
     start, cpu = time.perf_counter(), time.process_time()
     record: dict[str, Any] = {**pr.as_dict()}
     with ExitStack() as stack:
-        audit = stack.enter_context(sharing.auditing()) if _STATE.get("check_sharing") else None
+        audit = stack.enter_context(auditing()) if _STATE.get("check_sharing") else None
         try:
             bundle, current, proposed = _verdicts(_STATE["repo"], pr)
             record["files"] = len(bundle.pr.files)
