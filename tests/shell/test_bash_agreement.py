@@ -407,3 +407,52 @@ def test_both_walkers_end_fixed_programs_as_bash_does() -> None:
     assert not wrong, "\n".join(wrong[:20])
     assert compared >= len(SEMANTICS_PROGRAMS) * 0.9
     assert known["evaluator"] >= compared * 0.7 and known["trace"] >= compared * 0.7, (known, compared)
+
+
+# numbers and blanks bash does not read as such: digits of other scripts, a no-break space, an em
+# space, `_` between digits, a carriage return, a vertical tab (bash reports an error and the test
+# fails or the expansion is empty; a walker may say "unknown", never take the other branch or make a
+# number)
+NOT_NUMBERS = ["٣", "3\u00a0", "\u20033", "1_0", "3\r", "\v3", "३", "3\n", "0x1_f"]
+NUMBER_PROGRAMS = [
+    'if [ "$X" -eq 3 ]; then V=yes; else V=no; fi', "if [[ $X -eq 3 ]]; then V=yes; else V=no; fi",
+    'if test "$X" -gt 2; then V=yes; else V=no; fi', "V=$(( X + 1 ))", "V=$(( 16#1_0 ))", "V=$(( 0#7 ))",
+    "V=$(printf '%d' \"$X\")", "V=$(printf '%.1f' \"$X\")", "V=$(seq \"$X\" | tail -1)", "V={1..$X}",
+]
+
+
+def _bash_ignoring_errors(script: str) -> list[str] | None:
+    done = subprocess.run(["bash", "--norc", "--noprofile", "-c", f"{script}\nprintf '%s\\0' START \"$V\""],
+                          capture_output=True, timeout=30, check=False)  # bytes: a carriage return stays one
+    out = done.stdout.decode("utf-8", "replace")
+    return out.split("\0")[1:-1] if done.returncode == 0 and "START\0" in out else None
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash as the oracle")
+def test_neither_walker_reads_a_number_bash_does_not() -> None:
+    wrong: list[str] = []
+    compared = 0
+    for value in NOT_NUMBERS:
+        for program in NUMBER_PROGRAMS:
+            script = f"X={_quote(value)}\n{program}"
+            truth = _bash_ignoring_errors(script)
+            if truth is None:
+                continue
+            compared += 1
+            for name, walk in (("evaluator", _evaluator), ("trace", _trace)):
+                got = walk(script, '"$V"')
+                if got is not None and got != truth:
+                    wrong.append(f"{name}: {script!r}: bash {truth}, {name} {got}")
+    assert not wrong, "\n".join(wrong[:20])
+    assert compared >= len(NOT_NUMBERS) * len(NUMBER_PROGRAMS) * 0.8
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash as the oracle")
+def test_a_word_is_split_on_blanks_only_as_bash_splits_it() -> None:
+    """A no-break or em space inside a word (`--kv-cache-dtype\u00a0fp8`) is part of it: bash passes one
+    argument; a `$` before a digit of another script is a `$`."""
+    cases = [("V=x", "--kv-cache-dtype\u00a0fp8"), ("V=x", "a\u2003b c"), ("V=x", "'a\u00a0b'\u00a0c"),
+             ("set -- a b c d", "$\u0663"), ("set -- a b c d", "x$\u0663y")]  # `$٣` is no positional parameter
+    wrong, known, compared = _compare(cases)
+    assert not wrong, "\n".join(wrong)
+    assert compared == len(cases) and known == {"evaluator": len(cases), "trace": len(cases)}, known

@@ -14,7 +14,10 @@ from collections.abc import Callable
 
 from verifier.core.processcache import ByText
 
-_TOKEN = re.compile(r"\s*(?:(0[xX][0-9a-fA-F]+|\d+#[0-9A-Za-z@_]+|\d+)|([A-Za-z_][A-Za-z0-9_]*)"
+# what bash skips between the tokens of an arithmetic expression (not a carriage return, a vertical
+# tab or any other white space), and its digits: ASCII only, as bash reads them
+BLANKS = " \t\n"
+_TOKEN = re.compile(r"[ \t\n]*(?:(0[xX][0-9a-fA-F]+|[0-9]+#[0-9A-Za-z@_]+|[0-9]+)|([A-Za-z_][A-Za-z0-9_]*)"
                     r"|(\*\*=|<<=|>>=|\+\+|--|\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|[-+*/%<>=!~&^|?:(),\[\]]))")
 MAX_DEPTH = 64
 
@@ -36,7 +39,7 @@ Assign = Callable[[str, int], None]
 
 
 _TOKENS: ByText[str, list[tuple[str, str]]] = ByText("shell.arithmetic-tokens", 16384)
-_INTEGER = re.compile(r"-?\d+")
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 def _tokens(expr: str) -> list[tuple[str, str]]:
@@ -53,7 +56,7 @@ def _tokens(expr: str) -> list[tuple[str, str]]:
 def _scan(expr: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     pos = 0
-    expr = expr.rstrip()
+    expr = expr.rstrip(BLANKS)
     while pos < len(expr):
         m = _TOKEN.match(expr, pos)
         if not m or m.end() == pos:
@@ -71,7 +74,12 @@ def _scan(expr: str) -> list[tuple[str, str]]:
 def _int_literal(text: str) -> int:
     if "#" in text:
         base_text, digits = text.split("#", 1)
-        return int(digits, int(base_text))
+        base = int(base_text)
+        # bases 37 to 64 (`@`, `_` and both cases as digits) are not read; in 2 to 36 only letters and
+        # digits are (Python's int would take a `_` between digits, and base 0 as "any prefix")
+        if not 2 <= base <= 36 or not digits.isalnum():
+            raise ArithError(f"unsupported arithmetic base in {text!r}")
+        return int(digits, base)
     if text[:2] in ("0x", "0X"):
         return int(text, 16)
     if len(text) > 1 and text.startswith("0"):
@@ -155,7 +163,7 @@ class _Eval:
             return 0
         if isinstance(value, int):
             return value
-        text = value.strip()
+        text = value.strip(BLANKS)
         if not text:
             return 0
         if _INTEGER.fullmatch(text):

@@ -1218,7 +1218,7 @@ def _unset(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: l
 def _shift(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
            loc: Loc) -> list[World]:
     n = fields[1][0] if len(fields) > 1 else "1"
-    if not (isinstance(n, str) and n.isdigit()) or any(shape_unknown(v) for v, _ in w.pos[:int(n)]):
+    if not (is_number(n)) or any(shape_unknown(v) for v, _ in w.pos[:int(n)]):
         # how many it drops, or which words are left, only the run knows
         w.pos = ((Opaque("$@", loc, many=True), loc),)
         w.status = None
@@ -1381,7 +1381,7 @@ def _return(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: 
 def _break(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
            loc: Loc) -> list[World]:
     n = fields[1][0] if len(fields) > 1 else "1"
-    w.flow = (str(fields[0][0]), int(n) if isinstance(n, str) and n.isdigit() else 1)
+    w.flow = (str(fields[0][0]), int(n) if is_number(n) else 1)
     w.status = True
     return [w]
 
@@ -1480,7 +1480,7 @@ def _cd(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list
         _emit(w, Opaque("$(dirs)", loc), loc)  # they print the directory stack
     # `cd` (home), `cd -`, `popd` and `pushd +N` go where only the run's directory stack says
     if not args or not isinstance(args[0], str) or not isinstance(current, str) or args[0] == "-" or \
-            fields[0][0] == "popd" or (args[0][:1] == "+" and args[0][1:].isdigit()):
+            fields[0][0] == "popd" or (args[0][:1] == "+" and is_number(args[0][1:])):
         ev.assign(w, "PWD", Opaque("$PWD", loc), loc)
         w.status = None
         return [w]

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from verifier.core.linear_regex import compile_pattern
+from verifier.shell.arith import BLANKS
 from verifier.shell.lexer import Word
 from verifier.shell.values import Pattern, glob_match, pattern_is_literal, posix_regex
 
@@ -32,7 +33,9 @@ _INT_OPS: dict[str, Callable[[int, int], bool]] = {
     "-le": lambda a, b: a <= b, "-gt": lambda a, b: a > b, "-ge": lambda a, b: a >= b}
 _BINARY = frozenset({"=", "==", "!=", "=~", "<", ">", "-nt", "-ot", "-ef", *_INT_OPS})
 _CONNECTORS = ("&&", "||", "!", "(", ")")
-_INTEGER = re.compile(r"[-+]?\d+")
+_INTEGER = re.compile(r"[-+]?[0-9]+")  # ASCII digits: bash reads no other digit as a number
+# `[ ]`'s integer, as bash's legal_number reads it: C white space before it, blanks after it
+_BRACKET_INTEGER = re.compile(r"[ \t\n\v\f\r]*([-+]?[0-9]+)[ \t]*")
 
 
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")  # read alike by `[ ]` (decimal) and `[[ ]]` (arithmetic: no octal 0)
@@ -198,12 +201,14 @@ def binary(ops: Operands[V], left: V, op: str, right: Item[V], double: bool) -> 
 
 
 def _int_operand(ops: Operands[V], text: str, double: bool) -> int | bool | None:
-    text = text.strip()
-    # `[ ]` reads decimal; `[[ ]]` evaluates arithmetic, where a leading 0 is octal (`010` is 8)
-    if _INTEGER.fullmatch(text) and not (double and len(text.lstrip("+-")) > 1 and text.lstrip("+-")[0] == "0"):
-        return int(text)
+    # `[ ]` reads decimal; `[[ ]]` evaluates arithmetic, where a leading 0 is octal (`010` is 8) and
+    # blanks and newlines around the expression are skipped (`arith.BLANKS`)
     if not double:
-        return False  # `[ x -eq 1 ]` with a non-integer: an error, the test fails
+        found = _BRACKET_INTEGER.fullmatch(text)
+        return int(found.group(1)) if found else False  # `[ x -eq 1 ]` with a non-integer: an error, the test fails
+    text = text.strip(BLANKS)
+    if _INTEGER.fullmatch(text) and not (len(text.lstrip("+-")) > 1 and text.lstrip("+-")[0] == "0"):
+        return int(text)
     return ops.arith(text)
 
 

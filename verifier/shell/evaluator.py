@@ -47,7 +47,7 @@ from typing import Any
 from verifier.core.processcache import ByObject
 from verifier.shell.arith import ArithError, ArithUnknown
 from verifier.shell.arith import evaluate as evaluate_arith
-from verifier.shell.conditions import Operands, eval_double
+from verifier.shell.conditions import Operands, eval_double, is_number
 from verifier.shell.expansion import (
     DEFAULT_IFS,
     SHELL_SET,
@@ -1846,7 +1846,7 @@ class Evaluator:
                 elems = [(w.arg0, loc), *elems]  # `${@:0}` starts at $0
             return self.array_op(name, elems, rest, w, loc, name)
         if rest and subscript is None and self.sink is None and not (w.refs and name in w.refs) \
-                and not (name.isdigit() or name in SPECIAL):
+                and not (is_number(name) or name in SPECIAL):
             spec = self._strip_spec(rest, w, loc)
             if spec is not None:
                 # `${X%%_*}` with a literal pattern reads only what the removal leaves: recorded so
@@ -1860,7 +1860,7 @@ class Evaluator:
         try:
             if subscript is not None:
                 value, vloc = self.element(name, subscript, w, loc)
-            elif name.isdigit() or name in SPECIAL:
+            elif is_number(name) or name in SPECIAL:
                 value, vloc = self.special(name, w, loc)
             else:
                 got = self.lookup(w, name, loc)
@@ -1891,7 +1891,7 @@ class Evaluator:
             return "0" if w.status else Opaque("$?", loc, w.status is False), loc
         if name == "0":
             return w.arg0, loc
-        if name.isdigit():
+        if is_number(name):
             k = int(name)
             first = next((i for i, (v, _) in enumerate(w.pos) if shape_unknown(v)), None)
             if first is not None and k - 1 >= first:  # after (or at) a word that may be any number of them
@@ -1922,7 +1922,7 @@ class Evaluator:
         if name == "BASH_SOURCE":
             idx = self.arith(subscript, w, loc, expand=True)
             stack = list(reversed(w.sources))
-            if isinstance(idx, str) and idx.lstrip("-").isdigit() and 0 <= int(idx) < len(stack):
+            if isinstance(idx, str) and is_number(idx.lstrip("-")) and 0 <= int(idx) < len(stack):
                 return stack[int(idx)], loc
             return ("" if isinstance(idx, str) else Opaque(f"${{BASH_SOURCE[{subscript}]}}", loc)), loc
         self.reads.add(name)

@@ -28,8 +28,8 @@ from verifier.core.processcache import ByText
 
 MAX_BRACE_WORDS = 1024
 SPECIAL = frozenset("@*#?$!-0123456789")
-_SEQUENCE = re.compile(r"(-?\d+)\.\.(-?\d+)(?:\.\.(-?\d+))?")
-_LETTERS = re.compile(r"([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?\d+))?")
+_SEQUENCE = re.compile(r"(-?[0-9]+)\.\.(-?[0-9]+)(?:\.\.(-?[0-9]+))?")
+_LETTERS = re.compile(r"([A-Za-z])\.\.([A-Za-z])(?:\.\.(-?[0-9]+))?")
 _HEAD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])(\[)?")
 
 
@@ -78,7 +78,7 @@ def parse_param(expr: str) -> Param:
     if got is not None:
         return got
     parsed: Param
-    if (expr in SPECIAL and len(expr) == 1) or expr.isdigit():
+    if (expr in SPECIAL and len(expr) == 1) or (expr.isascii() and expr.isdigit()):
         parsed = Param("special", expr, None, "")
     elif expr.startswith("#") and len(expr) > 1:
         parsed = Param("length", expr[1:], None, "")

@@ -67,7 +67,7 @@ def _sed(script: str, text: Text, extended: bool, origin: tuple[str, int | None]
             ch = replacement[j]
             if ch == "\\" and j + 1 < len(replacement):
                 nxt = replacement[j + 1]
-                rep += m.group(int(nxt)) or "" if nxt.isdigit() else {"n": "\n", "t": "\t"}.get(nxt, nxt)
+                rep += m.group(int(nxt)) or "" if "0" <= nxt <= "9" else {"n": "\n", "t": "\t"}.get(nxt, nxt)
                 j += 2
                 continue
             rep += (m.group(0) or "") if ch == "&" else ch
@@ -168,9 +168,9 @@ def apply_filter(words: list[str], text: Text, origin: tuple[str, int | None]) -
         return text_of("".join(c for c in plain(text) if c not in chars), *origin), True
     if name in ("head", "tail"):
         count = 10
-        if args[:1] == ["-n"] and len(args) > 1 and args[1].lstrip("-").isdigit():
+        if args[:1] == ["-n"] and len(args) > 1 and re.fullmatch(r"-?[0-9]+", args[1]):
             count = int(args[1])
-        elif args and re.fullmatch(r"-\d+", args[0]):
+        elif args and re.fullmatch(r"-[0-9]+", args[0]):
             count = int(args[0][1:])
         elif args:
             return None
@@ -179,7 +179,7 @@ def apply_filter(words: list[str], text: Text, origin: tuple[str, int | None]) -
         return _join_lines(picked), True
     if name == "sort" and set(args) <= {"-n", "-u"}:
         lines = _lines(text)
-        key = (lambda t: float(plain(t)) if re.fullmatch(r"-?\d+(\.\d+)?", plain(t).strip()) else 0.0) \
+        key = (lambda t: float(plain(t)) if re.fullmatch(r"-?[0-9]+(\.[0-9]+)?", plain(t).strip(" \t")) else 0.0) \
             if "-n" in args else (lambda t: plain(t))
         ordered = sorted(lines, key=key)
         if "-u" in args:
@@ -195,7 +195,7 @@ def apply_filter(words: list[str], text: Text, origin: tuple[str, int | None]) -
                 delim = a[2:] or (args[i + 1] if i + 1 < len(args) else "\t")
             if a.startswith("-f"):
                 field = a[2:] or (args[i + 1] if i + 1 < len(args) else None)
-        if field is None or not field.isdigit():
+        if field is None or not re.fullmatch(r"[0-9]+", field):
             return None
         n = int(field) - 1
         out_lines = []

@@ -392,7 +392,7 @@ class _Lexer:
         if m:
             parts.append(Part("param", m.group(0), quoted))
             return m.end()
-        if nxt and (nxt.isdigit() or nxt in "@*#?$!-"):
+        if nxt and ("0" <= nxt <= "9" or nxt in "@*#?$!-"):
             parts.append(Part("param", nxt, quoted))
             return i + 2
         parts.append(Part("lit", "$", quoted))
@@ -654,7 +654,7 @@ class _Lexer:
                 self.cmd_start = False
                 return
         # a redirection with an explicit fd: 2>file, 2>&1
-        if lit is not None and lit.isdigit() and nxt in "<>" \
+        if lit is not None and lit.isascii() and lit.isdigit() and nxt in "<>" \
                 and not any(p.quoted for p in word.parts):
             for op in OPERATORS:
                 if op[0] in "<>" and text.startswith(op, self.i):

@@ -70,7 +70,7 @@ from functools import lru_cache, partial
 
 from verifier.core import processcache
 from verifier.shell import arith, expansion, utilities
-from verifier.shell.conditions import eval_bracket, eval_double, eval_single
+from verifier.shell.conditions import eval_bracket, eval_double, eval_single, is_number
 from verifier.shell.launchers import Commands
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
@@ -608,7 +608,7 @@ class Reader:
             return True
         self.decide(*args)
         levels = plain(args[0]) if args else "1"
-        if args and (not is_known(args[0]) or not levels.isdigit() or levels == "0"):
+        if args and (not is_known(args[0]) or not is_number(levels) or levels == "0"):
             raise _LoopUndecided(1)
         raise (_Break if name == "break" else _Continue)(int(levels))
 
@@ -1028,7 +1028,7 @@ class Reader:
             args = [a for a in argv[1:] if not (is_known(a) and plain(a) in ("-P", "-L", "-e", "-@", "-n", "--"))]
             where = plain(args[0]) if args and is_known(args[0]) else None
             if name == "popd" or not args or where == "-" or (name == "pushd" and where is not None and
-                                                                where[:1] in "+-" and where[1:].isdigit()):
+                                                                where[:1] in "+-" and is_number(where[1:])):
                 st.cwd = (Seg("${PWD}", st.file, node.line, False, "runtime"),)
             else:
                 st.cwd = args[0] if plain(args[0]).startswith("/") or not st.cwd else \
@@ -1041,7 +1041,7 @@ class Reader:
             raise Stop(st.file, node.line, code == "0")
         if name == "return":
             code = plain(argv[1]) if len(argv) > 1 else "0"
-            raise _Return(None if not code.isdigit() else code == "0")
+            raise _Return(None if not is_number(code) else code == "0")
         if name == "unset":
             by_name = any(plain(a).startswith("-") and "n" in plain(a) for a in argv[1:])
             for a in argv[1:]:
@@ -1062,7 +1062,7 @@ class Reader:
             count = plain(argv[1]) if len(argv) > 1 and is_known(argv[1]) else "1" if len(argv) == 1 else ""
             if _positional_unknown(st):
                 return True
-            if not count.isdigit() or any(shape_unknown(p) for p in st.positional[:int(count)]):
+            if not is_number(count) or any(shape_unknown(p) for p in st.positional[:int(count)]):
                 # how many it drops, or which words are left, only the run knows
                 st.positional = [(Seg("$@", st.file, node.line, False, "runtime"),)]
                 return None
@@ -1157,7 +1157,7 @@ class Reader:
         apart from it (one holding a run-time value), or a command that names it in its arguments
         (other than to read it) may have changed it, and it is no longer known."""
         writes = [r for r in node.redirects if r.target is not None and (
-            r.op in (">", ">>", ">|", "&>", "&>>") or (r.op == ">&" and not r.target.raw.isdigit() and r.target.raw != "-"))]
+            r.op in (">", ">>", ">|", "&>", "&>>") or (r.op == ">&" and not is_number(r.target.raw) and r.target.raw != "-"))]
         self.write_count += 1
         step = self.write_count
         for r in writes:
@@ -1939,7 +1939,7 @@ class Reader:
         return expansion.DEFAULT_IFS if ifs is None else ifs
 
     def lookup(self, name: str, st: State, line: int | None) -> Text:
-        if name.startswith("__v") and name[3:].isdigit() and int(name[3:]) < len(self.sentinels):
+        if name.startswith("__v") and is_number(name[3:]) and int(name[3:]) < len(self.sentinels):
             return (self.sentinels[int(name[3:])],)
         if st.refs and name in st.refs:
             name = self.deref(name, st, line)
@@ -2055,7 +2055,7 @@ class Reader:
             if any(shape_unknown(p) for p in st.positional):  # a word that may be any number of them
                 return (Seg("$#", st.file, line, False, "runtime"),)
             return text_of(str(len(st.positional)), st.file, line)
-        if name.isdigit():
+        if is_number(name):
             n = int(name)
             if n == 0:
                 value: Text = text_of(st.zero, st.file, line)
@@ -2415,7 +2415,7 @@ class Reader:
         generated = frozenset(st.generated)
         for r in node.redirects:
             raw = r.target.raw if r.target is not None else ""
-            if r.target is None or r.op not in (">", ">>", ">|", "&>", "&>>", ">&") or raw.isdigit() or raw == "-":
+            if r.target is None or r.op not in (">", ">>", ">|", "&>", "&>>", ">&") or is_number(raw) or raw == "-":
                 continue
             if "$(" in raw or "`" in raw or "=" in raw or "${!" in raw:
                 self.undecidable()
@@ -2715,7 +2715,7 @@ def _loop_assigned(node: While | ArithFor | For, funcs: Names[tuple[Command, str
 def _writes_file(node: Simple) -> bool:
     """Whether a command writes its output to a file (not only to another descriptor, `>&2`)."""
     return any(r.op in (">", ">>", ">|", "&>", "&>>") or (r.op == ">&" and r.target is not None and
-                                                        not r.target.raw.isdigit() and r.target.raw != "-")
+                                                        not is_number(r.target.raw) and r.target.raw != "-")
                for r in node.redirects)
 
 

@@ -27,7 +27,7 @@ _ECHO_FLAGS = re.compile(r"-[neE]+")
 _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|0[0-7]{0,3}|[1-7][0-7]{0,2}|.)", re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
             "f": "\f", "v": "\v"}
-_PRINTF_SPEC = re.compile(r"%([-+ 0#]*)(\d+|\*)?(?:\.(\d+))?([sdiqbxXfFeEgGcou%])")
+_PRINTF_SPEC = re.compile(r"%([-+ 0#]*)([0-9]+|\*)?(?:\.([0-9]+))?([sdiqbxXfFeEgGcou%])")
 _INTEGER = re.compile(r"-?[0-9]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # (text before it, conversion, flags, width, precision) per conversion; the text after the last; and
@@ -130,7 +130,7 @@ def printf_pieces(fmt: str, args: Sequence[V]) -> list[str | V] | None:
     return out
 
 
-_INTEGER_ARG = re.compile(r"\s*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)\s*")
+_INTEGER_ARG = re.compile(r"[ \t\n\v\f\r]*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)[ \t\n\v\f\r]*")
 # what `%q` puts a backslash before: these characters anywhere, `~` at the start or after `=`/`:`,
 # `#` at the start
 _QUOTED = re.compile(r"[ \t\n'\"\\|&;()<>!{}*\[?\]^$`,]|(?:^|(?<=[=:]))~|^#")
@@ -181,6 +181,8 @@ def _convert(conv: str, flags: str, width: str | None, prec: str | None, arg: st
         if number is None or (conv == "o" and "#" in flags):
             return None
         return (spec + ("d" if conv == "u" else conv)) % (number + (1 << 64) if number < 0 else number)
+    if not arg.isascii() or "_" in arg:  # Python's float takes other digits and `1_0`; C's strtod does not
+        return None
     try:
         value = float(arg) if arg else 0.0
     except ValueError:
