@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeGuard, TypeVar
 
 from verifier.core.linear_regex import compile_pattern
 from verifier.shell.arith import BLANKS
@@ -43,7 +43,7 @@ _DIGITS = re.compile(r"[0-9]+")
 _EQUALITY = frozenset({"=", "==", "!="})
 
 
-def is_number(text: object) -> bool:
+def is_number(text: object) -> TypeGuard[str]:
     """Whether a value is a number as both tests and a command word read it: digits only."""
     return isinstance(text, str) and _DIGITS.fullmatch(text) is not None
 
