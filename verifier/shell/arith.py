@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TypeGuard
 
 from verifier.core.processcache import ByText
 
@@ -40,6 +41,13 @@ Assign = Callable[[str, int], None]
 
 _TOKENS: ByText[str, list[tuple[str, str]]] = ByText("shell.arithmetic-tokens", 16384)
 _INTEGER = re.compile(r"-?[0-9]+")
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def is_number(text: object) -> TypeGuard[str]:
+    """Whether a value is a number as bash's tests, counts and command words read it: ASCII digits
+    only (Python's `int` and `str.isdigit` take the digits of every script)."""
+    return isinstance(text, str) and _DIGITS.fullmatch(text) is not None
 
 
 def _tokens(expr: str) -> list[tuple[str, str]]:

@@ -21,14 +21,8 @@ from typing import Protocol
 
 from verifier.core.linear_regex import compile_pattern
 from verifier.core.processcache import ByObject, ByText
-from verifier.shell.conditions import (
-    Operands,
-    compared_number,
-    eval_bracket,
-    eval_single,
-    is_number,
-    number_comparison,
-)
+from verifier.shell.arith import is_number
+from verifier.shell.conditions import Operands, compared_number, eval_bracket, eval_single, number_comparison
 from verifier.shell.expansion import may_glob
 from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError, Word
@@ -1218,7 +1212,7 @@ def _unset(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: l
 def _shift(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
            loc: Loc) -> list[World]:
     n = fields[1][0] if len(fields) > 1 else "1"
-    if not (is_number(n)) or any(shape_unknown(v) for v, _ in w.pos[:int(n)]):
+    if not is_number(n) or any(shape_unknown(v) for v, _ in w.pos[:int(n)]):
         # how many it drops, or which words are left, only the run knows
         w.pos = ((Opaque("$@", loc, many=True), loc),)
         w.status = None

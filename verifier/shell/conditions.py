@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Generic, Protocol, TypeGuard, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from verifier.core.linear_regex import compile_pattern
-from verifier.shell.arith import BLANKS
+from verifier.shell.arith import BLANKS, is_number
 from verifier.shell.lexer import Word
 from verifier.shell.values import Pattern, glob_match, pattern_is_literal, posix_regex
 
@@ -39,13 +39,7 @@ _BRACKET_INTEGER = re.compile(r"[ \t\n\v\f\r]*([-+]?[0-9]+)[ \t]*")
 
 
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")  # read alike by `[ ]` (decimal) and `[[ ]]` (arithmetic: no octal 0)
-_DIGITS = re.compile(r"[0-9]+")
 _EQUALITY = frozenset({"=", "==", "!="})
-
-
-def is_number(text: object) -> TypeGuard[str]:
-    """Whether a value is a number as both tests and a command word read it: digits only."""
-    return isinstance(text, str) and _DIGITS.fullmatch(text) is not None
 
 
 def number_comparison(words: Sequence[Word]) -> tuple[int, str, str] | None:
@@ -57,10 +51,9 @@ def number_comparison(words: Sequence[Word]) -> tuple[int, str, str] | None:
     op = words[1].unquoted_literal
     if op is None or words[1].raw != op or (op not in _INT_OPS and op not in _EQUALITY):
         return None
-    literal_form = _DECIMAL if op in _INT_OPS else _DIGITS
     for k, other in ((0, words[2]), (2, words[0])):
         literal = other.literal()
-        if literal is not None and literal_form.fullmatch(literal):
+        if literal is not None and (_DECIMAL.fullmatch(literal) if op in _INT_OPS else is_number(literal)):
             return k, op, literal
     return None
 
@@ -341,4 +334,4 @@ def eval_bracket(ops: Operands[V], args: Sequence[V]) -> bool | None:
 
 
 __all__ = ["Item", "Operands", "binary", "compared_number", "eval_bracket", "eval_double", "eval_single",
-           "is_number", "number_comparison", "unary"]
+           "number_comparison", "unary"]

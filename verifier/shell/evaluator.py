@@ -45,9 +45,9 @@ from functools import lru_cache
 from typing import Any
 
 from verifier.core.processcache import ByObject
-from verifier.shell.arith import ArithError, ArithUnknown
+from verifier.shell.arith import ArithError, ArithUnknown, is_number
 from verifier.shell.arith import evaluate as evaluate_arith
-from verifier.shell.conditions import Operands, eval_double, is_number
+from verifier.shell.conditions import Operands, eval_double
 from verifier.shell.expansion import (
     DEFAULT_IFS,
     SHELL_SET,

@@ -25,6 +25,7 @@ import re
 from typing import NamedTuple
 
 from verifier.core.processcache import ByText
+from verifier.shell.arith import is_number
 
 MAX_BRACE_WORDS = 1024
 SPECIAL = frozenset("@*#?$!-0123456789")
@@ -78,7 +79,7 @@ def parse_param(expr: str) -> Param:
     if got is not None:
         return got
     parsed: Param
-    if (expr in SPECIAL and len(expr) == 1) or (expr.isascii() and expr.isdigit()):
+    if (expr in SPECIAL and len(expr) == 1) or is_number(expr):
         parsed = Param("special", expr, None, "")
     elif expr.startswith("#") and len(expr) > 1:
         parsed = Param("length", expr[1:], None, "")

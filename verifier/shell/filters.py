@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from verifier.core.linear_regex import LinearPattern, compile_pattern
+from verifier.shell.arith import is_number
 from verifier.shell.text import Seg, Text, concat, plain, slice_text, text_of
 from verifier.shell.values import posix_regex
 
@@ -195,7 +196,7 @@ def apply_filter(words: list[str], text: Text, origin: tuple[str, int | None]) -
                 delim = a[2:] or (args[i + 1] if i + 1 < len(args) else "\t")
             if a.startswith("-f"):
                 field = a[2:] or (args[i + 1] if i + 1 < len(args) else None)
-        if field is None or not re.fullmatch(r"[0-9]+", field):
+        if field is None or not is_number(field):
             return None
         n = int(field) - 1
         out_lines = []

@@ -70,7 +70,8 @@ from functools import lru_cache, partial
 
 from verifier.core import processcache
 from verifier.shell import arith, expansion, utilities
-from verifier.shell.conditions import eval_bracket, eval_double, eval_single, is_number
+from verifier.shell.arith import is_number
+from verifier.shell.conditions import eval_bracket, eval_double, eval_single
 from verifier.shell.launchers import Commands
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (

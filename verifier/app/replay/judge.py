@@ -13,7 +13,7 @@ import resource
 import sys
 import time
 from collections.abc import Collection, Mapping
-from contextlib import ExitStack
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,8 +145,7 @@ def replay_one(pr: MergedPR) -> dict[str, Any]:
     """The JSON-line record of one PR (judged twice when proposed rules are set)."""
     start, cpu = time.perf_counter(), time.process_time()
     record: dict[str, Any] = {**pr.as_dict()}
-    with ExitStack() as stack:
-        audit = stack.enter_context(auditing()) if _STATE.get("check_sharing") else None
+    with auditing() if _STATE.get("check_sharing") else nullcontext() as audit:
         try:
             bundle, current, proposed = _verdicts(_STATE["repo"], pr)
             record["files"] = len(bundle.pr.files)
