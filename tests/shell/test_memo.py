@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+import verifier.shell.memo as memo_module
 from verifier.launch.commands import shell_commands
 from verifier.shell import Options, evaluate
 from verifier.shell.memo import Checkpoints, Memo
@@ -240,3 +243,27 @@ def test_a_point_resumes_only_where_what_was_read_so_far_was_set_at_the_same_pla
         (start,) = [r.server for r in ev.results if r.server]
         origins.append(start.argv_locs[start.argv.index("m")])
     assert origins == [("runners/launch_a.sh", 399), ("runners/launch_b.sh", 399)]
+
+
+def test_what_all_checkpoints_hold_is_bounded_and_the_oldest_goes_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_WEIGHT (bindings and names the points of every script hold), the point resumed or made
+    longest ago is forgotten, whatever its script; the evaluation that would have resumed from it
+    starts from the top, with the same outcome."""
+    store = Checkpoints()
+    text = 'export A=1\nX=$((TP * 2))\npython3 -m sglang.launch_server --x "$X" --c "$CONC"\n'
+
+    def run(key: str, conc: str) -> list[str]:
+        env = {"TP": ("4", ("", 0)), "CONC": (conc, ("", 0))}
+        ev = evaluate(text, f"{key}.sh", env, _options(checkpoints=store, checkpoint_key=key))
+        return [shown(v) for r in ev.results if r.server for v in r.server.argv]
+
+    run("a", "1")
+    one_script = store.weight  # what the points of one script hold
+    assert one_script > 0
+    monkeypatch.setattr(memo_module, "MAX_WEIGHT", 2 * one_script)
+    run("b", "1")
+    assert store.weight == 2 * one_script
+    run("c", "1")  # over the bound: `a`'s points, made first, are forgotten
+    assert store.weight <= 2 * one_script
+    assert run("a", "2") == ["--x", "8", "--c", "2"] and store.resumed == 0  # from the top
+    assert run("c", "2") == ["--x", "8", "--c", "2"] and store.resumed == 1  # kept: resumed

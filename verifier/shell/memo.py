@@ -25,6 +25,7 @@ the removals leave of it (`derived_value`), with the place it was set.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
@@ -41,6 +42,12 @@ _Frozen = TypeVar("_Frozen")  # a frozen dataclass without slots
 # as 256 (within noise), while 256 kept ~90 MB more worlds and environments alive until the verdict
 # ended (peak RSS 437 -> 282 MiB with the rest of the memory work; 16 saves another ~16 MiB for ~5% CPU).
 MAX_ENTRIES = 32
+# What the checkpoints of one verdict hold at most, in bindings and names (`_weight`): past it, the
+# point resumed or made longest ago is forgotten, whatever its script (a later evaluation then
+# resumes earlier, with the same outcome). The largest real PR holds 213,846 (#2263; #1571 145,266),
+# while a PR of many large scripts grew without bound: 20 configs each started by its own 100 KiB
+# script peaked at 529 MiB, 368 MiB with this bound (benchmarks/many_scripts.py).
+MAX_WEIGHT = 500_000
 WARMUP = 2  # evaluations of a script that keep the worlds before every statement
 EVICT_GROUP = 4  # Checkpoints: the deepest of this many least recently used points is forgotten first
 
@@ -339,6 +346,12 @@ def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding
     return x
 
 
+def _weight(state: dict[str, Any], worlds: list[World]) -> int:
+    """What a remembered point holds: the bindings of its worlds and the names its state read."""
+    return (sum(len(w.vars) + len(w.arrays) + len(w.assocs) + 1 for w in worlds)
+            + len(state["reads"]) + len(state["weak"]) + len(state["derived"]))
+
+
 def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[Any, ...], Any]:
     """What tells `Checkpoints` points at one statement apart: the names read so far, the names only
     tested for emptiness and those read only through removals (the shape), and their values
@@ -378,11 +391,15 @@ class _Point:
     state: dict[str, Any]
     worlds: list[World]
     env: dict[str, Binding]
+    weight: int  # the bindings and names it holds (`_weight`)
 
 
 class Checkpoints:
     """The worlds before the statement of a script where it first read more of its environment:
-    another environment that agrees on everything read so far resumes from there."""
+    another environment that agrees on everything read so far resumes from there.
+
+    Bounded twice: MAX_ENTRIES points per script (`add` says which goes), and MAX_WEIGHT for the
+    points of all scripts together, the point resumed or made longest ago going first."""
 
     def __init__(self) -> None:
         # per script key: the remembered points, the least recently used first (`add` says which
@@ -395,6 +412,9 @@ class Checkpoints:
         # per script key: (its statements, evaluations seen, statement indices where it read more
         # of its environment); see `wanted`
         self._where: dict[Any, tuple[Any, int, set[int]]] = {}
+        # every point, resumed or made longest ago first, with its script key; and what they all hold
+        self._recent: OrderedDict[_Point, Any] = OrderedDict()
+        self.weight = 0
 
     def wanted(self, key: Any, body: Any, index: int) -> bool:
         """Whether the evaluator should keep the worlds before statement `index` of `body` (the
@@ -438,9 +458,11 @@ class Checkpoints:
         if valuation in table:  # the same point with the same values is remembered already
             return
         self._seq += 1
-        point = _Point(self._seq, index, shape, valuation, state, worlds, dict(env))
+        point = _Point(self._seq, index, shape, valuation, state, worlds, dict(env), _weight(state, worlds))
         table[valuation] = point
         entries.append(point)
+        self._recent[point] = key
+        self.weight += point.weight
         if len(entries) > MAX_ENTRIES:
             # among the EVICT_GROUP points used longest ago, the deepest goes (among equally deep
             # ones, the one used longest ago; never the one just added). A deep point holds the
@@ -454,8 +476,19 @@ class Checkpoints:
             # (#2531: 10 of 60 statements skipped per evaluation on average against 25)
             # (only the first group is looked at: no point past it can be chosen)
             k = max(range(min(EVICT_GROUP, len(entries) - 1)), key=lambda j: entries[j].index)
-            old = entries.pop(k)
-            self._index[key][old.index][old.shape].pop(old.valuation, None)
+            self._forget(key, entries.pop(k))
+        while self.weight > MAX_WEIGHT and len(self._recent) > 1:
+            oldest, oldest_key = next(iter(self._recent.items()))
+            if oldest is point:
+                break
+            self._store[oldest_key].remove(oldest)
+            self._forget(oldest_key, oldest)
+
+    def _forget(self, key: Any, point: _Point) -> None:
+        """A point no longer remembered (already out of its script's list)."""
+        self._index[key][point.index][point.shape].pop(point.valuation, None)
+        self._recent.pop(point, None)
+        self.weight -= point.weight
 
     def has(self, key: Any, index: int, state: dict[str, Any], env: Mapping[str, Binding]) -> bool:
         """Whether `add(key, index, state, ..., env)` would find its point remembered already (and
@@ -497,5 +530,6 @@ class Checkpoints:
         if entries[-1] is not best:
             entries.remove(best)
             entries.append(best)
+        self._recent.move_to_end(best)
         rebinder = _Rebinder(env0, env)
         return index, state, [rebind_world(w, env0, env, rebinder) for w in worlds]
