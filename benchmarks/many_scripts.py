@@ -1,13 +1,14 @@
 """Memory and CPU of a verdict on a PR that brings many large launch scripts, as the script count grows.
 
-Run: .venv/bin/python benchmarks/many_scripts.py [--counts 5,10,20,40] [--kib 100] [--python PY]
+Run: .venv/bin/python benchmarks/many_scripts.py [--counts 5,10,20,40] [--kib 100] [--checkout DIR]
 
 The bundle is the public pr4524-approved case moved to the old layout (its rows started by a shell
 script, as tests/launch/test_legacy_script.py builds it) with COUNT more configs, each started by its
 own script: the test launcher with KIB KiB of distinct assignments and tests before it reads any point
-value. Each count is judged by `python -m verifier --bundle DIR --format json` in its own process
-(`--python`: another interpreter or venv; put another checkout first on PYTHONPATH to measure it),
-with an empty cache, and the process's peak resident memory and CPU are printed with the verdict.
+value. Each count is judged by `python -m verifier --bundle DIR --format json` in its own process,
+run in the checkout to measure (`--checkout`, default this one: its folder is the process's working
+directory and PYTHONPATH), with an empty cache; the process's peak resident memory and CPU are printed
+with the verdict.
 Bounded memory shows as a peak that stops growing with the count. Figures are printed, never asserted.
 """
 
@@ -58,14 +59,15 @@ def build(folder: Path, count: int, kib: int) -> Path:
     return bundle
 
 
-def judge(bundle: Path, python: str, work: Path) -> tuple[int, float, str]:
-    """(peak RSS in KiB, CPU seconds, verdict) of one verdict in its own process."""
+def judge(bundle: Path, checkout: Path, work: Path) -> tuple[int, float, str]:
+    """(peak RSS in KiB, CPU seconds, verdict) of one verdict in its own process, run in `checkout`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "HF_"))}
     env["INFX_VERIFIER_CACHE"] = str(work / "cache")
+    env["PYTHONPATH"] = str(checkout)
     out_path = work / "out.json"
     with out_path.open("w") as out:
-        proc = subprocess.Popen([python, "-m", "verifier", "--bundle", str(bundle), "--format", "json"],
-                                stdout=out, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen([sys.executable, "-m", "verifier", "--bundle", str(bundle), "--format", "json"],
+                                stdout=out, stderr=subprocess.DEVNULL, env=env, cwd=checkout)
         _, status, usage = os.wait4(proc.pid, 0)  # this process's own peak, not the largest child's
     try:
         verdict = str(json.loads(out_path.read_text())["verdict"])
@@ -78,7 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--counts", default="5,10,20,40", help="script counts, comma-separated")
     parser.add_argument("--kib", type=int, default=100, help="size of each script's filler, KiB")
-    parser.add_argument("--python", default=sys.executable, help="the interpreter that judges")
+    parser.add_argument("--checkout", type=Path, default=PROJECT, help="the checkout whose verifier judges")
     args = parser.parse_args()
     print(f"a PR that brings COUNT configs, each started by its own ~{args.kib} KiB script")
     print(f"{'count':>6} {'scripts MB':>10} {'peak RSS MiB':>13} {'CPU s':>7}  verdict")
@@ -87,7 +89,7 @@ def main() -> None:
             work = Path(tmp)
             bundle = build(work / "bundle", count, args.kib)
             size = sum(p.stat().st_size for p in (bundle / "tree/head/benchmarks/single_node/agentic").glob("*.sh"))
-            peak, cpu, verdict = judge(bundle, args.python, work)
+            peak, cpu, verdict = judge(bundle, args.checkout.resolve(), work)
             print(f"{count:>6} {size / 1e6:>10.1f} {peak / 1024:>13.0f} {cpu:>7.1f}  {verdict}")
 
 
