@@ -117,6 +117,7 @@ from verifier.shell.world import (
     GenFile,
     Table,
     World,
+    bindings_held,
     differing,
     drop_candidates,
     join,
@@ -743,7 +744,7 @@ class Evaluator:
                 else:
                     bases: dict[int, Any] = {}
                     snapshot = [w.frozen(bases) for w in worlds]
-                    self.snapshot_work += sum(len(w.vars) + len(w.arrays) + len(w.assocs) + 1 for w in snapshot)
+                    self.snapshot_work += bindings_held(snapshot)
             nxt: list[World] = []
             for w in worlds:
                 if w.flow is not None:

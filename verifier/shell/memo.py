@@ -34,7 +34,7 @@ from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
 from verifier.shell.builtins import UNCAPTURED, placeable
 from verifier.shell.conditions import compared_number
 from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, strip_pattern
-from verifier.shell.world import NO_LOC, World
+from verifier.shell.world import NO_LOC, World, bindings_held
 
 Binding = tuple[Val, Loc]
 _Frozen = TypeVar("_Frozen")  # a frozen dataclass without slots
@@ -348,8 +348,7 @@ def rebind_world(w: World, old: Mapping[str, Binding], new: Mapping[str, Binding
 
 def _weight(state: dict[str, Any], worlds: list[World]) -> int:
     """What a remembered point holds: the bindings of its worlds and the names its state read."""
-    return (sum(len(w.vars) + len(w.arrays) + len(w.assocs) + 1 for w in worlds)
-            + len(state["reads"]) + len(state["weak"]) + len(state["derived"]))
+    return bindings_held(worlds) + len(state["reads"]) + len(state["weak"]) + len(state["derived"])
 
 
 def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple[Any, ...], Any]:

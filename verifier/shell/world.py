@@ -594,6 +594,13 @@ SETTLE_PER_TABLE = 16
 SETTLE_FREE = 32
 
 
+def bindings_held(worlds: list[World]) -> int:
+    """What copying these worlds copies: their bindings (variables, arrays, associative arrays), and
+    one for each world (the evaluator's budget for checkpoint snapshots, and a checkpoint's weight,
+    verifier.shell.memo)."""
+    return sum(len(w.vars) + len(w.arrays) + len(w.assocs) + 1 for w in worlds)
+
+
 def settle(worlds: list[World], owner: object, later: set[str], dying: Iterable[str]) -> None:
     """After a statement of the main script: move the entries all current worlds' `Table`s agree on
     into the base they share, so what each holds of its own is what sets it apart (and what it
