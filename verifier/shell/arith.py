@@ -18,7 +18,9 @@ from verifier.core.processcache import ByText
 # what bash skips between the tokens of an arithmetic expression (not a carriage return, a vertical
 # tab or any other white space), and its digits: ASCII only, as bash reads them
 BLANKS = " \t\n"
-_TOKEN = re.compile(r"[ \t\n]*(?:(0[xX][0-9a-fA-F]+|[0-9]+#[0-9A-Za-z@_]+|[0-9]+)|([A-Za-z_][A-Za-z0-9_]*)"
+# C's white space (isspace), which `[ ]` and printf skip before an integer argument
+C_SPACE = " \t\n\v\f\r"
+_TOKEN = re.compile(f"[{BLANKS}]*" r"(?:(0[xX][0-9a-fA-F]+|[0-9]+#[0-9A-Za-z@_]+|[0-9]+)|([A-Za-z_][A-Za-z0-9_]*)"
                     r"|(\*\*=|<<=|>>=|\+\+|--|\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|[-+*/%<>=!~&^|?:(),\[\]]))")
 MAX_DEPTH = 64
 
@@ -48,6 +50,11 @@ def is_number(text: object) -> TypeGuard[str]:
     """Whether a value is a number as bash's tests, counts and command words read it: ASCII digits
     only (Python's `int` and `str.isdigit` take the digits of every script)."""
     return isinstance(text, str) and _DIGITS.fullmatch(text) is not None
+
+
+def is_integer(text: str) -> bool:
+    """`is_number`, or one with a minus sign before it (`seq -3 3`, `head -n -2`)."""
+    return _INTEGER.fullmatch(text) is not None
 
 
 def _tokens(expr: str) -> list[tuple[str, str]]:
@@ -174,7 +181,7 @@ class _Eval:
         text = value.strip(BLANKS)
         if not text:
             return 0
-        if _INTEGER.fullmatch(text):
+        if is_integer(text):
             return int(text)
         if self.depth >= MAX_DEPTH:
             raise ArithError("expression recursion too deep")

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from verifier.core.linear_regex import compile_pattern
-from verifier.shell.arith import BLANKS, is_number
+from verifier.shell.arith import BLANKS, C_SPACE, is_number
 from verifier.shell.lexer import Word
 from verifier.shell.values import Pattern, glob_match, pattern_is_literal, posix_regex
 
@@ -35,7 +35,7 @@ _BINARY = frozenset({"=", "==", "!=", "=~", "<", ">", "-nt", "-ot", "-ef", *_INT
 _CONNECTORS = ("&&", "||", "!", "(", ")")
 _INTEGER = re.compile(r"[-+]?[0-9]+")  # ASCII digits: bash reads no other digit as a number
 # `[ ]`'s integer, as bash's legal_number reads it: C white space before it, blanks after it
-_BRACKET_INTEGER = re.compile(r"[ \t\n\v\f\r]*([-+]?[0-9]+)[ \t]*")
+_BRACKET_INTEGER = re.compile(f"[{C_SPACE}]*" r"([-+]?[0-9]+)[ \t]*")
 
 
 _DECIMAL = re.compile(r"0|[1-9][0-9]*")  # read alike by `[ ]` (decimal) and `[[ ]]` (arithmetic: no octal 0)

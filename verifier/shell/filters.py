@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from verifier.core.linear_regex import LinearPattern, compile_pattern
-from verifier.shell.arith import is_number
+from verifier.shell.arith import is_integer, is_number
 from verifier.shell.text import Seg, Text, concat, plain, slice_text, text_of
 from verifier.shell.values import posix_regex
 
@@ -169,7 +169,7 @@ def apply_filter(words: list[str], text: Text, origin: tuple[str, int | None]) -
         return text_of("".join(c for c in plain(text) if c not in chars), *origin), True
     if name in ("head", "tail"):
         count = 10
-        if args[:1] == ["-n"] and len(args) > 1 and re.fullmatch(r"-?[0-9]+", args[1]):
+        if args[:1] == ["-n"] and len(args) > 1 and is_integer(args[1]):
             count = int(args[1])
         elif args and re.fullmatch(r"-[0-9]+", args[0]):
             count = int(args[0][1:])

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple, TypeVar
 
 from verifier.core.processcache import ByText
+from verifier.shell.arith import C_SPACE, is_integer
 from verifier.shell.expansion import DEFAULT_IFS, field_spans
 
 V = TypeVar("V")
@@ -28,7 +29,6 @@ _ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b",
             "f": "\f", "v": "\v"}
 _PRINTF_SPEC = re.compile(r"%([-+ 0#]*)([0-9]+|\*)?(?:\.([0-9]+))?([sdiqbxXfFeEgGcou%])")
-_INTEGER = re.compile(r"-?[0-9]+")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # (text before it, conversion, flags, width, precision) per conversion; the text after the last; and
 # whether any conversion takes an argument
@@ -130,7 +130,7 @@ def printf_pieces(fmt: str, args: Sequence[V]) -> list[str | V] | None:
     return out
 
 
-_INTEGER_ARG = re.compile(r"[ \t\n\v\f\r]*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)[ \t\n\v\f\r]*")
+_INTEGER_ARG = re.compile(f"[{C_SPACE}]*" r"([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)" f"[{C_SPACE}]*")
 # what `%q` puts a backslash before: these characters anywhere, `~` at the start or after `=`/`:`,
 # `#` at the start
 _QUOTED = re.compile(r"[ \t\n'\"\\|&;()<>!{}*\[?\]^$`,]|(?:^|(?<=[=:]))~|^#")
@@ -193,7 +193,7 @@ def _convert(conv: str, flags: str, width: str | None, prec: str | None, arg: st
 def seq_numbers(words: Sequence[str]) -> range | None:
     """`seq LAST`, `seq FIRST LAST`, `seq FIRST STEP LAST` of integers (None: an option, which changes
     the text, a number that is not an integer, a zero step or more than `MAX_SEQ` numbers)."""
-    if not 1 <= len(words) <= 3 or not all(_INTEGER.fullmatch(w) for w in words):
+    if not 1 <= len(words) <= 3 or not all(map(is_integer, words)):
         return None
     ints = [int(w) for w in words]
     first, step, last = (1, 1, ints[0]) if len(ints) == 1 else (ints[0], 1, ints[1]) if len(ints) == 2 else \
