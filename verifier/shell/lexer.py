@@ -348,7 +348,7 @@ class _Lexer:
         self.pending: list[tuple[Tok, str, bool]] = []  # heredocs announced on this line
         self.cmd_start = True
         self.test_depth = 0  # inside [[ ... ]]
-        self.plain_parts: dict[str, Part] = {}  # unquoted literal text -> its Part (see read_word)
+        self.plain_parts: dict[str, tuple[Part]] = {}  # unquoted literal text -> its parts (see read_word)
 
     # --- helpers --------------------------------------------------------------------------
 
@@ -459,12 +459,13 @@ class _Lexer:
                 if e == n or text[e] in _WORD_END or (text[e] in "<>" and not text.startswith("(", e + 1)):
                     self.i = e
                     raw = m.group(0)
-                    # a Part is immutable and fully given by its fields: the words a script repeats
-                    # (`fi`, `then`, `echo`, flags) share one instead of building it again
-                    part = self.plain_parts.get(raw)
-                    if part is None:
-                        part = self.plain_parts[raw] = Part("lit", raw, False)
-                    return Word((part,), line, raw, start)
+                    # a Part, and a word's tuple of parts, are immutable and fully given by their
+                    # contents: the words a script repeats (`fi`, `then`, `echo`, flags) share one
+                    # tuple, its Part and its text instead of building them again
+                    parts_of = self.plain_parts.get(raw)
+                    if parts_of is None:
+                        parts_of = self.plain_parts[raw] = (Part("lit", raw, False),)
+                    return Word(parts_of, line, parts_of[0].text, start)
                 # the loop's first step, already matched: take the run and go on after it
                 parts.append(Part("lit", m.group(0), False))
                 i = e
