@@ -1474,14 +1474,16 @@ class Evaluator:
             name = self.deref(w, name, loc)
             if not name:
                 return None
-        if record:
+        binding = w.vars.get(name)
+        # a variable the script set itself (its binding is not the starting environment's) tells
+        # starting environments nothing apart: what it was set from was read where it was set
+        if record and (binding is None or binding == self.initial.get(name)):
             if self.sink is not None:
                 self.sink_reads.setdefault(self.sink, set()).add(name)
             elif self.weak:
                 self.weak_reads.add(name)
             else:
                 self.reads.add(name)
-        binding = w.vars.get(name)
         if binding is not None:
             return binding[0]
         arr = w.arrays.get(name)
