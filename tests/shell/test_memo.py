@@ -7,7 +7,7 @@ import pytest
 import verifier.shell.memo as memo_module
 from verifier.launch.commands import shell_commands
 from verifier.shell import Options, evaluate
-from verifier.shell.memo import Checkpoints, Memo
+from verifier.shell.memo import Checkpoints, Memo, same_outcomes
 from verifier.shell.values import shown
 
 SCRIPT = """check() { for v in "$@"; do [[ -z "${!v:-}" ]] && exit 1; done; }
@@ -267,3 +267,23 @@ def test_what_all_checkpoints_hold_is_bounded_and_the_oldest_goes_first(monkeypa
     assert store.weight <= 2 * one_script
     assert run("a", "2") == ["--x", "8", "--c", "2"] and store.resumed == 0  # from the top
     assert run("c", "2") == ["--x", "8", "--c", "2"] and store.resumed == 1  # kept: resumed
+
+
+def test_a_variable_the_script_set_itself_is_not_a_read_of_the_environment() -> None:
+    """What a script assigned before reading it tells starting environments nothing apart (what it was
+    set from was read where it was set): it is neither a read nor an emptiness read, and environments
+    that give it other values share one evaluation, each with the outcome of its own. Read before the
+    script sets it, it is a read."""
+    text = 'X="$((TP * 2))"\nif [ -n "$X" ]; then Y=1; fi\npython3 -m sglang.launch_server --x "$X" --y "$Y"\n'
+    ev = evaluate(text, "s.sh", {"TP": ("4", ("", 0)), "X": ("env", ("", 0))}, _options())
+    assert "TP" in ev.reads and not {"X", "Y"} & (ev.reads | ev.weak_reads)
+    memo = Memo()
+    outcomes = []
+    for x in ("env", "", "other"):
+        env = {"TP": ("4", ("", 0)), "X": (x, ("wf.yml", 3))}
+        got = memo.evaluate("s.sh", env, lambda env=env: evaluate(text, "s.sh", env, _options()))  # type: ignore[misc]
+        assert same_outcomes(got, evaluate(text, "s.sh", env, _options()))
+        outcomes.append([shown(v) for r in got.results if r.server for v in r.server.argv])
+    assert memo.misses == 1 and outcomes == [["--x", "8", "--y", "1"]] * 3
+    before = evaluate('[ -n "$X" ] && Z=1\nX=1\n', "t.sh", {"X": ("env", ("", 0))}, _options())
+    assert "X" in before.weak_reads
