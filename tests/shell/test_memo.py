@@ -134,7 +134,7 @@ def test_a_full_store_forgets_the_deepest_of_the_points_used_longest_ago() -> No
     kept: list[tuple[int, str]] = []  # (statement, value) in least recently used order: the rule by hand
     for n in range(3 * MAX_ENTRIES):
         index, value = rng.randrange(1, 12), f"v{n}"
-        state = {"reads": {"A"}, "sinks": {}, "weak": set(), "read_all": False, "derived": {}}
+        state = {"reads": {"A"}, "sinks": {}, "weak": set(), "read_all": False, "derived": {}, "scripts": ()}
         store.add("k", index, state, [], {"A": (value, ("", 0))})
         kept.append((index, value))
         if len(kept) > MAX_ENTRIES:
@@ -287,3 +287,24 @@ def test_a_variable_the_script_set_itself_is_not_a_read_of_the_environment() -> 
     assert memo.misses == 1 and outcomes == [["--x", "8", "--y", "1"]] * 3
     before = evaluate('[ -n "$X" ] && Z=1\nX=1\n', "t.sh", {"X": ("env", ("", 0))}, _options())
     assert "X" in before.weak_reads
+
+
+def test_checkpoints_count_each_tree_they_hold_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trees the remembered points hold weigh their texts' length, once however many points of
+    the script hold one; past MAX_TREE_CHARS the points made longest ago go, and with the last point
+    that holds a tree its length."""
+    text = 'export A=1\nX=$((TP * 2))\nY=$((CONC + 1))\npython3 -m sglang.launch_server --x "$X" --y "$Y"\n'
+    padded = text + "#" * 10_000 + "\n"
+
+    def run(store: Checkpoints, key: str, script: str) -> None:
+        for tp in ("4", "8"):
+            env = {"TP": (tp, ("", 0)), "CONC": ("1", ("", 0))}
+            evaluate(script, f"{key}.sh", env, _options(checkpoints=store, checkpoint_key=key))
+
+    store = Checkpoints()
+    run(store, "a", padded)
+    assert len(store._recent) > 1 and store.tree_chars == len(padded)
+    monkeypatch.setattr(memo_module, "MAX_TREE_CHARS", len(padded) + len(text) - 1)
+    run(store, "b", text)  # over the bound: every point of `a` goes, and its tree with the last one
+    assert store.tree_chars == len(text)
+    assert store.find("a", {"TP": ("4", ("", 0)), "CONC": ("1", ("", 0))}) is None

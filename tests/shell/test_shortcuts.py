@@ -76,7 +76,8 @@ def test_child_scripts_are_found_behind_wrappers_only() -> None:
 
 
 def _state(reads: set[str], read_all: bool = False) -> dict[str, object]:
-    return {"reads": frozenset(reads), "weak": frozenset(), "read_all": read_all, "sinks": {}, "derived": {}}
+    return {"reads": frozenset(reads), "weak": frozenset(), "read_all": read_all, "sinks": {}, "derived": {},
+            "scripts": ()}
 
 
 def _env(**values: str) -> dict[str, tuple[Val, tuple[str, int]]]:

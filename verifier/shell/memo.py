@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
 from verifier.shell.builtins import UNCAPTURED, placeable
 from verifier.shell.conditions import compared_number
+from verifier.shell.nodes import Script
 from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, strip_pattern
 from verifier.shell.world import NO_LOC, World, bindings_held
 
@@ -48,6 +49,11 @@ MAX_ENTRIES = 32
 # while a PR of many large scripts grew without bound: 20 configs each started by its own 100 KiB
 # script peaked at 529 MiB, 368 MiB with this bound (benchmarks/many_scripts.py).
 MAX_WEIGHT = 500_000
+# The characters of the syntax trees the remembered points hold (their states' scripts, each counted
+# once: `Checkpoints._hold`): past it, points are forgotten as past MAX_WEIGHT. The largest real PRs
+# hold 566,497 (#2263) and 536,632 (#1571); a PR that brings many large scripts held every script's
+# tree (the process caches, emptied past verifier.shell.parser.MAX_PARSED_TEXT, then kept none).
+MAX_TREE_CHARS = 1_000_000
 WARMUP = 2  # evaluations of a script that keep the worlds before every statement
 EVICT_GROUP = 4  # Checkpoints: the deepest of this many least recently used points is forgotten first
 
@@ -408,12 +414,18 @@ class Checkpoints:
         self._index: dict[Any, dict[int, dict[tuple[Any, ...], dict[Any, _Point]]]] = {}
         self._seq = 0
         self.resumed = 0
-        # per script key: (its statements, evaluations seen, statement indices where it read more
-        # of its environment); see `wanted`
-        self._where: dict[Any, tuple[Any, int, set[int]]] = {}
+        # per script key: (how many statements it has, evaluations seen, statement indices where it
+        # read more of its environment); see `wanted`. The key holds the text's digest, so one key is
+        # one text and its statements are the same in every tree parsed from it: the count is kept,
+        # not the statements (which would keep every script's syntax tree alive to the verdict's end)
+        self._where: dict[Any, tuple[int, int, set[int]]] = {}
         # every point, resumed or made longest ago first, with its script key; and what they all hold
         self._recent: OrderedDict[_Point, Any] = OrderedDict()
         self.weight = 0
+        # the syntax trees the points hold (their states' scripts), each counted once however many
+        # points hold it: id -> (tree, the points holding it); `tree_chars`: their texts' length
+        self._trees: dict[int, tuple[Script, int]] = {}
+        self.tree_chars = 0
 
     def wanted(self, key: Any, body: Any, index: int) -> bool:
         """Whether the evaluator should keep the worlds before statement `index` of `body` (the
@@ -424,27 +436,27 @@ class Checkpoints:
         later). Copying every world before every statement costs more than the rest of a resumed
         evaluation; a checkpoint not kept only makes a later evaluation resume earlier."""
         where = self._where.get(key)
-        if where is None or where[0] is not body:
+        if where is None or where[0] != len(body):
             return True
         return where[1] < WARMUP or index in where[2]
 
     def want(self, key: Any, body: Any, index: int) -> None:
         """Statement `index` read more of the environment without its worlds kept: keep them next time."""
         where = self._where.get(key)
-        if where is not None and where[0] is body:
+        if where is not None and where[0] == len(body):
             where[2].add(index)
 
     def begin(self, key: Any, body: Any) -> None:
         """An evaluation of `body` (the main script's statements) under `key` starts."""
         where = self._where.get(key)
-        if where is None or where[0] is not body:
-            self._where[key] = (body, 0, set())
+        if where is None or where[0] != len(body):
+            self._where[key] = (len(body), 0, set())
 
     def finished(self, key: Any, body: Any) -> None:
         """An evaluation of `body` under `key` ran to its end."""
         where = self._where.get(key)
-        if where is not None and where[0] is body:
-            self._where[key] = (body, where[1] + 1, where[2])
+        if where is not None and where[0] == len(body):
+            self._where[key] = (where[0], where[1] + 1, where[2])
 
     def add(self, key: Any, index: int, state: dict[str, Any], worlds: list[World], env: Mapping[str, Binding]) -> None:
         """Remember the worlds before statement `index` (state: what the evaluation had read then)."""
@@ -462,6 +474,7 @@ class Checkpoints:
         entries.append(point)
         self._recent[point] = key
         self.weight += point.weight
+        self._hold(state["scripts"])
         if len(entries) > MAX_ENTRIES:
             # among the EVICT_GROUP points used longest ago, the deepest goes (among equally deep
             # ones, the one used longest ago; never the one just added). A deep point holds the
@@ -476,7 +489,7 @@ class Checkpoints:
             # (only the first group is looked at: no point past it can be chosen)
             k = max(range(min(EVICT_GROUP, len(entries) - 1)), key=lambda j: entries[j].index)
             self._forget(key, entries.pop(k))
-        while self.weight > MAX_WEIGHT and len(self._recent) > 1:
+        while (self.weight > MAX_WEIGHT or self.tree_chars > MAX_TREE_CHARS) and len(self._recent) > 1:
             oldest, oldest_key = next(iter(self._recent.items()))
             if oldest is point:
                 break
@@ -488,6 +501,29 @@ class Checkpoints:
         self._index[key][point.index][point.shape].pop(point.valuation, None)
         self._recent.pop(point, None)
         self.weight -= point.weight
+        self._release(point.state["scripts"])
+
+    def _hold(self, scripts: tuple[Script, ...]) -> None:
+        """A new point holds these trees: the first to hold one adds its text's length to `tree_chars`."""
+        trees = self._trees
+        for script in scripts:
+            held = trees.get(id(script))
+            if held is None:
+                trees[id(script)] = (script, 1)
+                self.tree_chars += script.chars
+            else:
+                trees[id(script)] = (script, held[1] + 1)
+
+    def _release(self, scripts: tuple[Script, ...]) -> None:
+        """A forgotten point no longer holds these trees: the last to let one go takes its length off."""
+        trees = self._trees
+        for script in scripts:
+            held = trees[id(script)]
+            if held[1] == 1:
+                del trees[id(script)]
+                self.tree_chars -= script.chars
+            else:
+                trees[id(script)] = (script, held[1] - 1)
 
     def has(self, key: Any, index: int, state: dict[str, Any], env: Mapping[str, Binding]) -> bool:
         """Whether `add(key, index, state, ..., env)` would find its point remembered already (and

@@ -185,10 +185,12 @@ Command = Simple | If | While | For | ArithFor | Case | Group | Arith | Test | F
 
 @dataclass(frozen=True, slots=True)
 class Script:
-    """A parsed file: its statements and the repository path it came from."""
+    """A parsed file: its statements, the repository path it came from and the length of its text
+    (what keeping its tree costs grows with it: verifier.shell.memo.Checkpoints counts it)."""
 
     body: Body
     src: str
+    chars: int = field(default=0, compare=False, repr=False)
 
 
 def iter_nodes(node: Any) -> Iterator[Any]:

@@ -44,6 +44,16 @@ _LIST_ERRORS = frozenset({")", ";;", ";&", ";;&"})  # operators that cannot star
 _CACHE: OrderedDict[tuple[str, str, int], Script] = OrderedDict()
 _CACHE_SIZE = 256
 processcache.register("shell.parsed-texts", _CACHE.clear)
+# A syntax tree takes some 60 times its text, and any process cache may hold parts of one (the trees
+# here, facts keyed by their nodes, the commands read from them), each bounded by entries, not bytes.
+# Once MAX_PARSED_TEXT characters have been parsed since the process caches were last emptied, they
+# are all emptied (processcache.clear_all, as between the PRs of a replay) before the next parse:
+# what they kept is computed again, the same, when it is asked for. The largest real verdict parses
+# 1,237,087 characters (#2263, recorded and judged in one process), so none empties them; a PR that
+# brings forty 100 KiB scripts peaks at 268 MiB instead of 520 (benchmarks/many_scripts.py).
+MAX_PARSED_TEXT = 2_000_000
+_parsed_since = [0]  # characters parsed since the process caches were last emptied
+processcache.register("shell.parsed-since", lambda: _parsed_since.__setitem__(0, 0))
 
 
 class _Parser:
@@ -524,12 +534,15 @@ def parse(text: str, src: str = "", first_line: int = 1) -> Script:
     if cached is not None:
         _CACHE.move_to_end(key)
         return cached
+    if _parsed_since[0] + len(text) > MAX_PARSED_TEXT:
+        processcache.clear_all()
+    _parsed_since[0] += len(text)
     parser = _Parser(tokenize(text, first_line), src)
     body = parser.parse_list()
     if parser.i < len(parser.toks):
         t = parser.toks[parser.i]
         raise ShellSyntaxError("unexpected token", t.line)
-    script = Script(body, src)
+    script = Script(body, src, len(text))
     _CACHE[key] = script
     if len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)
