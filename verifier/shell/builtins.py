@@ -94,6 +94,9 @@ class Evaluator(Protocol):
     def lookup(self, w: World, name: str, loc: Loc, record: bool = True) -> Val | None:
         ...
 
+    def holds_start(self, name: str, binding: Binding) -> bool:
+        ...
+
     def deref(self, w: World, name: str, loc: Loc) -> str:
         ...
 
@@ -305,7 +308,7 @@ def placed_word(ev: Evaluator, word: Word, w: World, whole: bool = True) -> tupl
     if not _WHOLE_NAME.fullmatch(name) or (w.refs and name in w.refs) or name in w.arrays or name in w.assocs:
         return None
     binding = w.vars.get(name)
-    if binding is None or binding != ev.initial.get(name) or not placeable(binding):
+    if binding is None or not ev.holds_start(name, binding) or not placeable(binding):
         return None
     if not param.quoted and any(c.isdigit() for c in ev.ifs(w)):
         return None

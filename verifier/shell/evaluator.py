@@ -1467,6 +1467,11 @@ class Evaluator:
             raise ShellLimit(f"the name reference `{exc.name}` (declare -n) to {target} is not followed "
                              "statically", loc) from None
 
+    def holds_start(self, name: str, binding: Binding) -> bool:
+        """Whether a variable's binding is still the one the starting environment gave it (not one
+        the script set, even to an equal value: a binding carries where it was set)."""
+        return binding == self.initial.get(name)
+
     def lookup(self, w: World, name: str, loc: Loc, record: bool = True) -> Val | None:
         """A variable's value (None when unset); records the read (see verifier.shell.memo) unless the
         caller records it itself (`record`: False)."""
@@ -1475,9 +1480,9 @@ class Evaluator:
             if not name:
                 return None
         binding = w.vars.get(name)
-        # a variable the script set itself (its binding is not the starting environment's) tells
-        # starting environments nothing apart: what it was set from was read where it was set
-        if record and (binding is None or binding == self.initial.get(name)):
+        # a variable the script set itself tells starting environments nothing apart: what it was
+        # set from was read where it was set
+        if record and (binding is None or self.holds_start(name, binding)):
             if self.sink is not None:
                 self.sink_reads.setdefault(self.sink, set()).add(name)
             elif self.weak:

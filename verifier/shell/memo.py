@@ -403,8 +403,9 @@ class Checkpoints:
     """The worlds before the statement of a script where it first read more of its environment:
     another environment that agrees on everything read so far resumes from there.
 
-    Bounded twice: MAX_ENTRIES points per script (`add` says which goes), and MAX_WEIGHT for the
-    points of all scripts together, the point resumed or made longest ago going first."""
+    Bounded three times: MAX_ENTRIES points per script (`add` says which goes), and for the points
+    of all scripts together MAX_WEIGHT (their worlds' bindings and names read) and MAX_TREE_CHARS
+    (the syntax trees their states keep alive), the point resumed or made longest ago going first."""
 
     def __init__(self) -> None:
         # per script key: the remembered points, the least recently used first (`add` says which

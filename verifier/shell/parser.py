@@ -50,10 +50,17 @@ processcache.register("shell.parsed-texts", _CACHE.clear)
 # are all emptied (processcache.clear_all, as between the PRs of a replay) before the next parse:
 # what they kept is computed again, the same, when it is asked for. The largest real verdict parses
 # 1,237,087 characters (#2263, recorded and judged in one process), so none empties them; a PR that
-# brings forty 100 KiB scripts peaks at 268 MiB instead of 520 (benchmarks/many_scripts.py).
+# brings forty 100 KiB scripts peaks at 261 MiB instead of 520 (benchmarks/many_scripts.py).
 MAX_PARSED_TEXT = 2_000_000
-_parsed_since = [0]  # characters parsed since the process caches were last emptied
-processcache.register("shell.parsed-since", lambda: _parsed_since.__setitem__(0, 0))
+_parsed_since = 0  # characters parsed since the process caches were last emptied
+
+
+def _caches_emptied() -> None:
+    global _parsed_since
+    _parsed_since = 0
+
+
+processcache.register("shell.parsed-since", _caches_emptied)
 
 
 class _Parser:
@@ -534,9 +541,10 @@ def parse(text: str, src: str = "", first_line: int = 1) -> Script:
     if cached is not None:
         _CACHE.move_to_end(key)
         return cached
-    if _parsed_since[0] + len(text) > MAX_PARSED_TEXT:
-        processcache.clear_all()
-    _parsed_since[0] += len(text)
+    global _parsed_since
+    if _parsed_since + len(text) > MAX_PARSED_TEXT:
+        processcache.clear_all()  # sets _parsed_since to 0
+    _parsed_since += len(text)
     parser = _Parser(tokenize(text, first_line), src)
     body = parser.parse_list()
     if parser.i < len(parser.toks):
