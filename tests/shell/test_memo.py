@@ -50,14 +50,14 @@ def test_environments_that_agree_on_what_was_read_share_one_evaluation() -> None
 
 def test_a_later_read_resumes_from_the_shared_prefix() -> None:
     store = Checkpoints()
-    text = 'source_like=1\nexport A=1\nX=$((TP * 2))\npython3 -m sglang.launch_server --x "$X" --c "$CONC"\n'
+    text = 'source_like=1\nexport A=1\nX="tp-$TP"\npython3 -m sglang.launch_server --x "$X" --c "$CONC"\n'
     results = []
     for conc in ("1", "2"):
         env = {"TP": ("4", ("", 0)), "CONC": (conc, ("", 0))}
         options = _options(checkpoints=store, checkpoint_key="k")
         ev = evaluate(text, "x.sh", env, options)
         results.append([shown(v) for r in ev.results if r.server for v in r.server.argv])
-    assert results == [["--x", "8", "--c", "1"], ["--x", "8", "--c", "2"]]
+    assert results == [["--x", "tp-4", "--c", "1"], ["--x", "tp-4", "--c", "2"]]
     assert store.resumed == 1
 
 
@@ -204,7 +204,7 @@ def test_a_removal_whose_pattern_reads_a_variable_is_a_read() -> None:
 
 def test_a_checkpoint_after_a_removal_is_resumed_only_by_what_leaves_the_same() -> None:
     store = Checkpoints()
-    text = ('P="${EXP_NAME%%_*}"\nexport A=1\nX=$((TP * 2))\n'
+    text = ('P="${EXP_NAME%%_*}"\nexport A=1\n(( X = TP * 2 ))\n'
             'python3 -m sglang.launch_server --p "$P" --x "$X" --c "$CONC"\n')
     got = []
     for exp, conc in (("dsr1_a", "1"), ("dsr1_b", "2"), ("gptoss_c", "3")):
@@ -250,7 +250,7 @@ def test_what_all_checkpoints_hold_is_bounded_and_the_oldest_goes_first(monkeypa
     longest ago is forgotten, whatever its script; the evaluation that would have resumed from it
     starts from the top, with the same outcome."""
     store = Checkpoints()
-    text = 'export A=1\nX=$((TP * 2))\npython3 -m sglang.launch_server --x "$X" --c "$CONC"\n'
+    text = 'export A=1\n(( X = TP * 2 ))\npython3 -m sglang.launch_server --x "$X" --c "$CONC"\n'
 
     def run(key: str, conc: str) -> list[str]:
         env = {"TP": ("4", ("", 0)), "CONC": (conc, ("", 0))}
@@ -293,7 +293,7 @@ def test_checkpoints_count_each_tree_they_hold_once(monkeypatch: pytest.MonkeyPa
     """The trees the remembered points hold weigh their texts' length, once however many points of
     the script hold one; past MAX_TREE_CHARS the points made longest ago go, and with the last point
     that holds a tree its length."""
-    text = 'export A=1\nX=$((TP * 2))\nY=$((CONC + 1))\npython3 -m sglang.launch_server --x "$X" --y "$Y"\n'
+    text = 'export A=1\n(( X = TP * 2 ))\n(( Y = CONC + 1 ))\npython3 -m sglang.launch_server --x "$X" --y "$Y"\n'
     padded = text + "#" * 10_000 + "\n"
 
     def run(store: Checkpoints, key: str, script: str) -> None:

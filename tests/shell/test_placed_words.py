@@ -139,3 +139,69 @@ def test_an_evaluation_that_placed_a_number_is_not_reused_for_other_text() -> No
     del env["CONC"]
     memo = _memo_run(text, [_env(CONC="4"), env])  # unset: not a number either
     assert memo.misses == 2
+
+
+def test_a_number_derived_from_starting_numbers_is_placed_through_its_variable() -> None:
+    """`X=$((2 * CONC))` and `Y=$CONC` hold derived numbers (verifier.shell.derived): a server word of
+    the variable places the starting numbers, and each point gets its own number computed again."""
+    text = (f'MAX=$((2 * CONC))\nBS=$CONC\nTOK=$(( ($CONC + ISL + 63) / 64 * 64 ))\nPER=$((CONC / TP))\n'
+            f'{SERVER} --max-running-requests "$MAX" --cuda-graph-max-bs $BS --chunk=$TOK --per "r${{PER}}"\n')
+    env = _env(ISL="1024")
+    ev = evaluate(text, "x.sh", env, _options())
+    assert {"CONC", "TP", "ISL"} <= ev.templated and not {"CONC", "TP", "ISL"} & ev.reads
+    (start,) = [r.server for r in ev.results if r.server]
+    assert [shown(v) for v in start.argv] == ["--max-running-requests", "8", "--cuda-graph-max-bs", "4",
+                                              "--chunk=1088", "--per", "r0"]
+    # where each number was put: the assignment's line, or the word's own
+    locs = [loc for _, loc in _argv(ev)]
+    assert [locs[k] for k in (1, 3, 4, 6)] == [("x.sh", 1), ("x.sh", 2), ("x.sh", 5), ("x.sh", 5)]
+    envs = [_env(ISL="1024", CONC=c, TP=t) for c in ("4", "8", "64", "016") for t in ("8", "4")]
+    memo = _memo_run(text, envs)
+    assert (memo.misses, memo.hits) == (1, 7)
+
+
+def test_a_derived_number_compared_with_a_literal_is_kept_as_that_comparison() -> None:
+    text = (f'BS=$((CONC * 2))\n[ "$BS" -gt 64 ] && BS=64\nif [[ $BS -lt 8 ]]; then R=1; else R=2; fi\n'
+            f'{SERVER} --cuda-graph-max-bs "$BS" --r $R\n')
+    ev = evaluate(text, "x.sh", _env(), _options())
+    assert "CONC" not in ev.reads and len(ev.compared) == 2
+    memo = _memo_run(text, [_env(CONC=c) for c in ("4", "16", "64", "2", "1", "128")])
+    # BS 8, 32 and 128, 4, 2, 256: three ways the comparisons come out
+    assert (memo.misses, memo.hits) == (3, 3)
+
+
+def test_a_derived_number_used_otherwise_reads_what_it_came_from() -> None:
+    cases = {
+        "a pattern": f'X=$((CONC * 2))\n[[ $X == 1* ]] && R=1\n{SERVER} --r "$R" --x $X\n',
+        "a file written with it": f'X=$CONC\necho "$X" > /tmp/conc\n{SERVER} --x $X\n',
+        "exported to the server": f'X=$((CONC + 1))\nexport X\n{SERVER} --tp 8\n',
+        "copied into another word": f'X=$((CONC + 1))\nY="c$X"\n{SERVER} --y "$Y"\n',
+        "an array made of it": f'X=$CONC\nX+=(--more)\n{SERVER} "${{X[@]}}"\n',
+        "an argument of another command": f'X=$((CONC / 2))\ntool --x $X\n{SERVER} --tp 8\n',
+        "arithmetic on it": f'X=$((CONC / 2))\nY=$((X + 1))\n{SERVER} --y $Y\n',
+    }
+    _each_reads_conc(cases)
+
+
+def test_a_derived_number_is_the_number_the_assignment_gives() -> None:
+    """The derived value of each expression equals the value the evaluator gives the same assignment
+    when it reads its variables (the assignment made of two parts, the second an unset variable):
+    `$C` is put in as text (`016` is octal 14 there) and a bare `C` is looked up (16); a derivation
+    that fails or is negative for a point is computed again for it, not reused."""
+    expressions = ["C", "$C", "${C} + 1", "C / D", "$C / $D", "(C + D + 63) / 64 * 64", "C < 4 ? C : C / 4",
+                   "C - D", "C % D", "C ** 2", "C << 1", "16#$C"]
+    for expr in expressions:
+        derived = f'X=$(( {expr} ))\n{SERVER} --x "$X"\n'
+        read = f'X=$(( {expr} ))$NOT_SET\n{SERVER} --x "$X"\n'
+        envs = [_env(C=c, D=d) for c in ("16", "016", "08", "0", "3") for d in ("4", "0", "10")]
+        memo = Memo()
+        for env in envs:
+            got = memo.evaluate("k", env, lambda env=env, text=derived: evaluate(text, "x.sh", env, _options()))
+            want = evaluate(read, "x.sh", env, _options())
+            assert [shown(v) for v in _server_argv(got)] == [shown(v) for v in _server_argv(want)], (expr, env)
+        assert memo.hits >= 7, expr  # most points share the evaluation (not a vacuous comparison)
+
+
+def _server_argv(ev: Evaluation) -> tuple[Any, ...]:
+    (start,) = [r.server for r in ev.results if r.server]
+    return start.argv

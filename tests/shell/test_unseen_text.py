@@ -59,7 +59,7 @@ def test_unseen_text_that_reads_nothing_forgotten_keeps_the_merge() -> None:
 def test_evaluations_resumed_from_checkpoints_equal_fresh_ones() -> None:
     """A checkpoint kept after a name was forgotten remembers it: an evaluation resumed from there that
     reaches the sourced file is made again as a fresh one would be, for every value."""
-    text = f'TPX=$TP\n{SPLIT}C=$CONC\nsource "$(dirname "$0")/../lib.sh"\n{SERVE} $FLAG --c $C\n'
+    text = f'TPX=$TP\n{SPLIT}(( C = CONC ))\nsource "$(dirname "$0")/../lib.sh"\n{SERVE} $FLAG --c $C\n'
     files = {LIB: 'FLAG="--tp=$TPX"\n'}
     store = Checkpoints()
     for conc in ("1", "2", "4", "1"):

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verifier.core import processcache
+from verifier.shell.derived import TOKEN_PREFIX, Derivation, compared_names
 from verifier.shell.evaluator import Evaluator, KeepEverything
 from verifier.shell.launchers import Commands, Program, Wrapper
 from verifier.shell.lexer import ShellSyntaxError
@@ -107,7 +108,7 @@ class Evaluation:
     templated: frozenset[str] = frozenset()
     # `[[ $X op N ]]` / `[ $X op N ]` comparisons of variables not in `reads`: (X, its word's
     # index, op, N) (verifier.shell.conditions.compared_number gives another environment's outcome)
-    compared: frozenset[tuple[str, int, str, str]] = frozenset()
+    compared: frozenset[tuple[str | Derivation, int, str, str]] = frozenset()
 
 
 def _server(found: Found) -> ServerStart:
@@ -138,6 +139,21 @@ def _result(w: World, mode: str) -> WorldResult:
             break
     exit_loc = w.exit_loc if w.flow is not None and w.flow[0] == "exit" else None
     return WorldResult(w.assume, server, child, exit_loc)
+
+
+def _no_token(results: list[WorldResult], path: str) -> None:
+    """Fail closed should a derived token (verifier.shell.derived) reach an outcome: every use of a
+    variable puts its number back, so one that reached a server or child start is a use the
+    evaluator missed, and the outcome would hold a placeholder."""
+    for result in results:
+        for start in (result.server, result.child):
+            if start is None:
+                continue
+            values = [*(start.argv if isinstance(start, ServerStart) else (start.path, *start.args)),
+                      *(v for _, v, _ in start.env)]
+            if any(isinstance(v, str) and TOKEN_PREFIX in v for v in values):
+                raise ShellLimit("a number the evaluator held symbolic reached a started command unread "
+                                 "(an evaluator defect: the launch is not resolved)", start.loc)
 
 
 _PARSED: dict[tuple[str, str], Script | ShellSyntaxError] = {}
@@ -194,8 +210,11 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
             worlds = ev.run(script, start, arg0 if arg0 is not None else path, args)
     except RecursionError as exc:
         raise ShellLimit("the script nests too deeply to follow", (path, 0)) from exc
-    return Evaluation([_result(w, options.mode) for w in worlds], ev.reads, ev.read_all, ev.sourced, ev.unread,
+    results = [_result(w, options.mode) for w in worlds]
+    if ev.derived:
+        _no_token(results, path)
+    return Evaluation(results, ev.reads, ev.read_all, ev.sourced, ev.unread,
                       ev.children, ev.weak_reads - ev.reads, dict(ev.downloads),
                       {name: frozenset(specs) for name, specs in ev.derived_reads.items() if name not in ev.reads},
                       frozenset(ev.placed_words - ev.reads),
-                      frozenset(c for c in ev.compared if c[0] not in ev.reads))
+                      frozenset(c for c in ev.compared if ev.reads.isdisjoint(compared_names(c))))

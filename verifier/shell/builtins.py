@@ -23,6 +23,7 @@ from verifier.core.linear_regex import compile_pattern
 from verifier.core.processcache import ByObject, ByText
 from verifier.shell.arith import is_number
 from verifier.shell.conditions import Operands, compared_number, eval_bracket, eval_single, number_comparison
+from verifier.shell.derived import Derivation
 from verifier.shell.expansion import may_glob
 from verifier.shell.launchers import match_child, match_server, plain_command
 from verifier.shell.lexer import ShellSyntaxError, Word
@@ -74,7 +75,8 @@ class Evaluator(Protocol):
     reads: set[str]
     initial: dict[str, Binding]
     placed_words: set[str]
-    compared: set[tuple[str, int, str, str]]
+    compared: set[tuple[str | Derivation, int, str, str]]
+    derived: dict[str, tuple[Derivation, str]]
 
     def expand_word(self, word: Word, w: World, loc: Loc, split: bool = True, glob: bool = False) -> list[Binding]:
         ...
@@ -95,6 +97,12 @@ class Evaluator(Protocol):
         ...
 
     def holds_start(self, name: str, binding: Binding) -> bool:
+        ...
+
+    def number_of(self, binding: Binding) -> Binding:
+        ...
+
+    def derive(self, w: World, name: str, word: Word, loc: Loc) -> bool:
         ...
 
     def deref(self, w: World, name: str, loc: Loc) -> str:
@@ -281,13 +289,15 @@ def placeable(binding: Binding | None) -> bool:
     return binding is not None and is_number(binding[0])
 
 
-def placed_word(ev: Evaluator, word: Word, w: World, whole: bool = True) -> tuple[str, str, str] | None:
+def placed_word(ev: Evaluator, word: Word, w: World, whole: bool = True,
+                derived: bool = False) -> tuple[str, str, str] | None:
     """(variable, text before it, text after it) when a command word is a starting variable's number
     and literal text (`whole`: the variable alone, `$X` / `"${X}"`): the variable still holds the
     starting environment's binding, a number, so the word is one field whatever number it is (no
     IFS of the script splits it, no pattern, brace or tilde expansion is made of it). Whether the
     variable is read depends on the command (`_read_placed`): a server's argument only places the
-    value (`_templated`)."""
+    value (`_templated`). With `derived`, also a variable that holds a derived number
+    (verifier.shell.derived): its starting variables are then the ones placed."""
     parts = word.parts
     if ev.sink is not None or ev.weak or (whole and len(parts) != 1) or word.braced or word.tilde \
             or word.old_arithmetic:
@@ -308,7 +318,10 @@ def placed_word(ev: Evaluator, word: Word, w: World, whole: bool = True) -> tupl
     if not _WHOLE_NAME.fullmatch(name) or (w.refs and name in w.refs) or name in w.arrays or name in w.assocs:
         return None
     binding = w.vars.get(name)
-    if binding is None or not ev.holds_start(name, binding) or not placeable(binding):
+    if binding is None:
+        return None
+    if not (derived and ev.derived and binding[0] in ev.derived) and \
+            (not ev.holds_start(name, binding) or not placeable(binding)):
         return None
     if not param.quoted and any(c.isdigit() for c in ev.ifs(w)):
         return None
@@ -325,20 +338,28 @@ def compared_test(ev: Evaluator, words: Sequence[Word], w: World) -> bool | None
     if comparison is None:
         return None
     k, op, literal = comparison
-    got = placed_word(ev, words[k], w)
-    if got is None or got[0] in ev.reads:
+    got = placed_word(ev, words[k], w, derived=True)
+    if got is None:
         return None
-    name = got[0]
-    outcome = compared_number(w.vars[name][0], k, op, literal)
+    value = w.vars[got[0]][0]
+    derived = ev.derived.get(value) if ev.derived else None  # type: ignore[arg-type]
+    subject: str | Derivation = got[0]
+    if derived is not None:  # a derived number: the comparison is of what it is derived from
+        subject, value = derived
+        if not ev.reads.isdisjoint(subject.bases):
+            return None
+    elif got[0] in ev.reads:
+        return None
+    outcome = compared_number(value, k, op, literal)
     if outcome is not None:
-        ev.compared.add((name, k, op, literal))
+        ev.compared.add((subject, k, op, literal))
     return outcome
 
 
 def _read_placed(ev: Evaluator, placed: list[Placed]) -> None:
     """The placed words' variables are read after all (the command is not a server start)."""
     for word in placed:
-        ev.reads.add(word.name)
+        ev.reads.update(word.names)
 
 
 def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: list[Binding],
@@ -353,12 +374,19 @@ def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: 
             if w.flow is not None:
                 return True
             continue
-        placing = placed_word(ev, word, w, whole=False) if k and not testing else None
-        if placing is not None and placing[0] not in ev.reads:
+        placing = placed_word(ev, word, w, whole=False, derived=True) if k and not testing else None
+        derivation = None
+        if placing is not None and ev.derived:
+            got_derived = ev.derived.get(w.vars[placing[0]][0])  # type: ignore[arg-type]
+            derivation = None if got_derived is None else got_derived[0]
+        names = () if placing is None else (placing[0],) if derivation is None else derivation.bases
+        if placing is not None and ev.reads.isdisjoint(names):
             at = (cmd.src, word.line)
             got = ev.expand_word(word, w, at, split=True, glob=True)
-            ev.reads.discard(placing[0])
-            placed.append(Placed(len(fields), placing[0], at, placing[1], placing[2]))
+            ev.reads.difference_update(names)
+            # a derived number's word is where the evaluator put it, in every environment alike
+            placed.append(Placed(len(fields), placing[0], at if derivation is None else got[0][1], placing[1],
+                                 placing[2], derivation))
             fields.extend(got)
             if w.flow is not None:
                 return True
@@ -497,9 +525,9 @@ def _templated(ev: Evaluator, w: World, argv_start: int, placed: list[Placed]) -
     for word in placed:
         if word.field >= argv_start and not (shapes and _may_name(word, shapes)):
             out.append(dataclasses.replace(word, field=word.field - argv_start))
-            ev.placed_words.add(word.name)
+            ev.placed_words.update(word.names)
         else:
-            ev.reads.add(word.name)
+            ev.reads.update(word.names)
     return tuple(out)
 
 
@@ -627,7 +655,7 @@ def _env_snapshot(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> dict[str, B
         if b is None and name in w.arrays and w.arrays[name]:
             b = w.arrays[name][0]
         if b is not None:
-            env[name] = b
+            env[name] = ev.number_of(b)
     for a in cmd.assigns:
         if a.value is not None:
             value, _ = ev.expand_scalar(a.value, w, (cmd.src, a.line))
@@ -817,11 +845,13 @@ def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False)
             values.extend(ev.expand_word(elem, w, (src, elem.line), split=True, glob=True))
         old = w.arrays.get(a.name, ()) if a.append else ()
         if a.append and not old and a.name in w.vars:
-            old = (w.vars[a.name],)
+            old = (ev.number_of(w.vars[a.name]),)
         w.arrays[a.name] = tuple(old) + tuple(values)
         w.vars.pop(a.name, None)
         return
     assert a.value is not None
+    if a.index is None and not a.append and ev.derive(w, a.name, a.value, loc):
+        return
     value, _vloc = ev.expand_scalar(a.value, w, loc)
     if a.index is not None:
         sub = a.index.literal() or ""
@@ -838,7 +868,7 @@ def do_assign(ev: Evaluator, w: World, a: Assign, src: str, assoc: bool = False)
         idx = ev.arith(sub, w, loc, expand=True)
         arr = list(w.arrays.get(a.name, ()))
         if not arr and a.name in w.vars:
-            arr = [w.vars.pop(a.name)]
+            arr = [ev.number_of(w.vars.pop(a.name))]
         if not isinstance(idx, str):
             w.arrays[a.name] = tuple((Unknown("an element written with a run-time index", loc), lc) for _, lc in arr) \
                 or ((Unknown("an element written with a run-time index", loc), loc),)

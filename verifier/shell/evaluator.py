@@ -48,6 +48,8 @@ from verifier.core.processcache import ByObject
 from verifier.shell.arith import ArithError, ArithUnknown, is_number
 from verifier.shell.arith import evaluate as evaluate_arith
 from verifier.shell.conditions import Operands, eval_double
+from verifier.shell.derived import Derivation, derivation_for
+from verifier.shell.derived import token as derived_token
 from verifier.shell.expansion import (
     DEFAULT_IFS,
     SHELL_SET,
@@ -620,9 +622,13 @@ class Evaluator:
         # variables whose number a server start takes in an argument word (verifier.shell.builtins
         # ._templated): not reads, unless read elsewhere too (checkpoints still tell them apart)
         self.placed_words: set[str] = set()
-        # `[[ $X op N ]]` / `[ $X op N ]` a starting variable's number was compared in: (X, its
-        # word's index, op, N) (builtins.compared_test): not reads
-        self.compared: set[tuple[str, int, str, str]] = set()
+        # `[[ $X op N ]]` / `[ $X op N ]` a starting variable's number, or a derived number, was
+        # compared in: (X or the derivation, its word's index, op, N) (builtins.compared_test): not reads
+        self.compared: set[tuple[str | Derivation, int, str, str]] = set()
+        # numbers the script computed from starting numbers, held as tokens (verifier.shell.derived):
+        # token -> (its derivation, its number here); and the token of each derivation
+        self.derived: dict[str, tuple[Derivation, str]] = {}
+        self.tokens: dict[Derivation, str] = {}
         self.downloads: dict[str, str] = {}  # `hf download REPO --local-dir DIR`: DIR -> REPO
         self.fetched: dict[str, Loc] = {}  # files a command brings in at run time (`curl -o F`): F -> line
         self.sink: str | None = None  # the file the output being expanded goes to (see builtins._sink)
@@ -682,6 +688,7 @@ class Evaluator:
         self.derived_reads = {name: set(specs) for name, specs in state["derived"].items()}
         self.placed_words = set(state["placed"])
         self.compared = set(state["compared"])
+        self.derived, self.tokens = dict(state["derived_numbers"]), dict(state["tokens"])
         self.sourced, self.children = list(state["sourced"]), list(state["children"])
         self.scripts, self.unread, self.steps = list(state["scripts"]), dict(state["unread"]), state["steps"]
         self.downloads = dict(state["downloads"])
@@ -701,6 +708,7 @@ class Evaluator:
                 "derived": {name: frozenset(specs) for name, specs in self.derived_reads.items()},
                 "placed": frozenset(self.placed_words),
                 "compared": frozenset(self.compared),
+                "derived_numbers": dict(self.derived), "tokens": dict(self.tokens),
                 "sourced": tuple(self.sourced), "children": tuple(self.children), "scripts": tuple(self.scripts),
                 "unread": dict(self.unread), "steps": self.steps, "downloads": dict(self.downloads),
                 "fetched": dict(self.fetched),
@@ -1480,6 +1488,8 @@ class Evaluator:
             if not name:
                 return None
         binding = w.vars.get(name)
+        if self.derived and binding is not None and binding[0] in self.derived:
+            return self.number_of(binding)[0]
         # a variable the script set itself tells starting environments nothing apart: what it was
         # set from was read where it was set
         if record and (binding is None or self.holds_start(name, binding)):
@@ -1509,6 +1519,47 @@ class Evaluator:
         if name == "IFS":
             return DEFAULT_IFS
         return None
+
+    def number_of(self, binding: Binding) -> Binding:
+        """A binding as the script sees it: a derived token's number, whose starting variables are
+        then read (verifier.shell.derived); any other binding as it is."""
+        got = self.derived.get(binding[0]) if self.derived else None  # type: ignore[arg-type]
+        if got is None:
+            return binding
+        self.reads.update(got[0].bases)
+        return got[1], binding[1]
+
+    def derive(self, w: World, name: str, word: Word, loc: Loc) -> bool:
+        """`name=word` where the word is a number of starting numbers (`$CONC`, `$((CONC / TP))`,
+        verifier.shell.derived): the variable holds the derivation's token and its starting
+        variables are placed, not read (True); False: any other assignment, made as before."""
+        if self.sink is not None or self.weak or len(word.parts) != 1 or word.old_arithmetic or word.tilde \
+                or name == "IFS" or name in w.attrs or name in w.arrays or name in w.assocs \
+                or (w.refs and name in w.refs):
+            return False
+
+        def binding_of(var: str) -> tuple[Binding | None, bool]:
+            if (w.refs and var in w.refs) or var in w.arrays or var in w.assocs:
+                return None, False
+            b = w.vars.get(var)
+            return (None, False) if b is None else (b, self.holds_start(var, b))
+
+        part = word.parts[0]
+        derivation = derivation_for(part.kind, part.text, binding_of)
+        if derivation is None:
+            return False
+        tok = self.tokens.get(derivation)
+        if tok is None:
+            number = derivation.number(self.initial)
+            if number is None:
+                return False
+            tok = self.tokens[derivation] = derived_token(len(self.tokens))
+            self.derived[tok] = (derivation, number)
+        # a checkpoint still tells its starting variables apart (the worlds hold the number where
+        # it was put back); an evaluation that only places the token's number does not
+        self.placed_words.update(derivation.bases)
+        self.assign(w, name, tok, loc)
+        return True
 
     def binding_loc(self, w: World, name: str) -> Loc | None:
         b = w.vars.get(name)

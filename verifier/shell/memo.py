@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from verifier.shell import ChildStart, Evaluation, ServerStart, WorldResult
 from verifier.shell.builtins import UNCAPTURED, placeable
 from verifier.shell.conditions import compared_number
+from verifier.shell.derived import Derivation, compared_names
 from verifier.shell.nodes import Script
 from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, strip_pattern
 from verifier.shell.world import NO_LOC, World, bindings_held
@@ -150,7 +151,15 @@ def _shape(result: Evaluation, env: Mapping[str, Binding]) -> tuple[Any, ...]:
     return (tuple(sorted(result.reads)), tuple(sorted(result.weak_reads)), result.read_all,
             _derived(result.derived_reads, result.reads),
             tuple(sorted(n for n in result.reads if n in env and env[n][1] in origins)),
-            tuple(sorted(result.templated)), tuple(sorted(result.compared)))
+            tuple(sorted(result.templated)), tuple(sorted(result.compared, key=repr)), _numbers(result))
+
+
+def _numbers(result: Evaluation) -> tuple[Derivation, ...]:
+    """The derived numbers (verifier.shell.derived) the evaluation's server starts place: another
+    environment shares the evaluation only where each is a number too."""
+    found = {word.derivation for r in result.results if r.server is not None for word in r.server.templated
+             if word.derivation is not None}
+    return tuple(sorted(found))
 
 
 def _origins(result: Evaluation) -> set[Loc]:
@@ -220,14 +229,16 @@ class Memo:
     def _valuation(shape: tuple[Any, ...], env: Mapping[str, Binding]) -> Any:
         # a variable read whose place the outcomes name is compared with that place too (a server
         # word's origin: two runners that set MODEL alike on line 399 of each are two origins)
-        names, weak, read_all, derived, placed, templated, compared = shape
+        names, weak, read_all, derived, placed, templated, compared, numbers = shape
         if read_all:
             return tuple(sorted(env.items()))
         return (tuple(env[n][0] if n in env else None for n in names), tuple(_filled(env.get(n)) for n in weak),
                 tuple(derived_value(env.get(n), specs) for n, specs in derived),
                 tuple(env[n][1] if n in env else None for n in placed),
                 tuple(placeable(env.get(n)) for n in templated),
-                tuple(compared_number(_value(env.get(n)), k, op, other) for n, k, op, other in compared))
+                tuple(compared_number(n.number(env) if isinstance(n, Derivation) else _value(env.get(n)), k, op, other)
+                      for n, k, op, other in compared),
+                tuple(d.number(env) is not None for d in numbers))
 
     def evaluate(self, key: Any, env: Mapping[str, Binding], compute: Callable[[], Evaluation]) -> Evaluation:
         """The evaluation for this environment (computed, or reused from an equivalent one)."""
@@ -274,6 +285,12 @@ def _put_numbers(result: WorldResult, env: Mapping[str, Binding]) -> WorldResult
         return result
     argv, locs = list(server.argv), list(server.argv_locs)
     for word in server.templated:
+        if word.derivation is not None:  # a derived number: computed for `env`, where it was put
+            number = word.derivation.number(env)
+            assert number is not None  # the valuation held
+            argv[word.field] = word.text(number)
+            locs[word.field] = word.at
+            continue
         value, where = env[word.name]
         assert isinstance(value, str)  # `placeable`: the valuation held
         argv[word.field] = word.text(value)
@@ -371,7 +388,7 @@ def _point_key(state: dict[str, Any], env: Mapping[str, Binding]) -> tuple[tuple
     # a server start the worlds hold already has the numbers of the variables it placed (`placed`)
     sinks = state["sinks"]
     names = set(state["reads"]).union(*(v for k, v in sinks.items() if k != UNCAPTURED), state.get("placed", ()),
-                                      (c[0] for c in state.get("compared", ())))
+                                      *(compared_names(c) for c in state.get("compared", ())))
     read_names = tuple(sorted(names))
     weak_names = tuple(sorted(state["weak"] - state["reads"]))
     shape = (read_names, weak_names, _derived(state["derived"], names))

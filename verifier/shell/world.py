@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from verifier.shell.derived import Derivation
 from verifier.shell.nodes import FuncDef
 from verifier.shell.values import Loc, Opaque, Unknown, Val
 
@@ -381,6 +382,15 @@ class Placed:
     at: Loc
     prefix: str = ""
     suffix: str = ""
+    # set when the variable holds a derived number (verifier.shell.derived): `name` is the
+    # script's variable, the starting variables placed are the derivation's, and `at` is where the
+    # evaluator put the number (the same in every environment)
+    derivation: Derivation | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The starting variables the word places."""
+        return (self.name,) if self.derivation is None else self.derivation.bases
 
     def text(self, value: str) -> str:
         """The word for another number."""

@@ -1,0 +1,129 @@
+"""Numbers a script computes from starting variables' numbers and nothing else, held symbolic.
+
+`MAX_BATCH=$((CONC / TP))` and `GRAPH_BS=$CONC` make a variable whose value is a function of the
+point's numbers. When the worlds evaluator (verifier.shell.evaluator) meets such an assignment, the
+variable holds a *derived* token instead of the number: a text no script can write (it holds NUL),
+equal in every starting environment, so nothing the worlds compare, merge or remember depends on
+the numbers. Where the value is used it is put back and the starting variables it came from
+(`Derivation.bases`) are read, like any other use; a server argument word made of the variable and
+literal text only places it (verifier.shell.builtins.placed_word), as it places `$CONC` itself, and
+verifier.shell.memo computes the word again for another environment (`Derivation.number`).
+
+The function is the assignment's own text, evaluated the way the evaluator evaluates it (`$NAME`
+put in as text, a bare NAME looked up: bash reads `016` as 14 in the first and 16 in the second),
+from starting variables that hold numbers and variables the script set to a number (`constants`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from verifier.shell.arith import ArithError, ArithUnknown, _scan, is_number
+from verifier.shell.arith import evaluate as evaluate_arith
+from verifier.shell.values import Loc, Val
+
+Binding = tuple[Val, Loc]
+
+# what a token looks like: no script writes a NUL, and no word of the evaluator holds one
+TOKEN_PREFIX = "\x00derived:"
+_DOLLAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+# an arithmetic operator that assigns: the expression changes a variable, which no derivation models
+_ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "**=", "++", "--"})
+
+
+@dataclass(frozen=True, order=True)
+class Derivation:
+    """A number as a function of starting variables: `copy` of one (`expr` is its name) or the
+    arithmetic expression `expr`; `bases` are the starting variables it reads, `constants` the
+    variables the script had set to a number, with those numbers."""
+
+    kind: str  # copy | arith
+    expr: str
+    bases: tuple[str, ...]
+    constants: tuple[tuple[str, str], ...] = ()
+
+    def number(self, env: Mapping[str, Binding]) -> str | None:
+        """The value for a starting environment: a number (ASCII digits), else None (a base that
+        holds no number, an expression that fails or gives a negative number)."""
+        values: dict[str, str] = dict(self.constants)
+        for name in self.bases:
+            binding = env.get(name)
+            if binding is None or not is_number(binding[0]):
+                return None
+            values[name] = binding[0]
+        if self.kind == "copy":
+            return values[self.expr]
+        text = _DOLLAR.sub(lambda m: values[m.group(1) or m.group(2)], self.expr)
+
+        def lookup(name: str) -> str:
+            if name not in values:
+                raise ArithUnknown(name)
+            return values[name]
+
+        def assign(name: str, value: int) -> None:
+            raise ArithUnknown(name)
+
+        try:
+            result = str(evaluate_arith(text, lookup, assign))
+        except (ArithError, ArithUnknown, ValueError, RecursionError, OverflowError):
+            return None
+        return result if is_number(result) else None
+
+
+def compared_names(comparison: tuple[str | Derivation, int, str, str]) -> tuple[str, ...]:
+    """The starting variables a recorded comparison (verifier.shell.builtins.compared_test) is of."""
+    subject = comparison[0]
+    return subject.bases if isinstance(subject, Derivation) else (subject,)
+
+
+def token(index: int) -> str:
+    """The derived token of a script's `index`th derivation."""
+    return f"{TOKEN_PREFIX}{index}\x00"
+
+
+def is_token(value: object) -> bool:
+    return value.__class__ is str and value.startswith(TOKEN_PREFIX)  # type: ignore[union-attr]
+
+
+def derivation_for(kind: str, text: str, binding_of: Callable[[str], tuple[Binding | None, bool]]) \
+        -> Derivation | None:
+    """The derivation an assignment's value makes, if it is one: `kind` is the word's one part
+    (`param`: `$X`, `arith`: `$((...))`), `text` its text; `binding_of(name)` gives a variable's
+    binding and whether it is still the starting environment's. None: not a number of starting
+    numbers (a name unset, not a number, an array, a derived token; an operator that assigns;
+    text the evaluator expands otherwise, such as `$1`, `${X:-1}`, `$(...)`, quotes)."""
+    if kind == "param":
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+            return None
+        binding, start = binding_of(text)
+        if binding is None or not start or not is_number(binding[0]):
+            return None
+        return Derivation("copy", text, (text,))
+    if kind != "arith" or any(c in text for c in "`\"'\\"):
+        return None
+    dollars = [m.group(1) or m.group(2) for m in _DOLLAR.finditer(text)]
+    rest = _DOLLAR.sub("0", text)
+    if "$" in rest:
+        return None
+    try:
+        tokens = _scan(rest)
+    except ArithError:
+        return None
+    if any(kind_ == "op" and value in _ASSIGNING for kind_, value in tokens):
+        return None
+    names = {*dollars, *(value for kind_, value in tokens if kind_ == "name")}
+    bases: list[str] = []
+    constants: list[tuple[str, str]] = []
+    for name in sorted(names):
+        binding, start = binding_of(name)
+        if binding is None or not is_number(binding[0]):
+            return None
+        if start:
+            bases.append(name)
+        else:
+            constants.append((name, binding[0]))
+    if not bases:
+        return None
+    return Derivation("arith", text, tuple(bases), tuple(constants))
