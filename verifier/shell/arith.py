@@ -57,8 +57,9 @@ def is_integer(text: str) -> bool:
     return _INTEGER.fullmatch(text) is not None
 
 
-def _tokens(expr: str) -> list[tuple[str, str]]:
-    """The expression's tokens (an expression is read once per text: the lists are never changed)."""
+def tokens(expr: str) -> list[tuple[str, str]]:
+    """The expression's tokens, each ("num" | "name" | "op", text); ArithError when it has a
+    character no token starts with (an expression is read once per text: the lists are never changed)."""
     toks = _TOKENS.get(expr)
     if toks is None:
         toks = _scan(expr)
@@ -275,7 +276,7 @@ class _Eval:
 
 def evaluate(expr: str, lookup: Lookup, assign: Assign, depth: int = 0) -> int:
     """The integer value of an arithmetic expression (see the module docstring)."""
-    toks = _tokens(expr)
+    toks = tokens(expr)
     if not toks:
         return 0
     ev = _Eval(toks, lookup, assign, depth)

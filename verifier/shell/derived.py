@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from verifier.shell.arith import ArithError, ArithUnknown, _scan, is_number
+from verifier.shell.arith import ArithError, ArithUnknown, is_number, tokens
 from verifier.shell.arith import evaluate as evaluate_arith
 from verifier.shell.values import Loc, Val
 
@@ -28,6 +28,7 @@ Binding = tuple[Val, Loc]
 
 # what a token looks like: no script writes a NUL, and no word of the evaluator holds one
 TOKEN_PREFIX = "\x00derived:"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOLLAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 # an arithmetic operator that assigns: the expression changes a variable, which no derivation models
 _ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "**=", "++", "--"})
@@ -83,10 +84,6 @@ def token(index: int) -> str:
     return f"{TOKEN_PREFIX}{index}\x00"
 
 
-def is_token(value: object) -> bool:
-    return value.__class__ is str and value.startswith(TOKEN_PREFIX)  # type: ignore[union-attr]
-
-
 def derivation_for(kind: str, text: str, binding_of: Callable[[str], tuple[Binding | None, bool]]) \
         -> Derivation | None:
     """The derivation an assignment's value makes, if it is one: `kind` is the word's one part
@@ -95,7 +92,7 @@ def derivation_for(kind: str, text: str, binding_of: Callable[[str], tuple[Bindi
     numbers (a name unset, not a number, an array, a derived token; an operator that assigns;
     text the evaluator expands otherwise, such as `$1`, `${X:-1}`, `$(...)`, quotes)."""
     if kind == "param":
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", text):
+        if not _NAME.fullmatch(text):
             return None
         binding, start = binding_of(text)
         if binding is None or not start or not is_number(binding[0]):
@@ -108,12 +105,12 @@ def derivation_for(kind: str, text: str, binding_of: Callable[[str], tuple[Bindi
     if "$" in rest:
         return None
     try:
-        tokens = _scan(rest)
+        scanned = tokens(rest)
     except ArithError:
         return None
-    if any(kind_ == "op" and value in _ASSIGNING for kind_, value in tokens):
+    if any(kind_ == "op" and value in _ASSIGNING for kind_, value in scanned):
         return None
-    names = {*dollars, *(value for kind_, value in tokens if kind_ == "name")}
+    names = {*dollars, *(value for kind_, value in scanned if kind_ == "name")}
     bases: list[str] = []
     constants: list[tuple[str, str]] = []
     for name in sorted(names):
