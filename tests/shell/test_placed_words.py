@@ -158,6 +158,13 @@ def test_a_number_derived_from_starting_numbers_is_placed_through_its_variable()
     envs = [_env(ISL="1024", CONC=c, TP=t) for c in ("4", "8", "64", "016") for t in ("8", "4")]
     memo = _memo_run(text, envs)
     assert (memo.misses, memo.hits) == (1, 7)
+    # a copy of a derived number, and arithmetic on one, are derived numbers too
+    text = (f'BATCH=$(( CONC < 4 ? CONC : CONC / 4 ))\nGRAPH="$BATCH"\nTOKENS=$(( ((MTP + 1) * BATCH + ISL + 127) / 64 * 64 ))\n'
+            f'{SERVER} --cuda-graph-max-bs $GRAPH --max-num-tokens "$TOKENS"\n')
+    ev = evaluate(text, "x.sh", _env(ISL="1024", MTP="3"), _options())
+    assert {"CONC", "ISL", "MTP"} <= ev.templated and not ev.reads & {"CONC", "ISL", "MTP"}
+    memo = _memo_run(text, [_env(ISL=i, MTP="3", CONC=c) for c in ("1", "4", "64", "256") for i in ("1024", "8192")])
+    assert (memo.misses, memo.hits) == (1, 7)
 
 
 def test_a_derived_number_compared_with_a_literal_is_kept_as_that_comparison() -> None:
@@ -178,7 +185,7 @@ def test_a_derived_number_used_otherwise_reads_what_it_came_from() -> None:
         "copied into another word": f'X=$((CONC + 1))\nY="c$X"\n{SERVER} --y "$Y"\n',
         "an array made of it": f'X=$CONC\nX+=(--more)\n{SERVER} "${{X[@]}}"\n',
         "an argument of another command": f'X=$((CONC / 2))\ntool --x $X\n{SERVER} --tp 8\n',
-        "arithmetic on it": f'X=$((CONC / 2))\nY=$((X + 1))\n{SERVER} --y $Y\n',
+        "its length": f'X=$((CONC / 2))\nY=${{#X}}\n{SERVER} --y $Y\n',
     }
     _each_reads_conc(cases)
 

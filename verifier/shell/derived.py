@@ -37,23 +37,31 @@ _ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "
 @dataclass(frozen=True, order=True)
 class Derivation:
     """A number as a function of starting variables: `copy` of one (`expr` is its name) or the
-    arithmetic expression `expr`; `bases` are the starting variables it reads, `constants` the
-    variables the script had set to a number, with those numbers."""
+    arithmetic expression `expr`, whose names are starting variables (`starts`), variables the
+    script had set to a number (`constants`, with those numbers) and variables that held derived
+    numbers (`inner`, with their derivations). `bases`: every starting variable it reads."""
 
     kind: str  # copy | arith
     expr: str
     bases: tuple[str, ...]
+    starts: tuple[str, ...] = ()
     constants: tuple[tuple[str, str], ...] = ()
+    inner: tuple[tuple[str, Derivation], ...] = ()
 
     def number(self, env: Mapping[str, Binding]) -> str | None:
-        """The value for a starting environment: a number (ASCII digits), else None (a base that
-        holds no number, an expression that fails or gives a negative number)."""
+        """The value for a starting environment: a number (ASCII digits), else None (a starting
+        variable that holds no number, an expression that fails or gives a negative number)."""
         values: dict[str, str] = dict(self.constants)
-        for name in self.bases:
+        for name in self.starts:
             binding = env.get(name)
             if binding is None or not is_number(binding[0]):
                 return None
             values[name] = binding[0]
+        for name, derivation in self.inner:
+            number = derivation.number(env)
+            if number is None:
+                return None
+            values[name] = number
         if self.kind == "copy":
             return values[self.expr]
         text = _DOLLAR.sub(lambda m: values[m.group(1) or m.group(2)], self.expr)
@@ -84,20 +92,23 @@ def token(index: int) -> str:
     return f"{TOKEN_PREFIX}{index}\x00"
 
 
-def derivation_for(kind: str, text: str, binding_of: Callable[[str], tuple[Binding | None, bool]]) \
-        -> Derivation | None:
+def derivation_for(kind: str, text: str,
+                   binding_of: Callable[[str], tuple[Binding | None, bool, Derivation | None]]) -> Derivation | None:
     """The derivation an assignment's value makes, if it is one: `kind` is the word's one part
     (`param`: `$X`, `arith`: `$((...))`), `text` its text; `binding_of(name)` gives a variable's
-    binding and whether it is still the starting environment's. None: not a number of starting
-    numbers (a name unset, not a number, an array, a derived token; an operator that assigns;
-    text the evaluator expands otherwise, such as `$1`, `${X:-1}`, `$(...)`, quotes)."""
+    binding, whether it is still the starting environment's, and the derivation of the derived
+    number it holds. None: not a number of starting numbers (a name unset, not a number, an array;
+    an operator that assigns; text the evaluator expands otherwise, such as `$1`, `${X:-1}`,
+    `$(...)`, quotes)."""
     if kind == "param":
         if not _NAME.fullmatch(text):
             return None
-        binding, start = binding_of(text)
+        binding, start, derived = binding_of(text)
+        if derived is not None:  # `Y=$X` of a derived X: the same number
+            return derived
         if binding is None or not start or not is_number(binding[0]):
             return None
-        return Derivation("copy", text, (text,))
+        return Derivation("copy", text, (text,), (text,))
     if kind != "arith" or any(c in text for c in "`\"'\\"):
         return None
     dollars = [m.group(1) or m.group(2) for m in _DOLLAR.finditer(text)]
@@ -111,16 +122,20 @@ def derivation_for(kind: str, text: str, binding_of: Callable[[str], tuple[Bindi
     if any(kind_ == "op" and value in _ASSIGNING for kind_, value in scanned):
         return None
     names = {*dollars, *(value for kind_, value in scanned if kind_ == "name")}
-    bases: list[str] = []
+    starts: list[str] = []
     constants: list[tuple[str, str]] = []
+    inner: list[tuple[str, Derivation]] = []
     for name in sorted(names):
-        binding, start = binding_of(name)
-        if binding is None or not is_number(binding[0]):
+        binding, start, derived = binding_of(name)
+        if derived is not None:
+            inner.append((name, derived))
+        elif binding is None or not is_number(binding[0]):
             return None
-        if start:
-            bases.append(name)
+        elif start:
+            starts.append(name)
         else:
             constants.append((name, binding[0]))
+    bases = sorted({*starts, *(base for _, derived in inner for base in derived.bases)})
     if not bases:
         return None
-    return Derivation("arith", text, tuple(bases), tuple(constants))
+    return Derivation("arith", text, tuple(bases), tuple(starts), tuple(constants), tuple(inner))

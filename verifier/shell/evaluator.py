@@ -1538,11 +1538,14 @@ class Evaluator:
                 or (w.refs and name in w.refs):
             return False
 
-        def binding_of(var: str) -> tuple[Binding | None, bool]:
+        def binding_of(var: str) -> tuple[Binding | None, bool, Derivation | None]:
             if (w.refs and var in w.refs) or var in w.arrays or var in w.assocs:
-                return None, False
+                return None, False, None
             b = w.vars.get(var)
-            return (None, False) if b is None else (b, self.holds_start(var, b))
+            if b is None:
+                return None, False, None
+            derived = self.derived.get(b[0]) if self.derived else None  # type: ignore[arg-type]
+            return b, self.holds_start(var, b), None if derived is None else derived[0]
 
         part = word.parts[0]
         derivation = derivation_for(part.kind, part.text, binding_of)
