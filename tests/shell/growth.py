@@ -122,10 +122,18 @@ def placed(n: int) -> Script:
     return "\n".join([*lines, f"{SERVE} {words}"]) + "\n", {}
 
 
+def derived(n: int) -> Script:
+    """n numbers derived from a starting number, each from the one before, all handed to the server
+    (verifier.shell.derived): a chain past the derivations' size bound is read, not built on."""
+    lines = ["D0=$((CONC + 1))", *(f"D{k}=$((D{k - 1} + {k}))" for k in range(1, n))]
+    words = " ".join(f"--d{k} $D{k}" for k in range(n))
+    return "\n".join([*lines, f"{SERVE} {words}"]) + "\n", {}
+
+
 CLASSES: dict[str, Callable[[int], Script]] = {
     "assignments": assignments, "functions": functions, "loops": loops, "branches": branches,
     "sources": sources, "recursion": recursion, "nameref": nameref, "wide": wide, "tail": tail,
-    "brackets": brackets, "stars": stars, "regex": regex, "placed": placed,
+    "brackets": brackets, "stars": stars, "regex": regex, "placed": placed, "derived": derived,
 }
 
 

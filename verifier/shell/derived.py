@@ -11,7 +11,13 @@ verifier.shell.memo computes the word again for another environment (`Derivation
 
 The function is the assignment's own text, evaluated the way the evaluator evaluates it (`$NAME`
 put in as text, a bare NAME looked up: bash reads `016` as 14 in the first and 16 in the second),
-from starting variables that hold numbers and variables the script set to a number (`constants`).
+from starting variables that hold numbers, variables the script set to a number (`constants`) and
+other derived numbers (`inner`: `GRAPH=$BATCH` holds BATCH's number, `$((BATCH + ISL))` builds on it).
+
+Soundness rests on one rule: a token never leaves the variable that holds it. Every read of a
+variable (Evaluator.lookup) puts the number back; the few places that take a binding without a
+lookup (a command's environment, an array made from the variable) do too (Evaluator.number_of);
+and `verifier.shell.evaluate` fails closed should a token reach a started command anyway.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ Binding = tuple[Val, Loc]
 TOKEN_PREFIX = "\x00derived:"
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOLLAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+# derivations built on derivations are kept up to this many in all (a chain or a fan of them is a
+# tree whose hashing, comparing and computing cost grows with its size): a larger one is read instead
+MAX_SIZE = 32
 # an arithmetic operator that assigns: the expression changes a variable, which no derivation models
 _ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "**=", "++", "--"})
 
@@ -47,6 +56,7 @@ class Derivation:
     starts: tuple[str, ...] = ()
     constants: tuple[tuple[str, str], ...] = ()
     inner: tuple[tuple[str, Derivation], ...] = ()
+    size: int = 1  # this derivation and those it is built on, each counted where it is used
 
     def number(self, env: Mapping[str, Binding]) -> str | None:
         """The value for a starting environment: a number (ASCII digits), else None (a starting
@@ -136,6 +146,7 @@ def derivation_for(kind: str, text: str,
         else:
             constants.append((name, binding[0]))
     bases = sorted({*starts, *(base for _, derived in inner for base in derived.bases)})
-    if not bases:
+    size = 1 + sum(derived.size for _, derived in inner)
+    if not bases or size > MAX_SIZE:
         return None
-    return Derivation("arith", text, tuple(bases), tuple(starts), tuple(constants), tuple(inner))
+    return Derivation("arith", text, tuple(bases), tuple(starts), tuple(constants), tuple(inner), size)

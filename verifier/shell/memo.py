@@ -17,6 +17,12 @@ evaluation gets the new environment's number in those words (`ServerStart.templa
 evaluation from the new environment would have it. One that a test only compared with a literal
 (`[[ $CONC -ge 16 ]]`, `Evaluation.compared`) is compared by the outcome of that comparison.
 
+A number the script computes from such numbers alone (`BS=$CONC`, `MAX=$((2 * CONC / TP))`) is
+held as a derived number (verifier.shell.derived): a server word of it places the numbers it came
+from, which are then compared by whether they are numbers and whether the derivation gives a number
+for them (`_numbers`), and the reused evaluation gets the derivation's number in the word; a
+comparison of it with a literal is compared by its outcome, as above.
+
 A variable read only to test whether it is empty (`weak_reads`) is compared by that alone, and one
 read only through removals of literal patterns (`derived_reads`: a runner's
 `${EXP_NAME%%_*}`, the model prefix of an experiment name that differs for every point) by what
