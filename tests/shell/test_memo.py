@@ -72,7 +72,16 @@ def test_reads_that_only_feed_unread_output_do_not_split_evaluations() -> None:
         ev = memo.evaluate("t", env, lambda env=env: evaluate(text, "t.sh", env, _options()))  # type: ignore[misc]
         (start,) = [r.server for r in ev.results if r.server]
         assert start.files["cfg.yml"].text == f"max_batch_size: {conc}\n"
-    assert memo.misses == 2  # the options file the server reads depends on CONC
+    # the options file the server reads holds CONC's number in its place (verifier.shell.derived):
+    # each point gets its own number there from one evaluation
+    assert (memo.misses, memo.hits) == (1, 1)
+    # a file the script reads back (not only printed where nothing reads it) reads what wrote it
+    read_back = text.replace("trtllm-serve", 'X=$(cat cfg.yml)\ntrtllm-serve')
+    memo = Memo()
+    for conc in ("8", "16"):
+        env = {**_env(CONC=conc), "GITHUB_ENV": ("/tmp/env", ("", 0))}
+        memo.evaluate("t", env, lambda env=env: evaluate(read_back, "t.sh", env, _options()))  # type: ignore[misc]
+    assert memo.misses == 2
     memo = Memo()
     for conc in ("8", "16"):
         env = {**_env(CONC=conc), "GITHUB_ENV": ("/tmp/env", ("", 0))}

@@ -212,3 +212,45 @@ def test_a_derived_number_is_the_number_the_assignment_gives() -> None:
 def _server_argv(ev: Evaluation) -> tuple[Any, ...]:
     (start,) = [r.server for r in ev.results if r.server]
     return start.argv
+
+
+def test_a_number_in_an_options_file_the_server_is_handed_is_placed() -> None:
+    """`cat > FILE <<EOF` lines of literal text and one starting or derived number hold its token
+    (Evaluator.place_in_file): the server handed the file gets each point's number there
+    (`ServerStart.file_templated`), and printing the file where nothing reads it reads nothing."""
+    text = ('BATCH=$(( CONC > 16 ? CONC : 16 ))\ncat > /tmp/extra.yml << EOF\ncuda_graph_config:\n'
+            '    max_batch_size: $BATCH\nmax_num_seqs: ${CONC}\nmodel: $MODEL\nEOF\ncat /tmp/extra.yml\n'
+            'trtllm-serve "$MODEL" --tp_size $TP --extra_llm_api_options /tmp/extra.yml\n')
+    ev = evaluate(text, "x.sh", _env(CONC="64"), _options())
+    assert "CONC" in ev.templated and "CONC" not in ev.reads
+    (start,) = [r.server for r in ev.results if r.server]
+    assert start.files["/tmp/extra.yml"].text == ("cuda_graph_config:\n    max_batch_size: 64\nmax_num_seqs: 64\n"
+                                                  "model: m\n")
+    memo = Memo()
+    for conc in ("64", "4", "128", "016"):
+        env = _env(CONC=conc)
+        got = memo.evaluate("k", env, lambda env=env: evaluate(text, "x.sh", env, _options()))
+        fresh = evaluate(text, "x.sh", env, _options())
+        assert same_outcomes(got, fresh) and _files(got) == _files(fresh) == _files_of(conc)
+    assert (memo.misses, memo.hits) == (1, 3)
+
+
+def _files(ev: Evaluation) -> list[str | None]:
+    return [f.text for r in ev.results if r.server for f in r.server.files.values()]
+
+
+def _files_of(conc: str) -> list[str | None]:
+    batch = str(max(int(conc), 16)) if conc != "016" else "16"
+    return [f"cuda_graph_config:\n    max_batch_size: {batch}\nmax_num_seqs: {conc}\nmodel: m\n"]
+
+
+def test_an_options_file_read_back_reads_the_numbers_it_holds() -> None:
+    body = "cat > /tmp/extra.yml << EOF\nmax_batch_size: $CONC\nEOF\n"
+    serve = f"{SERVER} --config /tmp/extra.yml\n"
+    cases = {
+        "captured": f"{body}X=$(cat /tmp/extra.yml)\n{serve}",
+        "searched": f"{body}if grep -q 'size: 4' /tmp/extra.yml; then R=1; fi\n{SERVER} --r \"$R\"\n",
+        "sourced": "cat > /tmp/env.sh << EOF\nexport BS=$CONC\nEOF\nsource /tmp/env.sh\n" + f'{SERVER} --bs "$BS"x\n',
+        "a line of two values": f"cat > /tmp/extra.yml << EOF\nsize: $CONC $TP\nEOF\n{serve}",
+    }
+    _each_reads_conc(cases)

@@ -228,7 +228,7 @@ def _run_counting(text: str, env: dict[str, str], blind: bool) -> tuple[list[tup
     finally:
         evaluator.Evaluator._settled_rest = real  # type: ignore[method-assign]
         evaluator._blind_loop = find
-    results = [_result(w, "server") for w in worlds]
+    results = [_result(w, "server", ev) for w in worlds]
     return [(r.assumptions, r.exit_loc, r.server and (r.server.argv, r.server.argv_locs, r.server.env))
             for r in results], ev.steps, any(skipped)
 

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from verifier.core import processcache
-from verifier.shell.derived import TOKEN_PREFIX, Derivation, compared_names
+from verifier.shell.derived import TOKEN, TOKEN_PREFIX, Derivation, compared_names
 from verifier.shell.evaluator import Evaluator, KeepEverything
 from verifier.shell.launchers import Commands, Program, Wrapper
 from verifier.shell.lexer import ShellSyntaxError
@@ -61,6 +61,10 @@ class ServerStart:
     # arguments that are a starting variable's number with literal text around it (`Placed.field`:
     # the index in argv): the evaluation holds for any number there (verifier.shell.memo)
     templated: tuple[Placed, ...] = ()
+    # lines of generated files (`files`) that hold derived numbers (verifier.shell.derived, written by
+    # `cat <<EOF > FILE`): (path, line index, the line's text and derivations in order), the number of
+    # each put in for another environment (verifier.shell.memo)
+    file_templated: tuple[tuple[str, int, tuple[str | Derivation, ...]], ...] = ()
 
     def signature(self) -> tuple[object, ...]:
         """What makes two server starts the same (values, not origins)."""
@@ -111,16 +115,45 @@ class Evaluation:
     compared: frozenset[tuple[str | Derivation, int, str, str]] = frozenset()
 
 
-def _server(found: Found) -> ServerStart:
+def _server(found: Found, ev: Evaluator) -> ServerStart:
     extra = dict(found.extra)
     start, argv_start = int(extra["start"]), int(extra["argv_start"])
     words = found.words
+    files, file_templated = _placed_files(found.files, ev)
     return ServerStart(
         engine=str(extra["engine"]), module=str(extra["module"]),
         launcher=tuple(shown(v) for v, _ in words[:argv_start]),
         argv=tuple(v for v, _ in words[argv_start:]), argv_locs=tuple(lc for _, lc in words[argv_start:]),
-        env=found.env, loc=found.loc, files=dict(found.files), templated=extra.get("templated", ()),
+        env=found.env, loc=found.loc, files=files, templated=extra.get("templated", ()),
+        file_templated=file_templated,
     ) if start >= 0 else ServerStart("", "", (), (), (), (), found.loc)
+
+
+def _placed_files(files: tuple[tuple[str, GenFile], ...], ev: Evaluator
+                  ) -> tuple[dict[str, GenFile], tuple[tuple[str, int, tuple[str | Derivation, ...]], ...]]:
+    """The generated files a server is handed, with the numbers in place of the tokens their lines
+    hold, and where each token was (`ServerStart.file_templated`)."""
+    out = dict(files)
+    if not ev.derived:
+        return out, ()
+    placed: list[tuple[str, int, tuple[str | Derivation, ...]]] = []
+    for path, gen in files:
+        if gen.lines is None or not any(TOKEN_PREFIX in line for line, _ in gen.lines):
+            continue
+        lines = list(gen.lines)
+        for k, (line, lc) in enumerate(lines):
+            if TOKEN_PREFIX not in line:
+                continue
+            pieces: list[str | Derivation] = []
+            at = 0
+            for m in TOKEN.finditer(line):
+                pieces += [line[at:m.start()], ev.derived[m.group(0)][0]]
+                at = m.end()
+            pieces.append(line[at:])
+            placed.append((path, k, tuple(pieces)))
+            lines[k] = (TOKEN.sub(lambda m: ev.derived[m.group(0)][1], line), lc)
+        out[path] = GenFile(tuple(lines), gen.loc)
+    return out, tuple(placed)
 
 
 def _child(found: Found) -> ChildStart:
@@ -128,11 +161,11 @@ def _child(found: Found) -> ChildStart:
     return ChildStart(found.words[k][0], tuple(v for v, _ in found.words[k + 1:]), found.env, found.cwd, found.loc)
 
 
-def _result(w: World, mode: str) -> WorldResult:
+def _result(w: World, mode: str, ev: Evaluator) -> WorldResult:
     server = child = None
     for f in reversed(w.found):
         if f.kind == "server" and mode == "server":
-            server = _server(f)
+            server = _server(f, ev)
             break
         if f.kind == "child" and mode == "child":
             child = _child(f)
@@ -151,6 +184,8 @@ def _no_token(results: list[WorldResult], path: str) -> None:
                 continue
             values = [*(start.argv if isinstance(start, ServerStart) else (start.path, *start.args)),
                       *(v for _, v, _ in start.env)]
+            if isinstance(start, ServerStart):
+                values += [line for gen in start.files.values() for line, _ in gen.lines or ()]
             if any(isinstance(v, str) and TOKEN_PREFIX in v for v in values):
                 raise ShellLimit("a number the evaluator held symbolic reached a started command unread "
                                  "(an evaluator defect: the launch is not resolved)", start.loc)
@@ -210,11 +245,11 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
             worlds = ev.run(script, start, arg0 if arg0 is not None else path, args)
     except RecursionError as exc:
         raise ShellLimit("the script nests too deeply to follow", (path, 0)) from exc
-    results = [_result(w, options.mode) for w in worlds]
+    results = [_result(w, options.mode, ev) for w in worlds]
     if ev.derived:
         _no_token(results, path)
     return Evaluation(results, ev.reads, ev.read_all, ev.sourced, ev.unread,
                       ev.children, ev.weak_reads - ev.reads, dict(ev.downloads),
                       {name: frozenset(specs) for name, specs in ev.derived_reads.items() if name not in ev.reads},
                       frozenset(ev.placed_words - ev.reads),
-                      frozenset(c for c in ev.compared if ev.reads.isdisjoint(compared_names(c))))
+                      frozenset(c for c in ev.compared if not ev.reads.issuperset(compared_names(c))))

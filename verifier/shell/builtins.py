@@ -105,6 +105,9 @@ class Evaluator(Protocol):
     def derive(self, w: World, name: str, word: Word, loc: Loc) -> bool:
         ...
 
+    def materialized(self, gen: GenFile) -> GenFile:
+        ...
+
     def deref(self, w: World, name: str, loc: Loc) -> str:
         ...
 
@@ -147,7 +150,7 @@ class Evaluator(Protocol):
     def write_file(self, w: World, path: str, pieces: list[tuple[Val, Loc]], append: bool, loc: Loc) -> None:
         ...
 
-    def heredoc_lines(self, redirect: Redirect, w: World, src: str) -> list[tuple[Val, Loc]]:
+    def heredoc_lines(self, redirect: Redirect, w: World, src: str, place: bool = False) -> list[tuple[Val, Loc]]:
         ...
 
 # The sink of what a print-only command writes while nothing captures it (see `_sink_kind`):
@@ -346,7 +349,7 @@ def compared_test(ev: Evaluator, words: Sequence[Word], w: World) -> bool | None
     subject: str | Derivation = got[0]
     if derived is not None:  # a derived number: the comparison is of what it is derived from
         subject, value = derived
-        if not ev.reads.isdisjoint(subject.bases):
+        if ev.reads.issuperset(subject.bases):
             return None
     elif got[0] in ev.reads:
         return None
@@ -379,11 +382,14 @@ def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: 
         if placing is not None and ev.derived:
             got_derived = ev.derived.get(w.vars[placing[0]][0])  # type: ignore[arg-type]
             derivation = None if got_derived is None else got_derived[0]
-        names = () if placing is None else (placing[0],) if derivation is None else derivation.bases
-        if placing is not None and ev.reads.isdisjoint(names):
+        # the starting variables the word would place that nothing has read so far (of a derived
+        # number's, those read already are compared whole, and the rest still only placed)
+        unread = () if placing is None else [n for n in ((placing[0],) if derivation is None else derivation.bases)
+                                             if n not in ev.reads]
+        if placing is not None and unread:
             at = (cmd.src, word.line)
             got = ev.expand_word(word, w, at, split=True, glob=True)
-            ev.reads.difference_update(names)
+            ev.reads.difference_update(unread)
             # a derived number's word is where the evaluator put it, in every environment alike
             placed.append(Placed(len(fields), placing[0], at if derivation is None else got[0][1], placing[1],
                                  placing[2], derivation))
@@ -412,8 +418,10 @@ def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, L
             stdin = [(concat([value, "\n"], (cmd.src, r.line)), (cmd.src, r.line))]
         elif r.op in ("<<", "<<-"):
             saved_sink, ev.sink = ev.sink, sink if sink is not None else ev.sink
+            # `cat <<EOF > FILE`: the lines only go to that file, which may hold numbers in place
+            place = sink is not None and sink != UNCAPTURED and bool(fields) and fields[0][0] == "cat"
             try:
-                stdin = ev.heredoc_lines(r, w, cmd.src)
+                stdin = ev.heredoc_lines(r, w, cmd.src, place)
             finally:
                 ev.sink = saved_sink
         elif r.op == "<" and r.target is not None and r.fd in ("", "0"):
@@ -1069,6 +1077,10 @@ def _cat(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: lis
             for piece in stdin or [(Opaque("<stdin>", loc), loc)]:
                 _emit(w, *piece)
             continue
+        if w.out is None and isinstance(f, str) and (f in w.files or posixpath.normpath(f) in w.files):
+            # a file the script wrote, printed where nothing reads it (`cat "$CONFIG"` to the log): what
+            # it holds decides nothing, so neither it nor what wrote it is read
+            continue
         gen, text = ev.read_file(f, w)
         if gen is not None and gen.lines is not None:
             for line, lc in gen.lines:
@@ -1314,6 +1326,7 @@ def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: 
     gen = w.files.get(target) or w.files.get(posixpath.normpath(target))
     repo = ev.repo_path(target)
     if gen is not None:
+        gen = ev.materialized(gen)
         if gen.lines is None:
             raise _limit(f"`{word}` sources {target}, which the script writes at run time with contents not known "
                          f"statically ({_where(gen.loc) if gen.loc[0] else 'line ' + str(gen.loc[1])})", loc)

@@ -34,6 +34,7 @@ Binding = tuple[Val, Loc]
 
 # what a token looks like: no script writes a NUL, and no word of the evaluator holds one
 TOKEN_PREFIX = "\x00derived:"
+TOKEN = re.compile("\x00derived:[0-9]+\x00")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _DOLLAR = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 # derivations built on derivations are kept up to this many in all (a chain or a fan of them is a

@@ -48,7 +48,7 @@ from verifier.core.processcache import ByObject
 from verifier.shell.arith import ArithError, ArithUnknown, is_number
 from verifier.shell.arith import evaluate as evaluate_arith
 from verifier.shell.conditions import Operands, eval_double
-from verifier.shell.derived import Derivation, derivation_for
+from verifier.shell.derived import TOKEN, TOKEN_PREFIX, Derivation, derivation_for
 from verifier.shell.derived import token as derived_token
 from verifier.shell.expansion import (
     DEFAULT_IFS,
@@ -67,7 +67,7 @@ from verifier.shell.expansion import (
     transform,
 )
 from verifier.shell.launchers import Commands, launching_functions, may_launch
-from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
+from verifier.shell.lexer import Part, ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
     AndOr,
     Arith,
@@ -1551,13 +1551,9 @@ class Evaluator:
         derivation = derivation_for(part.kind, part.text, binding_of)
         if derivation is None:
             return False
-        tok = self.tokens.get(derivation)
+        tok = self.token_of(derivation)
         if tok is None:
-            number = derivation.number(self.initial)
-            if number is None:
-                return False
-            tok = self.tokens[derivation] = derived_token(len(self.tokens))
-            self.derived[tok] = (derivation, number)
+            return False
         # a checkpoint still tells its starting variables apart (the worlds hold the number where
         # it was put back); an evaluation that only places the token's number does not
         self.placed_words.update(derivation.bases)
@@ -2310,7 +2306,7 @@ class Evaluator:
         self.promote(value)
         gen = w.files.get(value) or w.files.get(posixpath.normpath(value))
         if gen is not None:
-            return gen, None
+            return self.materialized(gen), None
         repo = self.repo_path(value)
         if repo is None:
             return None, None
@@ -2366,8 +2362,12 @@ class Evaluator:
 
     # --- heredocs -------------------------------------------------------------------------------
 
-    def heredoc_lines(self, redirect: Redirect, w: World, src: str) -> list[tuple[Val, Loc]]:
-        """A heredoc's text, line by line, each line with the script line it comes from."""
+    def heredoc_lines(self, redirect: Redirect, w: World, src: str, place: bool = False) -> list[tuple[Val, Loc]]:
+        """A heredoc's text, line by line, each line with the script line it comes from. With `place`
+        (`cat <<EOF > FILE`: the lines only go to that file), a line of literal text and one
+        variable that holds a starting number or a derived number holds its token instead
+        (`place_in_file`): the file's reader puts the number back (`materialized`), a server
+        handed the file places it (verifier.shell.ServerStart.file_templated)."""
         doc = redirect.heredoc
         if doc is None:
             return []
@@ -2382,9 +2382,66 @@ class Evaluator:
                 out.append((raw + "\n", loc))
                 continue
             word = lex_heredoc(raw, loc[1])
+            placed = self.place_in_file(w, word.parts) if place else None
+            if placed is not None:
+                out.append((placed + "\n", loc))
+                continue
             value = self.expand_scalar(Word(word.parts, loc[1], raw), w, loc)[0] if word.parts else ""
             out.append((concat([value, "\n"], loc), loc))
         return out
+
+    def place_in_file(self, w: World, parts: tuple[Part, ...]) -> str | None:
+        """A heredoc line of literal text and one `$X` / `${X}`, where X holds a starting number or a
+        derived number not read so far, with X's token in X's place (the starting variables placed,
+        not read); None for any other line."""
+        params = [p for p in parts if p.kind != "lit"]
+        if len(params) != 1 or params[0].kind != "param" or not _NAME.fullmatch(params[0].text):
+            return None
+        name = params[0].text
+        binding = w.vars.get(name)
+        if binding is None or (w.refs and name in w.refs) or name in w.arrays or name in w.assocs:
+            return None
+        got = self.derived.get(binding[0]) if self.derived else None  # type: ignore[arg-type]
+        if got is not None:
+            derivation = got[0]
+        elif self.holds_start(name, binding) and is_number(binding[0]):
+            derivation = Derivation("copy", name, (name,), (name,))
+        else:
+            return None
+        if self.reads.issuperset(derivation.bases):
+            return None
+        tok = self.token_of(derivation)
+        if tok is None:
+            return None
+        self.placed_words.update(derivation.bases)
+        return "".join(tok if p is params[0] else p.text for p in parts)
+
+    def token_of(self, derivation: Derivation) -> str | None:
+        """The derivation's token, made on first use (None: it gives no number here)."""
+        tok = self.tokens.get(derivation)
+        if tok is None:
+            number = derivation.number(self.initial)
+            if number is None:
+                return None
+            tok = self.tokens[derivation] = derived_token(len(self.tokens))
+            self.derived[tok] = (derivation, number)
+        return tok
+
+    def materialized(self, gen: GenFile) -> GenFile:
+        """A generated file as its reader sees it: the numbers in place of the tokens its lines hold
+        (`place_in_file`), whose starting variables are then read."""
+        if not self.derived or gen.lines is None or not any(TOKEN_PREFIX in line for line, _ in gen.lines):
+            return gen
+        return GenFile(tuple((self.put_numbers(line), lc) for line, lc in gen.lines), gen.loc)
+
+    def put_numbers(self, text: str) -> str:
+        """A text with the numbers in place of its tokens, whose starting variables are read."""
+        def number(m: re.Match[str]) -> str:
+            derivation, value = self.derived[m.group(0)]
+            self.reads.update(derivation.bases)
+            return value
+
+        return TOKEN.sub(number, text)
 
 
 class _Bucket:

@@ -42,7 +42,7 @@ from verifier.shell.conditions import compared_number
 from verifier.shell.derived import Derivation, compared_names
 from verifier.shell.nodes import Script
 from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, strip_pattern
-from verifier.shell.world import NO_LOC, World, bindings_held
+from verifier.shell.world import NO_LOC, GenFile, World, bindings_held
 
 Binding = tuple[Val, Loc]
 _Frozen = TypeVar("_Frozen")  # a frozen dataclass without slots
@@ -165,6 +165,8 @@ def _numbers(result: Evaluation) -> tuple[Derivation, ...]:
     environment shares the evaluation only where each is a number too."""
     found = {word.derivation for r in result.results if r.server is not None for word in r.server.templated
              if word.derivation is not None}
+    found.update(piece for r in result.results if r.server is not None for _, _, pieces in r.server.file_templated
+                 for piece in pieces if isinstance(piece, Derivation))
     return tuple(sorted(found))
 
 
@@ -287,8 +289,18 @@ def _put_numbers(result: WorldResult, env: Mapping[str, Binding]) -> WorldResult
     """A result with `env`'s numbers in its server's templated argument words, each at the place the
     evaluator gives a word that is one variable (the variable's, else the word's own)."""
     server = result.server
-    if server is None or not server.templated:
+    if server is None or not (server.templated or server.file_templated):
         return result
+    if server.file_templated:
+        files = dict(server.files)
+        for path, index, pieces in server.file_templated:
+            gen = files[path]
+            assert gen.lines is not None
+            lines = list(gen.lines)
+            text = "".join(piece if isinstance(piece, str) else piece.number(env) or "" for piece in pieces)
+            lines[index] = (text, lines[index][1])
+            files[path] = GenFile(tuple(lines), gen.loc)
+        server = _copy_with(server, files=files)
     argv, locs = list(server.argv), list(server.argv_locs)
     for word in server.templated:
         if word.derivation is not None:  # a derived number: computed for `env`, where it was put
