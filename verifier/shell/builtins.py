@@ -1077,7 +1077,9 @@ def _cat(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: lis
             for piece in stdin or [(Opaque("<stdin>", loc), loc)]:
                 _emit(w, *piece)
             continue
-        if w.out is None and isinstance(f, str) and (f in w.files or posixpath.normpath(f) in w.files):
+        written = (w.files.get(f) or w.files.get(posixpath.normpath(f))) if isinstance(f, str) and w.out is None \
+            else None
+        if written is not None and written.lines is not None:
             # a file the script wrote, printed where nothing reads it (`cat "$CONFIG"` to the log): what
             # it holds decides nothing, so neither it nor what wrote it is read
             continue

@@ -14,10 +14,17 @@ put in as text, a bare NAME looked up: bash reads `016` as 14 in the first and 1
 from starting variables that hold numbers, variables the script set to a number (`constants`) and
 other derived numbers (`inner`: `GRAPH=$BATCH` holds BATCH's number, `$((BATCH + ISL))` builds on it).
 
-Soundness rests on one rule: a token never leaves the variable that holds it. Every read of a
-variable (Evaluator.lookup) puts the number back; the few places that take a binding without a
-lookup (a command's environment, an array made from the variable) do too (Evaluator.number_of);
-and `verifier.shell.evaluate` fails closed should a token reach a started command anyway.
+An options file the script writes with `cat > FILE <<EOF` may hold tokens too: a line of literal
+text and one such variable, or one starting number (`max_batch_size: $BATCH`), holds the token in
+the variable's place (Evaluator.place_in_file). A server handed the file places the numbers
+(`ServerStart.file_templated`); anything else that reads the file puts them back and reads them
+(Evaluator.materialized).
+
+Soundness rests on one rule: a token never leaves the variable or the file line that holds it.
+Every read of a variable (Evaluator.lookup) puts the number back; the few places that take a
+binding without a lookup (a command's environment, an array made from the variable) do too
+(Evaluator.number_of), and so does every reader of a file; and `verifier.shell.evaluate` fails
+closed should a token reach a started command anyway.
 """
 
 from __future__ import annotations
