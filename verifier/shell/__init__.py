@@ -145,13 +145,17 @@ def _placed_files(files: tuple[tuple[str, GenFile], ...], ev: Evaluator
             if TOKEN_PREFIX not in line:
                 continue
             pieces: list[str | Derivation] = []
+            text: list[str] = []  # the line with this evaluation's numbers
             at = 0
             for m in TOKEN.finditer(line):
-                pieces += [line[at:m.start()], ev.derived[m.group(0)][0]]
+                derivation, number = ev.derived[m.group(0)]
+                pieces += [line[at:m.start()], derivation]
+                text += [line[at:m.start()], number]
                 at = m.end()
             pieces.append(line[at:])
+            text.append(line[at:])
             placed.append((path, k, tuple(pieces)))
-            lines[k] = (TOKEN.sub(lambda m: ev.derived[m.group(0)][1], line), lc)
+            lines[k] = ("".join(text), lc)
         out[path] = GenFile(tuple(lines), gen.loc)
     return out, tuple(placed)
 

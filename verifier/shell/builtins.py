@@ -99,6 +99,9 @@ class Evaluator(Protocol):
     def holds_start(self, name: str, binding: Binding) -> bool:
         ...
 
+    def held(self, binding: Binding) -> tuple[Derivation, str] | None:
+        ...
+
     def number_of(self, binding: Binding) -> Binding:
         ...
 
@@ -323,7 +326,7 @@ def placed_word(ev: Evaluator, word: Word, w: World, whole: bool = True,
     binding = w.vars.get(name)
     if binding is None:
         return None
-    if not (derived and ev.derived and binding[0] in ev.derived) and \
+    if not (derived and ev.held(binding) is not None) and \
             (not ev.holds_start(name, binding) or not placeable(binding)):
         return None
     if not param.quoted and any(c.isdigit() for c in ev.ifs(w)):
@@ -345,7 +348,7 @@ def compared_test(ev: Evaluator, words: Sequence[Word], w: World) -> bool | None
     if got is None:
         return None
     value = w.vars[got[0]][0]
-    derived = ev.derived.get(value) if ev.derived else None  # type: ignore[arg-type]
+    derived = ev.held(w.vars[got[0]])
     subject: str | Derivation = got[0]
     if derived is not None:  # a derived number: the comparison is of what it is derived from
         subject, value = derived
@@ -378,10 +381,8 @@ def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: 
                 return True
             continue
         placing = placed_word(ev, word, w, whole=False, derived=True) if k and not testing else None
-        derivation = None
-        if placing is not None and ev.derived:
-            got_derived = ev.derived.get(w.vars[placing[0]][0])  # type: ignore[arg-type]
-            derivation = None if got_derived is None else got_derived[0]
+        held = None if placing is None else ev.held(w.vars[placing[0]])
+        derivation = None if held is None else held[0]
         # the starting variables the word would place that nothing has read so far (of a derived
         # number's, those read already are compared whole, and the rest still only placed)
         unread = () if placing is None else [n for n in ((placing[0],) if derivation is None else derivation.bases)
@@ -1077,8 +1078,7 @@ def _cat(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: lis
             for piece in stdin or [(Opaque("<stdin>", loc), loc)]:
                 _emit(w, *piece)
             continue
-        written = (w.files.get(f) or w.files.get(posixpath.normpath(f))) if isinstance(f, str) and w.out is None \
-            else None
+        written = w.generated(f) if isinstance(f, str) and w.out is None else None
         if written is not None and written.lines is not None:
             # a file the script wrote, printed where nothing reads it (`cat "$CONFIG"` to the log): what
             # it holds decides nothing, so neither it nor what wrote it is read
@@ -1325,7 +1325,7 @@ def _source(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: 
         raise _limit(f"`{word}` sources its input stream, which is not read statically", loc)
     if ev.source_depth >= MAX_SOURCE_DEPTH:
         raise _limit(f"`{word}` sources files nested more than {MAX_SOURCE_DEPTH} deep (limit)", loc)
-    gen = w.files.get(target) or w.files.get(posixpath.normpath(target))
+    gen = w.generated(target)
     repo = ev.repo_path(target)
     if gen is not None:
         gen = ev.materialized(gen)

@@ -41,7 +41,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from verifier.core.processcache import ByObject
@@ -1488,7 +1488,7 @@ class Evaluator:
             if not name:
                 return None
         binding = w.vars.get(name)
-        if self.derived and binding is not None and binding[0] in self.derived:
+        if binding is not None and self.held(binding) is not None:
             return self.number_of(binding)[0]
         # a variable the script set itself tells starting environments nothing apart: what it was
         # set from was read where it was set
@@ -1520,10 +1520,16 @@ class Evaluator:
             return DEFAULT_IFS
         return None
 
+    def held(self, binding: Binding) -> tuple[Derivation, str] | None:
+        """The derived number a binding holds (verifier.shell.derived): its derivation and its number
+        here; None for any other binding."""
+        value = binding[0]
+        return self.derived.get(value) if self.derived and isinstance(value, str) else None
+
     def number_of(self, binding: Binding) -> Binding:
         """A binding as the script sees it: a derived token's number, whose starting variables are
         then read (verifier.shell.derived); any other binding as it is."""
-        got = self.derived.get(binding[0]) if self.derived else None  # type: ignore[arg-type]
+        got = self.held(binding)
         if got is None:
             return binding
         self.reads.update(got[0].bases)
@@ -1538,17 +1544,8 @@ class Evaluator:
                 or (w.refs and name in w.refs):
             return False
 
-        def binding_of(var: str) -> tuple[Binding | None, bool, Derivation | None]:
-            if (w.refs and var in w.refs) or var in w.arrays or var in w.assocs:
-                return None, False, None
-            b = w.vars.get(var)
-            if b is None:
-                return None, False, None
-            derived = self.derived.get(b[0]) if self.derived else None  # type: ignore[arg-type]
-            return b, self.holds_start(var, b), None if derived is None else derived[0]
-
         part = word.parts[0]
-        derivation = derivation_for(part.kind, part.text, binding_of)
+        derivation = derivation_for(part.kind, part.text, partial(self._derivable, w))
         if derivation is None:
             return False
         tok = self.token_of(derivation)
@@ -1559,6 +1556,17 @@ class Evaluator:
         self.placed_words.update(derivation.bases)
         self.assign(w, name, tok, loc)
         return True
+
+    def _derivable(self, w: World, var: str) -> tuple[Binding | None, bool, Derivation | None]:
+        """What verifier.shell.derived.derivation_for asks of a variable: its binding (None for an
+        array or a name reference), whether it is the starting environment's, its derivation."""
+        if (w.refs and var in w.refs) or var in w.arrays or var in w.assocs:
+            return None, False, None
+        b = w.vars.get(var)
+        if b is None:
+            return None, False, None
+        held = self.held(b)
+        return b, self.holds_start(var, b), None if held is None else held[0]
 
     def binding_loc(self, w: World, name: str) -> Loc | None:
         b = w.vars.get(name)
@@ -2285,7 +2293,7 @@ class Evaluator:
     def file_test(self, op: str, value: Val, w: World) -> bool | None:
         if not isinstance(value, str):
             return None
-        if value in w.files or posixpath.normpath(value) in w.files:
+        if w.generated(value) is not None:
             return op != "-d"
         repo = self.repo_path(value)
         if repo is None:
@@ -2304,7 +2312,7 @@ class Evaluator:
         if not isinstance(value, str):
             return None, None
         self.promote(value)
-        gen = w.files.get(value) or w.files.get(posixpath.normpath(value))
+        gen = w.generated(value)
         if gen is not None:
             return self.materialized(gen), None
         repo = self.repo_path(value)
@@ -2395,20 +2403,11 @@ class Evaluator:
         derived number not read so far, with X's token in X's place (the starting variables placed,
         not read); None for any other line."""
         params = [p for p in parts if p.kind != "lit"]
-        if len(params) != 1 or params[0].kind != "param" or not _NAME.fullmatch(params[0].text):
+        if len(params) != 1 or params[0].kind != "param":
             return None
-        name = params[0].text
-        binding = w.vars.get(name)
-        if binding is None or (w.refs and name in w.refs) or name in w.arrays or name in w.assocs:
-            return None
-        got = self.derived.get(binding[0]) if self.derived else None  # type: ignore[arg-type]
-        if got is not None:
-            derivation = got[0]
-        elif self.holds_start(name, binding) and is_number(binding[0]):
-            derivation = Derivation("copy", name, (name,), (name,))
-        else:
-            return None
-        if self.reads.issuperset(derivation.bases):
+        # `$X` of a derived X or of a starting number: what `Y=$X` would derive
+        derivation = derivation_for("param", params[0].text, partial(self._derivable, w))
+        if derivation is None or self.reads.issuperset(derivation.bases):
             return None
         tok = self.token_of(derivation)
         if tok is None:

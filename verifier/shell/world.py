@@ -16,6 +16,7 @@ current worlds agree on into the base they share after a statement of the main s
 
 from __future__ import annotations
 
+import posixpath
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -502,6 +503,10 @@ class World:
         table = dict(self.assocs.get(name, {}))
         table[key] = binding
         self.assocs[name] = table
+
+    def generated(self, path: str) -> GenFile | None:
+        """The file the script wrote at this path, as written or in normal form (None: it wrote none)."""
+        return self.files.get(path) or self.files.get(posixpath.normpath(path))
 
     def bucket(self) -> tuple[Any, ...]:
         """A cheap key: worlds in different buckets are never equal."""
