@@ -113,6 +113,23 @@ def test_a_blank_value_that_is_split_is_read_with_its_value() -> None:
         assert [plain(a) for a in reading.events[-1].argv][2:] == conc.split()
 
 
+def test_a_value_that_makes_a_pathname_pattern_shares_only_with_values_that_do(readings: list[str]) -> None:
+    # `$EXTRA` is expanded unquoted: a field holding `*`, `?` or `[...]` is a pattern only the run's
+    # file system expands, so whether the field of a stand-in is one is what the value makes it, a
+    # test re-checked for every value (verifier/shell/trace.py `Reader.globs`)
+    walker = _Walker(_job({SCRIPT: SERVER.encode()}))
+    batches = ("64", "6*", "[12]", "128")
+    got, counts = [], []
+    for batch in batches:
+        got.append(_read(walker, SCRIPT, _env(MAX_BATCH=batch), _args("a")))
+        counts.append(len(readings))
+    assert counts[1] > counts[0] and counts[3] == counts[2] == counts[1]  # one reading per outcome
+    for batch, reading in zip(batches, got, strict=True):
+        _same(reading, _fresh(_env(MAX_BATCH=batch), _args("a")))
+        known = [seg.known for a in reading.events[0].argv for seg in a if plain((seg,)) == batch]
+        assert known == [batch.isdigit()]
+
+
 SNIPPET = """#!/usr/bin/env bash
 eval "$(python3 -c "
 import os

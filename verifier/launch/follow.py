@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from verifier.launch.commands import WRAPPERS, wrapper
 from verifier.launch.job import KeyJob
-from verifier.launch.runner import Problem, _file_test, _fills, _put, make_reader, repo_path, stand_in_clash
+from verifier.launch.runner import Problem, _file_test, _put, make_reader, repo_path, stand_in_clash
 from verifier.launch.sharing import active_audit, long_way, point_of
-from verifier.shell.text import Seg, Text, is_known, plain, slice_text, text_of
+from verifier.shell.text import Seg, Text, is_known, may_stand_in, plain, slice_text, text_of
 
 if TYPE_CHECKING:
     from verifier.shell.trace import Event, Reader, ReadResult
@@ -104,7 +104,7 @@ class _Template:
     something) have equal values; a `words` variable, whose stand-in the reading expanded, is one
     known segment written at the same place (`words`: its file, line and why; the stand-in carried
     that origin, so every segment it reached is the one the value would reach) with a text that may
-    take a stand-in's place (`_fills`); a variable the reading never expanded (not in `Reader.reads`;
+    take a stand-in's place (`may_stand_in`); a variable the reading never expanded (not in `Reader.reads`;
     its stand-in is found only as a whole value of the recorded commands' environments, which is
     checked) may hold any value. Every test the reader left to its caller comes out as recorded with
     the values (`checks`, `file_checks`), and every tree question of the reading is asked again
@@ -141,7 +141,7 @@ class _Template:
                 out.append(plain(env[name]))
                 continue
             value = how(out[base])
-            if not _fills(value):
+            if not may_stand_in(value):
                 return None  # `${X%%:*}` of this value is empty or blank: the reading does not hold
             out.append(value)
         return out
@@ -198,7 +198,7 @@ def _word_seg(value: Text) -> Seg | None:
     if len(value) != 1:
         return None
     seg = value[0]
-    return seg if seg.known and _fills(seg.text) else None
+    return seg if seg.known and may_stand_in(seg.text) else None
 
 
 def _has_nul(*texts: Text | str) -> bool:

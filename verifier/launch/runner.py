@@ -31,7 +31,7 @@ from verifier.configs.points import Point
 from verifier.configs.runners import runners
 from verifier.launch.job import KeyJob
 from verifier.launch.sharing import active_audit, long_way, point_of
-from verifier.shell.text import Seg, Text, concat, is_known, plain, text_of
+from verifier.shell.text import Seg, Text, concat, is_known, may_stand_in, plain, text_of
 
 if TYPE_CHECKING:
     from verifier.shell.trace import Event, Reader, ReadResult, State
@@ -292,15 +292,6 @@ class Probe:
     problem: Problem | None
 
 
-_BLANK = re.compile(r"[\s\x00]")
-
-
-def _fills(value: str | None) -> bool:
-    """Whether a value may take a stand-in's place (verifier.shell.trace, Stand-ins): a stand-in is
-    not empty and holds no blank, so a reading made with it holds only for values that are alike."""
-    return bool(value) and _BLANK.search(value) is None  # type: ignore[arg-type]
-
-
 @dataclass
 class _Template:
     """One reading of a runner, made with stand-ins for the variables that only reach words.
@@ -308,7 +299,7 @@ class _Template:
     `fixed` holds the values of the variables the reading read with their values (those whose
     stand-ins decided something, or that could not take one); `words` the variables it read with
     stand-ins. The reading holds for every environment with those fixed values, word values that
-    may take a stand-in's place (`_fills`, also for derived stand-ins such as `${X%%:*}`), and the
+    may take a stand-in's place (`may_stand_in`, also for derived stand-ins such as `${X%%:*}`), and the
     same outcome of every test the reader left to its caller (`checks`: a `[[ ]]` comparison,
     whether a command names or writes a generated file; `file_checks`: a file test, asked of the
     tree). A point's probe is `_plan` of
@@ -335,14 +326,14 @@ class _Template:
     def fits(self, env: Mapping[str, str]) -> bool:
         """Whether the reading may hold for this environment (`probe` checks the rest)."""
         return all(env.get(name) == value for name, value in self.fixed.items()) and \
-            all(_fills(env.get(name)) for name in self.words)
+            all(may_stand_in(env.get(name)) for name in self.words)
 
     def values(self, env: Mapping[str, str]) -> list[str] | None:
         """The value of every stand-in for this environment (None: a derived one may not take its place)."""
         out: list[str] = []
         for name, base, how in self.marks:
             value = env.get(name, "") if base is None or how is None else how(out[base])
-            if base is not None and not _fills(value):
+            if base is not None and not may_stand_in(value):
                 return None  # `${X%%:*}` of this value is empty or blank: the reading does not hold
             out.append(value)
         return out
@@ -385,7 +376,8 @@ def _put(text: Text, values: list[str]) -> Text:
     """A Text with its stand-ins replaced by their values (each segment keeps its origin)."""
     if not _marked(text):
         return text
-    return tuple(Seg(_MARK.sub(lambda m: values[int(m.group(1))], seg.text), seg.file, seg.line, seg.known, seg.why)
+    return tuple(Seg(_MARK.sub(lambda m: values[int(m.group(1))], seg.text), seg.file, seg.line, seg.known, seg.why,
+                     seg.many)
                  if "\x00" in seg.text else seg for seg in text)
 
 
@@ -454,7 +446,7 @@ def _template(job: KeyJob, script: str, env: Mapping[str, str],
     if data is None:
         return _Template({}, (), [], [], None, [Problem(script, None, "runner script is not in the tree")]), first
     text = data.decode("utf-8", "replace")
-    standing = {name for name, value in env.items() if _fills(value) and name not in learned}
+    standing = {name for name, value in env.items() if may_stand_in(value) and name not in learned}
     workspace = str(_policy(job)["workflow"]["workspace"])
     while True:
         unsure, loaded = stand_in_clash()

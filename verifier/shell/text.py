@@ -190,3 +190,12 @@ def slice_text(text: Text, start: int, end: int | None = None) -> Text:
             out.append(Seg(seg.text[lo - a:hi - a], seg.file, seg.line, seg.known, seg.why, seg.many))
         pos = b
     return tuple(out)
+
+
+_NOT_A_STAND_IN = re.compile(r"[\s\x00]")
+
+
+def may_stand_in(value: str | None) -> bool:
+    """Whether a stand-in (verifier.shell.trace, Stand-ins) may take a value's place: a stand-in is
+    not empty and holds no blank, so a reading made with it holds only for values that are alike."""
+    return bool(value) and _NOT_A_STAND_IN.search(value) is None  # type: ignore[arg-type]

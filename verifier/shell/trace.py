@@ -43,8 +43,8 @@ every argument and input of a builtin the reader follows (`cd`, `source`, `read`
 `shift`, `exit`, ...) and of `echo`/`printf`/`python3` whose output the reader keeps (and every
 variable a python3 data snippet looks up, `_Observed`), the path of a sourced file (and the
 files written before it is compared with). A test whose outcome only picks a branch or what the
-reader keeps (a `[[ ]]` comparison, whether a command names or writes a file the script generated)
-is a check instead (`Reader.checks`): kept with the outcome the stand-ins give, for the caller to
+reader keeps (a `[[ ]]` comparison, whether a command names or writes a file the script generated,
+whether a field of an unquoted expansion is a pathname pattern) is a check instead (`Reader.checks`): kept with the outcome the stand-ins give, for the caller to
 re-check with other values; the reader knows each stand-in's value, and a check that comes out
 otherwise with it decides on the spot. A file test is the loader's (`file_test`). What is left, a
 value only copied into the words, redirect targets or environment of recorded commands, does not
@@ -101,6 +101,7 @@ from verifier.shell.text import (
     is_known,
     join_fields,
     known_seg,
+    may_stand_in,
     origin,
     plain,
     shape_unknown,
@@ -770,12 +771,12 @@ class Reader:
             last = 0
             for m in _SENTINEL.finditer(seg.text):
                 if m.start() > last:
-                    pieces.append(Seg(seg.text[last:m.start()], seg.file, seg.line, seg.known, seg.why))
+                    pieces.append(Seg(seg.text[last:m.start()], seg.file, seg.line, seg.known, seg.why, seg.many))
                 index = int(m.group(1))
                 pieces.append(self.sentinels[index] if index < len(self.sentinels) else seg)
                 last = m.end()
             if last < len(seg.text):
-                pieces.append(Seg(seg.text[last:], seg.file, seg.line, seg.known, seg.why))
+                pieces.append(Seg(seg.text[last:], seg.file, seg.line, seg.known, seg.why, seg.many))
         return tuple(pieces)
 
     def note(self, why: str) -> None:
@@ -1827,8 +1828,19 @@ class Reader:
             return [(Seg(plain(first), *origin(first), False, "runtime", split),), *fields[1:]]
         if not split or not word.may_make_pattern:
             return fields
-        return [(Seg(plain(f), *origin(f), False, "runtime", True),) if is_known(f) and expansion.may_glob(plain(f))
-                else f for f in fields]
+        return [(Seg(plain(f), *origin(f), False, "runtime", True),) if is_known(f) and self.globs(f) else f
+                for f in fields]
+
+    def globs(self, field: Text) -> bool:
+        """Whether a known field of an unquoted expansion is a pathname pattern (`expansion.may_glob`),
+        which only the run expands. With a stand-in in it, that is what the field with the values is:
+        a check (`check`) for other values."""
+        text = plain(field)
+        if not self.marks or "\x00" not in text:
+            return expansion.may_glob(text)
+        globbed = _makes_pattern((self.with_values(field),))
+        self.check((field,), _makes_pattern, globbed)
+        return globbed
 
     def expanded(self, word: Word, st: State, split: bool) -> list[Text]:
         file, line = self.word_origin(word, st) if self.origin_at is not None else (st.file, word.line)
@@ -2321,7 +2333,7 @@ class Reader:
         if not any("\x00" in seg.text for seg in text):
             return text
         return tuple(Seg(_MARK.sub(lambda m: self.actual[int(m.group(1))], seg.text), seg.file, seg.line, seg.known,
-                         seg.why) for seg in text)
+                         seg.why, seg.many) for seg in text)
 
     def decide(self, *texts: Text | str | None) -> None:
         """Record the stand-ins in values whose characters decide something (`decided`)."""
@@ -2356,12 +2368,12 @@ class Reader:
             return None
         base = int(m.group(1))
         derived = how(self.actual[base])
-        if not derived or any(c.isspace() or c == "\x00" for c in derived):
+        if not may_stand_in(derived):
             self.decide(value)  # this value's result could not take a stand-in's place
         self.marks.append((self.marks[base][0], base, how))
         self.actual.append(derived)
         seg = value[0]
-        return (Seg(f"\x00{len(self.marks) - 1}\x00", seg.file, seg.line, seg.known, seg.why),)
+        return (Seg(f"\x00{len(self.marks) - 1}\x00", seg.file, seg.line, seg.known, seg.why, seg.many),)
 
     def decide_command(self, name: str | None, argv: list[Text], prefix: Mapping[str, Text], stdin: str | None,
                        node: Simple, st: State) -> None:
@@ -2644,6 +2656,11 @@ def _names_one_of(paths: tuple[Text, ...], cwd: Text, keys: frozenset[tuple[obje
 def _names_file_of(args: tuple[Text, ...], path: Text) -> bool:
     """`_names_file` of one argument (a check, `Reader.check`)."""
     return _names_file(args[0], path)
+
+
+def _makes_pattern(values: tuple[Text, ...]) -> bool:
+    """Whether a field of an unquoted expansion is a pathname pattern (`Reader.globs`)."""
+    return expansion.may_glob(plain(values[0]))
 
 
 def _replay_double(values: tuple[Text, ...], words: tuple[Word, ...], patterns: tuple[Pattern | None, ...],
