@@ -130,6 +130,22 @@ def test_a_value_that_makes_a_pathname_pattern_shares_only_with_values_that_do(r
         assert known == [batch.isdigit()]
 
 
+def test_a_value_split_on_the_scripts_ifs_is_read_with_its_value(readings: list[str]) -> None:
+    # with IFS=, an unquoted expansion of a value holding a comma is several words, while a stand-in
+    # holds no comma: whether the value holds one of IFS's characters is re-checked for every value
+    text = SERVER.replace('bench --conc "$CONC_LIST"', 'IFS=,\nbench --conc $CONC_LIST')
+    walker = _Walker(_job({SCRIPT: text.encode()}))
+    lists = ("1", "4", "16,32", "8,64,128")
+    got, counts = [], []
+    for conc in lists:
+        got.append(walker.read(SCRIPT, text, _env(CONC_LIST=conc), _args("a"), "/workspace", SCRIPT, {}))
+        counts.append(len(readings))
+    assert counts[1] == counts[0]  # a value without a comma shares the first reading
+    for conc, reading in zip(lists, got, strict=True):
+        _same(reading, _fresh(_env(CONC_LIST=conc), _args("a"), text))
+        assert [plain(a) for a in reading.events[-1].argv][2:] == conc.split(",")
+
+
 SNIPPET = """#!/usr/bin/env bash
 eval "$(python3 -c "
 import os

@@ -44,7 +44,8 @@ every argument and input of a builtin the reader follows (`cd`, `source`, `read`
 variable a python3 data snippet looks up, `_Observed`), the path of a sourced file (and the
 files written before it is compared with). A test whose outcome only picks a branch or what the
 reader keeps (a `[[ ]]` comparison, whether a command names or writes a file the script generated,
-whether a field of an unquoted expansion is a pathname pattern) is a check instead (`Reader.checks`): kept with the outcome the stand-ins give, for the caller to
+whether a field of an unquoted expansion is a pathname pattern, whether a value split on the
+script's IFS holds one of its characters) is a check instead (`Reader.checks`): kept with the outcome the stand-ins give, for the caller to
 re-check with other values; the reader knows each stand-in's value, and a check that comes out
 otherwise with it decides on the spot. A file test is the loader's (`file_test`). What is left, a
 value only copied into the words, redirect targets or environment of recorded commands, does not
@@ -1868,12 +1869,12 @@ class Reader:
                     return [concat(item) for item in value]
                 if split:  # each element is split on its own
                     ifs = self.ifs(st)
-                    return [concat(piece) for item in value for piece in split_fields(item, ifs)]
+                    return [concat(piece) for item in value for piece in self.split(item, ifs)]
                 value = join_fields(value, self.separator(st) if expansion.joins(parts[0].text) else " ")
             if quoted or not split:
                 one = concat(value)
                 return [one] if one or quoted else []
-            return [concat(piece) for piece in split_fields(value, self.ifs(st))]
+            return [concat(piece) for piece in self.split(value, self.ifs(st))]
         fields: list[list[Text]] = [[]]
         empty: set[int] = set()  # fields a delimiter encloses empty
         any_quoted = False
@@ -1923,7 +1924,7 @@ class Reader:
         fields a delimiter that is not white space encloses empty (`a,,b` with IFS=,)."""
         ifs = self.ifs(st)
         text = plain(value)
-        pieces = split_fields(value, ifs)
+        pieces = self.split(value, ifs)
         if text[:1] and text[:1] in ifs and fields[-1]:
             fields.append([])
             if pieces and not pieces[0]:
@@ -1936,6 +1937,21 @@ class Reader:
                 empty.add(len(fields) - 1)
         if text[-1:] and text[-1:] in ifs and pieces:
             fields.append([])
+
+    def split(self, value: Text, ifs: str) -> list[Text]:
+        """An unquoted expansion's value split on IFS (verifier.shell.text.split_fields). A stand-in
+        holds no blank, nor any other character: with a script's IFS that holds others (`IFS=,`),
+        whether the value holds one of them is a check (`check`) of the value, which decides when it
+        does (the value is then split where the stand-in is not)."""
+        if self.marks:
+            chars = "".join(c for c in ifs if not c.isspace())
+            if chars and "\x00" in plain(value):
+                for m in _MARK.finditer(plain(value)):
+                    mark = (Seg(m.group(0), "", None, True),)
+                    if _holds_any((self.with_values(mark),), chars):
+                        self.decide(mark)
+                    self.check((mark,), partial(_holds_any, chars=chars), False)
+        return split_fields(value, ifs)
 
     def script_ifs(self, st: State) -> str | None:
         """IFS as the script set it (its characters decide how words split); None: unset, or a value
@@ -2656,6 +2672,12 @@ def _names_one_of(paths: tuple[Text, ...], cwd: Text, keys: frozenset[tuple[obje
 def _names_file_of(args: tuple[Text, ...], path: Text) -> bool:
     """`_names_file` of one argument (a check, `Reader.check`)."""
     return _names_file(args[0], path)
+
+
+def _holds_any(values: tuple[Text, ...], chars: str) -> bool:
+    """Whether a value holds any of these characters (`Reader.split`)."""
+    text = plain(values[0])
+    return any(c in text for c in chars)
 
 
 def _makes_pattern(values: tuple[Text, ...]) -> bool:
