@@ -9,7 +9,7 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from verifier.app.replay.judge import Job, init_worker, replay_one
+from verifier.app.replay.judge import Job, init_pool_worker, init_worker, replay_one
 from verifier.app.replay.merged import MergedPR
 from verifier.core.errors import InputError
 
@@ -37,7 +37,7 @@ def _results(prs: list[MergedPR], job: Job, jobs: int) -> Iterator[dict[str, Any
         for pr in prs:
             yield replay_one(pr)
         return
-    with ProcessPoolExecutor(max_workers=jobs, initializer=init_worker, initargs=(job,)) as pool:
+    with ProcessPoolExecutor(max_workers=jobs, initializer=init_pool_worker, initargs=(job,)) as pool:
         pending = set()
         queue = list(prs)
         while queue or pending:
