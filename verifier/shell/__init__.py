@@ -178,7 +178,7 @@ def _result(w: World, mode: str, ev: Evaluator) -> WorldResult:
     return WorldResult(w.assume, server, child, exit_loc)
 
 
-def _no_token(results: list[WorldResult], path: str) -> None:
+def _no_token(results: list[WorldResult]) -> None:
     """Fail closed should a derived token (verifier.shell.derived) reach an outcome: every use of a
     variable puts its number back, so one that reached a server or child start is a use the
     evaluator missed, and the outcome would hold a placeholder."""
@@ -251,7 +251,7 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
         raise ShellLimit("the script nests too deeply to follow", (path, 0)) from exc
     results = [_result(w, options.mode, ev) for w in worlds]
     if ev.derived:
-        _no_token(results, path)
+        _no_token(results)
     return Evaluation(results, ev.reads, ev.read_all, ev.sourced, ev.unread,
                       ev.children, ev.weak_reads - ev.reads, dict(ev.downloads),
                       {name: frozenset(specs) for name, specs in ev.derived_reads.items() if name not in ev.reads},

@@ -347,8 +347,9 @@ def compared_test(ev: Evaluator, words: Sequence[Word], w: World) -> bool | None
     got = placed_word(ev, words[k], w, derived=True)
     if got is None:
         return None
-    value = w.vars[got[0]][0]
-    derived = ev.held(w.vars[got[0]])
+    binding = w.vars[got[0]]
+    value = binding[0]
+    derived = ev.held(binding)
     subject: str | Derivation = got[0]
     if derived is not None:  # a derived number: the comparison is of what it is derived from
         subject, value = derived

@@ -45,9 +45,9 @@ variable a python3 data snippet looks up, `_Observed`), the path of a sourced fi
 files written before it is compared with). A test whose outcome only picks a branch or what the
 reader keeps (a `[[ ]]` comparison, whether a command names or writes a file the script generated,
 whether a field of an unquoted expansion is a pathname pattern, whether a value split on the
-script's IFS holds one of its characters) is a check instead (`Reader.checks`): kept with the outcome the stand-ins give, for the caller to
-re-check with other values; the reader knows each stand-in's value, and a check that comes out
-otherwise with it decides on the spot. A file test is the loader's (`file_test`). What is left, a
+script's IFS holds one of its characters) is a check instead (`Reader.checks`): kept with the
+outcome the stand-ins give, for the caller to re-check with other values; the reader knows each
+stand-in's value, and a check that comes out otherwise with it decides on the spot. A file test is the loader's (`file_test`). What is left, a
 value only copied into the words, redirect targets or environment of recorded commands, does not
 change the run the reader follows: the reading made with the stand-in is the reading for any value
 that, like every stand-in, is not empty and holds no blank or NUL (emptiness tests and field
@@ -1945,12 +1945,9 @@ class Reader:
         does (the value is then split where the stand-in is not)."""
         if self.marks:
             chars = "".join(c for c in ifs if not c.isspace())
-            if chars and "\x00" in plain(value):
-                for m in _MARK.finditer(plain(value)):
-                    mark = (Seg(m.group(0), "", None, True),)
-                    if _holds_any((self.with_values(mark),), chars):
-                        self.decide(mark)
-                    self.check((mark,), partial(_holds_any, chars=chars), False)
+            text = plain(value) if chars else ""
+            for m in _MARK.finditer(text):  # `check` decides when the value holds one
+                self.check(((Seg(m.group(0), "", None, True),),), partial(_holds_any, chars=chars), False)
         return split_fields(value, ifs)
 
     def script_ifs(self, st: State) -> str | None:
