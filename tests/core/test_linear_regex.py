@@ -86,3 +86,45 @@ def test_patterns_that_backtrack_are_matched_in_one_pass(pattern: str, text: str
                                      r"(", r"(?(1)a|b)", r"(?:a{1000}){30}"])
 def test_what_the_vm_does_not_run_is_refused(pattern: str) -> None:
     assert compile_pattern(pattern) is None
+
+
+def _any_pattern(rnd: random.Random, depth: int) -> str:
+    """A random pattern whose repeated bodies may match nothing too (`_pattern` avoids those)."""
+    r = rnd.random()
+    if depth <= 0 or r < 0.3:
+        return rnd.choice(["a", "b", ".", "[ab]", "\\w", "x", "\\b", "\\B", "^", "$", ""])
+    if r < 0.5:
+        return _any_pattern(rnd, depth - 1) + _any_pattern(rnd, depth - 1)
+    if r < 0.65:
+        return "(" + _any_pattern(rnd, depth - 1) + ")"
+    if r < 0.8:
+        return "(" + _any_pattern(rnd, depth - 1) + "|" + _any_pattern(rnd, depth - 1) + ")"
+    return f"({_any_pattern(rnd, depth - 1)}){rnd.choice(['*', '+', '?', '{1,2}', '{0,3}', '*?', '+?', '??', '{2,}'])}"
+
+
+def test_the_dfa_finds_a_match_exactly_where_the_vm_does() -> None:
+    """`_may_match` (the lazy DFA that lets `search` skip the VM) answers as the VM does, also for
+    patterns whose loops can match nothing in more than one way, where the VM may differ from `re`,
+    from every start and with `must_advance`."""
+    rnd = random.Random(11)
+    checked = 0
+    for _ in range(3000):
+        linear = compile_pattern(_any_pattern(rnd, 4))
+        assert linear is not None
+        for _ in range(4):
+            text = "".join(rnd.choice("ab1 \n") for _ in range(rnd.randint(0, 9)))
+            pos, must_advance = rnd.randint(0, len(text)), rnd.random() < 0.5
+            expected = linear._run(text, pos, must_advance) is not None
+            assert linear._may_match(text, pos, must_advance) == expected, (text, pos, must_advance)
+            checked += 1
+    assert checked == 12000
+
+
+def test_a_long_text_a_pattern_does_not_match_is_read_once_per_character() -> None:
+    """The hostile scripts' patterns of nested repeats, on a text of 128 KiB they do not match: the
+    DFA keeps a few states, so each character is a lookup (a regression is a run of seconds)."""
+    for pattern in (r"(a+)+b", r"(a|aa)+c", r"(a|a)+b"):
+        linear = compile_pattern(pattern)
+        assert linear is not None
+        assert linear.search("a" * 128 * 1024) is None
+        assert len(linear.states) < 10, pattern

@@ -27,6 +27,7 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 MAX_PROGRAM = 20_000  # instructions (a repeat count is unrolled): a larger pattern is not matched
+MAX_STATES = 2_000  # states of a pattern's lazy DFA (`LinearPattern._may_match`) kept with their moves
 
 _CHAR, _SPLIT, _JMP, _SAVE, _ASSERT, _MATCH, _MARK, _CHECK = range(8)
 Predicate = Callable[[str], bool]
@@ -230,12 +231,21 @@ def _holds(kind: Any, text: str, pos: int) -> bool:
 
 
 class LinearPattern:
-    """A compiled pattern (`compile_pattern`); `search` and `finditer` answer as `re`'s do."""
+    """A compiled pattern (`compile_pattern`); `search` and `finditer` answer as `re`'s do.
+
+    Before the VM runs, `_may_match` answers whether it will find a match at all: the same walk
+    without the slots, one state per ordered set of instructions the VM's threads are at, each
+    state's successor on a character remembered (a lazy DFA, as RE2 runs one). A text the pattern
+    does not match, the usual case for `grep` and `[[ =~ ]]` on long text, then costs a table
+    lookup per character instead of the program's size per character."""
 
     def __init__(self, program: list[tuple[int, Any, Any]], groups: int, slots: int) -> None:
         self.program = program
         self.groups = groups
         self.slots = slots
+        self.asserts = any(op == _ASSERT for op, _a, _b in program)
+        self.states: dict[tuple[int, ...], int] = {}  # the DFA's states, numbered as first made
+        self.moves: dict[tuple[int, str, object], tuple[int, ...]] = {}  # (state, character, context): next
 
     def _closure(self, out: list[Thread], seen: set[int], pc: int, slots: tuple[int, ...], text: str,
                  pos: int) -> None:
@@ -268,8 +278,88 @@ class LinearPattern:
             else:
                 out.append((pc, slots))
 
+    def _at(self, out: list[int], seen: set[int], pc: int, text: str, pos: int) -> None:
+        """`_closure` without slots: the instructions (in priority order) a thread at `pc` reaches.
+        Every slot a thread brings to a position was set before it, so a loop's check finds its pass
+        began here exactly when a mark on the way here set it (`marked`: a bit per slot)."""
+        program = self.program
+        stack = [(pc, 0)]
+        while stack:
+            pc, marked = stack.pop()
+            op, a, b = program[pc]
+            here = op == _CHECK and marked >> a & 1
+            key = -1 - pc if here else pc
+            if key in seen:
+                continue
+            seen.add(key)
+            if op == _JMP:
+                stack.append((a, marked))
+            elif op == _SPLIT:
+                stack.append((b, marked))
+                stack.append((a, marked))
+            elif op == _SAVE:
+                stack.append((pc + 1, marked))
+            elif op == _MARK:
+                stack.append((pc + 1, marked | 1 << a))
+            elif op == _CHECK:
+                stack.append((b if here else pc + 1, marked))
+            elif op == _ASSERT:
+                if _holds(a, text, pos):
+                    stack.append((pc + 1, marked))
+            else:
+                out.append(pc)
+
+    def _context(self, text: str, pos: int) -> object:
+        """What the assertions of the program can see at `pos` besides the character before it."""
+        if not self.asserts:
+            return None
+        n = len(text)
+        return (pos == n, pos == n - 1 and text[pos] == "\n", pos < n and _is_word(text[pos]))
+
+    def _may_match(self, text: str, pos: int, must_advance: bool) -> bool:
+        """Whether `search` finds a match (see the class docstring): the VM's walk, in the same order
+        and dropping the same threads, keeping only where each thread is. Past `MAX_STATES` states
+        the successors are worked out and not kept: still the program's size per character."""
+        program, moves, states = self.program, self.moves, self.states
+        n = len(text)
+        current: list[int] = []
+        self._at(current, set(), 0, text, pos)
+        i = pos
+        while True:
+            for pc in current:
+                if program[pc][0] == _MATCH and not (must_advance and i == pos):
+                    return True
+            if i >= n:
+                return False
+            ch = text[i]
+            state = tuple(current)
+            number = states.get(state)
+            if number is None and len(states) < MAX_STATES:
+                number = states[state] = len(states)
+            key = (number, ch, self._context(text, i + 1)) if number is not None else None
+            following = moves.get(key) if key is not None else None
+            if following is None:
+                seen: set[int] = set()
+                out: list[int] = []
+                for pc in current:
+                    op, test, _ = program[pc]
+                    if op == _MATCH:  # at `pos` with must_advance: the VM goes on past it
+                        continue
+                    if test(ch):
+                        self._at(out, seen, pc + 1, text, i + 1)
+                self._at(out, seen, 0, text, i + 1)  # a match may start at the next character
+                following = tuple(out)
+                if key is not None:
+                    moves[key] = following
+            current = list(following)
+            i += 1
+
     def search(self, text: str, pos: int = 0, must_advance: bool = False) -> Match | None:
         """The first match starting at or after `pos` (`must_advance`: not an empty one at `pos`)."""
+        return self._run(text, pos, must_advance) if self._may_match(text, pos, must_advance) else None
+
+    def _run(self, text: str, pos: int, must_advance: bool) -> Match | None:
+        """`search` by the VM: every thread with its slots."""
         program = self.program
         start = (-1,) * self.slots
         current: list[Thread] = []
