@@ -128,3 +128,15 @@ def test_a_long_text_a_pattern_does_not_match_is_read_once_per_character() -> No
         assert linear is not None
         assert linear.search("a" * 128 * 1024) is None
         assert len(linear.states) < 10, pattern
+
+
+def test_the_dfa_keeps_a_bounded_table_on_a_text_of_many_characters() -> None:
+    """A state's move is kept per character: a text of 100,000 distinct characters keeps at most
+    MAX_MOVES of them, and the answer is the VM's."""
+    from verifier.core import linear_regex
+
+    text = "".join(chr(0x4E00 + i) for i in range(20_000)) + "".join(chr(0x10000 + i) for i in range(80_000))
+    linear = compile_pattern(r"(.+)+\n")
+    assert linear is not None
+    assert linear.search(text) is None
+    assert len(linear.moves) <= linear_regex.MAX_MOVES

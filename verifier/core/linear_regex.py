@@ -28,6 +28,7 @@ from typing import Any
 
 MAX_PROGRAM = 20_000  # instructions (a repeat count is unrolled): a larger pattern is not matched
 MAX_STATES = 2_000  # states of a pattern's lazy DFA (`LinearPattern._may_match`) kept with their moves
+MAX_MOVES = 50_000  # moves kept (a state's move is kept per character: a text of many distinct ones)
 
 _CHAR, _SPLIT, _JMP, _SAVE, _ASSERT, _MATCH, _MARK, _CHECK = range(8)
 Predicate = Callable[[str], bool]
@@ -318,8 +319,9 @@ class LinearPattern:
 
     def _may_match(self, text: str, pos: int, must_advance: bool) -> bool:
         """Whether `search` finds a match (see the class docstring): the VM's walk, in the same order
-        and dropping the same threads, keeping only where each thread is. Past `MAX_STATES` states
-        the successors are worked out and not kept: still the program's size per character."""
+        and dropping the same threads, keeping only where each thread is. Past `MAX_STATES` states or
+        `MAX_MOVES` moves the successors are worked out and not kept: still the program's size per
+        character."""
         program, moves, states = self.program, self.moves, self.states
         n = len(text)
         current: list[int] = []
@@ -349,7 +351,7 @@ class LinearPattern:
                         self._at(out, seen, pc + 1, text, i + 1)
                 self._at(out, seen, 0, text, i + 1)  # a match may start at the next character
                 following = tuple(out)
-                if key is not None:
+                if key is not None and len(moves) < MAX_MOVES:
                     moves[key] = following
             current = list(following)
             i += 1
