@@ -245,6 +245,7 @@ class LinearPattern:
         self.groups = groups
         self.slots = slots
         self.asserts = any(op == _ASSERT for op, _a, _b in program)
+        self.unset = (-1,) * slots
         self.states: dict[tuple[int, ...], int] = {}  # the DFA's states, numbered as first made
         self.moves: dict[tuple[int, str, object], tuple[int, ...]] = {}  # (state, character, context): next
 
@@ -280,35 +281,13 @@ class LinearPattern:
                 out.append((pc, slots))
 
     def _at(self, out: list[int], seen: set[int], pc: int, text: str, pos: int) -> None:
-        """`_closure` without slots: the instructions (in priority order) a thread at `pc` reaches.
-        Every slot a thread brings to a position was set before it, so a loop's check finds its pass
-        began here exactly when a mark on the way here set it (`marked`: a bit per slot)."""
-        program = self.program
-        stack = [(pc, 0)]
-        while stack:
-            pc, marked = stack.pop()
-            op, a, b = program[pc]
-            here = op == _CHECK and marked >> a & 1
-            key = -1 - pc if here else pc
-            if key in seen:
-                continue
-            seen.add(key)
-            if op == _JMP:
-                stack.append((a, marked))
-            elif op == _SPLIT:
-                stack.append((b, marked))
-                stack.append((a, marked))
-            elif op == _SAVE:
-                stack.append((pc + 1, marked))
-            elif op == _MARK:
-                stack.append((pc + 1, marked | 1 << a))
-            elif op == _CHECK:
-                stack.append((b if here else pc + 1, marked))
-            elif op == _ASSERT:
-                if _holds(a, text, pos):
-                    stack.append((pc + 1, marked))
-            else:
-                out.append(pc)
+        """The instructions (in priority order) `_closure` reaches from `pc`, without the slots the
+        DFA does not keep. Every slot a thread brings to a position was set before it, so a loop's
+        check finds its pass began here exactly when a mark on the way here set it, as it does from
+        slots that start unset."""
+        threads: list[Thread] = []
+        self._closure(threads, seen, pc, self.unset, text, pos)
+        out.extend(pc for pc, _slots in threads)
 
     def _context(self, text: str, pos: int) -> object:
         """What the assertions of the program can see at `pos` besides the character before it."""
