@@ -247,7 +247,8 @@ class LinearPattern:
         self.asserts = any(op == _ASSERT for op, _a, _b in program)
         self.unset = (-1,) * slots
         self.states: dict[tuple[int, ...], int] = {}  # the DFA's states, numbered as first made
-        self.moves: dict[tuple[int, str, object], tuple[int, ...]] = {}  # (state, character, context): next
+        # (state, character, context): the next state and its number
+        self.moves: dict[tuple[int, str, object], tuple[tuple[int, ...], int | None]] = {}
 
     def _closure(self, out: list[Thread], seen: set[int], pc: int, slots: tuple[int, ...], text: str,
                  pos: int) -> None:
@@ -296,15 +297,24 @@ class LinearPattern:
         n = len(text)
         return (pos == n, pos == n - 1 and text[pos] == "\n", pos < n and _is_word(text[pos]))
 
+    def _state(self, threads: tuple[int, ...]) -> int | None:
+        """The number of a DFA state (None past `MAX_STATES`: not kept)."""
+        number = self.states.get(threads)
+        if number is None and len(self.states) < MAX_STATES:
+            number = self.states[threads] = len(self.states)
+        return number
+
     def _may_match(self, text: str, pos: int, must_advance: bool) -> bool:
         """Whether `search` finds a match (see the class docstring): the VM's walk, in the same order
         and dropping the same threads, keeping only where each thread is. Past `MAX_STATES` states or
         `MAX_MOVES` moves the successors are worked out and not kept: still the program's size per
         character."""
-        program, moves, states = self.program, self.moves, self.states
+        program, moves = self.program, self.moves
         n = len(text)
-        current: list[int] = []
-        self._at(current, set(), 0, text, pos)
+        first: list[int] = []
+        self._at(first, set(), 0, text, pos)
+        current = tuple(first)
+        number = self._state(current)
         i = pos
         while True:
             for pc in current:
@@ -313,13 +323,9 @@ class LinearPattern:
             if i >= n:
                 return False
             ch = text[i]
-            state = tuple(current)
-            number = states.get(state)
-            if number is None and len(states) < MAX_STATES:
-                number = states[state] = len(states)
             key = (number, ch, self._context(text, i + 1)) if number is not None else None
-            following = moves.get(key) if key is not None else None
-            if following is None:
+            move = moves.get(key) if key is not None else None
+            if move is None:
                 seen: set[int] = set()
                 out: list[int] = []
                 for pc in current:
@@ -330,9 +336,10 @@ class LinearPattern:
                         self._at(out, seen, pc + 1, text, i + 1)
                 self._at(out, seen, 0, text, i + 1)  # a match may start at the next character
                 following = tuple(out)
+                move = (following, self._state(following))
                 if key is not None and len(moves) < MAX_MOVES:
-                    moves[key] = following
-            current = list(following)
+                    moves[key] = move
+            current, number = move
             i += 1
 
     def search(self, text: str, pos: int = 0, must_advance: bool = False) -> Match | None:
@@ -342,7 +349,7 @@ class LinearPattern:
     def _run(self, text: str, pos: int, must_advance: bool) -> Match | None:
         """`search` by the VM: every thread with its slots."""
         program = self.program
-        start = (-1,) * self.slots
+        start = self.unset
         current: list[Thread] = []
         seen: set[int] = set()  # the instructions threads reached at this position
         found: tuple[int, ...] | None = None
