@@ -246,9 +246,10 @@ class LinearPattern:
         self.slots = slots
         self.asserts = any(op == _ASSERT for op, _a, _b in program)
         self.unset = (-1,) * slots
+        self.match_pc = len(program) - 1  # `compile_pattern` ends every program with its one match
         self.states: dict[tuple[int, ...], int] = {}  # the DFA's states, numbered as first made
-        # (state, character, context): the next state and its number
-        self.moves: dict[tuple[int, str, object], tuple[tuple[int, ...], int | None]] = {}
+        # (state, character, context): the next state (`_state`)
+        self.moves: dict[tuple[int, str, object], tuple[tuple[int, ...], int | None, bool]] = {}
 
     def _closure(self, out: list[Thread], seen: set[int], pc: int, slots: tuple[int, ...], text: str,
                  pos: int) -> None:
@@ -292,55 +293,50 @@ class LinearPattern:
 
     def _context(self, text: str, pos: int) -> object:
         """What the assertions of the program can see at `pos` besides the character before it."""
-        if not self.asserts:
-            return None
         n = len(text)
         return (pos == n, pos == n - 1 and text[pos] == "\n", pos < n and _is_word(text[pos]))
 
-    def _state(self, threads: tuple[int, ...]) -> int | None:
-        """The number of a DFA state (None past `MAX_STATES`: not kept)."""
+    def _state(self, threads: tuple[int, ...]) -> tuple[tuple[int, ...], int | None, bool]:
+        """A DFA state: its threads, its number (None past `MAX_STATES`: not kept) and whether a
+        thread in it has matched."""
         number = self.states.get(threads)
         if number is None and len(self.states) < MAX_STATES:
             number = self.states[threads] = len(self.states)
-        return number
+        return threads, number, self.match_pc in threads
 
     def _may_match(self, text: str, pos: int, must_advance: bool) -> bool:
         """Whether `search` finds a match (see the class docstring): the VM's walk, in the same order
         and dropping the same threads, keeping only where each thread is. Past `MAX_STATES` states or
         `MAX_MOVES` moves the successors are worked out and not kept: still the program's size per
         character."""
-        program, moves = self.program, self.moves
+        program, moves, asserts = self.program, self.moves, self.asserts
         n = len(text)
         first: list[int] = []
         self._at(first, set(), 0, text, pos)
-        current = tuple(first)
-        number = self._state(current)
+        current, number, matched = self._state(tuple(first))
+        if matched and not must_advance:
+            return True
         i = pos
-        while True:
-            for pc in current:
-                if program[pc][0] == _MATCH and not (must_advance and i == pos):
-                    return True
-            if i >= n:
-                return False
+        while i < n:
             ch = text[i]
-            key = (number, ch, self._context(text, i + 1)) if number is not None else None
+            key = (number, ch, self._context(text, i + 1) if asserts else None) if number is not None else None
             move = moves.get(key) if key is not None else None
             if move is None:
                 seen: set[int] = set()
                 out: list[int] = []
                 for pc in current:
                     op, test, _ = program[pc]
-                    if op == _MATCH:  # at `pos` with must_advance: the VM goes on past it
-                        continue
-                    if test(ch):
+                    if op != _MATCH and test(ch):  # a match at `pos` with must_advance: the VM goes on past it
                         self._at(out, seen, pc + 1, text, i + 1)
                 self._at(out, seen, 0, text, i + 1)  # a match may start at the next character
-                following = tuple(out)
-                move = (following, self._state(following))
+                move = self._state(tuple(out))
                 if key is not None and len(moves) < MAX_MOVES:
                     moves[key] = move
-            current, number = move
+            current, number, matched = move
+            if matched:
+                return True
             i += 1
+        return False
 
     def search(self, text: str, pos: int = 0, must_advance: bool = False) -> Match | None:
         """The first match starting at or after `pos` (`must_advance`: not an empty one at `pos`)."""
