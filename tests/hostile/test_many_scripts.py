@@ -3,6 +3,7 @@ bundle is one the installed verifier judges whole, in a process of its own."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -69,3 +70,41 @@ def test_emptying_the_process_caches_midway_changes_nothing_of_the_verdict(
     processcache.clear_all()
     stormy = render_json(judge(bundle))
     assert len(emptied) > 10 and stormy == calm
+
+
+def test_a_verdict_reads_a_bounded_amount_of_launch_files_and_names_the_first_it_refuses(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launches of one verdict read at most MAX_LAUNCH_READ bytes of files
+    (verifier.launch.job): a file past the bound is not read, and the point it was read for does
+    not resolve, its error naming the file. Bounded just below what the launches read, exactly the
+    last file they read is refused; every other launch resolves as before."""
+    from verifier.core.bundle import read_bundle
+    from verifier.core.context import CheckContext
+    from verifier.core.policy import load_policies
+    from verifier.launch import job, launches
+    from verifier.render.json import render_json
+
+    many_scripts = _benchmark()
+    folder = many_scripts.build(tmp_path / "bundle", 3, 2)
+    bundle = read_bundle(folder)
+    keys = [f"minimaxm31flash{k}-fp4-b300-sglang-agentic-dspark" for k in range(3)]
+    free = CheckContext(bundle, load_policies())
+    unbounded = launches(free, "head", keys)
+    tally = free.memo("launch.read-tally", lambda: None)
+    assert tally is not None and not unbounded.fatal_errors
+
+    monkeypatch.setattr(job, "MAX_LAUNCH_READ", tally.total - 1)
+    bounded = launches(CheckContext(bundle, load_policies()), "head", keys)
+    refused = {(e.file, e.kind) for e in bounded.errors if "not read: the launches of one verdict read at most" in e.message}
+    assert len(refused) == 1, [str(e) for e in bounded.errors]
+    (path, kind), = refused
+    assert kind == "input" and ("head", path) in tally.seen
+    assert {e.key for e in bounded.fatal_errors} < set(keys)
+    kept = {(la.key, la.role, la.recipe_path) for la in bounded.launches}
+    assert kept < {(la.key, la.role, la.recipe_path) for la in unbounded.launches}
+
+    # the verdict: a check that needs the launch fails, naming the file in both languages
+    verdict = json.loads(render_json(judge(folder)))
+    named = [row for row in verdict["checks"] if row["status"] == "FAIL"
+             and all(path.rsplit("/", 1)[-1] in row["summary"][lang] for lang in ("en", "zh"))]
+    assert verdict["verdict"] == "REJECTED" and named, verdict["checks"]

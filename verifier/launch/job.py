@@ -15,12 +15,42 @@ from verifier.configs.master import ConfigEntry
 from verifier.configs.points import Point, launch_policy
 from verifier.configs.runners import ClusterFacts, runners
 from verifier.core.context import CheckContext
+from verifier.core.errors import InputError
 from verifier.core.model import UpstreamHit
 from verifier.core.watch import asked
 from verifier.core.watch import digest as content_digest  # one digest for every reading's questions
 from verifier.launch.model import Launch, LaunchError, LaunchSet, Need
 
 RECORDING = "launch.recording"  # memo key of the recorder's source (verifier.record.fetched.Recorder)
+
+# The launches of one verdict read at most this many bytes of distinct files, both trees together.
+# Each script is bounded (verifier.shell.lexer.MAX_SCRIPT_CHARS) but a PR may bring many, and the
+# reader's syntax tree of a script takes some 60 times its text: a PR of 160 configs, each started
+# by its own 100 KiB script, peaked at 371 MiB and 189 s (benchmarks/many_scripts.py). The largest
+# real verdict reads 579,048 bytes (#2263, 145 files). A file past the bound is not read: the point
+# it was read for does not resolve, and the error names the file (fail closed).
+MAX_LAUNCH_READ = 4_000_000
+
+
+class _ReadTally:
+    """The files a context's launches have read (by side and path) and their bytes in all."""
+
+    __slots__ = ("seen", "total")
+
+    def __init__(self) -> None:
+        self.seen: set[tuple[str, str]] = set()
+        self.total = 0
+
+    def count(self, side: str, path: str, size: int) -> None:
+        """Count a file read; refuse it (InputError) when it would take the total past MAX_LAUNCH_READ."""
+        if (side, path) in self.seen:
+            return
+        if self.total + size > MAX_LAUNCH_READ:
+            raise InputError(path, f"not read: the launches of one verdict read at most {MAX_LAUNCH_READ:,} bytes of "
+                             f"files, and this file of {size:,} bytes would take them from {self.total:,} past that, "
+                             "so the launches it starts are not resolved")
+        self.seen.add((side, path))
+        self.total += size
 
 
 class KeyJob:
@@ -60,6 +90,8 @@ class KeyJob:
         data = asked(self.tree.files, ("file", path), lambda: self._read(path), content_digest)
         if data is None:
             self.result.needs.add(Need("tree", self.side, path))
+        else:
+            self.ctx.memo("launch.read-tally", _ReadTally).count(self.side, path, len(data))
         if self._logs:
             answer = content_digest(data)
             for log in self._logs:
