@@ -108,3 +108,32 @@ def test_a_verdict_reads_a_bounded_amount_of_launch_files_and_names_the_first_it
     named = [row for row in verdict["checks"] if row["status"] == "FAIL"
              and all(path.rsplit("/", 1)[-1] in row["summary"][lang] for lang in ("en", "zh"))]
     assert verdict["verdict"] == "REJECTED" and named, verdict["checks"]
+
+
+def test_the_console_script_fails_closed_on_a_pr_whose_launches_read_past_the_bound(tmp_path: Path) -> None:
+    """`verify-pr --bundle` on a PR whose configs are started by nine scripts of some 460 KB each
+    (mostly comment, so cheap to read): the launches reach MAX_LAUNCH_READ before the last script,
+    which is not read. The verdict is REJECTED, and a failing row names that script and the bound in
+    both languages."""
+    from tests.hostile.generator import sync_files
+    from verifier.launch.job import MAX_LAUNCH_READ
+
+    many_scripts = _benchmark()
+    bundle = many_scripts.build(tmp_path / "bundle", 9, 1)
+    scripts = sorted((bundle / "tree/head/benchmarks/single_node/agentic").glob("minimaxm31flash*_fp4_b300_sglang_mtp.sh"))
+    padding = "".join(f"# {k:07d} {'x' * 60}\n" for k in range(MAX_LAUNCH_READ // len(scripts) // 70 + 100))
+    for script in scripts:
+        shebang, _, rest = script.read_text(encoding="utf-8").partition("\n")
+        script.write_text(f"{shebang}\n{padding}{rest}", encoding="utf-8")
+    assert sum(p.stat().st_size for p in scripts) > MAX_LAUNCH_READ
+    sync_files(bundle)
+    console = Path(sys.executable).with_name("verify-pr")
+    done = subprocess.run([str(console), "--bundle", str(bundle), "--format", "json"], capture_output=True,
+                          text=True, timeout=600, cwd=tmp_path, check=False)
+    verdict = json.loads(done.stdout)
+    assert verdict["verdict"] == "REJECTED", done.stderr
+    bound = f"{MAX_LAUNCH_READ:,}"
+    named = [row["id"] for row in verdict["checks"] if row["status"] == "FAIL"
+             and all(bound in row["summary"][lang] and any(p.name in row["summary"][lang] for p in scripts)
+                     for lang in ("en", "zh"))]
+    assert named, [row["summary"]["en"][:300] for row in verdict["checks"] if row["status"] == "FAIL"]
