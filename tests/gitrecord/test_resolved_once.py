@@ -13,6 +13,8 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+import pytest
+
 from checks import judge
 from tests.gitrecord.gitkit import commit, git, init
 from tests.kit import SHARED
@@ -271,3 +273,18 @@ def test_a_verdict_that_asks_for_a_deferred_launch_says_so_and_stops(tmp_path: P
     assert asked == {f"{KEY_MEMO}head.{TRT_KEY}"}  # that report is not the bundle's verdict
     assert f"{KEY_MEMO}head.{TRT_KEY}" in after.launches
     assert _rows(whole, after.launches) == _rows(whole, None)
+
+
+def test_a_pass_refused_a_file_for_the_read_bound_hands_no_launch_on(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which file a pass refuses for the bound on launch reads (verifier.launch.job.MAX_LAUNCH_READ)
+    depends on the order it resolved its launches in; the verdict resolves in its own. A pass that
+    refused one hands no launch on, so the live verdict equals one on the saved bundle."""
+    from verifier.launch import job
+
+    completed, handed = _recorded(tmp_path / "free")
+    assert any(name.startswith(f"{KEY_MEMO}head.") for name in handed)
+    monkeypatch.setattr(job, "MAX_LAUNCH_READ", 1)
+    bounded, handed = _recorded(tmp_path / "bounded")
+    assert handed == {}
+    assert _rows(bounded, None)[-1][1] == "FAIL"  # Check 18: the launches read nothing, so none resolves

@@ -90,7 +90,7 @@ def test_a_verdict_reads_a_bounded_amount_of_launch_files_and_names_the_first_it
     keys = [f"minimaxm31flash{k}-fp4-b300-sglang-agentic-dspark" for k in range(3)]
     free = CheckContext(bundle, load_policies())
     unbounded = launches(free, "head", keys)
-    tally = free.memo("launch.read-tally", lambda: None)
+    tally = free.memo(job.READ_TALLY, lambda: None)
     assert tally is not None and not unbounded.fatal_errors
 
     monkeypatch.setattr(job, "MAX_LAUNCH_READ", tally.total - 1)

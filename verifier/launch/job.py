@@ -30,27 +30,38 @@ RECORDING = "launch.recording"  # memo key of the recorder's source (verifier.re
 # real verdict reads 579,048 bytes (#2263, 145 files). A file past the bound is not read: the point
 # it was read for does not resolve, and the error names the file (fail closed).
 MAX_LAUNCH_READ = 4_000_000
+READ_TALLY = "launch.read-tally"  # memo key of a context's `_ReadTally`
 
 
 class _ReadTally:
-    """The files a context's launches have read (by side and path) and their bytes in all."""
+    """The files a context's launches have read (by side and path), their bytes in all, and whether
+    a file was refused for the bound."""
 
-    __slots__ = ("seen", "total")
+    __slots__ = ("seen", "total", "refused")
 
     def __init__(self) -> None:
         self.seen: set[tuple[str, str]] = set()
         self.total = 0
+        self.refused = False
 
     def count(self, side: str, path: str, size: int) -> None:
         """Count a file read; refuse it (InputError) when it would take the total past MAX_LAUNCH_READ."""
         if (side, path) in self.seen:
             return
         if self.total + size > MAX_LAUNCH_READ:
+            self.refused = True
             raise InputError(path, f"not read: the launches of one verdict read at most {MAX_LAUNCH_READ:,} bytes of "
                              f"files, and this file of {size:,} bytes would take them from {self.total:,} past that, "
                              "so the launches it starts are not resolved")
         self.seen.add((side, path))
         self.total += size
+
+
+def reads_refused(ctx: CheckContext) -> bool:
+    """Whether a launch of this context was refused a file for MAX_LAUNCH_READ. Which file it was
+    depends on the order the context resolved its launches in, so its launches are not handed on
+    to a context that would resolve them in another order (verifier.record.fetched)."""
+    return ctx.memo(READ_TALLY, _ReadTally).refused
 
 
 class KeyJob:
@@ -91,7 +102,7 @@ class KeyJob:
         if data is None:
             self.result.needs.add(Need("tree", self.side, path))
         else:
-            self.ctx.memo("launch.read-tally", _ReadTally).count(self.side, path, len(data))
+            self.ctx.memo(READ_TALLY, _ReadTally).count(self.side, path, len(data))
         if self._logs:
             answer = content_digest(data)
             for log in self._logs:

@@ -345,7 +345,7 @@ def complete_bundle(
     from verifier.core.context import CheckContext
     from verifier.core.watch import TreeQuestions, unwatch, watch
     from verifier.launch import launches_for_key
-    from verifier.launch.job import RECORDING
+    from verifier.launch.job import RECORDING, reads_refused
     from verifier.launch.resolve import KEY_MEMO
 
     report = Completion(rounds=1)
@@ -382,7 +382,9 @@ def complete_bundle(
             _mirror(recorder, bundle, defer, tree_fetch)
         completed = unwatch(_with_python_packages(recorder.apply(watched), tree_fetch))
         report.questions = (*(after.questions if after is not None else ()), questions)
-        if all(q.hold_for(completed) for q in report.questions):
+        # a pass refused a file for the bound on launch reads names the one its own order reached: a
+        # verdict resolving in its own order judges afresh, as one on the saved bundle does
+        if all(q.hold_for(completed) for q in report.questions) and not reads_refused(ctx):
             report.launches = {name: value for name, value in ctx.memo_entries().items()
                                if name.startswith(KEY_MEMO)}
     finally:
