@@ -9,7 +9,10 @@ value. Each count is judged by `python -m verifier --bundle DIR --format json` i
 run in the checkout to measure (`--checkout`, default this one: its folder is the process's working
 directory and PYTHONPATH), with an empty cache; the process's peak resident memory and CPU are printed
 with the verdict.
-Bounded memory shows as a peak that stops growing with the count. Figures are printed, never asserted.
+Bounded memory shows as a peak that stops growing with the count. Past some 36 scripts of 100 KiB the
+launches reach the bound on what one verdict reads (verifier.launch.job.MAX_LAUNCH_READ): the scripts
+past it are not read and their points do not resolve (the verdict is REJECTED either way: the bundle's
+sign-off no longer matches its configs). Figures are printed, never asserted.
 """
 
 from __future__ import annotations
