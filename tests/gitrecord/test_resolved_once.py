@@ -279,11 +279,15 @@ def test_a_pass_refused_a_file_for_the_read_bound_hands_no_launch_on(tmp_path: P
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """Which file a pass refuses for the bound on launch reads (verifier.launch.job.MAX_LAUNCH_READ)
     depends on the order it resolved its launches in; the verdict resolves in its own. A pass that
-    refused one hands no launch on, so the live verdict equals one on the saved bundle."""
+    refused one hands no launch on, so the live verdict equals one on the saved bundle. One that
+    refused none hands its count of what it read on with its launches."""
     from verifier.launch import job
 
     completed, handed = _recorded(tmp_path / "free")
     assert any(name.startswith(f"{KEY_MEMO}head.") for name in handed)
+    # what those launches read goes on counting against the verdict's bound
+    tally = handed[job.READ_TALLY]
+    assert tally.total > 0 and not tally.refused  # type: ignore[attr-defined]
     monkeypatch.setattr(job, "MAX_LAUNCH_READ", 1)
     bounded, handed = _recorded(tmp_path / "bounded")
     assert handed == {}

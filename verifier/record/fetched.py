@@ -345,7 +345,7 @@ def complete_bundle(
     from verifier.core.context import CheckContext
     from verifier.core.watch import TreeQuestions, unwatch, watch
     from verifier.launch import launches_for_key
-    from verifier.launch.job import RECORDING, reads_refused
+    from verifier.launch.job import READ_TALLY, RECORDING, reads_refused
     from verifier.launch.resolve import KEY_MEMO
 
     report = Completion(rounds=1)
@@ -383,10 +383,12 @@ def complete_bundle(
         completed = unwatch(_with_python_packages(recorder.apply(watched), tree_fetch))
         report.questions = (*(after.questions if after is not None else ()), questions)
         # a pass refused a file for the bound on launch reads names the one its own order reached: a
-        # verdict resolving in its own order judges afresh, as one on the saved bundle does
+        # verdict resolving in its own order judges afresh, as one on the saved bundle does. The
+        # files the launches handed on read go on counting against the verdict's bound (READ_TALLY):
+        # the verdict reads at least what one on the saved bundle reads, never less
         if all(q.hold_for(completed) for q in report.questions) and not reads_refused(ctx):
             report.launches = {name: value for name, value in ctx.memo_entries().items()
-                               if name.startswith(KEY_MEMO)}
+                               if name.startswith(KEY_MEMO) or name == READ_TALLY}
     finally:
         ctx.release()  # the launches handed on are kept; the rest of what the pass derived is not
     return completed, report
