@@ -12,6 +12,7 @@ from types import ModuleType
 import pytest
 
 from tests.kit import PROJECT, judge
+from tests.render_cli.support import needs_script, verify_pr
 
 BENCHMARK = PROJECT / "benchmarks" / "many_scripts.py"
 
@@ -110,6 +111,7 @@ def test_a_verdict_reads_a_bounded_amount_of_launch_files_and_names_the_first_it
     assert verdict["verdict"] == "REJECTED" and named, verdict["checks"]
 
 
+@needs_script
 def test_the_console_script_fails_closed_on_a_pr_whose_launches_read_past_the_bound(tmp_path: Path) -> None:
     """`verify-pr --bundle` on a PR whose configs are started by nine scripts of some 460 KB each
     (mostly comment, so cheap to read): the launches reach MAX_LAUNCH_READ before the last script,
@@ -127,9 +129,7 @@ def test_the_console_script_fails_closed_on_a_pr_whose_launches_read_past_the_bo
         script.write_text(f"{shebang}\n{padding}{rest}", encoding="utf-8")
     assert sum(p.stat().st_size for p in scripts) > MAX_LAUNCH_READ
     sync_files(bundle)
-    console = Path(sys.executable).with_name("verify-pr")
-    done = subprocess.run([str(console), "--bundle", str(bundle), "--format", "json"], capture_output=True,
-                          text=True, timeout=600, cwd=tmp_path, check=False)
+    done = verify_pr("--bundle", bundle, "--format", "json")
     verdict = json.loads(done.stdout)
     assert verdict["verdict"] == "REJECTED", done.stderr
     bound = f"{MAX_LAUNCH_READ:,}"
