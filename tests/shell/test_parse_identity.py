@@ -10,7 +10,8 @@ Inputs: hand-written edge cases around every fast path (plain runs next to quote
 continuations, `<(`, `NAME=(`, `2>`, `[[ =~ ]]`, heredocs, unterminated constructs), scripts generated
 from those fragments, the string constants of the shell tests, the shared cases' scripts, and every
 `*.sh` of InferenceX history when its mirror is on the machine (`test_real_corpus`, slow: opt in with
-PARSE_IDENTITY_CORPUS=1).
+PARSE_IDENTITY_CORPUS=1). Two more deliberate changes: `select`, and an extended glob on the right of
+`==` in `[[ ]]`, are refused (`_REFUSALS`).
 """
 
 from __future__ import annotations
@@ -90,6 +91,12 @@ def _tokens(lexer: Any, text: str) -> Callable[[], Any]:
     return lambda: [(t, t.heredoc) for t in lexer.tokenize(text, 3)]
 
 
+# deliberate changes since the reference that refuse what bash reads otherwise than the walkers would
+# (verifier.shell.unmodelled): `select` (its choice comes from standard input) and an extended glob on the
+# right of `==` in `[[ ]]`; where the new code refuses with one of these, the reference may differ
+_REFUSALS = ("ShellSyntaxError('`select` reads its choice", "ShellSyntaxError('an extended glob pattern")
+
+
 def _differences(ref: tuple[Any, Any], text: str) -> list[str]:
     old_lexer, old_parser = ref
     old_parser._CACHE.clear()
@@ -103,7 +110,7 @@ def _differences(ref: tuple[Any, Any], text: str) -> list[str]:
     ]
     for what, old, new in pairs:
         a, b = _outcome(old), _outcome(new)
-        if a != b:
+        if a != b and not b.startswith(_REFUSALS):
             out.append(f"{what} of {text[:200]!r}:\n  reference {a[:400]}\n  new       {b[:400]}")
     return out
 

@@ -37,6 +37,7 @@ from verifier.shell.lexer import ShellSyntaxError
 from verifier.shell.nodes import Script
 from verifier.shell.options import Options, ShellLimit
 from verifier.shell.parser import parse
+from verifier.shell.unmodelled import startup_file
 from verifier.shell.values import Loc, Opaque, Pattern, Unknown, Val, shown
 from verifier.shell.world import Assumption, Binding, Found, GenFile, Placed, World
 
@@ -234,6 +235,11 @@ def evaluate(text: str, path: str, env: Mapping[str, Binding | str], options: Op
     script = _parsed(text, path)
     start: dict[str, Binding] = {name: (value, ("", 0)) if isinstance(value, str) else value
                                  for name, value in env.items()}
+    startup = start.get("BASH_ENV")
+    if startup is not None:
+        why = startup_file(startup[0] if isinstance(startup[0], str) else None)
+        if why is not None:
+            raise ShellLimit(why, startup[1] if startup[1][0] else (path, 0))
     accesses = None if options.accesses is None else list(options.accesses)
     ev = Evaluator(options)
     try:

@@ -31,6 +31,7 @@ from verifier.shell.nodes import Assign, Body, Command, FuncDef, Redirect, Scrip
 from verifier.shell.options import MAX_CALL_DEPTH, MAX_SOURCE_DEPTH, Options, ShellLimit
 from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.relocate import relocate
+from verifier.shell.unmodelled import exported_functions, unmodelled
 from verifier.shell.utilities import (
     FETCHERS,
     TRAPS_WITHOUT_SIGNAL,
@@ -163,6 +164,7 @@ UNCAPTURED = "/dev/stdout"
 _NOOPS = frozenset({"trap", "wait", "shopt", "sleep", "ulimit", "umask", "alias", "unalias",
                     "hash", "disown", "enable", "complete", "history", "logger"})
 _UNKNOWN_STATUS = frozenset({"type", "which", "getopts"})
+_OPTION_BUILTINS = frozenset({"set", "shopt", "trap", "hash", "enable"})  # verifier.shell.unmodelled
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYED_ELEMENT = re.compile(r"\[([^\]]*)\]=(.*)", re.S)  # `[key]=value` in an associative array
 _LITERAL_KEY = re.compile(r"\[([^\]$`'\"\\]*)\]=")  # `[key]=...` with a key written as plain text
@@ -462,7 +464,9 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
              loc: Loc, placed: list[Placed] | None = None) -> list[World]:
     values = _vals(fields)
     head = values[0]
-    plain = isinstance(head, str) and plain_command(head, ev.options.commands)
+    # a function of the script runs in place of the command of its name (`python3() { ...; }`)
+    shadowed = isinstance(head, str) and head in w.funcs and head not in ("command", "builtin")
+    plain = shadowed or (isinstance(head, str) and plain_command(head, ev.options.commands))
     if ev.options.mode == "server" and not plain:
         found = match_server(values, ev.options.commands)
         if found is not None:
@@ -494,6 +498,10 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
         return [w]
     if head in w.funcs and head not in ("command", "builtin"):
         return call_function(ev, cmd, w.funcs[head], fields[1:], w, loc)
+    if head in _OPTION_BUILTINS:
+        why = unmodelled(head, [v if isinstance(v, str) else None for v in values[1:]], w.funcs, ev.options.commands)
+        if why is not None:
+            raise _limit(why, loc)
     handler = _BUILTINS.get(head)
     if handler is not None:
         return handler(ev, cmd, fields, w, stdin, loc)
@@ -907,6 +915,9 @@ def declare(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> World:
     fields = [(value, word.line) for word in cmd.words[1:]
               for value, _ in ev.expand_word(word, w, (cmd.src, word.line), split=True)]
     asked = declaration(kind, [value if isinstance(value, str) else None for value, _ in fields])
+    why = exported_functions(asked)
+    if why is not None:
+        raise _limit(why, loc)
     for operand in asked.assigned:
         text, line = fields[operand.position]
         assert isinstance(text, str)
@@ -1431,9 +1442,19 @@ def _break(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: l
 
 def _let(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,
          loc: Loc) -> list[World]:
+    """`let EXPR...`: each argument an arithmetic expression, its status the last one's. An argument
+    only the run knows (`let X=Y*2` unquoted may be a pathname pattern) may assign any name its words
+    hold: each of those is then a run-time value."""
     result: Val = "0"
     for v, _ in fields[1:]:
-        result = ev.arith(v, w, loc, expand=False) if isinstance(v, str) else v
+        if not isinstance(v, str):
+            for word in cmd.words[1:]:
+                for name in _NAME.findall(word.raw):
+                    w.vars[name] = (Unknown(f"assigned by `let` of a value known only at run time (line {loc[1]})",
+                                            loc), loc)
+            w.status = None
+            return [w]
+        result = ev.arith(v, w, loc, expand=False)
     w.status = None if not isinstance(result, str) else result != "0"
     return [w]
 

@@ -22,7 +22,7 @@ from typing import Generic, Protocol, TypeVar
 from verifier.core.linear_regex import compile_pattern
 from verifier.shell.arith import BLANKS, C_SPACE, is_number
 from verifier.shell.lexer import Word
-from verifier.shell.values import Pattern, glob_match, pattern_is_literal, posix_regex
+from verifier.shell.values import Pattern, glob_match, has_extglob, pattern_is_literal, posix_regex
 
 V = TypeVar("V")
 
@@ -162,6 +162,9 @@ def unary(ops: Operands[V], op: str, value: V) -> bool | None:
 
 def binary(ops: Operands[V], left: V, op: str, right: Item[V], double: bool) -> bool | None:
     """One binary test (`right` keeps its glob pattern for `==`)."""
+    if double and op in ("=", "==", "!=") and right.pattern is not None and has_extglob(right.pattern):
+        ops.unknown(left, right.value)  # an extended glob: which values it matches is not modelled
+        return None
     a = ops.known(left)
     b = ops.known(right.value)
     # the right side read as a pattern (a glob for `==`, a regex for `=~`) does not need its text

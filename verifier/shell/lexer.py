@@ -697,6 +697,9 @@ class _Lexer:
                 self.i += 2
                 return
         c = text[self.i]
+        prev = self.toks[-1].word.raw if self.toks and self.toks[-1].word is not None else ""
+        if c == "!" and text.startswith("(", self.i + 1) and prev in _PATTERN_OPS:
+            raise ShellSyntaxError(_EXTGLOB_IN_TEST, self.line)
         if c in "()" or (c in "<>" and (self.i + 1 >= self.n or text[self.i + 1] in " \t")) or \
                 (c == "!" and (self.i + 1 >= self.n or text[self.i + 1] in " \t(")):
             self.emit(Tok("word", self.line, word=Word((Part("lit", c, False),), self.line, c)))
@@ -706,15 +709,22 @@ class _Lexer:
             self.test_depth = 0
             self.lex_op()
             return
-        prev = self.toks[-1].word.raw if self.toks and self.toks[-1].word is not None else ""
         word = self.read_word("regex" if prev == "=~" else "test")
         if word is None:
             self.i += 1
             return
+        if prev in _PATTERN_OPS and text.startswith("(", self.i) and word.raw[-1:] in "?*+@!":
+            raise ShellSyntaxError(_EXTGLOB_IN_TEST, self.line)
         self.emit(Tok("word", word.line, word=word))
         if word.unquoted_literal == "]]":
             self.test_depth = 0
             self.cmd_start = False
+
+
+# `[[ X == +(a|b) ]]`: bash matches the right side of `==`, `=` and `!=` in `[[ ]]` as if `extglob`
+# were set, and an extended glob's operators (`?(`, `*(`, `+(`, `@(`, `!(`) are not modelled
+_PATTERN_OPS = frozenset({"==", "=", "!="})
+_EXTGLOB_IN_TEST = "an extended glob pattern (`+(...)`, `@(...)`, ...) on the right of `==` in `[[ ]]` is not read statically"
 
 
 def tokenize(text: str, first_line: int = 1) -> list[Tok]:

@@ -269,6 +269,11 @@ class _Parser:
     def parse_for(self) -> For | ArithFor:
         first = self.peek()
         assert first is not None
+        if first.word is not None and first.word.unquoted_literal == "select":
+            # its body runs with the choice read from standard input, which only the run has: read
+            # as a `for` loop it would run with each word in turn
+            raise ShellSyntaxError("`select` reads its choice from standard input at run time, which is not "
+                                   "read statically", first.line)
         self.i += 1
         t = self.peek()
         if t is not None and t.kind == "arith":

@@ -110,6 +110,7 @@ from verifier.shell.text import (
     split_fields,
     text_of,
 )
+from verifier.shell.unmodelled import exported_functions, startup_file, unmodelled
 from verifier.shell.values import (
     Pattern,
     RefNotFollowed,
@@ -134,6 +135,8 @@ _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask
           "printf", "mkdir", "rm", "alias", "unalias", "sync"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
+_OPTION_BUILTINS = frozenset({"set", "shopt", "trap", "hash", "enable"})  # verifier.shell.unmodelled
+_NO_COMMANDS = Commands()  # a reader made without a launch table recognises no launch
 _MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in (`Reader.stand_in`)
 
 
@@ -418,6 +421,12 @@ class Reader:
         st.source_text = st.zero
         if not st.cwd:
             st.cwd = text_of(cwd, "<env>", None) if cwd else ()
+        startup = st.vars.get("BASH_ENV") if "BASH_ENV" in st.exported else None
+        if startup is not None:
+            self.decide(startup)  # whether it is empty
+            why = startup_file(plain(startup) if is_known(startup) else None)
+            if why is not None:
+                self.unmodelled(st, 0, why)
         return self._walk(text, path, st, "cannot be read statically", "is too long to follow statically")
 
     def _walk(self, text: str, path: str, st: State, unreadable: str, too_long: str) -> ReadResult:
@@ -1018,6 +1027,13 @@ class Reader:
             self.decide_command(name, argv, prefix, stdin, node, st)
         if node.redirects or st.generated:
             self.note_written(node, st, argv, name)
+        if name in _OPTION_BUILTINS and name not in st.funcs:
+            if self.marks:
+                self.decide(*argv[1:])  # which options it sets: their text decides
+            why = unmodelled(name, [plain(a) if is_known(a) else None for a in argv[1:]], st.funcs,
+                             self.commands or _NO_COMMANDS)
+            if why is not None:
+                self.unmodelled(st, node.line, why)
         if name in _DECLARERS:
             return self.declare(name, argv[1:], node, st)
         if name in ("source", "."):
@@ -1354,6 +1370,9 @@ class Reader:
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
         """`export`, `declare`/`typeset`, `local`, `readonly` (verifier.shell.utilities.declaration)."""
         asked = utilities.declaration(name, [plain(a) if is_known(a) else None for a in args])
+        why = exported_functions(asked)
+        if why is not None:
+            self.unmodelled(st, node.line, why)
         names = [var for var in (*(n for _, n in asked.names), *(o.name for o in asked.assigned),
                                  *(a.name for a in node.assigns)) if _NAME.match(var)]
         if self.frames and asked.local(True):

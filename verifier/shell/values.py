@@ -122,6 +122,16 @@ def shown(value: Val) -> str:
 Pattern = tuple[tuple[str, bool], ...]  # (text, literal?) segments
 
 
+_EXTGLOB = re.compile(r"[?*+@!]\(")
+
+
+def has_extglob(pattern: Pattern) -> bool:
+    """Whether an unquoted part of the pattern holds an extended glob (`+(a)`, `@(x|y)`, `!(z)`), which
+    `[[ == ]]` always reads as one (bash matches there as if `extglob` were set) and the walkers do not
+    model."""
+    return any(not literal and _EXTGLOB.search(text) is not None for text, literal in pattern)
+
+
 def pattern_is_literal(pattern: Pattern) -> bool:
     """True when no unquoted segment contains a glob character."""
     return all(literal or not any(c in text for c in "*?[") for text, literal in pattern)

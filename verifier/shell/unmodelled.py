@@ -1,0 +1,221 @@
+"""Shell options and builtins that change what later commands do in ways neither walker models.
+
+`set -k` makes every later `NAME=value` word an environment assignment, `shopt -s lastpipe` runs
+the last command of a pipeline in the shell itself, `shopt -s expand_aliases` lets an `alias`
+rewrite later command lines, `hash -p FILE python3` makes `python3` run FILE, and a `trap` on DEBUG,
+RETURN or ERR runs its action between later commands. A walker that read on past one of these
+would judge a command line the run never starts. Both walkers (the single-node evaluator,
+verifier.shell.builtins, and the multi-node reader, verifier.shell.trace) ask `unmodelled` with
+the known text of a builtin's arguments; the evaluator then stops with a `ShellLimit` naming the
+line, the reader marks the construct (`Reader.unmodelled`), and a launch that needs the script
+fails closed.
+
+Allowlists: an option is read past only when it is listed as changing nothing the walkers model
+(`SHOPT_INERT`, `SET_INERT`); an argument only the run knows is unmodelled too. Two deliberate
+exceptions, each for what the walkers already do: `set -a` (allexport; the walkers export only what
+`export` and `declare -x` name, and benchmarks/multi_node/amd_utils/env.sh uses it around the
+`source` of a file the run writes) and the actions of EXIT and signal traps (they run once the
+script ends or is stopped, after every command the walkers record).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+
+from verifier.shell.launchers import Commands, match_child, match_server, plain_command
+from verifier.shell.utilities import Declaration
+
+# `shopt` options whose setting changes nothing the walkers read: globbing the walkers leave to the
+# run (a field that may make a pathname pattern is a run-time value), and interactive conveniences
+SHOPT_INERT = frozenset({
+    "nullglob", "failglob", "globstar", "dotglob", "nocaseglob", "globasciiranges", "checkwinsize", "histappend",
+    "histreedit", "histverify", "cmdhist", "lithist", "promptvars", "progcomp", "progcomp_alias", "hostcomplete",
+    "huponexit", "checkjobs", "checkhash", "interactive_comments", "execfail", "gnu_errfmt", "mailwarn",
+    "no_empty_cmd_completion", "complete_fullquote", "direxpand", "dirspell", "cdspell", "force_fignore",
+    "login_shell", "restricted_shell", "sourcepath",
+})
+
+# `set` options, by letter and by `-o` name, whose setting changes nothing the walkers read: failure
+# handling and tracing, job control, history. `a` (allexport) is the documented exception above.
+SET_INERT = frozenset({
+    "e", "errexit", "u", "nounset", "x", "xtrace", "v", "verbose", "pipefail", "f", "noglob", "h", "hashall",
+    "H", "histexpand", "m", "monitor", "b", "notify", "E", "errtrace", "T", "functrace", "P", "physical",
+    "history", "ignoreeof", "emacs", "vi", "interactive-comments", "nolog", "i", "a", "allexport",
+})
+# options whose default is on and whose turning off changes nothing the walkers read
+_SET_DEFAULT_ON = frozenset({"B", "braceexpand"})
+
+# the pseudo-signals whose trap runs between the commands of the script (before each one, after
+# each function or sourced file returns, after each failing one)
+TRAPS_BETWEEN_COMMANDS = frozenset({"DEBUG", "RETURN", "ERR", "SIGDEBUG", "SIGRETURN", "SIGERR"})
+
+# builtins that change the shell's state or its course (a trap action running one is not inert)
+_STATEFUL = frozenset({
+    "declare", "typeset", "local", "export", "readonly", "unset", "set", "shopt", "shift", "cd", "pushd", "popd",
+    "source", ".", "eval", "exec", "alias", "unalias", "trap", "read", "mapfile", "readarray", "let", "hash",
+    "enable", "builtin", "command", "getopts", "exit", "return", "break", "continue", "kill", "wait", "umask",
+    "ulimit", "dirs", "disown", "suspend", "logout", "fc", "history", "bind", "complete", "compgen", "caller",
+})
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+
+
+def unmodelled(name: str, args: Sequence[str | None], functions: Container[str], commands: Commands) -> str | None:
+    """Why the builtin `name` with these arguments (None: an argument only the run knows) leaves the
+    walkers unable to read on, in words naming the construct; None when they can. `functions`: the
+    script's functions, `commands`: what starts a server or a script (for a trap's action,
+    `inert_trap_action`)."""
+    if name == "set":
+        return _set(args)
+    if name == "shopt":
+        return _shopt(args)
+    if name == "trap":
+        return _trap(args, functions, commands)
+    if name == "hash" and any(a is None or (a.startswith("-") and "p" in a) for a in args):
+        return "`hash -p` makes a command name run a file the reader does not follow"
+    if name == "enable" and any(a is None or (a.startswith("-") and any(c in a for c in "nfd")) for a in args):
+        return "`enable -n`/`-f`/`-d` changes which builtins the shell runs"
+    return None
+
+
+def _set(args: Sequence[str | None]) -> str | None:
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg is None:
+            return "`set` with an option known only at run time"
+        if arg in ("-", "--", "+") or not arg.startswith(("-", "+")):
+            return None  # the positional parameters follow
+        on = arg[0] == "-"
+        for letter in arg[1:]:
+            if letter == "o":  # `-o NAME` (also inside a cluster: `set -euo pipefail`) takes the next word
+                i += 1
+                if i >= len(args):
+                    return None  # `set -o`: a listing
+                option = args[i]
+                if option is None:
+                    return "`set -o` of an option known only at run time"
+            else:
+                option = letter
+            why = _set_option(option, on)
+            if why is not None:
+                return why
+        i += 1
+    return None
+
+
+def _set_option(option: str, on: bool) -> str | None:
+    if option in SET_INERT or (on and option in _SET_DEFAULT_ON):
+        return None
+    flag = f"-o {option}" if len(option) > 1 else option
+    return f"`set {'-' if on else '+'}{flag}` changes how bash reads later commands in a way the reader does not model"
+
+
+def _shopt(args: Sequence[str | None]) -> str | None:
+    flags = "".join(a[1:] for a in args if a is not None and a.startswith("-"))
+    names = [a for a in args if a is None or not a.startswith("-")]
+    if "s" not in flags and "u" not in flags:
+        return None  # a listing or a query: nothing changes
+    for option in names:
+        if option is None:
+            return "`shopt` of an option known only at run time"
+        if "o" in flags:
+            why = _set_option(option, "s" in flags)
+            if why is not None:
+                return why
+        elif option not in SHOPT_INERT:
+            return f"`shopt -{'s' if 's' in flags else 'u'} {option}` changes how bash reads later commands in a way " \
+                   "the reader does not model"
+    return None
+
+
+def _trap(args: Sequence[str | None], functions: Container[str], commands: Commands) -> str | None:
+    words = list(args)
+    while words and words[0] is not None and words[0].startswith("-") and words[0] not in ("-", "--"):
+        if any(c in words[0][1:] for c in "lp"):
+            return None  # `trap -l`, `trap -p`: listings
+        words = words[1:]
+    if words and words[0] == "--":
+        words = words[1:]
+    if len(words) < 2:
+        return None  # `trap SIGNAL`: its handler is reset
+    action, signals = words[0], words[1:]
+    if action in ("", "-"):
+        return None  # ignored, or reset
+    if any(s is None for s in signals):
+        return "`trap` on a condition known only at run time"
+    between = [s for s in signals if s is not None and s.upper() in TRAPS_BETWEEN_COMMANDS]
+    if not between:
+        return None  # EXIT and signals: after every command the walkers record (module docstring)
+    if action is None:
+        return f"`trap` of an action known only at run time on {between[0]}"
+    if inert_trap_action(action, functions, commands):
+        return None
+    return f"`trap` runs `{action[:80]}` on {between[0]}, between later commands, which the reader does not model"
+
+
+def inert_trap_action(text: str, functions: Container[str], commands: Commands) -> bool:
+    """Whether a trap action changes nothing a later command of the shell sees: simple commands
+    (joined by `&&`, `||`, `|`, `;`) that assign nothing, whose words are literal text or plain
+    parameter expansions, whose output goes only to /dev/null or the standard streams, that call no
+    function of the script (`functions`), start no server or script (`commands`, over the
+    command's words as written) and run no builtin that changes the shell (`printf -v` included). Anything else, or a text that does not parse, is not."""
+    from verifier.shell.lexer import ShellSyntaxError
+    from verifier.shell.nodes import AndOr, Pipeline, Simple, iter_nodes
+    from verifier.shell.options import ShellLimit
+    from verifier.shell.parser import parse
+
+    try:
+        script = parse(text, "trap")
+    except (ShellSyntaxError, ShellLimit, RecursionError):
+        return False
+    for node in iter_nodes(script.body):
+        if isinstance(node, (AndOr, Pipeline)):
+            continue
+        if not isinstance(node, Simple) or node.assigns or not node.words:
+            return False
+        for word in node.words:
+            if any(part.kind not in ("lit", "param") or (part.kind == "param" and not _plain_param(part.text))
+                   for part in word.parts):
+                return False
+        for redirect in node.redirects:
+            target = redirect.target.literal() if redirect.target is not None else None
+            if redirect.heredoc is not None or target is None:
+                return False
+            if target not in _HARMLESS_TARGETS and not (redirect.op.endswith("&") and target.isdigit()):
+                return False
+        words = [w.literal() or w.raw for w in node.words]
+        head = words[0]
+        if node.words[0].literal() is None or head in functions or head in _STATEFUL:
+            return False
+        if head == "printf" and "-v" in words[1:]:
+            return False
+        if not plain_command(head, commands) and (match_server(list(words), commands) is not None
+                                                  or match_child(list(words), commands) is not None):
+            return False
+    return True
+
+
+def _plain_param(text: str) -> bool:
+    """A parameter expansion that only reads: a name, a special or positional parameter, `${NAME}`."""
+    return text.isidentifier() or text in ("@", "*", "#", "?", "$", "!", "-", "0") or text.isdigit()
+
+
+def exported_functions(asked: Declaration) -> str | None:
+    """Why a declaration leaves the walkers unable to read on: `export -f NAME` (`declare -fx`)
+    hands the function to every script this one starts, which the walkers read without it."""
+    unexport = asked.unexport or (asked.command == "export" and "n" in asked.flags)  # `export -fn`
+    if "f" in asked.flags and (asked.command == "export" or "x" in asked.flags) and not unexport and asked.names:
+        name = asked.names[0][1]
+        return f"`{asked.command} -{asked.flags}` exports the function `{name}` to the scripts this one starts, " \
+               "which the reader does not model"
+    return None
+
+
+def startup_file(value: str | None) -> str | None:
+    """Why a script bash starts with `BASH_ENV` in its environment (its text; None: only the run
+    knows it) cannot be read statically: bash sources that file before the script's first line."""
+    if value == "":
+        return None
+    shown = "a value known only at run time" if value is None else value[:120]
+    return f"BASH_ENV ({shown}) names a file bash sources before the script, which is not read statically"
+
