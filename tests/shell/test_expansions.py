@@ -118,7 +118,7 @@ def test_both_walkers_read_a_line_as_bash_does(command: str, expected: str) -> N
 DECLARATIONS: list[tuple[str, str]] = [  # (the declarations, what bash then holds in A B)
     ("A=x\ndeclare A+=y", "[xy][]"),  # `+=` appends
     ('export "A=q r" B=2', "[q r][2]"),  # a quoted operand is an assignment after all
-    ("readonly A=1\ndeclare -x B=$A", "[1][1]"),
+    ("A=1\ndeclare -x B=$A", "[1][1]"),  # (`readonly` fails closed: tests/shell/test_unmodelled_options.py)
     ("declare -i A=3 B=4", "[3][4]"),
 ]
 

@@ -41,6 +41,7 @@ UNMODELLED = {
     "an exported function": ('vllm() { command vllm "$@" --evil; }\nexport -f vllm\n', 2, "export -f"),
     "select": ("select EXTRA in --a --b; do break; done\n", 1, "select"),
     "an extended glob in [[ ]]": ("if [[ $MODEL == +(org)/model ]]; then EXTRA=--evil; fi\n", 1, "extended glob"),
+    "a read-only variable": ("readonly EXTRA=--evil\nEXTRA=\n", 1, "read-only"),
 }
 
 
@@ -70,7 +71,7 @@ def test_the_multi_node_reader_taints_what_follows(name: str) -> None:
 # the cases bash itself shows to matter here: the server line prints other words than it does with the
 # unmodelled line left out (a reader that read past the line judged the words printed without it)
 SHOWN_BY_BASH = ["aliases expanded", "last pipeline command in the shell", "case-blind matching", "extended globs",
-                 "trap before every command", "select", "an extended glob in [[ ]]"]
+                 "trap before every command", "select", "an extended glob in [[ ]]", "a read-only variable"]
 BASH = shutil.which("bash")
 
 
@@ -141,3 +142,20 @@ def test_let_of_a_value_only_the_run_knows_leaves_its_names_unknown() -> None:
     [start] = servers(ev)
     assert "--x" not in [shown(v) for v in start.argv]
     assert any("let" in shown(v) for v in start.argv), [shown(v) for v in start.argv]
+
+
+def test_local_outside_a_function_assigns_nothing() -> None:
+    """bash refuses `local` outside a function ("can only be used in a function"): the variable keeps
+    what it held, in both walkers as in bash."""
+    lines = "EXTRA=--kept\nlocal EXTRA=--evil\n"
+    assert argv(run(lines + SERVE)) == ["org/model", "--kept"]
+    result = Reader().run("x.sh", lines + SERVE, {"MODEL": "org/model"})
+    [server] = [e for e in result.events if plain(e.argv[0]) == "vllm"]
+    assert [plain(a) for a in server.argv[2:]] == ["org/model", "--kept"]
+    assert argv(run("f() { local EXTRA=--inside; }\nEXTRA=--kept\nf\n" + SERVE)) == ["org/model", "--kept"]
+    if BASH is not None:
+        printed = subprocess.run([BASH, "-c", 'vllm() { printf "%s\\n" "$@"; }\n' + lines + SERVE],
+                                 env={"MODEL": "org/model", "PATH": os.defpath}, capture_output=True, text=True,
+                                 stdin=subprocess.DEVNULL, timeout=30, check=False).stdout
+        assert printed.split() == ["serve", "org/model", "--kept"]
+

@@ -31,7 +31,7 @@ from verifier.shell.nodes import Assign, Body, Command, FuncDef, Redirect, Scrip
 from verifier.shell.options import MAX_CALL_DEPTH, MAX_SOURCE_DEPTH, Options, ShellLimit
 from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.relocate import relocate
-from verifier.shell.unmodelled import exported_functions, unmodelled
+from verifier.shell.unmodelled import unmodelled, unmodelled_declaration
 from verifier.shell.utilities import (
     FETCHERS,
     TRAPS_WITHOUT_SIGNAL,
@@ -915,9 +915,12 @@ def declare(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> World:
     fields = [(value, word.line) for word in cmd.words[1:]
               for value, _ in ev.expand_word(word, w, (cmd.src, word.line), split=True)]
     asked = declaration(kind, [value if isinstance(value, str) else None for value, _ in fields])
-    why = exported_functions(asked)
+    why = unmodelled_declaration(asked, [a.name for a in cmd.assigns])
     if why is not None:
         raise _limit(why, loc)
+    if kind == "local" and not w.frames:  # bash refuses `local` outside a function: nothing is assigned
+        w.status = False
+        return w
     for operand in asked.assigned:
         text, line = fields[operand.position]
         assert isinstance(text, str)

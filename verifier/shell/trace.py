@@ -110,7 +110,7 @@ from verifier.shell.text import (
     split_fields,
     text_of,
 )
-from verifier.shell.unmodelled import exported_functions, startup_file, unmodelled
+from verifier.shell.unmodelled import startup_file, unmodelled, unmodelled_declaration
 from verifier.shell.values import (
     Pattern,
     RefNotFollowed,
@@ -1370,9 +1370,11 @@ class Reader:
     def declare(self, name: str, args: list[Text], node: Simple, st: State) -> bool | None:
         """`export`, `declare`/`typeset`, `local`, `readonly` (verifier.shell.utilities.declaration)."""
         asked = utilities.declaration(name, [plain(a) if is_known(a) else None for a in args])
-        why = exported_functions(asked)
+        why = unmodelled_declaration(asked, [a.name for a in node.assigns])
         if why is not None:
             self.unmodelled(st, node.line, why)
+        if name == "local" and not self.frames:  # bash refuses `local` outside a function: nothing is assigned
+            return False
         names = [var for var in (*(n for _, n in asked.names), *(o.name for o in asked.assigned),
                                  *(a.name for a in node.assigns)) if _NAME.match(var)]
         if self.frames and asked.local(True):

@@ -200,14 +200,23 @@ def _plain_param(text: str) -> bool:
     return text.isidentifier() or text in ("@", "*", "#", "?", "$", "!", "-", "0") or text.isdigit()
 
 
-def exported_functions(asked: Declaration) -> str | None:
-    """Why a declaration leaves the walkers unable to read on: `export -f NAME` (`declare -fx`)
-    hands the function to every script this one starts, which the walkers read without it."""
+def unmodelled_declaration(asked: Declaration, assigns: Sequence[str] = ()) -> str | None:
+    """Why a declaration leaves the walkers unable to read on: `export -f NAME` (`declare -fx`) hands
+    the function to every script this one starts, which the walkers read without it; `readonly NAME`
+    (`declare -r`) makes every later assignment to NAME fail and keep the value, which the walkers
+    would take (no serving script of InferenceX history declares one). `assigns`: the names the
+    declaration's own assignment words set (`readonly X=1`, parsed as assignments)."""
+    names = [n for _, n in asked.names] + [o.name for o in asked.assigned] + list(assigns)
+    if not names:
+        return None  # a listing
+    name = names[0]
     unexport = asked.unexport or (asked.command == "export" and "n" in asked.flags)  # `export -fn`
-    if "f" in asked.flags and (asked.command == "export" or "x" in asked.flags) and not unexport and asked.names:
-        name = asked.names[0][1]
+    if "f" in asked.flags and (asked.command == "export" or "x" in asked.flags) and not unexport:
         return f"`{asked.command} -{asked.flags}` exports the function `{name}` to the scripts this one starts, " \
                "which the reader does not model"
+    if asked.command == "readonly" or "r" in asked.flags:
+        return f"`{asked.command}{' -' + asked.flags if asked.flags else ''}` makes `{name}` read-only: a later " \
+               "assignment fails and keeps its value, which the reader does not model"
     return None
 
 
