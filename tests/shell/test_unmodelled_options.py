@@ -42,6 +42,7 @@ UNMODELLED = {
     "select": ("select EXTRA in --a --b; do break; done\n", 1, "select"),
     "an extended glob in [[ ]]": ("if [[ $MODEL == +(org)/model ]]; then EXTRA=--evil; fi\n", 1, "extended glob"),
     "a read-only variable": ("readonly EXTRA=--evil\nEXTRA=\n", 1, "read-only"),
+    "an attribute taken away": ("declare -i N\ndeclare +i N\nN=1+1\nEXTRA=--tp=$N\n", 2, "+i"),
 }
 
 
@@ -71,7 +72,8 @@ def test_the_multi_node_reader_taints_what_follows(name: str) -> None:
 # the cases bash itself shows to matter here: the server line prints other words than it does with the
 # unmodelled line left out (a reader that read past the line judged the words printed without it)
 SHOWN_BY_BASH = ["aliases expanded", "last pipeline command in the shell", "case-blind matching", "extended globs",
-                 "trap before every command", "select", "an extended glob in [[ ]]", "a read-only variable"]
+                 "trap before every command", "select", "an extended glob in [[ ]]", "a read-only variable",
+                 "an attribute taken away"]
 BASH = shutil.which("bash")
 
 
@@ -158,4 +160,14 @@ def test_local_outside_a_function_assigns_nothing() -> None:
                                  env={"MODEL": "org/model", "PATH": os.defpath}, capture_output=True, text=True,
                                  stdin=subprocess.DEVNULL, timeout=30, check=False).stdout
         assert printed.split() == ["serve", "org/model", "--kept"]
+
+
+def test_declare_plus_x_unexports_in_both_walkers() -> None:
+    """`declare +x NAME` takes the export away: the server's environment no longer holds it, as in bash."""
+    lines = "export SGLANG_X=1\ndeclare +x SGLANG_X\n"
+    [start] = servers(run(lines + SERVE))
+    assert "SGLANG_X" not in {name for name, _value, _loc in start.env}
+    result = Reader().run("x.sh", lines + SERVE, {"MODEL": "org/model"})
+    [server] = [e for e in result.events if plain(e.argv[0]) == "vllm"]
+    assert "SGLANG_X" not in server.env
 

@@ -202,7 +202,8 @@ def _plain_param(text: str) -> bool:
 
 def unmodelled_declaration(asked: Declaration, assigns: Sequence[str] = ()) -> str | None:
     """Why a declaration leaves the walkers unable to read on: `export -f NAME` (`declare -fx`) hands
-    the function to every script this one starts, which the walkers read without it; `readonly NAME`
+    the function to every script this one starts, which the walkers read without it; `declare +i`
+    (any `+` option but `+x`, which unexports) takes away an attribute they keep; `readonly NAME`
     (`declare -r`) makes every later assignment to NAME fail and keep the value, which the walkers
     would take (no serving script of InferenceX history declares one). `assigns`: the names the
     declaration's own assignment words set (`readonly X=1`, parsed as assignments)."""
@@ -214,6 +215,9 @@ def unmodelled_declaration(asked: Declaration, assigns: Sequence[str] = ()) -> s
     if "f" in asked.flags and (asked.command == "export" or "x" in asked.flags) and not unexport:
         return f"`{asked.command} -{asked.flags}` exports the function `{name}` to the scripts this one starts, " \
                "which the reader does not model"
+    if set(asked.removed) - {"x"}:
+        return f"`{asked.command} +{asked.removed}` takes an attribute away from `{name}`, which the reader does " \
+               "not model"
     if asked.command == "readonly" or "r" in asked.flags:
         return f"`{asked.command}{' -' + asked.flags if asked.flags else ''}` makes `{name}` read-only: a later " \
                "assignment fails and keeps its value, which the reader does not model"

@@ -301,10 +301,11 @@ class Declaration(NamedTuple):
     """What `export`, `declare`, `typeset`, `local` or `readonly` was asked, from its arguments."""
 
     command: str
-    flags: str  # the letters of its `-` options (`+` options take an attribute away: not modelled)
-    unexport: bool  # `export -n`
+    flags: str  # the letters of its `-` options
+    unexport: bool  # `export -n`, `declare +x`
     names: tuple[tuple[int, str], ...]  # NAME operands: which argument, the name
     assigned: tuple[Operand, ...]
+    removed: str = ""  # the letters of its `+` options, which take an attribute away
 
     @property
     def refs(self) -> bool:
@@ -355,7 +356,7 @@ def mapfile_lines(text: str, strip: bool) -> list[str]:
 
 def declaration(command: str, words: Sequence[str | None]) -> Declaration:
     """A declaration's options and operands from its arguments' known texts (None: not known, skipped)."""
-    flags, unexport = "", False
+    flags, removed, unexport = "", "", False
     names: list[tuple[int, str]] = []
     assigned: list[Operand] = []
     for i, word in enumerate(words):
@@ -366,14 +367,15 @@ def declaration(command: str, words: Sequence[str | None]) -> Declaration:
                 unexport = True
             flags += word[1:]
         elif word.startswith("+") and len(word) > 1:
-            continue
+            removed += word[1:]
+            unexport = unexport or "x" in word[1:]  # `declare +x NAME`: no longer exported
         elif "=" in word:  # `export "A=b"` written quoted: an assignment after all
             m = _ASSIGNED.match(word)
             if m is not None:
                 assigned.append(Operand(i, m.group(1), bool(m.group(2)), m.end()))
         else:
             names.append((i, word))
-    return Declaration(command, flags, unexport, tuple(names), tuple(assigned))
+    return Declaration(command, flags, unexport, tuple(names), tuple(assigned), removed)
 
 
 def dirname(path: str) -> str:
