@@ -36,6 +36,9 @@ UNMODELLED = {
     "trap before every command": ("trap 'EXTRA=--evil' DEBUG\n", 1, "DEBUG"),
     "trap calling a function on return": ("f() { EXTRA=--evil; }\ntrap f RETURN\n", 2, "RETURN"),
     "trap starting a script on failure": ("trap 'bash /workspace/x.sh' ERR\n", 1, "ERR"),
+    # `:` changes nothing, until a function named `:` is defined: the trap then runs it before each command
+    "an inert-looking trap": ("trap : DEBUG\n:() { EXTRA=--evil; }\n", 1, "DEBUG"),
+    "a cleanup on return": ("cid=abc\ntrap \"docker rm -f '$cid' >/dev/null 2>&1 || true\" RETURN\n", 2, "RETURN"),
     "a command name hashed to a file": ("hash -p /workspace/evil vllm\n", 1, "hash -p"),
     "a builtin disabled": ("enable -n echo\n", 1, "enable"),
     "an exported function": ('vllm() { command vllm "$@" --evil; }\nexport -f vllm\n', 2, "export -f"),
@@ -72,7 +75,8 @@ def test_the_multi_node_reader_taints_what_follows(name: str) -> None:
 # the cases bash itself shows to matter here: the server line prints other words than it does with the
 # unmodelled line left out (a reader that read past the line judged the words printed without it)
 SHOWN_BY_BASH = ["aliases expanded", "last pipeline command in the shell", "case-blind matching", "extended globs",
-                 "trap before every command", "select", "an extended glob in [[ ]]", "a read-only variable",
+                 "trap before every command", "an inert-looking trap", "select", "an extended glob in [[ ]]",
+                 "a read-only variable",
                  "an attribute taken away"]
 BASH = shutil.which("bash")
 
@@ -93,10 +97,9 @@ def test_bash_starts_another_command_than_a_reader_that_read_past_the_line(name:
     assert printed(lines) != printed(without)
 
 
-# what real scripts run that changes nothing the walkers read (benchmarks/llm-d/extract-binaries.sh,
-# the runners' `shopt -s nullglob`, cleanup traps at exit)
+# what real scripts run that changes nothing the walkers read (the runners' `shopt -s nullglob`,
+# cleanup traps at exit)
 READ_PAST = {
-    "a cleanup on return": "cid=abc\ntrap \"docker rm -f '$cid' >/dev/null 2>&1 || true\" RETURN\n",
     "a cleanup at exit": "cleanup() { EXTRA=--never-seen; }\ntrap cleanup EXIT INT TERM\n",
     "a trap reset": "trap - DEBUG RETURN\n",
     "a trap listing": "trap -p\n",

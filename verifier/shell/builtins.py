@@ -499,7 +499,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     if head in w.funcs and head not in ("command", "builtin"):
         return call_function(ev, cmd, w.funcs[head], fields[1:], w, loc)
     if head in _OPTION_BUILTINS:
-        why = unmodelled(head, [v if isinstance(v, str) else None for v in values[1:]], w.funcs, ev.options.commands)
+        why = unmodelled(head, [v if isinstance(v, str) else None for v in values[1:]])
         if why is not None:
             raise _limit(why, loc)
     handler = _BUILTINS.get(head)

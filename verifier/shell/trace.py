@@ -136,7 +136,6 @@ _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
 _OPTION_BUILTINS = frozenset({"set", "shopt", "trap", "hash", "enable"})  # verifier.shell.unmodelled
-_NO_COMMANDS = Commands()  # a reader made without a launch table recognises no launch
 _MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in (`Reader.stand_in`)
 
 
@@ -1030,8 +1029,7 @@ class Reader:
         if name in _OPTION_BUILTINS and name not in st.funcs:
             if self.marks:
                 self.decide(*argv[1:])  # which options it sets: their text decides
-            why = unmodelled(name, [plain(a) if is_known(a) else None for a in argv[1:]], st.funcs,
-                             self.commands or _NO_COMMANDS)
+            why = unmodelled(name, [plain(a) if is_known(a) else None for a in argv[1:]])
             if why is not None:
                 self.unmodelled(st, node.line, why)
         if name in _DECLARERS:

@@ -3,7 +3,8 @@
 `set -k` makes every later `NAME=value` word an environment assignment, `shopt -s lastpipe` runs
 the last command of a pipeline in the shell itself, `shopt -s expand_aliases` lets an `alias`
 rewrite later command lines, `hash -p FILE python3` makes `python3` run FILE, and a `trap` on DEBUG,
-RETURN or ERR runs its action between later commands. A walker that read on past one of these
+RETURN or ERR runs its action between later commands (any action: a function defined before the
+trap fires runs in place of whatever command the action names, `:` and `echo` included). A walker that read on past one of these
 would judge a command line the run never starts. Both walkers (the single-node evaluator,
 verifier.shell.builtins, and the multi-node reader, verifier.shell.trace) ask `unmodelled` with
 the known text of a builtin's arguments; the evaluator then stops with a `ShellLimit` naming the
@@ -20,9 +21,8 @@ script ends or is stopped, after every command the walkers record).
 
 from __future__ import annotations
 
-from collections.abc import Container, Sequence
+from collections.abc import Sequence
 
-from verifier.shell.launchers import Commands, match_child, match_server, plain_command
 from verifier.shell.utilities import Declaration
 
 # `shopt` options whose setting changes nothing the walkers read: globbing the walkers leave to the
@@ -42,34 +42,23 @@ SET_INERT = frozenset({
     "H", "histexpand", "m", "monitor", "b", "notify", "E", "errtrace", "T", "functrace", "P", "physical",
     "history", "ignoreeof", "emacs", "vi", "interactive-comments", "nolog", "i", "a", "allexport",
 })
-# options whose default is on and whose turning off changes nothing the walkers read
+# options on by default: setting one again changes nothing (turning it off does)
 _SET_DEFAULT_ON = frozenset({"B", "braceexpand"})
 
 # the pseudo-signals whose trap runs between the commands of the script (before each one, after
 # each function or sourced file returns, after each failing one)
 TRAPS_BETWEEN_COMMANDS = frozenset({"DEBUG", "RETURN", "ERR", "SIGDEBUG", "SIGRETURN", "SIGERR"})
 
-# builtins that change the shell's state or its course (a trap action running one is not inert)
-_STATEFUL = frozenset({
-    "declare", "typeset", "local", "export", "readonly", "unset", "set", "shopt", "shift", "cd", "pushd", "popd",
-    "source", ".", "eval", "exec", "alias", "unalias", "trap", "read", "mapfile", "readarray", "let", "hash",
-    "enable", "builtin", "command", "getopts", "exit", "return", "break", "continue", "kill", "wait", "umask",
-    "ulimit", "dirs", "disown", "suspend", "logout", "fc", "history", "bind", "complete", "compgen", "caller",
-})
-_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
-
-def unmodelled(name: str, args: Sequence[str | None], functions: Container[str], commands: Commands) -> str | None:
+def unmodelled(name: str, args: Sequence[str | None]) -> str | None:
     """Why the builtin `name` with these arguments (None: an argument only the run knows) leaves the
-    walkers unable to read on, in words naming the construct; None when they can. `functions`: the
-    script's functions, `commands`: what starts a server or a script (for a trap's action,
-    `inert_trap_action`)."""
+    walkers unable to read on, in words naming the construct; None when they can."""
     if name == "set":
         return _set(args)
     if name == "shopt":
         return _shopt(args)
     if name == "trap":
-        return _trap(args, functions, commands)
+        return _trap(args)
     if name == "hash" and any(a is None or (a.startswith("-") and "p" in a) for a in args):
         return "`hash -p` makes a command name run a file the reader does not follow"
     if name == "enable" and any(a is None or (a.startswith("-") and any(c in a for c in "nfd")) for a in args):
@@ -128,7 +117,7 @@ def _shopt(args: Sequence[str | None]) -> str | None:
     return None
 
 
-def _trap(args: Sequence[str | None], functions: Container[str], commands: Commands) -> str | None:
+def _trap(args: Sequence[str | None]) -> str | None:
     words = list(args)
     while words and words[0] is not None and words[0].startswith("-") and words[0] not in ("-", "--"):
         if any(c in words[0][1:] for c in "lp"):
@@ -148,56 +137,9 @@ def _trap(args: Sequence[str | None], functions: Container[str], commands: Comma
         return None  # EXIT and signals: after every command the walkers record (module docstring)
     if action is None:
         return f"`trap` of an action known only at run time on {between[0]}"
-    if inert_trap_action(action, functions, commands):
-        return None
+    # no action is safe to read past: whatever command it names, a function of that name defined
+    # before the trap fires (even `:` or `echo`) runs instead
     return f"`trap` runs `{action[:80]}` on {between[0]}, between later commands, which the reader does not model"
-
-
-def inert_trap_action(text: str, functions: Container[str], commands: Commands) -> bool:
-    """Whether a trap action changes nothing a later command of the shell sees: simple commands
-    (joined by `&&`, `||`, `|`, `;`) that assign nothing, whose words are literal text or plain
-    parameter expansions, whose output goes only to /dev/null or the standard streams, that call no
-    function of the script (`functions`), start no server or script (`commands`, over the
-    command's words as written) and run no builtin that changes the shell (`printf -v` included). Anything else, or a text that does not parse, is not."""
-    from verifier.shell.lexer import ShellSyntaxError
-    from verifier.shell.nodes import AndOr, Pipeline, Simple, iter_nodes
-    from verifier.shell.options import ShellLimit
-    from verifier.shell.parser import parse
-
-    try:
-        script = parse(text, "trap")
-    except (ShellSyntaxError, ShellLimit, RecursionError):
-        return False
-    for node in iter_nodes(script.body):
-        if isinstance(node, (AndOr, Pipeline)):
-            continue
-        if not isinstance(node, Simple) or node.assigns or not node.words:
-            return False
-        for word in node.words:
-            if any(part.kind not in ("lit", "param") or (part.kind == "param" and not _plain_param(part.text))
-                   for part in word.parts):
-                return False
-        for redirect in node.redirects:
-            target = redirect.target.literal() if redirect.target is not None else None
-            if redirect.heredoc is not None or target is None:
-                return False
-            if target not in _HARMLESS_TARGETS and not (redirect.op.endswith("&") and target.isdigit()):
-                return False
-        words = [w.literal() or w.raw for w in node.words]
-        head = words[0]
-        if node.words[0].literal() is None or head in functions or head in _STATEFUL:
-            return False
-        if head == "printf" and "-v" in words[1:]:
-            return False
-        if not plain_command(head, commands) and (match_server(list(words), commands) is not None
-                                                  or match_child(list(words), commands) is not None):
-            return False
-    return True
-
-
-def _plain_param(text: str) -> bool:
-    """A parameter expansion that only reads: a name, a special or positional parameter, `${NAME}`."""
-    return text.isidentifier() or text in ("@", "*", "#", "?", "$", "!", "-", "0") or text.isdigit()
 
 
 def unmodelled_declaration(asked: Declaration, assigns: Sequence[str] = ()) -> str | None:
