@@ -45,6 +45,7 @@ UNMODELLED = {
     "select": ("select EXTRA in --a --b; do break; done\n", 1, "select"),
     "an extended glob in [[ ]]": ("if [[ $MODEL == +(org)/model ]]; then EXTRA=--evil; fi\n", 1, "extended glob"),
     "a read-only variable": ("readonly EXTRA=--evil\nEXTRA=\n", 1, "read-only"),
+    "a function named like a declaration builtin": ("export() { EXTRA=--evil; }\nexport Y=1\n", 2, "function named"),
     "an attribute taken away": ("declare -i N\ndeclare +i N\nN=1+1\nEXTRA=--tp=$N\n", 2, "+i"),
 }
 
@@ -76,7 +77,7 @@ def test_the_multi_node_reader_taints_what_follows(name: str) -> None:
 # unmodelled line left out (a reader that read past the line judged the words printed without it)
 SHOWN_BY_BASH = ["aliases expanded", "last pipeline command in the shell", "case-blind matching", "extended globs",
                  "trap before every command", "an inert-looking trap", "select", "an extended glob in [[ ]]",
-                 "a read-only variable",
+                 "a read-only variable", "a function named like a declaration builtin",
                  "an attribute taken away"]
 BASH = shutil.which("bash")
 
@@ -173,4 +174,16 @@ def test_declare_plus_x_unexports_in_both_walkers() -> None:
     result = Reader().run("x.sh", lines + SERVE, {"MODEL": "org/model"})
     [server] = [e for e in result.events if plain(e.argv[0]) == "vllm"]
     assert "SGLANG_X" not in server.env
+
+
+@pytest.mark.parametrize("builtin", ["cd /tmp", "echo hi", "read Y <<< z", "printf -v Y x"])
+def test_a_function_runs_in_place_of_the_builtin_of_its_name_in_both_walkers(builtin: str) -> None:
+    """bash runs a script's function before a builtin of the same name: `cd() { EXTRA=--evil; }`
+    then `cd /tmp` sets EXTRA."""
+    name = builtin.split()[0]
+    lines = f"{name}() {{ EXTRA=--evil; }}\n{builtin}\n"
+    assert argv(run(lines + SERVE)) == ["org/model", "--evil"]
+    result = Reader().run("x.sh", lines + SERVE, {"MODEL": "org/model", "EXTRA": ""})
+    [server] = [e for e in result.events if plain(e.argv[0]) == "vllm"]
+    assert [plain(a) for a in server.argv[2:]] == ["org/model", "--evil"]
 

@@ -203,6 +203,9 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
         static = _static(cmd)
     _, head_word, sink_kind, plain = static
     if head_word in DECLARERS:
+        if head_word in w.funcs:  # its `NAME=value` words were parsed as a declaration's, not as arguments
+            raise _limit(f"a function named `{head_word}` runs in place of the builtin, with arguments the reader "
+                         "read as assignments", loc)
         return [declare(ev, cmd, w, loc)]
     fields: list[Binding] = []
     testing = head_word in ("[", "test")

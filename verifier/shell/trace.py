@@ -1026,7 +1026,13 @@ class Reader:
             self.decide_command(name, argv, prefix, stdin, node, st)
         if node.redirects or st.generated:
             self.note_written(node, st, argv, name)
-        if name in _OPTION_BUILTINS and name not in st.funcs:
+        if name is not None and name in st.funcs:  # as in bash, a function runs in place of a builtin of its name
+            if name in _DECLARERS:  # its `NAME=value` words were parsed as a declaration's, not as arguments
+                self.unmodelled(st, node.line, f"a function named `{name}` runs in place of the builtin, with "
+                                               "arguments the reader read as assignments")
+            with self.prefixed(prefix, st):
+                return self.call(name, argv[1:], st, node)
+        if name in _OPTION_BUILTINS:
             if self.marks:
                 self.decide(*argv[1:])  # which options it sets: their text decides
             why = unmodelled(name, [plain(a) if is_known(a) else None for a in argv[1:]])
@@ -1121,9 +1127,6 @@ class Reader:
             self.capture[-1].append(printed if printed is not None else
                                     (Seg(f"$({name})", *origin(argv[0]), False, "runtime"),))
             return True
-        if name is not None and name in st.funcs:
-            with self.prefixed(prefix, st):
-                return self.call(name, argv[1:], st, node)
         if name in ("python3", "python") and self.capture is not None and not self.redirected(node):
             out = self.snippet(argv[1:], node, st, stdin)
             if out is not None:
