@@ -187,3 +187,26 @@ def test_a_function_runs_in_place_of_the_builtin_of_its_name_in_both_walkers(bui
     [server] = [e for e in result.events if plain(e.argv[0]) == "vllm"]
     assert [plain(a) for a in server.argv[2:]] == ["org/model", "--evil"]
 
+
+# what bash prints for the server line after each, which both walkers now give too (the multi-node
+# reader took `--` for printf's format, and kept calling a function after `unset -f`)
+AGREEING = {
+    "printf after --": ("EXTRA=$(printf -- '--%s ' a b)\n", ["--a", "--b"]),
+    "printf -v after --": ("printf -v EXTRA -- '--%s' x\n", ["--x"]),
+    "a function unset": ("f() { EXTRA=--evil; }\nunset -f f\nf 2>/dev/null\n", []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AGREEING))
+def test_both_walkers_agree_with_bash(name: str) -> None:
+    lines, expected = AGREEING[name]
+    assert argv(run(lines + SERVE)) == ["org/model", *expected]
+    result = Reader().run("x.sh", lines + SERVE, {"MODEL": "org/model", "EXTRA": ""})
+    [server] = [e for e in result.events if plain(e.argv[0]) == "vllm"]
+    assert [plain(a) for a in server.argv[2:]] == ["org/model", *expected]
+    if BASH is not None:
+        printed = subprocess.run([BASH, "-c", 'vllm() { printf "%s\\n" "$@"; }\n' + lines + SERVE],
+                                 env={"MODEL": "org/model", "PATH": os.defpath}, capture_output=True, text=True,
+                                 stdin=subprocess.DEVNULL, timeout=30, check=False).stdout
+        assert printed.split() == ["serve", "org/model", *expected]
+

@@ -1067,9 +1067,13 @@ class Reader:
             raise _Return(None if not is_number(code) else code == "0")
         if name == "unset":
             by_name = any(plain(a).startswith("-") and "n" in plain(a) for a in argv[1:])
+            functions = any(plain(a).startswith("-") and "f" in plain(a) for a in argv[1:])
             for a in argv[1:]:
                 n = plain(a)
                 if n.startswith("-"):
+                    continue
+                if functions:  # `unset -f NAME`: the function, not a variable
+                    st.funcs.pop(n, None)
                     continue
                 if n in st.refs:  # `unset REF` unsets what it refers to; `unset -n REF` the reference
                     if by_name:
@@ -1760,6 +1764,8 @@ class Reader:
         included; text printed by `%s` keeps its origin (None: a printf whose output the reader does
         not know)."""
         if name == "printf":
+            if args and is_known(args[0]) and plain(args[0]) == "--":  # the end of printf's options
+                args = args[1:]
             if not args:
                 return ()
             fmt = plain(args[0]) if is_known(args[0]) else None
@@ -1788,6 +1794,8 @@ class Reader:
         if not is_known(target) or not _NAME.fullmatch(name):
             self.unmodelled(st, line, f"printf -v assigns `{name[:80]}`, which is not followed")
             return True
+        if args and is_known(args[0]) and plain(args[0]) == "--" and len(args) > 1:  # the end of printf's options
+            args = args[1:]
         fmt = plain(args[0])
         if not all(is_known(a) for a in args):
             value: Text = (Seg(f"$(printf {fmt[:80]})", st.file, line, False, "runtime"),)
