@@ -82,20 +82,21 @@ SHOWN_BY_BASH = ["aliases expanded", "last pipeline command in the shell", "case
 BASH = shutil.which("bash")
 
 
+def _bash_prints(script: str) -> str:
+    """What bash prints for the server line after these lines: `vllm` is a function printing the
+    words it is started with, one a line; nothing is read from standard input."""
+    assert BASH is not None
+    stub = 'vllm() { printf "%s\\n" "$@"; }\n'
+    return subprocess.run([BASH, "-c", stub + script + SERVE], env={"MODEL": "org/model", "PATH": os.defpath},
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30, check=False).stdout
+
+
 @pytest.mark.skipif(BASH is None, reason="bash is not installed")
 @pytest.mark.parametrize("name", SHOWN_BY_BASH)
 def test_bash_starts_another_command_than_a_reader_that_read_past_the_line(name: str) -> None:
     lines, line, _named = UNMODELLED[name]
     without = "".join(text + "\n" for number, text in enumerate(lines.splitlines(), 1) if number != line)
-
-    def printed(script: str) -> str:
-        # `vllm` prints the words it is started with; nothing is read from standard input
-        stub = 'vllm() { printf "%s\\n" "$@"; }\n'
-        assert BASH is not None
-        return subprocess.run([BASH, "-c", stub + script + SERVE], env={"MODEL": "org/model", "PATH": os.defpath},
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30, check=False).stdout
-
-    assert printed(lines) != printed(without)
+    assert _bash_prints(lines) != _bash_prints(without)
 
 
 # what real scripts run that changes nothing the walkers read (the runners' `shopt -s nullglob`,
@@ -160,10 +161,7 @@ def test_local_outside_a_function_assigns_nothing() -> None:
     assert [plain(a) for a in server.argv[2:]] == ["org/model", "--kept"]
     assert argv(run("f() { local EXTRA=--inside; }\nEXTRA=--kept\nf\n" + SERVE)) == ["org/model", "--kept"]
     if BASH is not None:
-        printed = subprocess.run([BASH, "-c", 'vllm() { printf "%s\\n" "$@"; }\n' + lines + SERVE],
-                                 env={"MODEL": "org/model", "PATH": os.defpath}, capture_output=True, text=True,
-                                 stdin=subprocess.DEVNULL, timeout=30, check=False).stdout
-        assert printed.split() == ["serve", "org/model", "--kept"]
+        assert _bash_prints(lines).split() == ["serve", "org/model", "--kept"]
 
 
 def test_declare_plus_x_unexports_in_both_walkers() -> None:
@@ -205,8 +203,5 @@ def test_both_walkers_agree_with_bash(name: str) -> None:
     [server] = [e for e in result.events if plain(e.argv[0]) == "vllm"]
     assert [plain(a) for a in server.argv[2:]] == ["org/model", *expected]
     if BASH is not None:
-        printed = subprocess.run([BASH, "-c", 'vllm() { printf "%s\\n" "$@"; }\n' + lines + SERVE],
-                                 env={"MODEL": "org/model", "PATH": os.defpath}, capture_output=True, text=True,
-                                 stdin=subprocess.DEVNULL, timeout=30, check=False).stdout
-        assert printed.split() == ["serve", "org/model", *expected]
+        assert _bash_prints(lines).split() == ["serve", "org/model", *expected]
 

@@ -31,7 +31,12 @@ from verifier.shell.nodes import Assign, Body, Command, FuncDef, Redirect, Scrip
 from verifier.shell.options import MAX_CALL_DEPTH, MAX_SOURCE_DEPTH, Options, ShellLimit
 from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.relocate import relocate
-from verifier.shell.unmodelled import unmodelled, unmodelled_declaration
+from verifier.shell.unmodelled import (
+    OPTION_BUILTINS,
+    shadowed_declaration,
+    unmodelled,
+    unmodelled_declaration,
+)
 from verifier.shell.utilities import (
     FETCHERS,
     TRAPS_WITHOUT_SIGNAL,
@@ -164,7 +169,6 @@ UNCAPTURED = "/dev/stdout"
 _NOOPS = frozenset({"trap", "wait", "shopt", "sleep", "ulimit", "umask", "alias", "unalias",
                     "hash", "disown", "enable", "complete", "history", "logger"})
 _UNKNOWN_STATUS = frozenset({"type", "which", "getopts"})
-_OPTION_BUILTINS = frozenset({"set", "shopt", "trap", "hash", "enable"})  # verifier.shell.unmodelled
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _KEYED_ELEMENT = re.compile(r"\[([^\]]*)\]=(.*)", re.S)  # `[key]=value` in an associative array
 _LITERAL_KEY = re.compile(r"\[([^\]$`'\"\\]*)\]=")  # `[key]=...` with a key written as plain text
@@ -203,9 +207,8 @@ def run_simple(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]
         static = _static(cmd)
     _, head_word, sink_kind, plain = static
     if head_word in DECLARERS:
-        if head_word in w.funcs:  # its `NAME=value` words were parsed as a declaration's, not as arguments
-            raise _limit(f"a function named `{head_word}` runs in place of the builtin, with arguments the reader "
-                         "read as assignments", loc)
+        if head_word in w.funcs:
+            raise _limit(shadowed_declaration(head_word), loc)
         return [declare(ev, cmd, w, loc)]
     fields: list[Binding] = []
     testing = head_word in ("[", "test")
@@ -499,9 +502,9 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
         _output_unknown(w, loc, cmd)
         w.status = None
         return [w]
-    if head in w.funcs and head not in ("command", "builtin"):
+    if shadowed:
         return call_function(ev, cmd, w.funcs[head], fields[1:], w, loc)
-    if head in _OPTION_BUILTINS:
+    if head in OPTION_BUILTINS:
         why = unmodelled(head, [v if isinstance(v, str) else None for v in values[1:]])
         if why is not None:
             raise _limit(why, loc)

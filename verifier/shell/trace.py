@@ -110,7 +110,13 @@ from verifier.shell.text import (
     split_fields,
     text_of,
 )
-from verifier.shell.unmodelled import startup_file, unmodelled, unmodelled_declaration
+from verifier.shell.unmodelled import (
+    OPTION_BUILTINS,
+    shadowed_declaration,
+    startup_file,
+    unmodelled,
+    unmodelled_declaration,
+)
 from verifier.shell.values import (
     Pattern,
     RefNotFollowed,
@@ -135,7 +141,6 @@ _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask
           "printf", "mkdir", "rm", "alias", "unalias", "sync"}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
-_OPTION_BUILTINS = frozenset({"set", "shopt", "trap", "hash", "enable"})  # verifier.shell.unmodelled
 _MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in (`Reader.stand_in`)
 
 
@@ -1027,12 +1032,11 @@ class Reader:
         if node.redirects or st.generated:
             self.note_written(node, st, argv, name)
         if name is not None and name in st.funcs:  # as in bash, a function runs in place of a builtin of its name
-            if name in _DECLARERS:  # its `NAME=value` words were parsed as a declaration's, not as arguments
-                self.unmodelled(st, node.line, f"a function named `{name}` runs in place of the builtin, with "
-                                               "arguments the reader read as assignments")
+            if name in _DECLARERS:
+                self.unmodelled(st, node.line, shadowed_declaration(name))
             with self.prefixed(prefix, st):
                 return self.call(name, argv[1:], st, node)
-        if name in _OPTION_BUILTINS:
+        if name in OPTION_BUILTINS:
             if self.marks:
                 self.decide(*argv[1:])  # which options it sets: their text decides
             why = unmodelled(name, [plain(a) if is_known(a) else None for a in argv[1:]])

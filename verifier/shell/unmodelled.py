@@ -4,8 +4,8 @@
 the last command of a pipeline in the shell itself, `shopt -s expand_aliases` lets an `alias`
 rewrite later command lines, `hash -p FILE python3` makes `python3` run FILE, and a `trap` on DEBUG,
 RETURN or ERR runs its action between later commands (any action: a function defined before the
-trap fires runs in place of whatever command the action names, `:` and `echo` included). A walker that read on past one of these
-would judge a command line the run never starts. Both walkers (the single-node evaluator,
+trap fires runs in place of whatever command the action names, `:` and `echo` included). A walker
+that read on past one of these would judge a command line the run never starts. Both walkers (the single-node evaluator,
 verifier.shell.builtins, and the multi-node reader, verifier.shell.trace) ask `unmodelled` with
 the known text of a builtin's arguments; the evaluator then stops with a `ShellLimit` naming the
 line, the reader marks the construct (`Reader.unmodelled`), and a launch that needs the script
@@ -44,6 +44,9 @@ SET_INERT = frozenset({
 })
 # options on by default: setting one again changes nothing (turning it off does)
 _SET_DEFAULT_ON = frozenset({"B", "braceexpand"})
+
+# the builtins `unmodelled` judges (a walker asks it for these alone)
+OPTION_BUILTINS = frozenset({"set", "shopt", "trap", "hash", "enable"})
 
 # the pseudo-signals whose trap runs between the commands of the script (before each one, after
 # each function or sourced file returns, after each failing one)
@@ -174,3 +177,9 @@ def startup_file(value: str | None) -> str | None:
     shown = "a value known only at run time" if value is None else value[:120]
     return f"BASH_ENV ({shown}) names a file bash sources before the script, which is not read statically"
 
+
+def shadowed_declaration(name: str) -> str:
+    """Why a script function named like a declaration builtin (`export() { ...; }`) cannot be read
+    statically where it is called: the parser read that command's `NAME=value` words as the
+    declaration's assignments, not as the function's arguments."""
+    return f"a function named `{name}` runs in place of the builtin, with arguments the reader read as assignments"
