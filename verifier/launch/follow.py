@@ -37,7 +37,9 @@ from verifier.launch.commands import WRAPPERS, wrapper
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import Problem, _file_test, _put, make_reader, repo_path, stand_in_clash
 from verifier.launch.sharing import active_audit, long_way, point_of
+from verifier.shell.launchers import SHELLS as _SHELLS
 from verifier.shell.text import Seg, Text, is_known, may_stand_in, plain, slice_text, text_of
+from verifier.shell.unmodelled import unread_script, unread_shell
 
 if TYPE_CHECKING:
     from verifier.shell.trace import Event, Reader, ReadResult
@@ -347,6 +349,10 @@ class Followed:
     exits: list[tuple[str, int]] = field(default_factory=list)  # where a followed script stops (`exit`)
     # commands whose program is known only at run time: where the chain may go on unseen
     opaque: list[tuple[str, int | None, str]] = field(default_factory=list)
+    # shells and scripts started on code the walk cannot read (a pipe from a download, a file the
+    # run makes, a path or code only the run knows): what they start is unseen, so the launch fails
+    # closed whatever servers were found (verifier.shell.unmodelled.unread_shell, unread_script)
+    unread: list[Problem] = field(default_factory=list)
 
 
 _Servers = tuple[int, tuple[tuple[Mapping[str, Any], list[str]], ...]]  # `_servers`
@@ -438,21 +444,35 @@ class _Walker:
             if rest:
                 self.script(rest[0], rest[1:], env, event.cwd, event, chain, mounts, image, depth)
             return
-        if words[0] in ("bash", "sh", "/bin/bash", "/bin/sh", "/usr/bin/bash"):
+        if words[0].rsplit("/", 1)[-1] in _SHELLS:
             rest = argv[1:]
-            inline = False
-            while rest and plain(rest[0]).startswith("-") and plain(rest[0]) not in ("-", "--"):
+            inline = from_stdin = False
+            while rest and plain(rest[0]).startswith(("-", "+")) and plain(rest[0]) not in ("-", "--"):
                 flag = plain(rest[0])
-                if flag in ("-o", "+o"):
+                if flag in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
                     rest = rest[2:]
                     continue
-                if "c" in flag.lstrip("-+"):
-                    inline = True
+                if not flag.startswith("--"):
+                    inline = inline or "c" in flag[1:]
+                    from_stdin = from_stdin or "s" in flag[1:]
                 rest = rest[1:]
-            if not rest:
-                return
+            if rest and plain(rest[0]) in ("-", "--"):
+                from_stdin = from_stdin or plain(rest[0]) == "-"
+                rest = rest[1:]
             if inline:
+                if not rest:
+                    return  # `bash -c` without code: bash refuses to start
+                if not any(seg.known and seg.text.strip() for seg in rest[0]):
+                    self.out.unread.append(Problem(event.file, event.line, unread_shell(words[0], "inline",
+                                                                                        plain(rest[0]))))
+                    return
                 self.inline(rest[0], rest[1:], env, event, chain, mounts, image, depth)
+            elif from_stdin or not rest:
+                if event.stdin is None:  # a pipe or a file: what it reads is the run's
+                    self.out.unread.append(Problem(event.file, event.line, unread_shell(words[0], "stdin", "")))
+                    return
+                self.inline(text_of(event.stdin, event.file, event.line), rest, env, event, chain, mounts, image,
+                            depth)
             else:
                 self.script(rest[0], rest[1:], env, event.cwd, event, chain, mounts, image, depth)
             return
@@ -583,9 +603,8 @@ class _Walker:
                chain: tuple[str, ...], mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
         rel = repo_path(self.job, path, cwd, mounts)
         if rel is None:
-            if is_known(path):
-                self.out.problems.append(Problem(event.file, event.line, f"runs {plain(path)}, which is not a file "
-                                                                         "of the repository"))
+            self.out.unread.append(Problem(event.file, event.line, unread_script(plain(path), False) if is_known(path)
+                                           else unread_shell(plain(event.argv[0]) if event.argv else "bash", "file", plain(path))))
             return
         if rel in chain or not self.budget():
             return

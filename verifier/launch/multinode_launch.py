@@ -120,6 +120,10 @@ def resolve_multinode_launch(job: KeyJob, point: Point, *, kind: str, roles: tup
         job.error(point, problem.file, problem.line,
                   f"multi-node launch cannot be followed: {problem.file} {problem.message}", "runner")
         return
+    if followed.unread:
+        first = followed.unread[0]
+        job.error(point, first.file, first.line, f"multi-node launch cannot be followed: {first.message}", "runner")
+        return
     files = tuple(dict.fromkeys(f for f in followed.files if job.has(f)))
     by_role: dict[str, ServerStart] = {}
     for server in followed.servers:

@@ -25,7 +25,14 @@ from verifier.shell.arith import is_number
 from verifier.shell.conditions import Operands, compared_number, eval_bracket, eval_single, number_comparison
 from verifier.shell.derived import Derivation
 from verifier.shell.expansion import may_glob
-from verifier.shell.launchers import match_child, match_server, plain_command
+from verifier.shell.launchers import (
+    ChildMatch,
+    ShellMatch,
+    match_child,
+    match_server,
+    match_shell,
+    plain_command,
+)
 from verifier.shell.lexer import ShellSyntaxError, Word
 from verifier.shell.nodes import Assign, Body, Command, FuncDef, Redirect, Script, Simple
 from verifier.shell.options import MAX_CALL_DEPTH, MAX_SOURCE_DEPTH, Options, ShellLimit
@@ -36,6 +43,8 @@ from verifier.shell.unmodelled import (
     shadowed_declaration,
     unmodelled,
     unmodelled_declaration,
+    unread_script,
+    unread_shell,
 )
 from verifier.shell.utilities import (
     FETCHERS,
@@ -498,6 +507,9 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     child = None if plain else match_child(values, ev.options.commands)
     if child is not None and isinstance(values[child.script], str):
         return run_child(ev, cmd, fields, child, w, loc)
+    shell = None if plain or child is not None else match_shell(values, ev.options.commands)
+    if shell is not None:
+        return run_shell(ev, cmd, fields, shell, w, stdin, loc)
     if not isinstance(head, str):
         _output_unknown(w, loc, cmd)
         w.status = None
@@ -690,48 +702,94 @@ def _env_snapshot(ev: Evaluator, cmd: Simple, w: World, loc: Loc) -> dict[str, B
 # ------------------------------------------------------------------------------- child scripts
 
 
-def run_child(ev: Evaluator, cmd: Simple, fields: list[Binding], child: object, w: World, loc: Loc) -> list[World]:
-    """`bash FILE.sh`: recorded (runner mode) or followed (server mode)."""
-    from verifier.shell.launchers import ChildMatch
-
-    assert isinstance(child, ChildMatch)
-    script_value = fields[child.script][0]
-    assert isinstance(script_value, str)
+def _child_env(ev: Evaluator, cmd: Simple, child: ChildMatch, w: World, loc: Loc) -> dict[str, Binding]:
+    """The environment a started script or shell sees (`ChildMatch`: all exported variables, or
+    those a wrapper names, and what it sets)."""
     env = _env_snapshot(ev, cmd, w, loc)
     if not child.passthrough:
-        kept = {n: env[n] for n in child.names if n in env}
-        env = kept
+        env = {n: env[n] for n in child.names if n in env}
     for name, text in child.sets:
         value: Val = text
         env[name] = (value, loc)
-    cwd = child.cwd or ""
+    return env
+
+
+def run_child(ev: Evaluator, cmd: Simple, fields: list[Binding], child: ChildMatch, w: World, loc: Loc) -> list[World]:
+    """`bash FILE.sh`: recorded (runner mode) or followed (server mode). A script that cannot be
+    read (not in the repository, or a file the run makes) is not followed: what it starts is not
+    known, so the evaluation stops there (verifier.shell.unmodelled)."""
+    script_value = fields[child.script][0]
+    assert isinstance(script_value, str)
+    env = _child_env(ev, cmd, child, w, loc)
     if ev.options.mode == "child":
         w.found = w.found + (Found("child", tuple(fields), tuple((n, v, lc) for n, (v, lc) in env.items()), loc,
-                                   (), cwd, (("script", child.script),)),)
+                                   (), child.cwd or "", (("script", child.script),)),)
         w.flow = ("stop",)
         w.status = None
         return [w]
-    repo = ev.repo_path(script_value)
-    text = ev.options.reader(repo) if repo is not None and ev.options.follow_children else None
-    if text is not None and ev.source_depth >= 8:
-        raise _limit(f"scripts run each other more than 8 deep (limit; {script_value})", loc)
-    if text is None:
+    if not ev.options.follow_children:
         _output_unknown(w, loc, cmd)
         w.status = None
         return [w]
+    repo = ev.repo_path(script_value)
+    text = ev.options.reader(repo) if repo is not None else None
+    if text is None:
+        raise _limit(unread_script(script_value, repo is not None), loc)
+    return _follow(ev, text, repo or script_value, env, script_value, tuple(fields[child.script + 1:]), w, loc)
+
+
+def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMatch, w: World,
+              stdin: list[tuple[Val, Loc]] | None, loc: Loc) -> list[World]:
+    """A shell started on code `match_child` does not read (`ShellMatch`): its `-c` code or the
+    here-document it reads is followed as a script of its own, with the environment it is given
+    (`bash -c CODE NAME ARGS`: NAME is its $0); code only the run knows (a pipe from a download, a
+    file it makes, a word it computes) stops the evaluation, naming the line."""
+    values = _vals(fields)
+    head = shown(values[0])
+    index = shell.child.script
+    if shell.source == "file":
+        target = values[index]
+        if not isinstance(target, str):
+            raise _limit(unread_shell(head, "file", shown(target)), loc)
+        repo = ev.repo_path(target) if ev.options.follow_children else None
+        text = ev.options.reader(repo) if repo is not None else None
+        if text is None:
+            raise _limit(unread_script(target, repo is not None), loc)
+        name, arg0, args = repo or target, target, tuple(fields[shell.rest:])
+    elif shell.source == "inline":
+        code = values[index]
+        if not isinstance(code, str):
+            raise _limit(unread_shell(head, "inline", shown(code)), loc)
+        text, name = code, loc[0]
+        named = values[shell.rest] if shell.rest < len(values) else head
+        arg0 = named if isinstance(named, str) else head
+        args = tuple(fields[shell.rest + 1:])
+    else:
+        if stdin is None or not all(isinstance(v, str) for v, _ in stdin):
+            raise _limit(unread_shell(head, "stdin", "".join(shown(v) for v, _ in stdin or ())), loc)
+        text, name, arg0, args = "".join(str(v) for v, _ in stdin), loc[0], head, tuple(fields[shell.rest:])
+    return _follow(ev, text, name, _child_env(ev, cmd, shell.child, w, loc), arg0, args, w, loc)
+
+
+def _follow(ev: Evaluator, text: str, name: str, env: dict[str, Binding], arg0: str, args: tuple[Binding, ...],
+            w: World, loc: Loc) -> list[World]:
+    """Run shell code as a process of its own: it starts from `env` and its positional arguments;
+    only what it starts comes back to the caller (its servers and scripts), not its variables."""
+    if ev.source_depth >= 8:
+        raise _limit(f"scripts run each other more than 8 deep (limit; {arg0})", loc)
     try:
-        script = parse(text, repo or script_value)
+        script = parse(text, name)
     except ShellSyntaxError as exc:
-        raise _limit(f"{repo or script_value}:{exc.line}: {exc.message}", loc) from exc
-    ev.children.append(repo or script_value)
+        raise _limit(f"{name}:{exc.line}: {exc.message}", loc) from exc
+    ev.children.append(name)
     ev.scripts.append(script)
     sub = World()
-    for name, binding in env.items():
-        sub.vars[name] = binding
-        sub.exported.add(name)
-    sub.arg0 = script_value
+    for var, binding in env.items():
+        sub.vars[var] = binding
+        sub.exported.add(var)
+    sub.arg0 = arg0
     sub.sources = (script.src,)
-    sub.pos = tuple(fields[child.script + 1:])
+    sub.pos = args
     sub.found = w.found
     sub.assume = w.assume
     ev.source_depth += 1

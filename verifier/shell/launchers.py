@@ -34,7 +34,7 @@ from verifier.shell.values import Opaque, Val
 
 _PYTHON = re.compile(r"(?:.*/)?python(?:3(?:\.\d+)?)?")
 _ENV_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.S)
-_SHELLS = ("bash", "sh")
+SHELLS = ("bash", "sh")
 _SHELL_HEADS = frozenset({"source", ".", "eval"})  # run shell code of their own
 MAX_WRAPPER_WORDS = 64
 
@@ -177,7 +177,7 @@ def plain_command(head: str, commands: Commands) -> bool:
         wrapper = commands.wrappers.get(base)
         got = (commands.programs.get(base) is None and not _PYTHON.fullmatch(head)
                and (wrapper is None or not wrapper.server)
-               and base not in commands.child_wrappers and base not in _SHELLS and not head.endswith(".sh"))
+               and base not in commands.child_wrappers and base not in SHELLS and not head.endswith(".sh"))
         _PLAIN.put((commands, head), got)
     return got
 
@@ -253,7 +253,7 @@ def match_child(words: list[Val], commands: Commands) -> ChildMatch | None:
             continue
         base = w.rsplit("/", 1)[-1]
         target: int | None = None
-        if base in _SHELLS:
+        if base in SHELLS:
             j = k + 1
             while j < n and isinstance(words[j], str) and str(words[j]).startswith("-"):
                 if words[j] in ("-c", "--rcfile", "--init-file"):
@@ -271,6 +271,85 @@ def match_child(words: list[Val], commands: Commands) -> ChildMatch | None:
     return None
 
 
+@dataclass(frozen=True)
+class ShellMatch:
+    """A shell the command starts on code `match_child` does not read: its `-c` word (`inline`), its
+    standard input (`stdin`: no script operand, `-s`, or `-`), or a script operand that is no `.sh`
+    path (`file`). `child.script` is the index of the code or file word (-1 for `stdin`); the rest of
+    `child` says which environment reaches the shell, as for a script start."""
+
+    child: ChildMatch
+    source: str  # inline | stdin | file
+    rest: int  # the first word after the code or file: `bash -c CODE NAME ARGS` has its $0 here, the others $1
+
+
+def match_shell(words: list[Val], commands: Commands) -> ShellMatch | None:
+    """`bash -c CODE`, `bash` reading its standard input or `bash FILE` (possibly wrapped), or None.
+
+    Only a shell where the command itself starts, or where a child wrapper's options end
+    (`_after_wrapper`): `command -v bash` names a shell and starts none."""
+    n = len(words)
+    if not n:
+        return None
+    first = _text(words[0])
+    if first is None:
+        return None
+    k = 0
+    while k < n and (_text(words[k]) or "").rsplit("/", 1)[-1] in commands.child_wrappers:
+        after = _after_wrapper(words, k, commands)  # wrappers stack: `nohup setsid bash -c ...`
+        if after is None:
+            return None
+        k = after
+    shell = _text(words[k]) if k < n else None
+    if shell is None or shell.rsplit("/", 1)[-1] not in SHELLS:
+        return None
+    j = k + 1
+    inline = from_stdin = False
+    while j < n:
+        t = _text(words[j])
+        if t is None or t in ("-", "--") or not t.startswith(("-", "+")):
+            break
+        if t in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
+            j += 2  # an option taking the next word
+            continue
+        if not t.startswith("--"):
+            inline = inline or "c" in t[1:]
+            from_stdin = from_stdin or "s" in t[1:]
+        j += 1
+    if j < n and _text(words[j]) in ("-", "--"):
+        from_stdin = from_stdin or _text(words[j]) == "-"
+        j += 1
+    if inline:
+        return ShellMatch(_child_env(words, k, j, commands), "inline", j + 1) if j < n else None
+    if from_stdin or j >= n:
+        return ShellMatch(_child_env(words, k, -1, commands), "stdin", j)
+    return ShellMatch(_child_env(words, k, j, commands), "file", j + 1)
+
+
+def _after_wrapper(words: list[Val], k: int, commands: Commands) -> int | None:
+    """Where the command the child wrapper at word k runs starts, by its option grammar (None: the
+    wrapper runs none, as `command -v NAME`, or a word only the run knows stands among its options)."""
+    wrapper = commands.wrappers[(_text(words[k]) or "").rsplit("/", 1)[-1]]
+    i = k + 1
+    if wrapper.subcommand:
+        if i >= len(words) or _text(words[i]) != wrapper.subcommand:
+            return None
+        i += 1
+    while i < len(words):
+        t = _text(words[i])
+        if t is None:
+            return None
+        if wrapper.name == "command" and t.startswith("-") and ("v" in t or "V" in t):
+            return None  # `command -v NAME`: a query, nothing runs
+        if t in wrapper.valued:
+            i += 2
+        elif t.startswith("-") or wrapper.assigns and _ENV_ASSIGN.fullmatch(t):
+            i += 1
+        else:
+            break
+    return i + wrapper.positionals
+
+
 def _shell_entrypoint(prefix: list[Val], commands: Commands) -> bool:
     """A container started with a shell as its entrypoint: the first argument after the image is the script."""
     wrapper = commands.wrappers.get((_text(prefix[0]) or "").rsplit("/", 1)[-1])
@@ -281,7 +360,7 @@ def _shell_entrypoint(prefix: list[Val], commands: Commands) -> bool:
         t = _text(w) or ""
         value = t.split("=", 1)[1] if t.startswith(option + "=") else (
             _text(prefix[i + 1]) if t == option and i + 1 < len(prefix) else None)
-        if value is not None and (value or "").rsplit("/", 1)[-1] in _SHELLS:
+        if value is not None and (value or "").rsplit("/", 1)[-1] in SHELLS:
             return True
     return False
 
@@ -377,7 +456,7 @@ def _text_may_launch(text: str, commands: Commands, assigned: Mapping[str, list[
     m = _COMMAND_V.match(text)
     if m:  # "$(command -v uv)": the tool found on PATH
         name = m.group(1)
-        return bool(_PYTHON.fullmatch(name)) or name in commands.programs or name in _SHELLS
+        return bool(_PYTHON.fullmatch(name)) or name in commands.programs or name in SHELLS
     if _TOOL_PATH.match(text):
         return False
     m = _FIRST_PARAM.match(text)
@@ -421,7 +500,7 @@ def _words_may_launch(words: tuple[Word, ...], commands: Commands, funcs: Mappin
     base = lit.rsplit("/", 1)[-1]
     if funcs is not None and lit in funcs:
         return funcs[lit]
-    if base in _SHELLS:  # a script or -c text: yes; a shell reading a pipe (an installer): no
+    if base in SHELLS:  # a script or -c text: yes; a shell reading a pipe (an installer): no
         return any(x is None or x == "-c" or not x.startswith("-") for x in lits[1:])
     program = commands.programs.get(base)
     if base in _SHELL_HEADS or base.endswith(".sh") or (program is not None and program.optional):

@@ -183,3 +183,20 @@ def shadowed_declaration(name: str) -> str:
     statically where it is called: the parser read that command's `NAME=value` words as the
     declaration's assignments, not as the function's arguments."""
     return f"a function named `{name}` runs in place of the builtin, with arguments the reader read as assignments"
+
+
+def unread_shell(shell: str, source: str, shown: str) -> str:
+    """Why a shell the script starts runs code that is not read statically: its `-c` code (`inline`),
+    its script operand (`file`) or its standard input (`stdin`) is known only at run time: output
+    piped from another command (a download), a file the run makes, a word it computes."""
+    what = {"inline": f"the code of `{shell} -c`", "file": f"the script `{shell}` runs",
+            "stdin": f"the code `{shell}` reads from its standard input"}[source]
+    held = f" ({shown[:120]})" if shown else ""
+    return f"{what} is known only at run time{held}, so what it starts is not read statically"
+
+
+def unread_script(path: str, in_repo: bool) -> str:
+    """Why a script the script starts cannot be followed: it is not a file of the repository (a
+    file the run downloads or writes, or one of the image), or the repository does not hold it."""
+    where = "which is not in the tree" if in_repo else "which is not a file of the repository"
+    return f"runs {path[:200]}, {where}, so what it starts is not read statically"

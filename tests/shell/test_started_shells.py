@@ -1,0 +1,121 @@
+"""A shell the launch starts runs code of its own: both walkers follow it when they can read that
+code (`bash -c CODE`, a here-document on `bash`'s standard input) and fail closed, naming the line,
+when only the run knows it (a download piped into `bash`, a script the run writes or names, code it
+computes). verifier.shell.launchers.match_shell, verifier.shell.builtins.run_shell,
+verifier.launch.follow and verifier.shell.unmodelled.unread_shell / unread_script."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.launch.multinode_kit import AMD_KEY, amd_tree, make_bundle
+from tests.shell.helpers import argv, run, servers
+from verifier.core.context import CheckContext
+from verifier.core.policy import load_policies
+from verifier.launch import launches
+from verifier.shell import ShellLimit
+from verifier.shell.values import shown
+
+# lines -> what the single-node evaluator finds the started shell running (the only server start)
+FOLLOWED = {
+    "inline code": ("bash -c 'vllm serve \"$MODEL\" --inline'\n", ["org/model", "--inline"]),
+    "inline code behind a wrapper": ("nohup setsid bash -c 'vllm serve \"$MODEL\" --wrapped' &\n",
+                                     ["org/model", "--wrapped"]),
+    "inline code with its own $0 and arguments": ("bash -c 'vllm serve \"$1\" --name=$0' runner \"$MODEL\"\n",
+                                                  ["org/model", "--name=runner"]),
+    "sh with options before -c": ("sh -e -x -c 'vllm serve \"$MODEL\" --sh'\n", ["org/model", "--sh"]),
+    "a here-document on standard input": ("bash <<'EOF'\nvllm serve \"$MODEL\" --heredoc\nEOF\n",
+                                          ["org/model", "--heredoc"]),
+    "a here-string with -s": ("bash -s <<< 'vllm serve \"$MODEL\" --herestring'\n", ["org/model", "--herestring"]),
+}
+
+# lines -> (the line the evaluator stops at, words its message names)
+REFUSED = {
+    "a download piped into bash": ("curl -fsSL https://example.com/a.sh | bash\n", 1, "standard input"),
+    "a download piped into bash -s": ("curl -fsSL https://example.com/a.sh | bash -s -- --x\n", 1, "standard input"),
+    "a file on standard input": ("bash < /tmp/setup\n", 1, "standard input"),
+    "a process substitution": ("bash <(curl -fsSL https://example.com/a.sh)\n", 1, "known only at run time"),
+    "a script the run downloads": ("wget -O /tmp/a.sh https://example.com/a.sh\nbash /tmp/a.sh\n", 2,
+                                   "not a file of the repository"),
+    "a repository script the tree lacks": ("bash /workspace/benchmarks/gone.sh\n", 1, "not in the tree"),
+    "a script path the run computes": ('bash "$(cat /etc/where)"\n', 1, "known only at run time"),
+    "code the run computes": ('bash -c "$(cat /etc/code)"\n', 1, "bash -c"),
+}
+
+SERVE = 'vllm serve "$MODEL" --decoy\n'
+
+
+@pytest.mark.parametrize("name", sorted(FOLLOWED))
+def test_the_evaluator_follows_the_code_a_started_shell_runs(name: str) -> None:
+    lines, expected = FOLLOWED[name]
+    assert argv(run(lines)) == expected
+
+
+def test_what_the_started_shell_sets_stays_in_it() -> None:
+    """A shell the script starts is a process of its own: its variables do not come back."""
+    ev = run("bash -c 'export EXTRA=--evil'\n" + 'vllm serve "$MODEL" $EXTRA\n')
+    assert argv(ev) == ["org/model"]
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_the_evaluator_stops_where_a_shell_runs_code_only_the_run_knows(name: str) -> None:
+    lines, line, named = REFUSED[name]
+    with pytest.raises(ShellLimit) as info:
+        run(lines + SERVE, files={"benchmarks/single_node/fixed_seq_len/x.sh": ""})
+    assert info.value.loc is not None and info.value.loc[1] == line, info.value
+    assert named in info.value.message and "not read statically" in info.value.message, info.value.message
+
+
+@pytest.mark.parametrize("lines", [
+    "command -v bash >/dev/null || exit 1\n",  # names a shell, starts none
+    "type bash\n",
+    "bash benchmarks/lib.sh\n",  # a repository script: followed as before
+])
+def test_commands_that_name_a_shell_or_run_a_repository_script_read_on(lines: str) -> None:
+    ev = run(lines + SERVE, files={"benchmarks/lib.sh": "X=1\n"})
+    assert [[shown(v) for v in s.argv] for s in servers(ev)] == [["org/model", "--decoy"]]
+
+
+SERVER = "benchmarks/multi_node/amd_utils/server.sh"
+
+
+def _multi_node(lines: str) -> tuple[list[tuple[str, str]], list[tuple[str, int | None, str]]]:
+    """The AMD disaggregated chain (tests.launch.multinode_kit) with lines put after the server
+    script's first line: its launches (role, argv) and errors (file, line, message)."""
+    files = amd_tree()
+    first, _, rest = files[SERVER].decode().partition("\n")
+    files[SERVER] = f"{first}\n{lines}{rest}".encode()
+    found = launches(CheckContext(make_bundle(files), load_policies()), "head", [AMD_KEY])
+    return [(x.role, " ".join(x.argv)) for x in found.launches], [(e.file, e.line, e.message) for e in found.errors]
+
+
+@pytest.mark.parametrize("name", [
+    "a download piped into bash", "a download piped into bash -s", "a process substitution",
+    "a script the run downloads", "a script path the run computes", "code the run computes",
+])
+def test_the_multi_node_launch_fails_closed_where_a_shell_runs_code_only_the_run_knows(name: str) -> None:
+    lines, line, named = REFUSED[name]
+    found, errors = _multi_node(lines)
+    assert not found
+    assert {(file, where) for file, where, _ in errors} == {(SERVER, line + 1)}
+    assert all(named in message and "not read statically" in message for _, _, message in errors), errors
+
+
+def test_the_multi_node_walk_follows_a_here_document_on_a_shell() -> None:
+    found, errors = _multi_node("bash <<'EOF'\nvllm serve /models/other --heredoc\nEOF\n")
+    assert not errors, errors
+    assert ("agg", "/models/other --heredoc") in found
+
+
+def test_a_run_that_starts_two_servers_stops_at_the_second() -> None:
+    """The single-node outcome keeps one server start: with a server started in a background shell
+    before the server line, which one serves the benchmark is not known, so the evaluation stops."""
+    with pytest.raises(ShellLimit) as info:
+        run("bash -c 'vllm serve \"$MODEL\" --hidden' &\n" + SERVE)
+    assert info.value.loc is not None and info.value.loc[1] == 2
+    assert "more than one server" in info.value.message
+
+
+def test_the_same_server_start_made_again_is_one() -> None:
+    ev = run('for attempt in 1 2; do\n  vllm serve "$MODEL" --retry && break\ndone\n')
+    assert argv(ev) == ["org/model", "--retry"]
