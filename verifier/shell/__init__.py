@@ -167,6 +167,8 @@ def _child(found: Found) -> ChildStart:
 
 
 def _result(w: World, mode: str, ev: Evaluator) -> WorldResult:
+    if mode == "server":
+        _one_server(w)
     server = child = None
     for f in reversed(w.found):
         if f.kind == "server" and mode == "server":
@@ -177,6 +179,18 @@ def _result(w: World, mode: str, ev: Evaluator) -> WorldResult:
             break
     exit_loc = w.exit_loc if w.flow is not None and w.flow[0] == "exit" else None
     return WorldResult(w.assume, server, child, exit_loc)
+
+
+def _one_server(w: World) -> None:
+    """A run that starts two different servers (a `bash -c` in the background, then the server line)
+    is not one launch: the outcome keeps one server start, so which one serves the benchmark would be
+    a guess. The same start made again (a retry loop) is one."""
+    starts = list(dict.fromkeys((f.loc, tuple(v for v, _ in f.words)) for f in w.found if f.kind == "server"))
+    if len(starts) > 1:
+        first, second = starts[:2]
+        raise ShellLimit(f"the run starts more than one server ({first[0][0]}:{first[0][1]} and "
+                         f"{second[0][0]}:{second[0][1]}): which one serves the benchmark is not known statically",
+                         second[0])
 
 
 def _no_token(results: list[WorldResult]) -> None:
