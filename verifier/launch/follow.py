@@ -33,11 +33,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from verifier.launch.commands import WRAPPERS, wrapper
+from verifier.launch.commands import WRAPPERS, shell_commands, trusted_installers, wrapper
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import Problem, _file_test, _put, make_reader, repo_path, stand_in_clash
 from verifier.launch.sharing import active_audit, long_way, point_of
 from verifier.shell.launchers import SHELLS as _SHELLS
+from verifier.shell.launchers import installs_tool
 from verifier.shell.text import Seg, Text, is_known, may_stand_in, plain, slice_text, text_of
 from verifier.shell.unmodelled import unread_script, unread_shell
 
@@ -390,6 +391,7 @@ class _Walker:
     def __init__(self, job: KeyJob) -> None:
         self.job = job
         self.policy = job.ctx.policy("multinode")
+        self.commands = shell_commands(installers=trusted_installers(job.policy))
         self.servers = _servers(self.policy["servers"])
         self.out = Followed()
 
@@ -469,7 +471,10 @@ class _Walker:
                 self.inline(rest[0], rest[1:], env, event, chain, mounts, image, depth)
             elif from_stdin or not rest:
                 if event.stdin is None:  # a pipe or a file: what it reads is the run's
-                    self.out.unread.append(Problem(event.file, event.line, unread_shell(words[0], "stdin", "")))
+                    if event.fed_by is not None and installs_tool(event.fed_by, self.commands):
+                        return  # a trusted tool installer (policy launcher.trusted-installers)
+                    self.out.unread.append(Problem(event.file, event.line, unread_shell(
+                        words[0], "stdin", " ".join(event.fed_by) if event.fed_by is not None else "")))
                     return
                 self.inline(text_of(event.stdin, event.file, event.line), rest, env, event, chain, mounts, image,
                             depth)

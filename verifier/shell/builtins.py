@@ -28,6 +28,7 @@ from verifier.shell.expansion import may_glob
 from verifier.shell.launchers import (
     ChildMatch,
     ShellMatch,
+    installs_tool,
     match_child,
     match_server,
     match_shell,
@@ -766,9 +767,25 @@ def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMat
         args = tuple(fields[shell.rest + 1:])
     else:
         if stdin is None or not all(isinstance(v, str) for v, _ in stdin):
-            raise _limit(unread_shell(head, "stdin", "".join(shown(v) for v, _ in stdin or ())), loc)
+            fed = "".join(shown(v) for v, _ in stdin or ())
+            if installs_tool(_piped_words(fed), ev.options.commands):
+                _output_unknown(w, loc, cmd)  # a trusted tool installer (policy launcher.trusted-installers)
+                w.status = None
+                return [w]
+            raise _limit(unread_shell(head, "stdin", fed), loc)
         text, name, arg0, args = "".join(str(v) for v, _ in stdin), loc[0], head, tuple(fields[shell.rest:])
     return _follow(ev, text, name, _child_env(ev, cmd, shell.child, w, loc), arg0, args, w, loc)
+
+
+def _piped_words(fed: str) -> list[str]:
+    """The words of the one command whose output a pipe feeds (`$(curl -LsSf URL)`, the text of its
+    unknown output, `_command_text`) when they are plain words; else none."""
+    if not (fed.startswith("$(") and fed.endswith(")")):
+        return []
+    words = [w[1:-1] if len(w) > 1 and w[0] == w[-1] and w[0] in "\"'" else w for w in fed[2:-1].split()]
+    if any(c in word for word in words for c in "$`'\"(){}<>|;&*?[\\"):
+        return []
+    return words
 
 
 def _follow(ev: Evaluator, text: str, name: str, env: dict[str, Binding], arg0: str, args: tuple[Binding, ...],

@@ -22,7 +22,7 @@ option grammar) and hands it in, as `Options.commands` to the worlds evaluator a
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -87,6 +87,8 @@ class Commands:
     modules: Mapping[str, str] = field(default_factory=dict)  # `python3 -m MODULE` -> engine
     programs: Mapping[str, Program] = field(default_factory=dict)  # program name -> server it starts
     wrappers: Mapping[str, Wrapper] = field(default_factory=dict)  # name -> wrapper
+    # addresses of tool installers a shell may run from a download (`installs_tool`)
+    installers: frozenset[str] = frozenset()
 
     @cached_property
     def server_wrappers(self) -> frozenset[str]:
@@ -324,6 +326,28 @@ def match_shell(words: list[Val], commands: Commands) -> ShellMatch | None:
     if from_stdin or j >= n:
         return ShellMatch(_child_env(words, k, -1, commands), "stdin", j)
     return ShellMatch(_child_env(words, k, j, commands), "file", j + 1)
+
+
+_DOWNLOADERS = frozenset({"curl", "wget"})
+
+
+def installs_tool(words: Sequence[str], commands: Commands) -> bool:
+    """Whether a command piped into a shell downloads one of the trusted tool installers
+    (`Commands.installers`, policy `launcher.trusted-installers`): `curl` or `wget` with options
+    only (none taking a value) and the installer's address, written out. What such a shell runs
+    installs a tool and starts nothing the launch reads; any other download it runs is unread code."""
+    if not words or words[0].rsplit("/", 1)[-1] not in _DOWNLOADERS:
+        return False
+    operands = [w for w in words[1:] if not w.startswith("-")]
+    options_ok = all(w.startswith("-") and "=" not in w and w not in _VALUED_DOWNLOAD for w in words[1:]
+                     if w not in operands)
+    return options_ok and len(operands) == 1 and operands[0] in commands.installers
+
+
+# download options whose value is the next word: with one, the operand is not the address
+_VALUED_DOWNLOAD = frozenset({"-o", "--output", "-H", "--header", "-d", "--data", "-x", "--proxy", "-u", "--user",
+                              "-e", "--referer", "-A", "--user-agent", "-b", "--cookie", "-T", "--upload-file",
+                              "--url", "-K", "--config"})
 
 
 def _after_wrapper(words: list[Val], k: int, commands: Commands) -> int | None:

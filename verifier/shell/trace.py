@@ -171,6 +171,7 @@ class Event:
     stdin: str | None = None  # a here-document or here-string fed to it
     background: bool = False
     taint: tuple[str, int, str] | None = None  # an earlier `eval` of unknown text (State.taint)
+    fed_by: tuple[str, ...] | None = None  # the words of the command piped into it (`Reader.subshells`)
 
     def words(self) -> list[str]:
         """argv as plain strings."""
@@ -523,9 +524,11 @@ class Reader:
         followed)."""
         status: bool | None = True
         earlier_ok = True
+        feeding: Event | None = None  # the last command the previous one recorded
         for k, cmd in enumerate(pipe.cmds):
             last = k == len(pipe.cmds) - 1
             sub = st.copy()
+            before = len(self.events)
             piped = self.capture is not None and not last
             if piped:
                 assert self.capture is not None
@@ -541,6 +544,13 @@ class Reader:
                     self.capture.pop()
                     self.external_in_capture = external
             _left_by_subshell(st, sub)
+            if feeding is not None and len(self.events) > before and all(is_known(a) for a in feeding.argv):
+                # what it reads is the previous command's output: a caller judges a shell reading it
+                # by that command's words (verifier.launch.follow), which then decide the reading
+                self.decide(*feeding.argv)
+                self.events[before] = dataclasses.replace(self.events[before],
+                                                          fed_by=tuple(plain(a) for a in feeding.argv))
+            feeding = self.events[-1] if len(self.events) > before else None
             if not last:
                 earlier_ok = earlier_ok and status is True
         return status if earlier_ok or status is False else None
