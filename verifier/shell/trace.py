@@ -73,7 +73,7 @@ from verifier.core import processcache
 from verifier.shell import arith, expansion, utilities
 from verifier.shell.arith import is_number
 from verifier.shell.conditions import eval_bracket, eval_double, eval_single
-from verifier.shell.launchers import Commands
+from verifier.shell.launchers import SHELLS, Commands
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
     AndOr,
@@ -544,9 +544,10 @@ class Reader:
                     self.capture.pop()
                     self.external_in_capture = external
             _left_by_subshell(st, sub)
-            if feeding is not None and len(self.events) > before and all(is_known(a) for a in feeding.argv):
-                # what it reads is the previous command's output: a caller judges a shell reading it
-                # by that command's words (verifier.launch.follow), which then decide the reading
+            if feeding is not None and len(self.events) > before and _runs_shell(self.events[before]) and \
+                    all(is_known(a) for a in feeding.argv):
+                # a shell reading the previous command's output: a caller judges it by that command's
+                # words (verifier.launch.follow, a trusted installer), which then decide the reading
                 self.decide(*feeding.argv)
                 self.events[before] = dataclasses.replace(self.events[before],
                                                           fed_by=tuple(plain(a) for a in feeding.argv))
@@ -2741,6 +2742,11 @@ def _why_unknown(text: Text | None) -> str:
     """Why a value is not known: its first unknown segment's reason (`runtime` for none: standard
     input, a pipe)."""
     return next((seg.why for seg in text or () if not seg.known), "runtime")
+
+
+def _runs_shell(event: Event) -> bool:
+    """Whether a shell is among a recorded command's first words (behind a wrapper, too)."""
+    return any(plain(a).rsplit("/", 1)[-1] in SHELLS for a in event.argv[:4])
 
 
 def _left_by_subshell(st: State, sub: State) -> None:
