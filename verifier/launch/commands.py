@@ -39,7 +39,7 @@ from typing import Any
 from verifier.engines.commands import server_modules, server_programs
 from verifier.shell.launchers import Commands, Program, Wrapper
 
-__all__ = ["WRAPPERS", "default_modules", "shell_commands", "trusted_installers", "wrapper"]
+__all__ = ["WRAPPERS", "default_modules", "shell_commands", "trusted_downloads", "wrapper"]
 
 # job-step / batch options that take a separate value
 _SLURM_VALUED = frozenset({
@@ -100,21 +100,21 @@ def default_modules() -> dict[str, str]:
     return server_modules()
 
 
-def shell_commands(modules: Mapping[str, str] | None = None, installers: Iterable[str] = ()) -> Commands:
+def shell_commands(modules: Mapping[str, str] | None = None, downloads: Iterable[str] = ()) -> Commands:
     """The table as the shell reader takes it; `modules` (module -> engine) replaces the engines'
-    server modules when given; `installers` are the trusted tool installers' addresses
-    (`trusted_installers`). One object per distinct table (the reader caches by identity)."""
+    server modules when given; `downloads` are the addresses of the trusted downloads
+    (`trusted_downloads`). One object per distinct table (the reader caches by identity)."""
     chosen = default_modules() if modules is None else modules
-    return _commands(tuple(sorted((str(m), str(e)) for m, e in chosen.items())), tuple(sorted(set(installers))))
+    return _commands(tuple(sorted((str(m), str(e)) for m, e in chosen.items())), tuple(sorted(set(downloads))))
 
 
-def trusted_installers(launch_policy: Mapping[str, Any]) -> tuple[str, ...]:
-    """The addresses of policy `launcher.trusted-installers` (verifier.shell.launchers.installs_tool)."""
-    return tuple(str(entry["url"]) for entry in (launch_policy.get("launcher") or {}).get("trusted-installers") or ())
+def trusted_downloads(launch_policy: Mapping[str, Any]) -> tuple[str, ...]:
+    """The addresses of policy `launcher.trusted-downloads` (verifier.shell.launchers.trusted_download)."""
+    return tuple(str(entry["url"]) for entry in (launch_policy.get("launcher") or {}).get("trusted-downloads") or ())
 
 
 @lru_cache(maxsize=32)
-def _commands(modules: tuple[tuple[str, str], ...], installers: tuple[str, ...] = ()) -> Commands:
+def _commands(modules: tuple[tuple[str, str], ...], downloads: tuple[str, ...] = ()) -> Commands:
     programs = {name: Program(engine, p.module, p.subcommand, optional=not p.subcommand_required)
                 for name, (engine, p) in server_programs().items()}
-    return Commands(modules=dict(modules), programs=programs, wrappers=dict(_BY_NAME), installers=frozenset(installers))
+    return Commands(modules=dict(modules), programs=programs, wrappers=dict(_BY_NAME), downloads=frozenset(downloads))

@@ -33,14 +33,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from verifier.launch.commands import WRAPPERS, shell_commands, trusted_installers, wrapper
+from verifier.launch.commands import WRAPPERS, shell_commands, trusted_downloads, wrapper
 from verifier.launch.job import KeyJob
 from verifier.launch.runner import Problem, _file_test, _put, make_reader, repo_path, stand_in_clash
 from verifier.launch.sharing import active_audit, long_way, point_of
-from verifier.shell.launchers import SHELLS as _SHELLS
-from verifier.shell.launchers import installs_tool
+from verifier.shell.launchers import match_python_code, match_shell, trusted_download
 from verifier.shell.text import Seg, Text, is_known, may_stand_in, plain, slice_text, text_of
-from verifier.shell.unmodelled import unread_script, unread_shell
+from verifier.shell.unmodelled import unread_code, unread_script
+from verifier.shell.values import Opaque, Val
 
 if TYPE_CHECKING:
     from verifier.shell.trace import Event, Reader, ReadResult
@@ -352,7 +352,7 @@ class Followed:
     opaque: list[tuple[str, int | None, str]] = field(default_factory=list)
     # shells and scripts started on code the walk cannot read (a pipe from a download, a file the
     # run makes, a path or code only the run knows): what they start is unseen, so the launch fails
-    # closed whatever servers were found (verifier.shell.unmodelled.unread_shell, unread_script)
+    # closed whatever servers were found (verifier.shell.unmodelled.unread_code, unread_script)
     unread: list[Problem] = field(default_factory=list)
 
 
@@ -391,7 +391,7 @@ class _Walker:
     def __init__(self, job: KeyJob) -> None:
         self.job = job
         self.policy = job.ctx.policy("multinode")
-        self.commands = shell_commands(installers=trusted_installers(job.policy))
+        self.commands = shell_commands(downloads=trusted_downloads(job.policy))
         self.servers = _servers(self.policy["servers"])
         self.out = Followed()
 
@@ -446,43 +446,43 @@ class _Walker:
             if rest:
                 self.script(rest[0], rest[1:], env, event.cwd, event, chain, mounts, image, depth)
             return
-        if words[0].rsplit("/", 1)[-1] in _SHELLS:
-            rest = argv[1:]
-            inline = from_stdin = False
-            while rest and plain(rest[0]).startswith(("-", "+")) and plain(rest[0]) not in ("-", "--"):
-                flag = plain(rest[0])
-                if flag in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-                    rest = rest[2:]
-                    continue
-                if not flag.startswith("--"):
-                    inline = inline or "c" in flag[1:]
-                    from_stdin = from_stdin or "s" in flag[1:]
-                rest = rest[1:]
-            if rest and plain(rest[0]) in ("-", "--"):
-                from_stdin = from_stdin or plain(rest[0]) == "-"
-                rest = rest[1:]
-            if inline:
-                if not rest:
-                    return  # `bash -c` without code: bash refuses to start
-                if not any(seg.known and seg.text.strip() for seg in rest[0]):
-                    self.out.unread.append(Problem(event.file, event.line, unread_shell(words[0], "inline",
-                                                                                        plain(rest[0]))))
+        vals = _vals(argv)
+        shell = match_shell(vals, self.commands)
+        if shell is not None:
+            at = shell.child.script
+            if shell.source == "inline":
+                if not any(seg.known and seg.text.strip() for seg in argv[at]):
+                    self.out.unread.append(Problem(event.file, event.line, unread_code(words[0], "inline",
+                                                                                       plain(argv[at]))))
                     return
-                self.inline(rest[0], rest[1:], env, event, chain, mounts, image, depth)
-            elif from_stdin or not rest:
-                if event.stdin is None:  # a pipe or a file: what it reads is the run's
-                    if event.fed_by is not None and installs_tool(event.fed_by, self.commands):
-                        return  # a trusted tool installer (policy launcher.trusted-installers)
-                    self.out.unread.append(Problem(event.file, event.line, unread_shell(
-                        words[0], "stdin", " ".join(event.fed_by) if event.fed_by is not None else "")))
+                self.inline(argv[at], argv[shell.rest:], env, event, chain, mounts, image, depth)
+            elif shell.source == "stdin":
+                if event.stdin is None:  # a pipe or a file: what it reads is the run's (or a trusted download)
+                    self.trusted(event, words[0])
                     return
-                self.inline(text_of(event.stdin, event.file, event.line), rest, env, event, chain, mounts, image,
-                            depth)
+                self.inline(text_of(event.stdin, event.file, event.line), argv[shell.rest:], env, event, chain,
+                            mounts, image, depth)
             else:
-                self.script(rest[0], rest[1:], env, event.cwd, event, chain, mounts, image, depth)
+                self.script(argv[at], argv[shell.rest:], env, event.cwd, event, chain, mounts, image, depth)
             return
+        code = match_python_code(vals, self.commands)
+        if code is not None and code.source == "stdin" and event.stdin is None:
+            self.trusted(event, words[0])
+        elif code is not None and code.source == "file" and not is_known(argv[code.index]):
+            self.out.unread.append(Problem(event.file, event.line, unread_code(words[0], "file",
+                                                                               plain(argv[code.index]))))
         if words[0].endswith((".sh", ".slurm", ".bash")):
             self.script(argv[0], argv[1:], env, event.cwd, event, chain, mounts, image, depth)
+
+    def trusted(self, event: Event, program: str) -> bool:
+        """Whether what a shell or Python reads from a pipe is a trusted download (policy
+        `launcher.trusted-downloads`, the command piped into it, `Event.fed_by`); else the code is
+        unread (`Followed.unread`)."""
+        if event.fed_by is not None and trusted_download(event.fed_by, self.commands):
+            return True
+        self.out.unread.append(Problem(event.file, event.line, unread_code(
+            program, "stdin", " ".join(event.fed_by) if event.fed_by is not None else "")))
+        return False
 
     def srun(self, args: list[Text], env: dict[str, Text], event: Event, chain: tuple[str, ...],
              mounts: Mapping[str, str], image: Text | None, depth: int) -> None:
@@ -609,7 +609,7 @@ class _Walker:
         rel = repo_path(self.job, path, cwd, mounts)
         if rel is None:
             self.out.unread.append(Problem(event.file, event.line, unread_script(plain(path), False) if is_known(path)
-                                           else unread_shell(plain(event.argv[0]) if event.argv else "bash", "file", plain(path))))
+                                           else unread_code(plain(event.argv[0]) if event.argv else "bash", "file", plain(path))))
             return
         if rel in chain or not self.budget():
             return
@@ -711,6 +711,12 @@ def _tainted(events: list[Event], parent: Event) -> list[Event]:
     if parent.taint is None:
         return events
     return [e if e.taint is not None else replace(e, taint=parent.taint) for e in events]
+
+
+def _vals(argv: list[Text]) -> list[Val]:
+    """Command words as the launcher tables read them (verifier.shell.launchers): known text, or a
+    value only the run knows."""
+    return [plain(a) if is_known(a) else Opaque(plain(a), ("", 0)) for a in argv]
 
 
 def _after_eq(text: Text) -> Text:

@@ -26,7 +26,7 @@ from typing import Any
 
 from verifier.configs.points import Point
 from verifier.core import processcache
-from verifier.launch.commands import default_modules, shell_commands, trusted_installers
+from verifier.launch.commands import default_modules, shell_commands, trusted_downloads
 from verifier.launch.job import KeyJob, content_digest
 from verifier.launch.sharing import active_audit, long_way, point_of
 from verifier.launch.workflow import Workflow, try_read_workflow
@@ -123,7 +123,7 @@ def _fixed_options(job: KeyJob, mode: str, cwd: str) -> _Fixed:
     def compute() -> _Fixed:
         conf = _conf(job)
         modules = {str(m): str(e) for e, m in (job.policy.get("launcher", {}).get("modules") or {}).items()}
-        commands = shell_commands({**default_modules(), **modules}, trusted_installers(job.policy))
+        commands = shell_commands({**default_modules(), **modules}, trusted_downloads(job.policy))
         roots = [str(r) for r in conf.get("repository-roots") or ("/workspace/", "/ix/", "/infmax-workspace/")]
         if cwd.startswith("/") and cwd.rstrip("/") + "/" not in roots and cwd not in ("/",):
             roots.append(cwd.rstrip("/") + "/")

@@ -236,11 +236,11 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None,
             return None
         return _file_test(job, op, path, state.cwd, mounts)
 
-    from verifier.launch.commands import shell_commands, trusted_installers
+    from verifier.launch.commands import shell_commands, trusted_downloads
     from verifier.shell.trace import Reader  # loaded when a multi-node launch is read, not at import
 
     reader = Reader(load=load, unknown=unknown, file_test=file_test,
-                    commands=shell_commands(installers=trusted_installers(job.policy)))
+                    commands=shell_commands(downloads=trusted_downloads(job.policy)))
     return reader
 
 

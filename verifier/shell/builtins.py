@@ -27,12 +27,14 @@ from verifier.shell.derived import Derivation
 from verifier.shell.expansion import may_glob
 from verifier.shell.launchers import (
     ChildMatch,
+    PythonCode,
     ShellMatch,
-    installs_tool,
     match_child,
+    match_python_code,
     match_server,
     match_shell,
     plain_command,
+    trusted_download,
 )
 from verifier.shell.lexer import ShellSyntaxError, Word
 from verifier.shell.nodes import Assign, Body, Command, FuncDef, Redirect, Script, Simple
@@ -41,11 +43,12 @@ from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.relocate import relocate
 from verifier.shell.unmodelled import (
     OPTION_BUILTINS,
+    fetched_code,
     shadowed_declaration,
     unmodelled,
     unmodelled_declaration,
+    unread_code,
     unread_script,
-    unread_shell,
 )
 from verifier.shell.utilities import (
     FETCHERS,
@@ -511,6 +514,11 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     shell = None if plain or child is not None else match_shell(values, ev.options.commands)
     if shell is not None:
         return run_shell(ev, cmd, fields, shell, w, stdin, loc)
+    code = None if plain or child is not None else match_python_code(values, ev.options.commands)
+    if code is not None:
+        why = _unread_python(ev, values, code, stdin)
+        if why is not None:
+            raise _limit(why, loc)
     if not isinstance(head, str):
         _output_unknown(w, loc, cmd)
         w.status = None
@@ -732,6 +740,9 @@ def run_child(ev: Evaluator, cmd: Simple, fields: list[Binding], child: ChildMat
         _output_unknown(w, loc, cmd)
         w.status = None
         return [w]
+    fetched = fetched_at(ev.fetched, script_value)
+    if fetched is not None:
+        raise _limit(fetched_code(shown(fields[0][0]), script_value, _where(fetched)), loc)
     repo = ev.repo_path(script_value)
     text = ev.options.reader(repo) if repo is not None else None
     if text is None:
@@ -751,11 +762,14 @@ def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMat
     if shell.source == "file":
         target = values[index]
         if not isinstance(target, str):
-            raise _limit(unread_shell(head, "file", shown(target)), loc)
+            raise _limit(unread_code(head, "file", shown(target)), loc)
         if not ev.options.follow_children:
             _output_unknown(w, loc, cmd)
             w.status = None
             return [w]
+        fetched = fetched_at(ev.fetched, target)
+        if fetched is not None:
+            raise _limit(fetched_code(head, target, _where(fetched)), loc)
         repo = ev.repo_path(target)
         text = ev.options.reader(repo) if repo is not None else None
         if text is None:
@@ -764,7 +778,7 @@ def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMat
     elif shell.source == "inline":
         code = values[index]
         if not isinstance(code, str):
-            raise _limit(unread_shell(head, "inline", shown(code)), loc)
+            raise _limit(unread_code(head, "inline", shown(code)), loc)
         text, name, first = code, loc[0], loc[1]  # the code is written on the command's line
         named = values[shell.rest] if shell.rest < len(values) else head
         arg0 = named if isinstance(named, str) else head
@@ -772,15 +786,34 @@ def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMat
     else:
         if stdin is None or not all(isinstance(v, str) for v, _ in stdin):
             fed = "".join(shown(v) for v, _ in stdin or ())
-            if installs_tool(_piped_words(fed), ev.options.commands):
-                _output_unknown(w, loc, cmd)  # a trusted tool installer (policy launcher.trusted-installers)
+            if trusted_download(_piped_words(fed), ev.options.commands):
+                _output_unknown(w, loc, cmd)  # a trusted download (policy launcher.trusted-downloads)
                 w.status = None
                 return [w]
-            raise _limit(unread_shell(head, "stdin", fed), loc)
+            raise _limit(unread_code(head, "stdin", fed), loc)
         # a here-document's lines carry where they are written; other text is taken as the command's line
         text, name, arg0, args = "".join(str(v) for v, _ in stdin), loc[0], head, tuple(fields[shell.rest:])
         first = stdin[0][1][1] if stdin and stdin[0][1][0] == loc[0] and stdin[0][1][1] else loc[1]
     return _follow(ev, text, name, first, _child_env(ev, cmd, shell.child, w, loc), arg0, args, w, loc)
+
+
+def _unread_python(ev: Evaluator, values: list[Val], code: PythonCode, stdin: list[tuple[Val, Loc]] | None
+                   ) -> str | None:
+    """Why the program a Python interpreter runs is not read (`PythonCode`), or None: code from a pipe
+    that is no trusted download, a script only the run names (a process substitution, a computed
+    path), or one the script fetches. A here-document, a repository script and a file of the image
+    are what they were: Python the walkers do not read (docs/hostile-inputs.md)."""
+    program = shown(values[0])
+    if code.source == "stdin":
+        if stdin is not None and all(isinstance(v, str) for v, _ in stdin):
+            return None
+        fed = "".join(shown(v) for v, _ in stdin or ())
+        return None if trusted_download(_piped_words(fed), ev.options.commands) else unread_code(program, "stdin", fed)
+    target = values[code.index]
+    if not isinstance(target, str):
+        return unread_code(program, "file", shown(target))
+    fetched = fetched_at(ev.fetched, target)
+    return None if fetched is None else fetched_code(program, target, _where(fetched))
 
 
 def _piped_words(fed: str) -> list[str]:

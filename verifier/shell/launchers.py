@@ -87,8 +87,8 @@ class Commands:
     modules: Mapping[str, str] = field(default_factory=dict)  # `python3 -m MODULE` -> engine
     programs: Mapping[str, Program] = field(default_factory=dict)  # program name -> server it starts
     wrappers: Mapping[str, Wrapper] = field(default_factory=dict)  # name -> wrapper
-    # addresses of tool installers a shell may run from a download (`installs_tool`)
-    installers: frozenset[str] = frozenset()
+    # addresses of code a shell or Python may run from a download (`trusted_download`)
+    downloads: frozenset[str] = frozenset()
 
     @cached_property
     def server_wrappers(self) -> frozenset[str]:
@@ -291,17 +291,9 @@ def match_shell(words: list[Val], commands: Commands) -> ShellMatch | None:
     Only a shell where the command itself starts, or where a child wrapper's options end
     (`_after_wrapper`): `command -v bash` names a shell and starts none."""
     n = len(words)
-    if not n:
+    k = _command_start(words, commands)
+    if k is None:
         return None
-    first = _text(words[0])
-    if first is None:
-        return None
-    k = 0
-    while k < n and (_text(words[k]) or "").rsplit("/", 1)[-1] in commands.child_wrappers:
-        after = _after_wrapper(words, k, commands)  # wrappers stack: `nohup setsid bash -c ...`
-        if after is None:
-            return None
-        k = after
     shell = _text(words[k]) if k < n else None
     if shell is None or shell.rsplit("/", 1)[-1] not in SHELLS:
         return None
@@ -331,23 +323,74 @@ def match_shell(words: list[Val], commands: Commands) -> ShellMatch | None:
 _DOWNLOADERS = frozenset({"curl", "wget"})
 
 
-def installs_tool(words: Sequence[str], commands: Commands) -> bool:
-    """Whether a command piped into a shell downloads one of the trusted tool installers
-    (`Commands.installers`, policy `launcher.trusted-installers`): `curl` or `wget` with options
-    only (none taking a value) and the installer's address, written out. What such a shell runs
-    installs a tool and starts nothing the launch reads; any other download it runs is unread code."""
+def trusted_download(words: Sequence[str], commands: Commands) -> bool:
+    """Whether a command piped into a shell or into Python downloads one of the trusted programs
+    (`Commands.downloads`, policy `launcher.trusted-downloads`): `curl` or `wget` with options only
+    (none taking a value) and the program's address, written out. What such a shell runs prepares
+    the run and starts nothing the launch reads; any other download it runs is unread code."""
     if not words or words[0].rsplit("/", 1)[-1] not in _DOWNLOADERS:
         return False
     operands = [w for w in words[1:] if not w.startswith("-")]
     options_ok = all(w.startswith("-") and "=" not in w and w not in _VALUED_DOWNLOAD for w in words[1:]
                      if w not in operands)
-    return options_ok and len(operands) == 1 and operands[0] in commands.installers
+    return options_ok and len(operands) == 1 and operands[0] in commands.downloads
 
 
 # download options whose value is the next word: with one, the operand is not the address
 _VALUED_DOWNLOAD = frozenset({"-o", "--output", "-H", "--header", "-d", "--data", "-x", "--proxy", "-u", "--user",
                               "-e", "--referer", "-A", "--user-agent", "-b", "--cookie", "-T", "--upload-file",
                               "--url", "-K", "--config"})
+
+
+@dataclass(frozen=True)
+class PythonCode:
+    """Where a Python interpreter the command starts reads its program: its standard input (`-`, or
+    no script operand) or a script operand (`file`, at word `index`)."""
+
+    source: str  # stdin | file
+    index: int  # the script word (-1 for stdin)
+
+
+_PYTHON_VALUED = frozenset({"-W", "-X", "--check-hash-based-pycs"})
+
+
+def match_python_code(words: list[Val], commands: Commands) -> PythonCode | None:
+    """`python3 -`, `python3` with no script, or `python3 FILE` (possibly wrapped), or None: `-c`
+    text and `-m` modules are read elsewhere (verifier.shell.pysnippet, `match_server`)."""
+    n = len(words)
+    k = _command_start(words, commands)
+    head = _text(words[k]) if k is not None and k < n else None
+    if k is None or head is None or not _PYTHON.fullmatch(head):
+        return None
+    j = k + 1
+    while j < n:
+        t = _text(words[j])
+        if t is None or t == "-" or not t.startswith("-"):
+            break
+        if t == "--":
+            j += 1
+            break
+        if not t.startswith("--") and ("c" in t[1:] or "m" in t[1:]):
+            return None
+        j += 2 if t in _PYTHON_VALUED else 1
+    if j >= n or _text(words[j]) == "-":
+        return PythonCode("stdin", -1)
+    return PythonCode("file", j)
+
+
+def _command_start(words: list[Val], commands: Commands) -> int | None:
+    """The word where the command behind the command's child wrappers starts (wrappers stack, one
+    running the next); None when a wrapper runs no command (`_after_wrapper`)."""
+    n = len(words)
+    if not n or _text(words[0]) is None:
+        return None
+    k = 0
+    while k < n and (_text(words[k]) or "").rsplit("/", 1)[-1] in commands.child_wrappers:
+        after = _after_wrapper(words, k, commands)
+        if after is None:
+            return None
+        k = after
+    return k
 
 
 def _after_wrapper(words: list[Val], k: int, commands: Commands) -> int | None:
@@ -524,8 +567,8 @@ def _words_may_launch(words: tuple[Word, ...], commands: Commands, funcs: Mappin
     base = lit.rsplit("/", 1)[-1]
     if funcs is not None and lit in funcs:
         return funcs[lit]
-    if base in SHELLS:  # a script or -c text: yes; a shell reading a pipe (an installer): no
-        return any(x is None or x == "-c" or not x.startswith("-") for x in lits[1:])
+    if base in SHELLS:  # a script, -c text, or code on its standard input (read or refused: `match_shell`)
+        return True
     program = commands.programs.get(base)
     if base in _SHELL_HEADS or base.endswith(".sh") or (program is not None and program.optional):
         return True

@@ -544,10 +544,10 @@ class Reader:
                     self.capture.pop()
                     self.external_in_capture = external
             _left_by_subshell(st, sub)
-            if feeding is not None and len(self.events) > before and _runs_shell(self.events[before]) and \
+            if feeding is not None and len(self.events) > before and _reads_code(self.events[before]) and \
                     all(is_known(a) for a in feeding.argv):
                 # a shell reading the previous command's output: a caller judges it by that command's
-                # words (verifier.launch.follow, a trusted installer), which then decide the reading
+                # words (verifier.launch.follow, a trusted download), which then decide the reading
                 self.decide(*feeding.argv)
                 self.events[before] = dataclasses.replace(self.events[before],
                                                           fed_by=tuple(plain(a) for a in feeding.argv))
@@ -2744,9 +2744,10 @@ def _why_unknown(text: Text | None) -> str:
     return next((seg.why for seg in text or () if not seg.known), "runtime")
 
 
-def _runs_shell(event: Event) -> bool:
-    """Whether a shell is among a recorded command's first words (behind a wrapper, too)."""
-    return any(plain(a).rsplit("/", 1)[-1] in SHELLS for a in event.argv[:4])
+def _reads_code(event: Event) -> bool:
+    """Whether a shell or Python is among a recorded command's first words (behind a wrapper, too):
+    a program that may read its code from the pipe."""
+    return any((word := plain(a).rsplit("/", 1)[-1]) in SHELLS or word.startswith("python") for a in event.argv[:4])
 
 
 def _left_by_subshell(st: State, sub: State) -> None:

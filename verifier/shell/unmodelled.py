@@ -185,14 +185,22 @@ def shadowed_declaration(name: str) -> str:
     return f"a function named `{name}` runs in place of the builtin, with arguments the reader read as assignments"
 
 
-def unread_shell(shell: str, source: str, shown: str) -> str:
-    """Why a shell the script starts runs code that is not read statically: its `-c` code (`inline`),
-    its script operand (`file`) or its standard input (`stdin`) is known only at run time: output
-    piped from another command (a download), a file the run makes, a word it computes."""
-    what = {"inline": f"the code of `{shell} -c`", "file": f"the script `{shell}` runs",
-            "stdin": f"the code `{shell}` reads from its standard input"}[source]
+def unread_code(program: str, source: str, shown: str) -> str:
+    """Why a shell or Python interpreter the script starts runs code that is not read statically:
+    its `-c` code (`inline`), its script operand (`file`) or its standard input (`stdin`) is known
+    only at run time: output piped from another command (a download), a file the run makes, a word
+    it computes."""
+    what = {"inline": f"the code of `{program} -c`", "file": f"the script `{program}` runs",
+            "stdin": f"the code `{program}` reads from its standard input"}[source]
     held = f" ({shown[:120]})" if shown else ""
     return f"{what} is known only at run time{held}, so what it starts is not read statically"
+
+
+def fetched_code(program: str, path: str, where: str) -> str:
+    """Why a script or program file a command runs is not read: the script fetches it at run time
+    (`where`: the fetching command's file and line), so the repository's copy, if any, is not what runs."""
+    return f"`{program}` runs {path[:200]}, which the script fetches at run time ({where}), so what it starts " \
+           "is not read statically"
 
 
 def unread_script(path: str, in_repo: bool) -> str:
