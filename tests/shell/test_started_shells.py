@@ -215,3 +215,20 @@ def test_a_syntax_error_in_started_code_names_the_line_it_is_written_on() -> Non
     with pytest.raises(ShellLimit) as info:
         run('echo start\nbash -c "\n  X=1\n  f(\n"\n' + SERVE)
     assert "x.sh:4:" in info.value.message and info.value.loc is not None and info.value.loc[1] == 2
+
+
+def test_a_benchmark_client_cloned_at_run_time_is_named_with_its_fetch() -> None:
+    """The first era's benchmark_lib.sh cloned its client into a directory only the run names and ran
+    it: the clone is a fetch, so the program is one the script fetches (named with the clone's line)."""
+    lines = ('BENCH_DIR=$(mktemp -d /tmp/bmk-XXXXXX)\ngit clone https://github.com/example/bench.git "$BENCH_DIR"\n'
+             'python3 "$BENCH_DIR/benchmark_serving.py" --model "$MODEL"\n')
+    with pytest.raises(ShellLimit) as info:
+        run(lines + SERVE)
+    assert info.value.loc is not None and info.value.loc[1] == 3
+    assert "fetches at run time (x.sh:2)" in info.value.message
+
+
+@pytest.mark.parametrize("query", ["command -v python3", "command -v bash", "command -V sh"])
+def test_a_query_for_a_program_runs_none_in_the_multi_node_walk(query: str) -> None:
+    found, errors = _multi_node(f"{query} >/dev/null 2>&1 || exit 1\nX=$({query})\n")
+    assert not errors and [role for role, _ in found] == ["prefill", "decode"]

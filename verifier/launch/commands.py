@@ -62,7 +62,7 @@ WRAPPERS: tuple[Wrapper, ...] = (
     Wrapper("exec", server="next", launch="walk", in_text=True, child="all", keeps_env=True, follow="step"),
     Wrapper("nohup", server="next", launch="walk", child="all", keeps_env=True, follow="step"),
     Wrapper("time", server="next", launch="walk", child="all", keeps_env=True, follow="step"),
-    Wrapper("command", server="next", child="all", keeps_env=True, follow="step"),
+    Wrapper("command", server="next", child="all", keeps_env=True, follow="step", queries="vV"),
     Wrapper("builtin", server="next", follow="step"),
     Wrapper("unbuffer", server="next", follow="step"),
     Wrapper("trtllm-llmapi-launch", server="next", launch="walk"),

@@ -409,6 +409,8 @@ class _Walker:
             step = _STEPPED[words[0]]
             argv, words = argv[1:], words[1:]
             while words:
+                if step.queries and words[0].startswith("-") and any(c in step.queries for c in words[0][1:]):
+                    return  # `command -v NAME`: a query, nothing runs
                 if words[0] in step.valued:
                     skip = 2
                 elif words[0].startswith("-"):

@@ -810,10 +810,10 @@ def _unread_python(ev: Evaluator, values: list[Val], code: PythonCode, stdin: li
         fed = "".join(shown(v) for v, _ in stdin or ())
         return None if trusted_download(_piped_words(fed), ev.options.commands) else unread_code(program, "stdin", fed)
     target = values[code.index]
-    if not isinstance(target, str):
-        return unread_code(program, "file", shown(target))
-    fetched = fetched_at(ev.fetched, target)
-    return None if fetched is None else fetched_code(program, target, _where(fetched))
+    fetched = fetched_at(ev.fetched, shown(target))  # a fetch into a directory only the run names, too
+    if fetched is not None:
+        return fetched_code(program, shown(target), _where(fetched))
+    return None if isinstance(target, str) else unread_code(program, "file", shown(target))
 
 
 def _piped_words(fed: str) -> list[str]:

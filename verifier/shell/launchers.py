@@ -71,6 +71,7 @@ class Wrapper:
     # over), "opaque" (options of unknown arity: any other word may be the command)
     launch: str = ""
     in_text: bool = False  # a command assigned as text that names it may start a server
+    queries: str = ""  # option letters with which it only reports and runs no command (`command -v`)
     # a benchmark script behind it (match_child): "all" (every exported variable reaches the script),
     # "export" (`export_option` says), "container" (only `env_options` do), "assign" (`NAME=VALUE` words add)
     child: str = ""
@@ -406,7 +407,7 @@ def _after_wrapper(words: list[Val], k: int, commands: Commands) -> int | None:
         t = _text(words[i])
         if t is None:
             return None
-        if wrapper.name == "command" and t.startswith("-") and ("v" in t or "V" in t):
+        if wrapper.queries and t.startswith("-") and any(c in wrapper.queries for c in t[1:]):
             return None  # `command -v NAME`: a query, nothing runs
         if t in wrapper.valued:
             i += 2
