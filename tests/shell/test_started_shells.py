@@ -42,6 +42,14 @@ REFUSED = {
     "a repository script the tree lacks": ("bash /workspace/benchmarks/gone.sh\n", 1, "not in the tree"),
     "a script path the run computes": ('bash "$(cat /etc/where)"\n', 1, "known only at run time"),
     "code the run computes": ('bash -c "$(cat /etc/code)"\n', 1, "bash -c"),
+    # Python run on a program only the run knows, or one the script fetches
+    "a download piped into python3 -": ("curl -fsSL https://example.com/a.py | python3 - --x\n", 1, "standard input"),
+    "a download piped into python3": ("curl -fsSL https://example.com/a.py | python3\n", 1, "standard input"),
+    "a process substitution run by python3": ("python3 <(curl -fsSL https://example.com/a.py)\n", 1, "known only at run time"),
+    "a program the script downloads": ("wget -O /tmp/a.py https://example.com/a.py\npython3 -u /tmp/a.py\n", 2,
+                                       "fetches at run time"),
+    "a repository script the script overwrites": (
+        "curl -o benchmarks/lib.sh https://example.com/a.sh\nbash benchmarks/lib.sh\n", 2, "fetches at run time"),
 }
 
 SERVE = 'vllm serve "$MODEL" --decoy\n'
@@ -63,7 +71,7 @@ def test_what_the_started_shell_sets_stays_in_it() -> None:
 def test_the_evaluator_stops_where_a_shell_runs_code_only_the_run_knows(name: str) -> None:
     lines, line, named = REFUSED[name]
     with pytest.raises(ShellLimit) as info:
-        run(lines + SERVE, files={"benchmarks/single_node/fixed_seq_len/x.sh": ""})
+        run(lines + SERVE, files={"benchmarks/single_node/fixed_seq_len/x.sh": "", "benchmarks/lib.sh": "X=1\n"})
     assert info.value.loc is not None and info.value.loc[1] == line, info.value
     assert named in info.value.message and "not read statically" in info.value.message, info.value.message
 
@@ -164,27 +172,6 @@ def test_the_multi_node_walk_reads_past_a_trusted_download_only(lines: str) -> N
     evil = lines.replace("https://", "https://evil.")
     found, errors = _multi_node(evil)
     assert not found and errors and "evil." in errors[0][2] and "standard input" in errors[0][2]
-
-
-# lines -> (the line the evaluator stops at, words its message names)
-PYTHON_REFUSED = {
-    "a download piped into python3 -": ("curl -fsSL https://example.com/a.py | python3 - --x\n", 1, "standard input"),
-    "a download piped into python3": ("curl -fsSL https://example.com/a.py | python3\n", 1, "standard input"),
-    "a process substitution": ("python3 <(curl -fsSL https://example.com/a.py)\n", 1, "known only at run time"),
-    "a program the script downloads": ("wget -O /tmp/a.py https://example.com/a.py\npython3 -u /tmp/a.py\n", 2,
-                                       "fetches at run time"),
-    "a repository script the script overwrites": (
-        "curl -o benchmarks/lib.sh https://example.com/a.sh\nbash benchmarks/lib.sh\n", 2, "fetches at run time"),
-}
-
-
-@pytest.mark.parametrize("name", sorted(PYTHON_REFUSED))
-def test_the_evaluator_stops_where_a_program_runs_code_the_script_fetches(name: str) -> None:
-    lines, line, named = PYTHON_REFUSED[name]
-    with pytest.raises(ShellLimit) as info:
-        run(lines + SERVE, files={"benchmarks/lib.sh": "X=1\n"})
-    assert info.value.loc is not None and info.value.loc[1] == line, info.value
-    assert named in info.value.message and "not read statically" in info.value.message, info.value.message
 
 
 @pytest.mark.parametrize("lines", [

@@ -736,18 +736,28 @@ def run_child(ev: Evaluator, cmd: Simple, fields: list[Binding], child: ChildMat
         w.flow = ("stop",)
         w.status = None
         return [w]
-    if not ev.options.follow_children:
+    read = _script_file(ev, shown(fields[0][0]), script_value, loc)
+    if read is None:
         _output_unknown(w, loc, cmd)
         w.status = None
         return [w]
-    fetched = fetched_at(ev.fetched, script_value)
+    return _follow(ev, read[0], read[1], 1, env, script_value, tuple(fields[child.script + 1:]), w, loc)
+
+
+def _script_file(ev: Evaluator, program: str, path: str, loc: Loc) -> tuple[str, str] | None:
+    """The text and repository path of a script file a started shell runs (None: children are not
+    followed, `Options.follow_children`); one the script fetches at run time, or the repository does
+    not hold, stops the evaluation (verifier.shell.unmodelled)."""
+    if not ev.options.follow_children:
+        return None
+    fetched = fetched_at(ev.fetched, path)
     if fetched is not None:
-        raise _limit(fetched_code(shown(fields[0][0]), script_value, _where(fetched)), loc)
-    repo = ev.repo_path(script_value)
+        raise _limit(fetched_code(program, path, _where(fetched)), loc)
+    repo = ev.repo_path(path)
     text = ev.options.reader(repo) if repo is not None else None
     if text is None:
-        raise _limit(unread_script(script_value, repo is not None), loc)
-    return _follow(ev, text, repo or script_value, 1, env, script_value, tuple(fields[child.script + 1:]), w, loc)
+        raise _limit(unread_script(path, repo is not None), loc)
+    return text, repo or path
 
 
 def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMatch, w: World,
@@ -763,18 +773,12 @@ def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMat
         target = values[index]
         if not isinstance(target, str):
             raise _limit(unread_code(head, "file", shown(target)), loc)
-        if not ev.options.follow_children:
+        read = _script_file(ev, head, target, loc)
+        if read is None:
             _output_unknown(w, loc, cmd)
             w.status = None
             return [w]
-        fetched = fetched_at(ev.fetched, target)
-        if fetched is not None:
-            raise _limit(fetched_code(head, target, _where(fetched)), loc)
-        repo = ev.repo_path(target)
-        text = ev.options.reader(repo) if repo is not None else None
-        if text is None:
-            raise _limit(unread_script(target, repo is not None), loc)
-        name, first, arg0, args = repo or target, 1, target, tuple(fields[shell.rest:])
+        (text, name), first, arg0, args = read, 1, target, tuple(fields[shell.rest:])
     elif shell.source == "inline":
         code = values[index]
         if not isinstance(code, str):
