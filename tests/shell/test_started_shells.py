@@ -6,6 +6,11 @@ verifier.launch.follow and verifier.shell.unmodelled.unread_code / unread_script
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from typing import Any
+
 import pytest
 
 from tests.launch.multinode_kit import AMD_KEY, amd_tree, make_bundle
@@ -219,3 +224,42 @@ def test_a_benchmark_client_cloned_at_run_time_is_named_with_its_fetch() -> None
 def test_a_query_for_a_program_runs_none_in_the_multi_node_walk(query: str) -> None:
     found, errors = _multi_node(f"{query} >/dev/null 2>&1 || exit 1\nX=$({query})\n")
     assert not errors and [role for role, _ in found] == ["prefill", "decode"]
+
+
+# `env` before the server: what it takes out of the environment, or starts it without
+ENV_WRAPPED = {
+    "env -u NAME": ("env -u SGLANG_X vllm serve m\n", {"SGLANG_Y": "2"}),
+    "env --unset=NAME": ("env --unset=SGLANG_X vllm serve m\n", {"SGLANG_Y": "2"}),
+    "env -i with an assignment": ("env -i SGLANG_Z=3 vllm serve m\n", {"SGLANG_Z": "3"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENV_WRAPPED))
+def test_the_server_environment_is_what_env_leaves(name: str) -> None:
+    line, expected = ENV_WRAPPED[name]
+    ev = run("export SGLANG_X=1 SGLANG_Y=2\n" + line)
+    [start] = servers(ev)
+    assert {n: shown(v) for n, v, _ in start.env if n.startswith("SGLANG_")} == expected
+
+
+@pytest.mark.skipif(shutil.which("bash") is None or shutil.which("env") is None, reason="bash and env are needed")
+@pytest.mark.parametrize("name", sorted(ENV_WRAPPED))
+def test_bash_starts_the_command_with_that_environment(name: str) -> None:
+    line, expected = ENV_WRAPPED[name]
+    shown_env = line.replace("vllm serve m", "sh -c 'env | grep ^SGLANG_ | sort'")
+    done = subprocess.run(["bash", "-c", "export SGLANG_X=1 SGLANG_Y=2\n" + shown_env], capture_output=True,
+                          text=True, timeout=30, check=True, env={"PATH": os.defpath})
+    assert dict(line.split("=", 1) for line in done.stdout.split()) == expected
+
+
+def test_the_multi_node_walk_takes_out_what_env_unsets() -> None:
+    files = amd_tree()
+    files[SERVER] = files[SERVER].replace(b'CMD="vllm serve', b'CMD="env -u VLLM_ROCM_USE_AITER vllm serve')
+    found = launches(CheckContext(make_bundle(files), load_policies()), "head", [AMD_KEY])
+    assert not found.errors and found.launches
+    assert all("VLLM_ROCM_USE_AITER" not in launch.env for launch in found.launches)
+    assert all(launch.env.get("VLLM_ROCM_USE_AITER") == "1" for launch in _launched(amd_tree()))
+
+
+def _launched(files: dict[str, bytes]) -> list[Any]:
+    return launches(CheckContext(make_bundle(files), load_policies()), "head", [AMD_KEY]).launches

@@ -411,6 +411,16 @@ class _Walker:
             while words:
                 if step.queries and words[0].startswith("-") and any(c in step.queries for c in words[0][1:]):
                     return  # `command -v NAME`: a query, nothing runs
+                if words[0] in step.clears:
+                    env = {}  # `env -i`: only what it assigns reaches the command
+                option, eq, named = words[0].partition("=")
+                if words[0] in step.unsets and len(words) > 1 or eq and option in step.unsets:
+                    gone = argv[0] if eq else argv[1]
+                    if not is_known(gone):
+                        self.out.unread.append(Problem(event.file, event.line, f"`{plain(event.argv[0])}` takes a "
+                                                       "variable only the run names out of the environment"))
+                        return
+                    env.pop(named if eq else words[1], None)
                 if words[0] in step.valued:
                     skip = 2
                 elif words[0].startswith("-"):

@@ -489,7 +489,11 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     if ev.options.mode == "server" and not plain:
         found = match_server(values, ev.options.commands)
         if found is not None:
-            env = _env_snapshot(ev, cmd, w, loc)
+            env = {} if found.cleared else _env_snapshot(ev, cmd, w, loc)
+            for gone in found.unset:
+                if gone is None:
+                    raise _limit("a wrapper takes a variable only the run names out of the server's environment", loc)
+                env.pop(gone, None)
             for name, idx in found.env:
                 value = values[idx]
                 text = value.split("=", 1)[1] if isinstance(value, str) else value

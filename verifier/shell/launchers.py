@@ -72,6 +72,8 @@ class Wrapper:
     launch: str = ""
     in_text: bool = False  # a command assigned as text that names it may start a server
     queries: str = ""  # option letters with which it only reports and runs no command (`command -v`)
+    unsets: frozenset[str] = frozenset()  # options naming a variable the command does not get (`-u NAME`)
+    clears: frozenset[str] = frozenset()  # options with which the command gets only the wrapper's assignments
     # a benchmark script behind it (match_child): "all" (every exported variable reaches the script),
     # "export" (`export_option` says), "container" (only `env_options` do), "assign" (`NAME=VALUE` words add)
     child: str = ""
@@ -135,6 +137,10 @@ class ServerMatch:
     engine: str
     module: str
     env: tuple[tuple[str, int], ...]  # (name, index of the word) for wrapper env assignments
+    # variables a wrapper takes away before (None: a name only the run knows), and whether it
+    # starts the server from an empty environment (`env -u NAME`, `env -i`)
+    unset: tuple[str | None, ...] = ()
+    cleared: bool = False
 
 
 def _text(v: Val) -> str | None:
@@ -188,12 +194,15 @@ def plain_command(head: str, commands: Commands) -> bool:
 def match_server(words: list[Val], commands: Commands) -> ServerMatch | None:
     """The server start in a command's words, or None."""
     env: list[tuple[str, int]] = []
+    unset: list[str | None] = []
+    cleared = False
     i = 0
     n = len(words)
     while i < n:
         found = _head(words, i, commands)
         if found is not None:
-            return ServerMatch(found.start, found.argv_start, found.engine, found.module, tuple(env))
+            return ServerMatch(found.start, found.argv_start, found.engine, found.module, tuple(env), tuple(unset),
+                               cleared)
         w = _text(words[i])
         wrapper = commands.wrappers.get(w.rsplit("/", 1)[-1]) if w is not None else None
         if wrapper is None or not wrapper.server:
@@ -202,6 +211,14 @@ def match_server(words: list[Val], commands: Commands) -> ServerMatch | None:
         if wrapper.assigns:
             while i < n and isinstance(words[i], str):
                 t = str(words[i])
+                if t in wrapper.clears:
+                    env.clear()  # what the wrapper assigned before goes too
+                    unset.clear()
+                    cleared = True
+                if t in wrapper.unsets or t.split("=", 1)[0] in wrapper.unsets and "=" in t:
+                    name = t.split("=", 1)[1] if "=" in t else _text(words[i + 1]) if i + 1 < n else None
+                    unset.append(name)
+                    env[:] = [pair for pair in env if pair[0] != name]
                 if t in wrapper.valued:
                     i += 2
                 elif t.startswith("-"):
