@@ -279,3 +279,11 @@ def test_the_multi_node_reader_taints_what_follows_a_program_the_script_fetched(
     assert server.taint is not None and server.taint[1] == 2
     found, errors = _multi_node(lines)
     assert not found and errors, found
+
+
+def test_a_program_the_script_writes_itself_is_not_a_download() -> None:
+    """The AMD runners write `collect_latest_results.py` with a here-document and run it: the script's
+    own text, not a download."""
+    lines = "cat > collect.py <<'PY'\nprint(1)\nPY\nLOGS=$(python3 collect.py /logs 1024)\n"
+    result = Reader(commands=_with_downloads()).run("x.sh", lines + SERVE, {"MODEL": "org/model"})
+    assert not result.problems and all(e.taint is None for e in result.events)

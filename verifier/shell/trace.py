@@ -397,6 +397,8 @@ class Reader:
         self.sentinels: list[Seg] = []  # unknown values written into re-read shell text (shell_text)
         self.reads: set[str] = set()  # every variable name the script expanded or tested
         self.fetched: dict[str, int] = {}  # files a command brings in at run time (`curl -o F`): F -> line
+        # of those, the files a download or copy brought in (`note_fetch`), not the script's own writes
+        self.downloaded: dict[str, int] = {}
         # stand-ins (module docstring): index -> (variable, stand-in it derives from, how), and the
         # variables whose stand-in decided something; `decided_all`: a stand-in was cut, its
         # variable cannot be named (every stand-in counts as decided)
@@ -1177,7 +1179,7 @@ class Reader:
                 file, line = found[0], found[1]
             elif self.event_line is not None:
                 line = self.event_line
-        if self.fetched and self.commands is not None:
+        if self.downloaded and self.commands is not None:
             self.run_fetched(argv, st, node.line)
         if name in utilities.FETCHERS:
             self.note_fetch(name, [plain(a) for a in argv[1:]], node.line)
@@ -1281,11 +1283,12 @@ class Reader:
         if self.fetched:  # whether a word names a fetched file is asked of its characters
             self.decide(*words)
         utilities.note_fetches(self.fetched, name, words, line)
+        utilities.note_fetches(self.downloaded, name, words, line)
 
     def run_fetched(self, argv: list[Text], st: State, line: int) -> None:
-        """A shell or Python started on a file the script fetched first (`curl -o F URL; bash F`): what
-        runs is the download, not the tree's file, so the command and every later one carry it
-        (`unmodelled`), as a fetched file sourced does."""
+        """A shell or Python started on a file the script downloaded or copied in first (`curl -o F URL;
+        bash F`; `downloaded`, not the script's own writes): what runs is the download, not the tree's
+        file, so the command and every later one carry it (`unmodelled`), as a fetched file sourced does."""
         assert self.commands is not None
         words: list[Val] = [plain(a) if is_known(a) else Opaque(plain(a), (st.file, line)) for a in argv]
         shell = match_shell(words, self.commands)
@@ -1296,7 +1299,7 @@ class Reader:
             return
         self.decide(argv[index])  # whether it names a fetched file is asked of its characters
         path = plain(argv[index])
-        fetched = utilities.fetched_at(self.fetched, posixpath.normpath(path))
+        fetched = utilities.fetched_at(self.downloaded, posixpath.normpath(path))
         if fetched is not None:
             self.unmodelled(st, line, f"runs {path[:100]}, which the script fetches at run time (line {fetched})")
 
