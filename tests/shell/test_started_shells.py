@@ -287,3 +287,11 @@ def test_a_program_the_script_writes_itself_is_not_a_download() -> None:
     lines = "cat > collect.py <<'PY'\nprint(1)\nPY\nLOGS=$(python3 collect.py /logs 1024)\n"
     result = Reader(commands=_with_downloads()).run("x.sh", lines + SERVE, {"MODEL": "org/model"})
     assert not result.problems and all(e.taint is None for e in result.events)
+
+
+@pytest.mark.parametrize("line", ["python3 --version", "python3 -V", "python3 -VV", "python3 -h", "bash --version", "sh --help"])
+def test_a_program_asked_what_it_is_runs_no_code(line: str) -> None:
+    ev = run(f"{line}\n" + SERVE)
+    assert argv(ev) == ["org/model", "--decoy"]
+    found, errors = _multi_node(f"{line}\n")
+    assert not errors and [role for role, _ in found] == ["prefill", "decode"]

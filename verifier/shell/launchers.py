@@ -321,6 +321,8 @@ def match_shell(words: list[Val], commands: Commands) -> ShellMatch | None:
         t = _text(words[j])
         if t is None or t in ("-", "--") or not t.startswith(("-", "+")):
             break
+        if t in ("--version", "--help"):
+            return None  # `bash --version`: it prints and runs nothing
         if t in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
             j += 2  # an option taking the next word
             continue
@@ -388,6 +390,8 @@ def match_python_code(words: list[Val], commands: Commands) -> PythonCode | None
         if t == "--":
             j += 1
             break
+        if t in ("--version", "--help", "-V", "-VV", "-h"):
+            return None  # `python3 --version`: it prints and runs nothing
         if not t.startswith("--") and ("c" in t[1:] or "m" in t[1:]):
             return None
         j += 2 if t in _PYTHON_VALUED else 1
