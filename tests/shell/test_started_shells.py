@@ -295,3 +295,11 @@ def test_a_program_asked_what_it_is_runs_no_code(line: str) -> None:
     assert argv(ev) == ["org/model", "--decoy"]
     found, errors = _multi_node(f"{line}\n")
     assert not errors and [role for role, _ in found] == ["prefill", "decode"]
+
+
+def test_a_variable_only_the_run_names_taken_out_fails_closed_in_both_walkers() -> None:
+    with pytest.raises(ShellLimit) as info:
+        run('env -u "$(cat /etc/name)" vllm serve m\n')
+    assert "only the run names" in info.value.message
+    found, errors = _multi_node('env -u "$(cat /etc/name)" true\n')
+    assert not found and errors and "only the run names" in errors[0][2]

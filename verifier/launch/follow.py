@@ -39,7 +39,7 @@ from verifier.launch.runner import Problem, _file_test, _put, make_reader, repo_
 from verifier.launch.sharing import active_audit, long_way, point_of
 from verifier.shell.launchers import match_python_code, match_shell, trusted_download
 from verifier.shell.text import Seg, Text, is_known, may_stand_in, plain, slice_text, text_of
-from verifier.shell.unmodelled import unread_code, unread_script
+from verifier.shell.unmodelled import unknown_unset, unread_code, unread_script
 from verifier.shell.values import Opaque, Val
 
 if TYPE_CHECKING:
@@ -417,8 +417,7 @@ class _Walker:
                 if words[0] in step.unsets and len(words) > 1 or eq and option in step.unsets:
                     gone = argv[0] if eq else argv[1]
                     if not is_known(gone):
-                        self.out.unread.append(Problem(event.file, event.line, f"`{plain(event.argv[0])}` takes a "
-                                                       "variable only the run names out of the environment"))
+                        self.out.unread.append(Problem(event.file, event.line, unknown_unset(plain(event.argv[0]))))
                         return
                     env.pop(named if eq else words[1], None)
                 if words[0] in step.valued:

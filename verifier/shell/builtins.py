@@ -45,6 +45,7 @@ from verifier.shell.unmodelled import (
     OPTION_BUILTINS,
     fetched_code,
     shadowed_declaration,
+    unknown_unset,
     unmodelled,
     unmodelled_declaration,
     unread_code,
@@ -492,7 +493,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
             env = {} if found.cleared else _env_snapshot(ev, cmd, w, loc)
             for gone in found.unset:
                 if gone is None:
-                    raise _limit("a wrapper takes a variable only the run names out of the server's environment", loc)
+                    raise _limit(unknown_unset(shown(values[0])), loc)
                 env.pop(gone, None)
             for name, idx in found.env:
                 value = values[idx]

@@ -208,3 +208,9 @@ def unread_script(path: str, in_repo: bool) -> str:
     file the run downloads or writes, or one of the image), or the repository does not hold it."""
     where = "which is not in the tree" if in_repo else "which is not a file of the repository"
     return f"runs {path[:200]}, {where}, so what it starts is not read statically"
+
+
+def unknown_unset(program: str) -> str:
+    """Why a server's environment is not known: a wrapper before it (`env -u "$NAME"`) takes out a
+    variable only the run names."""
+    return f"`{program}` takes a variable only the run names out of the environment of the command it starts"
