@@ -33,14 +33,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from verifier.launch.commands import WRAPPERS, shell_commands, trusted_downloads, wrapper
+from verifier.launch.commands import WRAPPERS, wrapper
 from verifier.launch.job import KeyJob
-from verifier.launch.runner import Problem, _file_test, _put, make_reader, repo_path, stand_in_clash
+from verifier.launch.runner import (
+    Problem,
+    _file_test,
+    _put,
+    make_reader,
+    reader_commands,
+    repo_path,
+    stand_in_clash,
+)
 from verifier.launch.sharing import active_audit, long_way, point_of
-from verifier.shell.launchers import match_python_code, match_shell, trusted_download
-from verifier.shell.text import Seg, Text, is_known, may_stand_in, plain, slice_text, text_of
+from verifier.shell.launchers import match_python_code, match_shell, plain_command, trusted_download
+from verifier.shell.text import Seg, Text, as_vals, is_known, may_stand_in, plain, slice_text, text_of
 from verifier.shell.unmodelled import unknown_unset, unread_code, unread_script
-from verifier.shell.values import Opaque, Val
 
 if TYPE_CHECKING:
     from verifier.shell.trace import Event, Reader, ReadResult
@@ -391,7 +398,7 @@ class _Walker:
     def __init__(self, job: KeyJob) -> None:
         self.job = job
         self.policy = job.ctx.policy("multinode")
-        self.commands = shell_commands(downloads=trusted_downloads(job.policy))
+        self.commands = reader_commands(job)
         self.servers = _servers(self.policy["servers"])
         self.out = Followed()
 
@@ -457,7 +464,8 @@ class _Walker:
             if rest:
                 self.script(rest[0], rest[1:], env, event.cwd, event, chain, mounts, image, depth)
             return
-        vals = _vals(argv)
+        # a shell or Python is not a plain command (`plain_command`, decided once per word)
+        vals = as_vals(argv, (event.file, event.line)) if not plain_command(words[0], self.commands) else []
         shell = match_shell(vals, self.commands)
         if shell is not None:
             at = shell.child.script
@@ -722,12 +730,6 @@ def _tainted(events: list[Event], parent: Event) -> list[Event]:
     if parent.taint is None:
         return events
     return [e if e.taint is not None else replace(e, taint=parent.taint) for e in events]
-
-
-def _vals(argv: list[Text]) -> list[Val]:
-    """Command words as the launcher tables read them (verifier.shell.launchers): known text, or a
-    value only the run knows."""
-    return [plain(a) if is_known(a) else Opaque(plain(a), ("", 0)) for a in argv]
 
 
 def _after_eq(text: Text) -> Text:

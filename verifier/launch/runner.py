@@ -34,6 +34,7 @@ from verifier.launch.sharing import active_audit, long_way, point_of
 from verifier.shell.text import Seg, Text, concat, is_known, may_stand_in, plain, text_of
 
 if TYPE_CHECKING:
+    from verifier.shell.launchers import Commands
     from verifier.shell.trace import Event, Reader, ReadResult, State
 
 _MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in of verifier.shell.trace (Reader.stand_in)
@@ -193,6 +194,15 @@ def _machine_env(patterns: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(fnmatch.translate(p).removesuffix(r"\Z").replace("(?s:", "(?:") for p in patterns))
 
 
+def reader_commands(job: KeyJob) -> Commands:
+    """The command table the runner and chain readers and the follower read with: the engines' and
+    wrappers' (verifier.launch.commands) and this side's trusted downloads (policy
+    `launcher.trusted-downloads`)."""
+    from verifier.launch.commands import shell_commands, trusted_downloads
+
+    return shell_commands(downloads=trusted_downloads(job.policy))
+
+
 def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None,
                 on_load: Callable[[str, str], None] | None = None,
                 file_checks: list[tuple[str, Text, Text, bool | None]] | None = None) -> Reader:
@@ -236,11 +246,9 @@ def make_reader(job: KeyJob, mounts: Mapping[str, str] | None = None,
             return None
         return _file_test(job, op, path, state.cwd, mounts)
 
-    from verifier.launch.commands import shell_commands, trusted_downloads
     from verifier.shell.trace import Reader  # loaded when a multi-node launch is read, not at import
 
-    reader = Reader(load=load, unknown=unknown, file_test=file_test,
-                    commands=shell_commands(downloads=trusted_downloads(job.policy)))
+    reader = Reader(load=load, unknown=unknown, file_test=file_test, commands=reader_commands(job))
     return reader
 
 

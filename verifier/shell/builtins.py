@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from typing import Protocol
 
+from verifier.core import shellwords
 from verifier.core.linear_regex import compile_pattern
 from verifier.core.processcache import ByObject, ByText
 from verifier.shell.arith import is_number
@@ -525,9 +526,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
         if why is not None:
             raise _limit(why, loc)
     if not isinstance(head, str):
-        _output_unknown(w, loc, cmd)
-        w.status = None
-        return [w]
+        return _ran_unknown(w, loc, cmd)
     if shadowed:
         return call_function(ev, cmd, w.funcs[head], fields[1:], w, loc)
     if head in OPTION_BUILTINS:
@@ -557,9 +556,7 @@ def dispatch(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
         _note_download(ev, values)
     if head in FETCHERS:
         _note_fetch(ev, head, values, loc)
-    _output_unknown(w, loc, cmd)
-    w.status = None
-    return [w]
+    return _ran_unknown(w, loc, cmd)
 
 
 def _templated(ev: Evaluator, w: World, argv_start: int, placed: list[Placed]) -> tuple[Placed, ...]:
@@ -674,6 +671,13 @@ def _command_text(cmd: Simple) -> str:
     return _COMMAND_TEXTS.put(cmd, "$(" + " ".join(x.raw for x in cmd.words) + ")")
 
 
+def _ran_unknown(w: World, loc: Loc, cmd: Simple) -> list[World]:
+    """The outcome of a command the evaluator does not run: unknown status and output."""
+    _output_unknown(w, loc, cmd)
+    w.status = None
+    return [w]
+
+
 def _output_unknown(w: World, loc: Loc, cmd: Simple) -> None:
     if w.out is not None:
         w.out.append((Opaque(_command_text(cmd), loc), loc))
@@ -743,9 +747,7 @@ def run_child(ev: Evaluator, cmd: Simple, fields: list[Binding], child: ChildMat
         return [w]
     read = _script_file(ev, shown(fields[0][0]), script_value, loc)
     if read is None:
-        _output_unknown(w, loc, cmd)
-        w.status = None
-        return [w]
+        return _ran_unknown(w, loc, cmd)
     return _follow(ev, read[0], read[1], 1, env, script_value, tuple(fields[child.script + 1:]), w, loc)
 
 
@@ -780,9 +782,7 @@ def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMat
             raise _limit(unread_code(head, "file", shown(target)), loc)
         read = _script_file(ev, head, target, loc)
         if read is None:
-            _output_unknown(w, loc, cmd)
-            w.status = None
-            return [w]
+            return _ran_unknown(w, loc, cmd)
         (text, name), first, arg0, args = read, 1, target, tuple(fields[shell.rest:])
     elif shell.source == "inline":
         code = values[index]
@@ -793,13 +793,12 @@ def run_shell(ev: Evaluator, cmd: Simple, fields: list[Binding], shell: ShellMat
         arg0 = named if isinstance(named, str) else head
         args = tuple(fields[shell.rest + 1:])
     else:
-        if stdin is None or not all(isinstance(v, str) for v, _ in stdin):
-            fed = "".join(shown(v) for v, _ in stdin or ())
-            if trusted_download(_piped_words(fed), ev.options.commands):
-                _output_unknown(w, loc, cmd)  # a trusted download (policy launcher.trusted-downloads)
-                w.status = None
-                return [w]
-            raise _limit(unread_code(head, "stdin", fed), loc)
+        if not _known_text(stdin):
+            why = _unread_stdin(ev, head, stdin)
+            if why is not None:
+                raise _limit(why, loc)
+            return _ran_unknown(w, loc, cmd)  # a trusted download (policy launcher.trusted-downloads)
+        assert stdin is not None
         # a here-document's lines carry where they are written; other text is taken as the command's line
         text, name, arg0, args = "".join(str(v) for v, _ in stdin), loc[0], head, tuple(fields[shell.rest:])
         first = stdin[0][1][1] if stdin and stdin[0][1][0] == loc[0] and stdin[0][1][1] else loc[1]
@@ -814,10 +813,7 @@ def _unread_python(ev: Evaluator, values: list[Val], code: PythonCode, stdin: li
     are what they were: Python the walkers do not read (docs/hostile-inputs.md)."""
     program = shown(values[0])
     if code.source == "stdin":
-        if stdin is not None and all(isinstance(v, str) for v, _ in stdin):
-            return None
-        fed = "".join(shown(v) for v, _ in stdin or ())
-        return None if trusted_download(_piped_words(fed), ev.options.commands) else unread_code(program, "stdin", fed)
+        return None if _known_text(stdin) else _unread_stdin(ev, program, stdin)
     target = values[code.index]
     fetched = fetched_at(ev.fetched, shown(target))  # a fetch into a directory only the run names, too
     if fetched is not None:
@@ -825,15 +821,30 @@ def _unread_python(ev: Evaluator, values: list[Val], code: PythonCode, stdin: li
     return None if isinstance(target, str) else unread_code(program, "file", shown(target))
 
 
+def _known_text(stdin: list[tuple[Val, Loc]] | None) -> bool:
+    """Whether a program's standard input is text the script holds (a here-document, a here-string,
+    the known output of the command piped into it)."""
+    return stdin is not None and all(isinstance(v, str) for v, _ in stdin)
+
+
+def _unread_stdin(ev: Evaluator, program: str, stdin: list[tuple[Val, Loc]] | None) -> str | None:
+    """Why a shell or Python reading its program from standard input that the script does not hold
+    is not read, or None when that input is a trusted download (policy `launcher.trusted-downloads`)."""
+    fed = "".join(shown(v) for v, _ in stdin or ())
+    return None if trusted_download(_piped_words(fed), ev.options.commands) else unread_code(program, "stdin", fed)
+
+
 def _piped_words(fed: str) -> list[str]:
     """The words of the one command whose output a pipe feeds (`$(curl -LsSf URL)`, the text of its
-    unknown output, `_command_text`) when they are plain words; else none."""
+    unknown output, `_command_text`), split as the shell would; none when a word would be expanded
+    at run time (a parameter, a command substitution, a glob)."""
     if not (fed.startswith("$(") and fed.endswith(")")):
         return []
-    words = [w[1:-1] if len(w) > 1 and w[0] == w[-1] and w[0] in "\"'" else w for w in fed[2:-1].split()]
-    if any(c in word for word in words for c in "$`'\"(){}<>|;&*?[\\"):
+    try:
+        words = shellwords.split(fed[2:-1])
+    except ValueError:  # an unterminated quote
         return []
-    return words
+    return [] if any(c in word for word in words for c in "$`*?[") else words
 
 
 def _follow(ev: Evaluator, text: str, name: str, first_line: int, env: dict[str, Binding], arg0: str,
@@ -1654,9 +1665,7 @@ def _command(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin:
     handler = _BUILTINS.get(head) if isinstance(head, str) else None
     if handler is not None:
         return handler(ev, cmd, rest, w, stdin, loc)
-    _output_unknown(w, loc, cmd)
-    w.status = None
-    return [w]
+    return _ran_unknown(w, loc, cmd)
 
 
 def _exec(ev: Evaluator, cmd: Simple, fields: list[Binding], w: World, stdin: list[tuple[Val, Loc]] | None,

@@ -400,6 +400,17 @@ def match_python_code(words: list[Val], commands: Commands) -> PythonCode | None
     return PythonCode("file", j)
 
 
+def program_code(words: list[Val], commands: Commands) -> tuple[str, int] | None:
+    """Where a shell or Python interpreter the command starts reads its program (`match_shell`,
+    `match_python_code`): `inline`, `stdin` or `file`, with the index of the code or file word (-1
+    for standard input); None for any other command."""
+    shell = match_shell(words, commands)
+    if shell is not None:
+        return shell.source, shell.child.script
+    code = match_python_code(words, commands)
+    return None if code is None else (code.source, code.index)
+
+
 def _command_start(words: list[Val], commands: Commands) -> int | None:
     """The word where the command behind the command's child wrappers starts (wrappers stack, one
     running the next); None when a wrapper runs no command (`_after_wrapper`)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from verifier.shell.expansion import field_spans
+from verifier.shell.values import Opaque, Val
 
 
 # Not frozen, but never changed once made (one object may stand in many texts, `known_seg`): a
@@ -199,3 +200,9 @@ def may_stand_in(value: str | None) -> bool:
     """Whether a stand-in (verifier.shell.trace, Stand-ins) may take a value's place: a stand-in is
     not empty and holds no blank, so a reading made with it holds only for values that are alike."""
     return bool(value) and _NOT_A_STAND_IN.search(value) is None  # type: ignore[arg-type]
+
+
+def as_vals(texts: Iterable[Text], loc: tuple[str, int]) -> list[Val]:
+    """Command words as the launcher tables read them (verifier.shell.launchers): the known ones as
+    their text, any other as a value only the run knows (written at `loc`)."""
+    return [plain(t) if is_known(t) else Opaque(plain(t), loc) for t in texts]

@@ -73,7 +73,7 @@ from verifier.core import processcache
 from verifier.shell import arith, expansion, utilities
 from verifier.shell.arith import is_number
 from verifier.shell.conditions import eval_bracket, eval_double, eval_single
-from verifier.shell.launchers import SHELLS, Commands, match_python_code, match_shell
+from verifier.shell.launchers import Commands, program_code
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
     AndOr,
@@ -97,6 +97,7 @@ from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.text import (
     Seg,
     Text,
+    as_vals,
     blocking,
     concat,
     is_known,
@@ -118,10 +119,8 @@ from verifier.shell.unmodelled import (
     unmodelled_declaration,
 )
 from verifier.shell.values import (
-    Opaque,
     Pattern,
     RefNotFollowed,
-    Val,
     follow_ref,
     glob_match,
     replace_pattern,
@@ -548,7 +547,7 @@ class Reader:
                     self.capture.pop()
                     self.external_in_capture = external
             _left_by_subshell(st, sub)
-            if feeding is not None and len(self.events) > before and _reads_code(self.events[before]) and \
+            if feeding is not None and len(self.events) > before and self.reads_stdin(self.events[before]) and \
                     all(is_known(a) for a in feeding.argv):
                 # a shell reading the previous command's output: a caller judges it by that command's
                 # words (verifier.launch.follow, a trusted download), which then decide the reading
@@ -1285,18 +1284,23 @@ class Reader:
         utilities.note_fetches(self.fetched, name, words, line)
         utilities.note_fetches(self.downloaded, name, words, line)
 
+    def reads_stdin(self, event: Event) -> bool:
+        """Whether a recorded command is a shell or Python reading its program from standard input
+        (verifier.shell.launchers.program_code): from a pipe, the previous command's output."""
+        if self.commands is None:
+            return False
+        found = program_code(as_vals(event.argv, (event.file, event.line)), self.commands)
+        return found is not None and found[0] == "stdin"
+
     def run_fetched(self, argv: list[Text], st: State, line: int) -> None:
         """A shell or Python started on a file the script downloaded or copied in first (`curl -o F URL;
         bash F`; `downloaded`, not the script's own writes): what runs is the download, not the tree's
         file, so the command and every later one carry it (`unmodelled`), as a fetched file sourced does."""
         assert self.commands is not None
-        words: list[Val] = [plain(a) if is_known(a) else Opaque(plain(a), (st.file, line)) for a in argv]
-        shell = match_shell(words, self.commands)
-        code = None if shell is not None else match_python_code(words, self.commands)
-        index = shell.child.script if shell is not None and shell.source == "file" else \
-            code.index if code is not None and code.source == "file" else None
-        if index is None:
+        found = program_code(as_vals(argv, (st.file, line)), self.commands)
+        if found is None or found[0] != "file":
             return
+        index = found[1]
         self.decide(argv[index])  # whether it names a fetched file is asked of its characters
         path = plain(argv[index])
         fetched = utilities.fetched_at(self.downloaded, posixpath.normpath(path))
@@ -2767,12 +2771,6 @@ def _why_unknown(text: Text | None) -> str:
     """Why a value is not known: its first unknown segment's reason (`runtime` for none: standard
     input, a pipe)."""
     return next((seg.why for seg in text or () if not seg.known), "runtime")
-
-
-def _reads_code(event: Event) -> bool:
-    """Whether a shell or Python is among a recorded command's first words (behind a wrapper, too):
-    a program that may read its code from the pipe."""
-    return any((word := plain(a).rsplit("/", 1)[-1]) in SHELLS or word.startswith("python") for a in event.argv[:4])
 
 
 def _left_by_subshell(st: State, sub: State) -> None:
