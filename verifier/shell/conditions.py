@@ -202,10 +202,18 @@ def _int_operand(ops: Operands[V], text: str, double: bool) -> int | bool | None
     if not double:
         found = _BRACKET_INTEGER.fullmatch(text)
         return int(found.group(1)) if found else False  # `[ x -eq 1 ]` with a non-integer: an error, the test fails
+    number = literal_integer(text)
+    return number if number is not None else ops.arith(text.strip(BLANKS))
+
+
+def literal_integer(text: str) -> int | None:
+    """The number an operand of a `[[ ]]` integer comparison is without evaluating arithmetic: a
+    decimal integer (no octal leading 0) between optional blanks; None for any other text (read as
+    an arithmetic expression, `Operands.arith`)."""
     text = text.strip(BLANKS)
     if _INTEGER.fullmatch(text) and not (len(text.lstrip("+-")) > 1 and text.lstrip("+-")[0] == "0"):
         return int(text)
-    return ops.arith(text)
+    return None
 
 
 class _Double(Generic[V]):
@@ -337,4 +345,4 @@ def eval_bracket(ops: Operands[V], args: Sequence[V]) -> bool | None:
 
 
 __all__ = ["Item", "Operands", "binary", "compared_number", "eval_bracket", "eval_double", "eval_single",
-           "number_comparison", "unary"]
+           "literal_integer", "number_comparison", "unary"]

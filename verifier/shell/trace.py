@@ -65,14 +65,14 @@ import dataclasses
 import posixpath
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 from verifier.core import processcache
 from verifier.shell import arith, expansion, utilities
 from verifier.shell.arith import is_number
-from verifier.shell.conditions import eval_bracket, eval_double, eval_single
+from verifier.shell.conditions import eval_bracket, eval_double, eval_single, literal_integer
 from verifier.shell.launchers import Commands, program_code
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
@@ -571,6 +571,10 @@ class Reader:
             argv.extend(self.expand(word, st))
         if not argv or plain(argv[0]) not in ("echo", "printf") or not all(is_known(a) for a in argv):
             return None
+        if self.marks and len(argv) == 2 and plain(argv[0]) == "echo":
+            derived = self.derived_pipeline(argv[1], pipe, st)
+            if derived is not None:
+                return derived
         self.decide(*argv)  # the filters read the text's characters
         text = self.echo(plain(argv[0]), argv[1:])
         if text is None:
@@ -591,6 +595,46 @@ class Reader:
             text, status = result
         if self.capture is not None and not self.redirected(pipe.cmds[-1]):  # type: ignore[arg-type]
             self.capture[-1].append(text)
+        return status
+
+    def derived_pipeline(self, value: Text, pipe: Pipeline, st: State) -> bool | None:
+        """`X=$(echo "$Y" | tr x '\\n' | sort -n | tail -1)` with a stand-in for Y: a derived stand-in
+        (`Reader.marks`) for the line the filters print, as a prefix removal is, when their output is
+        captured, the echoed value is one whole stand-in and the filters' words hold none; the same
+        pipeline run again on each value (`_pipeline_again`) must print one line as this one did, end
+        it as this one did, and give the same status. None: not such a pipeline (`text_pipeline`
+        decides the stand-in)."""
+
+        found = _MARK.fullmatch(value[0].text) if len(value) == 1 else None
+        if found is None or int(found.group(1)) >= len(self.marks) or self.capture is None \
+                or self.redirected(pipe.cmds[-1]):  # type: ignore[arg-type]
+            return None
+        filters: list[tuple[str, ...]] = []
+        for cmd in pipe.cmds[1:]:
+            if not isinstance(cmd, Simple) or not cmd.words or cmd.assigns or cmd.redirects:
+                return None
+            words: list[Text] = []
+            for word in cmd.words:
+                words.extend(self.expand(word, st))
+            if not all(is_known(w) and "\x00" not in plain(w) for w in words):
+                return None
+            filters.append(tuple(plain(w) for w in words))
+        base = int(found.group(1))
+        ran = _echo_filters(self.actual[base], tuple(filters), (st.file, pipe.cmds[-1].line))  # type: ignore[union-attr]
+        if ran is None:
+            return None
+        out, status = ran
+        ended = out.endswith("\n")
+        line = out[:-1] if ended else out
+        if not may_stand_in(line):
+            return None  # empty, several lines or blanks: the filters read the characters (decided)
+        how = partial(_pipeline_again, filters=tuple(filters), origin=(st.file, pipe.cmds[-1].line),  # type: ignore[union-attr]
+                      ended=ended, status=status)
+        self.marks.append((self.marks[base][0], base, how))
+        self.actual.append(line)
+        seg = value[0]
+        mark = (known_seg(f"\x00{len(self.marks) - 1}\x00", seg.file, seg.line),)
+        self.capture[-1].append(concat(mark, text_of("\n", seg.file, seg.line)) if ended else mark)
         return status
 
     def command(self, node: Command, st: State) -> bool | None:
@@ -1747,7 +1791,9 @@ class Reader:
             parsed = _yaml_doc(rel, text)
             return None if parsed is None else (parsed[0], dict(parsed[1]), rel)
 
-        values = {k: plain(v) for k, v in st.vars.items() if k in st.exported and is_known(v)}
+        # with stand-ins the snippet sees the values: it depends on the characters only of those it
+        # looks at, and a listed value's stand-in is not the integer its value may be
+        values = {k: plain(self.with_values(v)) for k, v in st.vars.items() if k in st.exported and is_known(v)}
         key = (code, st.file, node.line)
         ran = self.snippet_again(key, values, st, node.line)
         if ran is None:
@@ -1760,9 +1806,7 @@ class Reader:
                 error = str(exc)
             finally:
                 self.reads |= env.seen
-                # what the snippet printed depends on the characters of the variables it looked up
-                # (or listed): their stand-ins decide it (module docstring, Stand-ins)
-                self.decide(*(st.vars.get(name) for name in env.seen))
+                self.snippet_read(env.asked, env.listing_key() if env.listed else None, st)
             ran = _SnippetRun(tuple(env.asked.items()), env.listing_key() if env.listed else None,
                               tuple(loads), frozenset(env.seen), out, error)
             runs = _SNIPPET_RUNS.setdefault(key, [])
@@ -1798,10 +1842,24 @@ class Reader:
                     self.files.append(found[0])
             else:
                 self.reads |= ran.seen
-                self.decide(*(st.vars.get(name) for name in ran.seen))
+                self.snippet_read((name for name, _value in ran.env), ran.listed, st)
                 return ran
             del self.files[mark:]  # a file holds other text here (the other tree): not this run
         return None
+
+    def snippet_read(self, asked: Iterable[str], listed: _Listing | None, st: State) -> None:
+        """What a python3 snippet's output depends on, for the stand-ins (module docstring,
+        Stand-ins): the characters of every variable it looked up, and of every listed value it read
+        (their stand-ins decide it); whether a listed value it only gave to `int()` is an integer (a
+        check)."""
+        names = set(asked)
+        if listed is not None:
+            names.update(name for name, _value in listed[1])
+            for name, is_int in listed[2]:
+                value = st.vars.get(name)
+                if name not in names and value is not None:
+                    self.check((value,), _python_int, is_int)
+        self.decide(*(st.vars.get(name) for name in names))
 
     def echo(self, name: str, args: list[Text]) -> Text | None:
         """What `echo` or `printf` prints (verifier.shell.utilities), exactly: its final newline
@@ -1963,9 +2021,7 @@ class Reader:
             elif kind in ("cmd", "proc"):  # a process substitution is read as the command it runs
                 value = self.command_substitution(payload, st, line)
             else:
-                number = self.arith(payload, st, line)
-                value = text_of(str(number), file, line) if number is not None else \
-                    (Seg(f"$(({payload}))", file, line, False, "runtime"),)
+                value = self.arith_expansion(payload, st, line, file)
             if isinstance(value, list):  # "${A[@]}" / "$@"
                 if not value:
                     if len(word.parts) == 1:
@@ -2367,6 +2423,58 @@ class Reader:
         except (arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
             return None
 
+    def arith_expansion(self, expr: str, st: State, line: int, file: str) -> Text:
+        """`$(( expr ))`: its number, written here (a value the reader does not know when it has none).
+
+        With stand-ins, an expression that reads one stand-in whole (`$((NODE_RANK - xP * N))`),
+        every other value it reads holding none, and assigns nothing is a derived stand-in
+        (`Reader.marks`): the same expression of the value, evaluated again for each value
+        (`_arith_again`), as a prefix removal is. Any other expression with a stand-in decides it
+        (`arith`)."""
+        if self.marks and "$" not in expr and "`" not in expr:
+            derived = self.derived_arith(expr, st, line, file)
+            if derived is not None:
+                return derived
+        number = self.arith(expr, st, line)
+        return text_of(str(number), file, line) if number is not None else \
+            (Seg(f"$(({expr}))", file, line, False, "runtime"),)
+
+    def derived_arith(self, expr: str, st: State, line: int, file: str) -> Text | None:
+        """The derived stand-in of `arith_expansion` (None: the expression is not one)."""
+        fixed: dict[str, str] = {}  # the other variables read, and the values they gave
+        whole: dict[str, int] = {}  # the variables that held one whole stand-in: its index
+
+        def lookup(name: str) -> str:
+            value = self.lookup(name, st, line)
+            if not is_known(value):
+                raise _NotDerived
+            if len(value) == 1:
+                found = _MARK.fullmatch(value[0].text)
+                if found is not None and int(found.group(1)) < len(self.marks):
+                    whole[name] = int(found.group(1))
+                    return self.actual[whole[name]]
+            text = plain(value)
+            if "\x00" in text:
+                raise _NotDerived  # a stand-in inside other text: `arith` decides it
+            fixed[name] = text
+            return text
+
+        def assign(name: str, value: int) -> None:
+            raise _NotDerived  # `arith` follows the assignment (and decides the stand-ins it read)
+
+        try:
+            number = arith.evaluate(expr, lookup, assign)
+        except (_NotDerived, arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError,
+                OverflowError):
+            return None
+        if len(set(whole.values())) != 1:
+            return None  # no stand-in (`arith` gives the number), or two (`arith` decides them)
+        base = next(iter(whole.values()))
+        self.marks.append((self.marks[base][0], base,
+                           partial(_arith_again, expr=expr, names=frozenset(whole), fixed=tuple(fixed.items()))))
+        self.actual.append(str(number))
+        return (known_seg(f"\x00{len(self.marks) - 1}\x00", file, line),)
+
     # ------------------------------------------------------------------ tests
 
     def double_test(self, words: Sequence[Word], st: State, line: int) -> bool | None:
@@ -2387,9 +2495,21 @@ class Reader:
         return outcome
 
     def single_test(self, name: str, args: Sequence[Text], st: State, line: int) -> bool | None:
-        """`[ ... ]` / `test ...` on expanded words (verifier.shell.conditions)."""
-        ops = _Operands(self, st, line)
-        return eval_bracket(ops, args) if name == "[" else eval_single(ops, args)
+        """`[ ... ]` / `test ...` on expanded words (verifier.shell.conditions).
+
+        With stand-ins in its words its outcome is only a branch taken, as a `[[ ]]`'s: it is
+        evaluated with the values and kept as a check (`check`), evaluated again with other values
+        by `_replay_single` from the words alone, when it asked the tree and the state nothing (a
+        file test, `-v`); one that asked decides its words' stand-ins instead."""
+        test = eval_bracket if name == "[" else eval_single
+        if not self.marks or not any("\x00" in seg.text for arg in args for seg in arg):
+            return test(_Operands(self, st, line), args)
+        ops = _Operands(self, st, line, record=True)
+        outcome = test(ops, [self.with_values(arg) for arg in args])
+        if ops.answers:
+            self.decide(*args)  # its answers are for these values' paths and names
+        self.check(tuple(args), partial(_replay_single, bracket=name == "["), outcome)
+        return outcome
 
     def pattern(self, word: Word, st: State) -> Pattern | None:
         """The glob pattern a word stands for (`[[ x == <word> ]]`, a `case` pattern, the operand of
@@ -2482,6 +2602,10 @@ class Reader:
             self.decide(*argv[1:2])  # the file read (its other words are only positional values)
             for gen in generated.values():
                 self.decide(gen.text, gen.path)  # a generated file sourced: its text is parsed
+            return
+        if name in ("[", "test") and name not in st.funcs:
+            # its words are a check or decide in `single_test`; what else it reads decides here
+            self.decide(*prefix.values(), stdin)
             return
         builtin = name in _FOLLOWED or \
             (name in ("echo", "printf") and (self.capture is not None or _writes_file(node))) or \
@@ -2611,6 +2735,16 @@ class _Operands:
         return found
 
     def arith(self, text: str) -> int | None:
+        if self.record and "\x00" in text:
+            # a stand-in whose value is a decimal number (`[[ $NODE_RANK -eq 0 ]]`): the comparison
+            # reads that number, with no arithmetic to evaluate; the `[[ ]]` is a check
+            # (Reader.double_test), and so is that another value is such a number too (its replay
+            # then reads it without asking `arith`, as this one does)
+            held = text_of(text)
+            number = literal_integer(plain(self.r.with_values(held)))
+            if number is not None:
+                self.r.check((held,), _reads_as_literal_integer, True)
+                return number
         self.r.decide(text)  # read as a number
         if "$" in text or "`" in text:  # an operand is not expanded again
             return None
@@ -2756,6 +2890,78 @@ def _makes_pattern(values: tuple[Text, ...]) -> bool:
     return expansion.may_glob(plain(values[0]))
 
 
+def _echo_filters(value: str, filters: tuple[tuple[str, ...], ...],
+                  origin: tuple[str, int | None]) -> tuple[str, bool | None] | None:
+    """What `echo VALUE | filter | ...` prints and its status (verifier.shell.filters; None: a filter
+    the reader does not evaluate)."""
+    from verifier.shell.filters import apply_filter
+
+    count, newline, escapes = utilities.echo_options([value])
+    words = [value][count:]
+    if escapes:
+        words = [utilities.unescape(word) for word in words]
+    text = text_of(" ".join(words) + ("\n" if newline else ""), *origin)
+    status: bool | None = True
+    for words_of_filter in filters:
+        result = apply_filter(list(words_of_filter), text, origin)
+        if result is None:
+            return None
+        text, status = result
+    return plain(text), status
+
+
+def _pipeline_again(value: str, filters: tuple[tuple[str, ...], ...], origin: tuple[str, int | None], ended: bool,
+                    status: bool | None) -> str:
+    """A derived stand-in of `Reader.derived_pipeline` for its stand-in's value: the line the
+    pipeline prints; empty (no stand-in's value: the reading does not hold) when it prints otherwise
+    than one line ended as before, or gives another status."""
+    ran = _echo_filters(value, filters, origin)
+    if ran is None or ran[1] != status or ran[0].endswith("\n") != ended:
+        return ""
+    line = ran[0][:-1] if ended else ran[0]
+    return line if may_stand_in(line) else ""
+
+
+class _NotDerived(Exception):  # noqa: N818 (a signal: `Reader.derived_arith` gives no derived stand-in)
+    pass
+
+
+def _arith_again(value: str, expr: str, names: frozenset[str], fixed: tuple[tuple[str, str], ...]) -> str:
+    """A derived stand-in of `Reader.derived_arith` for the value of its stand-in: the expression
+    evaluated again, each of `names` holding the value and the other variables what they held; empty
+    (no stand-in's value: the reading does not hold) when it reads any other variable, assigns, or
+    fails with this value."""
+    known = dict(fixed)
+
+    def lookup(name: str) -> str:
+        if name in names:
+            return value
+        if name in known:
+            return known[name]
+        raise arith.ArithUnknown(name)
+
+    def assign(name: str, number: int) -> None:
+        raise arith.ArithError("an assignment")
+
+    try:
+        return str(arith.evaluate(expr, lookup, assign))
+    except (arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
+        return ""
+
+
+def _replay_single(values: tuple[Text, ...], bracket: bool) -> bool | None:
+    """A `[ ]` or `test` evaluated again with other words (`Reader.single_test`); one that asks the
+    tree or the state anything comes out otherwise (StopIteration, as a `[[ ]]` replay asking more)."""
+    ops = _Replayed((), (), ())
+    return eval_bracket(ops, values) if bracket else eval_single(ops, values)
+
+
+def _reads_as_literal_integer(values: tuple[Text, ...]) -> bool:
+    """Whether a `[[ ]]` integer comparison reads its operand as a number without arithmetic
+    (`_Operands.arith` with stand-ins)."""
+    return literal_integer(plain(values[0])) is not None
+
+
 def _replay_double(values: tuple[Text, ...], words: tuple[Word, ...], patterns: tuple[Pattern | None, ...],
                    answers: tuple[object, ...]) -> bool | None:
     """A `[[ ]]` evaluated again with other operand values (`Reader.double_test`)."""
@@ -2862,7 +3068,7 @@ class _Observed(Mapping[str, str]):
         """The snippet asked whether a listed value is an integer."""
         self.shapes.setdefault(name, is_int)
 
-    def listing_key(self) -> tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]]:
+    def listing_key(self) -> _Listing:
         """What a run that listed the environment depends on from the listing (`_SnippetRun.listed`)."""
         return tuple(self._env), tuple(self.looked.items()), tuple(self.shapes.items())
 
@@ -2891,6 +3097,11 @@ class _Observed(Mapping[str, str]):
         self.listed = True
 
 
+# what a python3 snippet's listing of its environment depends on (`_Observed.listing_key`): the names
+# listed, the listed values whose characters it read, and those it only asked whether they are integers
+_Listing = tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]]
+
+
 @dataclass(frozen=True)
 class _SnippetRun:
     """One run of a python3 data snippet (`Reader.snippet`): the answers it got (each environment
@@ -2900,15 +3111,14 @@ class _SnippetRun:
     env: tuple[tuple[str, str | None], ...]
     # a listing's names, the listed values whose characters it read, and those it only asked
     # whether they are integers (`_Observed.listing_key`)
-    listed: tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]] | None
+    listed: _Listing | None
     loads: tuple[tuple[str, tuple[str, str] | None], ...]
     seen: frozenset[str]
     out: Text | None
     error: str | None
 
 
-def _same_listing(listed: tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]],
-                  values: Mapping[str, str]) -> bool:
+def _same_listing(listed: _Listing, values: Mapping[str, str]) -> bool:
     """Whether listing `values` answers a snippet run's listing alike (`_Observed.listing_key`): the
     same names in the same order, the same values where it read them, the same integers-or-not
     where it asked only that."""
@@ -2918,6 +3128,11 @@ def _same_listing(listed: tuple[tuple[str, ...], tuple[tuple[str, str | None], .
     if any(values.get(name) != value for name, value in looked):
         return False
     return all(_is_int(values[name]) == is_int for name, is_int in shapes)
+
+
+def _python_int(values: tuple[Text, ...]) -> bool:
+    """Whether Python's `int()` takes a listed value (`Reader.snippet_read`)."""
+    return _is_int(plain(values[0]))
 
 
 def _is_int(value: str) -> bool:
