@@ -316,7 +316,7 @@ def test_both_walkers_keep_run_time_values_unknown() -> None:
 # pipelines of the filters the walkers follow, slices, indirection, brace sequences and lists
 SEMANTICS_PROGRAMS = [
  'V=$((010 + 1))', 'V=$((0x1f))', 'V=$((16#ff))', 'V=$((2#101))', 'V=$((-7 % 3))', 'V=$((-7 / 2))', 'V=$((2 ** 10))', 'V=$((1 << 4))',
- 'V=$(( 5 > 3 ? 10 : 20 ))', 'V=$((a=3, a*2))', 'x=5; V=$((x++ + x))', 'V=$(( "3" + 1 ))', 'x=; V=$((x + 1))', 'x=abc; abc=7; V=$((x + 1))',
+ 'V=$(( 5 > 3 ? 10 : 20 ))', 'V=$((a=3, a*2))', 'x=5; V=$((x++ + x))', 'V=$(( "3" + 1 ))', 'x=; V=$((x + 1))', 'x=abc; abc=7; V=$((x + 1))', 'x=012; V=$((x + 1))', 'x=-010; V=$((x))',
  "V=$'a\\tb'", "V=$'\\x41\\n'", 'V=$"hello"', 'V=${X:-}', 'X=abc; V=${X/#/pre}', 'X=abc; V=${X/%/suf}', 'X=abc; V=${X//}', 'X=aXbX; V=${X//X}',
  'X="a*b"; V=${X/"*"/S}', 'X="a*b"; V=${X/\\*/S}', 'X=abc; V=${X/b*/Z}', 'X=/a/b/c.d.e; V="${X##*/}|${X%%.*}|${X%.*}|${X#*.}"',
  'printf -v V "%d" 42', 'printf -v V "%05.1f" 3.14159', 'printf -v V "%x|%o|%e" 255 8 1234.5', 'printf -v V "%s-%s" a', 'printf -v V "%b" "a\\tb"',

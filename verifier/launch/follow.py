@@ -46,7 +46,19 @@ from verifier.launch.runner import (
 )
 from verifier.launch.sharing import active_audit, long_way, point_of
 from verifier.shell.launchers import match_python_code, match_shell, plain_command, trusted_download
-from verifier.shell.text import Seg, Text, as_vals, is_known, may_stand_in, plain, slice_text, text_of
+from verifier.shell.text import (
+    Mark,
+    Seg,
+    Text,
+    as_vals,
+    is_known,
+    mark_roots,
+    may_stand_in,
+    plain,
+    slice_text,
+    stand_in_values,
+    text_of,
+)
 from verifier.shell.unmodelled import unknown_unset, unread_code, unread_script
 
 if TYPE_CHECKING:
@@ -124,7 +136,7 @@ class _Template:
     keys: tuple[str, ...]
     fixed: dict[str, Text]
     words: dict[str, tuple[str, int | None, str]]
-    marks: list[tuple[str, int | None, Callable[[str], str] | None]]
+    marks: list[Mark]
     reading: _Reading
     plans: list[_EventPlan]
     checks: list[tuple[tuple[Text, ...], Callable[[tuple[Text, ...]], object], object]]
@@ -145,16 +157,7 @@ class _Template:
 
     def values(self, env: Mapping[str, Text]) -> list[str] | None:
         """The value of every stand-in for this environment (None: a derived one may not take its place)."""
-        out: list[str] = []
-        for name, base, how in self.marks:
-            if base is None or how is None:
-                out.append(plain(env[name]))
-                continue
-            value = how(out[base])
-            if not may_stand_in(value):
-                return None  # `${X%%:*}` of this value is empty or blank: the reading does not hold
-            out.append(value)
-        return out
+        return stand_in_values(self.marks, lambda name: plain(env[name]))
 
     def instance(self, job: KeyJob, env: Mapping[str, Text]) -> _Reading | None:
         """The reading for an environment that `fits` (None: a test comes out otherwise with its values)."""
@@ -293,11 +296,10 @@ def _misplaced(reader: Reader, result: ReadResult, env: Mapping[str, Text], stan
     def scan(text: str, only: set[str] | None) -> None:
         for m in _MARK.finditer(text):
             index = int(m.group(1))
-            name = marks[index][0] if index < len(marks) else None
-            if name is None:
+            if index >= len(marks):
                 bad.update(standins)  # not a stand-in of this reading: none is told apart
-            elif only is None or name in only:
-                bad.add(name)
+                continue
+            bad.update(name for name in mark_roots(marks, index) if only is None or name in only)
         if text.count("\x00") != 2 * len(_MARK.findall(text)):
             bad.update(standins)
 

@@ -31,7 +31,17 @@ from verifier.configs.points import Point
 from verifier.configs.runners import runners
 from verifier.launch.job import KeyJob
 from verifier.launch.sharing import active_audit, long_way, point_of
-from verifier.shell.text import Seg, Text, concat, is_known, may_stand_in, plain, text_of
+from verifier.shell.text import (
+    Mark,
+    Seg,
+    Text,
+    concat,
+    is_known,
+    may_stand_in,
+    plain,
+    stand_in_values,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from verifier.shell.launchers import Commands
@@ -317,7 +327,7 @@ class _Template:
 
     fixed: dict[str, str | None]
     words: tuple[str, ...]
-    marks: list[tuple[str, int | None, Callable[[str], str] | None]]
+    marks: list[Mark]
     events: list[Event]
     stopped: tuple[str, int] | None
     problems: list[Problem]
@@ -339,13 +349,7 @@ class _Template:
 
     def values(self, env: Mapping[str, str]) -> list[str] | None:
         """The value of every stand-in for this environment (None: a derived one may not take its place)."""
-        out: list[str] = []
-        for name, base, how in self.marks:
-            value = env.get(name, "") if base is None or how is None else how(out[base])
-            if base is not None and not may_stand_in(value):
-                return None  # `${X%%:*}` of this value is empty or blank: the reading does not hold
-            out.append(value)
-        return out
+        return stand_in_values(self.marks, lambda name: env.get(name, ""))
 
     def probe(self, job: KeyJob, script: str, env: Mapping[str, str]) -> Probe | None:
         """This environment's probe (None: the reading does not hold for it).

@@ -182,8 +182,8 @@ class _Eval:
         text = value.strip(BLANKS)
         if not text:
             return 0
-        if is_integer(text):
-            return int(text)
+        if is_integer(text) and not (len(text.lstrip("-")) > 1 and text.lstrip("-")[0] == "0"):
+            return int(text)  # a plain decimal (a leading 0 is octal: `X=012; $((X))` is 10)
         if self.depth >= MAX_DEPTH:
             raise ArithError("expression recursion too deep")
         return evaluate(text, self.lookup, self.assign, self.depth + 1)

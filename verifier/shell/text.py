@@ -10,7 +10,7 @@ the line that wrote it.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -200,6 +200,36 @@ def may_stand_in(value: str | None) -> bool:
     """Whether a stand-in (verifier.shell.trace, Stand-ins) may take a value's place: a stand-in is
     not empty and holds no blank, so a reading made with it holds only for values that are alike."""
     return bool(value) and _NOT_A_STAND_IN.search(value) is None  # type: ignore[arg-type]
+
+
+# a stand-in (verifier.shell.trace, Stand-ins): the variable it stands for (for a derived one, that of
+# its first base), the stand-ins it derives from (none for a variable's own) and how its value is
+# made from theirs (`Reader.derive`, `derived_pipeline`, `derived_arith`)
+Mark = tuple[str, tuple[int, ...], Callable[..., str] | None]
+
+
+def mark_roots(marks: Sequence[Mark], index: int) -> frozenset[str]:
+    """The variables a stand-in stands for: its own, or those of every stand-in it derives from."""
+    name, bases, _how = marks[index]
+    if not bases:
+        return frozenset((name,))
+    return frozenset().union(*(mark_roots(marks, base) for base in bases))
+
+
+def stand_in_values(marks: Sequence[Mark], value_of: Callable[[str], str]) -> list[str] | None:
+    """Every stand-in's value for an environment (`value_of` gives a variable's), a derived one made
+    from its bases' (None: a derived one may not take a stand-in's place, `may_stand_in`: the reading
+    does not hold there)."""
+    out: list[str] = []
+    for name, bases, how in marks:
+        if not bases or how is None:
+            out.append(value_of(name))
+            continue
+        value = how(*(out[base] for base in bases))
+        if not may_stand_in(value):
+            return None  # `${X%%:*}` of this value is empty or blank
+        out.append(value)
+    return out
 
 
 def as_vals(texts: Iterable[Text], loc: tuple[str, int]) -> list[Val]:

@@ -95,6 +95,7 @@ from verifier.shell.nodes import (
 )
 from verifier.shell.parser import DECLARERS, parse
 from verifier.shell.text import (
+    Mark,
     Seg,
     Text,
     as_vals,
@@ -103,6 +104,7 @@ from verifier.shell.text import (
     is_known,
     join_fields,
     known_seg,
+    mark_roots,
     may_stand_in,
     origin,
     plain,
@@ -143,6 +145,7 @@ _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
 _MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in (`Reader.stand_in`)
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:,+@%-]+")  # characters no shell parse reads as syntax (`Reader.eval_`)
 
 
 @lru_cache(maxsize=4096)
@@ -398,10 +401,9 @@ class Reader:
         self.fetched: dict[str, int] = {}  # files a command brings in at run time (`curl -o F`): F -> line
         # of those, the files a download or copy brought in (`note_fetch`), not the script's own writes
         self.downloaded: dict[str, int] = {}
-        # stand-ins (module docstring): index -> (variable, stand-in it derives from, how), and the
-        # variables whose stand-in decided something; `decided_all`: a stand-in was cut, its
-        # variable cannot be named (every stand-in counts as decided)
-        self.marks: list[tuple[str, int | None, Callable[[str], str] | None]] = []
+        # stand-ins (module docstring, `Mark`), and the variables whose stand-in decided something;
+        # `decided_all`: a stand-in was cut, its variable cannot be named (every stand-in counts as decided)
+        self.marks: list[Mark] = []
         self.decided: set[str] = set()
         self.decided_all = False
         self.checks: list[tuple[tuple[Text, ...], Callable[[tuple[Text, ...]], object], object]] = []
@@ -609,7 +611,7 @@ class Reader:
         if found is None or int(found.group(1)) >= len(self.marks) or self.capture is None \
                 or self.redirected(pipe.cmds[-1]):  # type: ignore[arg-type]
             return None
-        filters: list[tuple[str, ...]] = []
+        filters: list[tuple[tuple[str, ...], int]] = []  # each filter's words and line
         for cmd in pipe.cmds[1:]:
             if not isinstance(cmd, Simple) or not cmd.words or cmd.assigns or cmd.redirects:
                 return None
@@ -618,23 +620,23 @@ class Reader:
                 words.extend(self.expand(word, st))
             if not all(is_known(w) and "\x00" not in plain(w) for w in words):
                 return None
-            filters.append(tuple(plain(w) for w in words))
+            filters.append((tuple(plain(w) for w in words), cmd.line))
         base = int(found.group(1))
-        ran = _echo_filters(self.actual[base], tuple(filters), (st.file, pipe.cmds[-1].line))  # type: ignore[union-attr]
+        ran = _echo_filters(self.with_values(value), tuple(filters), st.file)
         if ran is None:
             return None
         out, status = ran
-        ended = out.endswith("\n")
-        line = out[:-1] if ended else out
-        if not may_stand_in(line):
-            return None  # empty, several lines or blanks: the filters read the characters (decided)
-        how = partial(_pipeline_again, filters=tuple(filters), origin=(st.file, pipe.cmds[-1].line),  # type: ignore[union-attr]
-                      ended=ended, status=status)
-        self.marks.append((self.marks[base][0], base, how))
-        self.actual.append(line)
-        seg = value[0]
-        mark = (known_seg(f"\x00{len(self.marks) - 1}\x00", seg.file, seg.line),)
-        self.capture[-1].append(concat(mark, text_of("\n", seg.file, seg.line)) if ended else mark)
+        text = plain(out)
+        ended = text.endswith("\n")
+        line = slice_text(out, 0, len(text) - 1) if ended else out
+        if len(line) != 1 or not line[0].known or not may_stand_in(line[0].text):
+            return None  # empty, several lines, blanks, or pieces of several origins: decided
+        how = partial(_pipeline_again, filters=tuple(filters), ended=ended, status=status)
+        self.marks.append((self.marks[base][0], (base,), how))
+        self.actual.append(line[0].text)
+        seg = line[0]  # the printed line's origin, which the filters give whatever the value
+        mark = (Seg(f"\x00{len(self.marks) - 1}\x00", seg.file, seg.line, True, seg.why, seg.many),)
+        self.capture[-1].append(concat(mark, slice_text(out, len(text) - 1)) if ended else mark)
         return status
 
     def command(self, node: Command, st: State) -> bool | None:
@@ -1640,20 +1642,41 @@ class Reader:
             st.positional, st.source_text = saved_pos, saved_source
 
     def eval_(self, args: list[Text], node: Simple, st: State) -> bool | None:
+        """`eval`: its arguments joined, parsed and run here.
+
+        With stand-ins in the text, it is parsed as it is: the reading holds for values that the
+        parse reads alike (`_parses_alike`, a check: every part of the syntax tree made from the text
+        with the values is that part made with the stand-ins, the values put in; `eval "$CMD"` of a
+        server command whose words hold a concurrency); a text whose values parse otherwise decides
+        them."""
         code = join_fields(args)
+        marked = bool(self.marks) and any("\x00" in seg.text for seg in code)
         # the text to run is itself a command's output (`eval "$(python3 ...)"`): nothing it does is known;
         # a run-time value inside known text (`eval "$CMD"` with a host IP in it) is only data
         lead = next((seg for seg in code if seg.text.strip()), None)
         opaque = lead if lead is not None and not lead.known and lead.text.startswith(("$(", "`")) else None
         if opaque is not None:
+            if marked:
+                self.decide(code)
             self.unmodelled(st, node.line, f"evaluates the output of `{opaque.text[:120]}`")
             return None
         source, owners = self.shell_text(code)
         try:
             body = _parse(source, st.file)
         except ShellSyntaxError as exc:
+            if marked:
+                self.decide(code)
             self.unmodelled(st, node.line, f"evaluates text that does not parse ({exc.message})")
             return None
+        if marked:
+            indices = sorted({int(m.group(1)) for m in _MARK.finditer(source)})
+            if source.count("\x00") != 2 * len(_MARK.findall(source)) or any(i >= len(self.marks) for i in indices):
+                self.undecidable()  # a cut stand-in
+            # a value holding shell syntax (`${SLURM_JOB_ID}`, a quote, a blank) is read by the parse:
+            # those decide, so the check is left with values that are plain words
+            self.decide(*(text_of(f"\x00{i}\x00") for i in indices if not _PLAIN_WORD.fullmatch(self.actual[i])))
+            self.check((text_of(source), *(text_of(f"\x00{i}\x00") for i in indices)),
+                       partial(_parses_alike, tree=_syntax(body), indices=tuple(indices), file=st.file), True)
 
         saved, saved_line = self.origin_at, self.event_line
         self.origin_at = _origins(source, owners, st.file, node.line)
@@ -1880,13 +1903,7 @@ class Reader:
                 return None
             pieces = utilities.printf_pieces(fmt, [plain(a) for a in args[1:]])
             return None if pieces is None else text_of("".join(pieces), *origin(args[0]))
-        count, newline, escapes = utilities.echo_options([plain(a) if is_known(a) else None for a in args])
-        words = args[count:]
-        if escapes:
-            words = [text_of(utilities.unescape(plain(w)), *origin(w)) if is_known(w) and "\\" in plain(w) else w
-                     for w in words]
-        body = join_fields(words)
-        return concat(body, text_of("\n", *origin(body))) if newline else body
+        return _echoed(args)
 
     def printf_to(self, target: Text, args: list[Text], st: State, line: int) -> bool:
         """`printf -v NAME FORMAT ARGS`: NAME holds what printf would print (all of it: no capture
@@ -2426,11 +2443,10 @@ class Reader:
     def arith_expansion(self, expr: str, st: State, line: int, file: str) -> Text:
         """`$(( expr ))`: its number, written here (a value the reader does not know when it has none).
 
-        With stand-ins, an expression that reads one stand-in whole (`$((NODE_RANK - xP * N))`),
-        every other value it reads holding none, and assigns nothing is a derived stand-in
-        (`Reader.marks`): the same expression of the value, evaluated again for each value
-        (`_arith_again`), as a prefix removal is. Any other expression with a stand-in decides it
-        (`arith`)."""
+        With stand-ins, an expression that reads stand-ins whole (`$((NODE_RANK - xP * N))`), every
+        other value it reads holding none, and assigns nothing is a derived stand-in (`Reader.marks`):
+        the same expression of the values, evaluated again for each environment (`_arith_again`), as
+        a prefix removal is. Any other expression with a stand-in decides it (`arith`)."""
         if self.marks and "$" not in expr and "`" not in expr:
             derived = self.derived_arith(expr, st, line, file)
             if derived is not None:
@@ -2467,11 +2483,12 @@ class Reader:
         except (_NotDerived, arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError,
                 OverflowError):
             return None
-        if len(set(whole.values())) != 1:
-            return None  # no stand-in (`arith` gives the number), or two (`arith` decides them)
-        base = next(iter(whole.values()))
-        self.marks.append((self.marks[base][0], base,
-                           partial(_arith_again, expr=expr, names=frozenset(whole), fixed=tuple(fixed.items()))))
+        if not whole:
+            return None  # no stand-in: `arith` gives the number
+        bases = tuple(sorted(set(whole.values())))
+        groups = tuple(frozenset(name for name, index in whole.items() if index == base) for base in bases)
+        self.marks.append((self.marks[bases[0]][0], bases,
+                           partial(_arith_again, expr=expr, groups=groups, fixed=tuple(fixed.items()))))
         self.actual.append(str(number))
         return (known_seg(f"\x00{len(self.marks) - 1}\x00", file, line),)
 
@@ -2490,8 +2507,13 @@ class Reader:
         outcome = eval_double(ops, words)
         values = tuple(ops.seen)
         if any("\x00" in seg.text for value in values for seg in value):
-            self.check(values, partial(_replay_double, words=tuple(words), patterns=tuple(ops.patterns),
-                                       answers=tuple(ops.answers)), outcome)
+            test = partial(_replay_double, words=tuple(words), patterns=tuple(ops.patterns), answers=tuple(ops.answers))
+            if not ops.answers:
+                # it asked the tree and the state nothing: its replay with the values is the test the
+                # values make (`[[ $SLURM_PROCID == 0 ]]`), and its outcome the branch taken
+                with contextlib.suppress(StopIteration):
+                    outcome = test(tuple(self.with_values(v) for v in values))
+            self.check(values, test, outcome)
         return outcome
 
     def single_test(self, name: str, args: Sequence[Text], st: State, line: int) -> bool | None:
@@ -2531,7 +2553,7 @@ class Reader:
     def stand_in(self, name: str, value: str) -> str:
         """A placeholder for the variable `name` of the starting environment, whose value is `value`
         (module docstring, Stand-ins): known text no script writes, holding no blank."""
-        self.marks.append((name, None, None))
+        self.marks.append((name, (), None))
         self.actual.append(value)
         return f"\x00{len(self.marks) - 1}\x00"
 
@@ -2554,7 +2576,7 @@ class Reader:
             found = [int(m.group(1)) for m in _MARK.finditer(text)]
             if text.count("\x00") != 2 * len(found) or any(i >= len(self.marks) for i in found):
                 self.undecidable()  # a cut stand-in: which variable it was is not known
-            names.update(self.marks[i][0] for i in found)
+            names.update(*(mark_roots(self.marks, i) for i in found))
         if names:
             self.decided |= names
             # the run goes on no further: from here it may differ from the run with the values, and
@@ -2577,7 +2599,7 @@ class Reader:
         derived = how(self.actual[base])
         if not may_stand_in(derived):
             self.decide(value)  # this value's result could not take a stand-in's place
-        self.marks.append((self.marks[base][0], base, how))
+        self.marks.append((self.marks[base][0], (base,), how))
         self.actual.append(derived)
         seg = value[0]
         return (Seg(f"\x00{len(self.marks) - 1}\x00", seg.file, seg.line, seg.known, seg.why, seg.many),)
@@ -2603,8 +2625,8 @@ class Reader:
             for gen in generated.values():
                 self.decide(gen.text, gen.path)  # a generated file sourced: its text is parsed
             return
-        if name in ("[", "test") and name not in st.funcs:
-            # its words are a check or decide in `single_test`; what else it reads decides here
+        if name in ("[", "test", "eval") and name not in st.funcs:
+            # its words are a check or decide in `single_test` and `eval_`; what else it reads decides here
             self.decide(*prefix.values(), stdin)
             return
         builtin = name in _FOLLOWED or \
@@ -2655,7 +2677,11 @@ class Reader:
         kept with its outcome (`checks`; computed here unless given): a caller that puts values in
         place of the stand-ins re-checks it with them (the reading holds only if every outcome stays)."""
         outcome = test(values) if outcome is ... else outcome
-        if test(tuple(self.with_values(v) for v in values)) != outcome:
+        try:
+            same = test(tuple(self.with_values(v) for v in values)) == outcome
+        except StopIteration:  # a replayed `[[ ]]` asks more than was recorded: the values go otherwise
+            same = False
+        if not same:
             self.decide(*values)  # with the values it comes out otherwise: the walk would not go this way
         self.checks.append((values, test, outcome))
 
@@ -2890,35 +2916,46 @@ def _makes_pattern(values: tuple[Text, ...]) -> bool:
     return expansion.may_glob(plain(values[0]))
 
 
-def _echo_filters(value: str, filters: tuple[tuple[str, ...], ...],
-                  origin: tuple[str, int | None]) -> tuple[str, bool | None] | None:
-    """What `echo VALUE | filter | ...` prints and its status (verifier.shell.filters; None: a filter
-    the reader does not evaluate)."""
+def _echoed(args: list[Text]) -> Text:
+    """What `echo` prints (verifier.shell.utilities), its final newline included."""
+    count, newline, escapes = utilities.echo_options([plain(a) if is_known(a) else None for a in args])
+    words = args[count:]
+    if escapes:
+        words = [text_of(utilities.unescape(plain(w)), *origin(w)) if is_known(w) and "\\" in plain(w) else w
+                 for w in words]
+    body = join_fields(words)
+    return concat(body, text_of("\n", *origin(body))) if newline else body
+
+
+def _echo_filters(value: Text, filters: tuple[tuple[tuple[str, ...], int], ...],
+                  file: str) -> tuple[Text, bool | None] | None:
+    """What `echo VALUE | filter | ...` in `file` prints and its status (verifier.shell.filters;
+    `filters`: each one's words and line; None: a filter the reader does not evaluate), as
+    `Reader.text_pipeline` has it."""
     from verifier.shell.filters import apply_filter
 
-    count, newline, escapes = utilities.echo_options([value])
-    words = [value][count:]
-    if escapes:
-        words = [utilities.unescape(word) for word in words]
-    text = text_of(" ".join(words) + ("\n" if newline else ""), *origin)
+    text = _echoed([value])
     status: bool | None = True
-    for words_of_filter in filters:
-        result = apply_filter(list(words_of_filter), text, origin)
+    for words, line in filters:
+        result = apply_filter(list(words), text, (file, line))
         if result is None:
             return None
         text, status = result
-    return plain(text), status
+    return text, status
 
 
-def _pipeline_again(value: str, filters: tuple[tuple[str, ...], ...], origin: tuple[str, int | None], ended: bool,
+def _pipeline_again(value: str, filters: tuple[tuple[tuple[str, ...], int], ...], ended: bool,
                     status: bool | None) -> str:
     """A derived stand-in of `Reader.derived_pipeline` for its stand-in's value: the line the
     pipeline prints; empty (no stand-in's value: the reading does not hold) when it prints otherwise
     than one line ended as before, or gives another status."""
-    ran = _echo_filters(value, filters, origin)
-    if ran is None or ran[1] != status or ran[0].endswith("\n") != ended:
+    ran = _echo_filters(text_of(value), filters, "")
+    if ran is None or ran[1] != status:
         return ""
-    line = ran[0][:-1] if ended else ran[0]
+    text = plain(ran[0])
+    if text.endswith("\n") != ended:
+        return ""
+    line = text[:-1] if ended else text
     return line if may_stand_in(line) else ""
 
 
@@ -2926,16 +2963,16 @@ class _NotDerived(Exception):  # noqa: N818 (a signal: `Reader.derived_arith` gi
     pass
 
 
-def _arith_again(value: str, expr: str, names: frozenset[str], fixed: tuple[tuple[str, str], ...]) -> str:
-    """A derived stand-in of `Reader.derived_arith` for the value of its stand-in: the expression
-    evaluated again, each of `names` holding the value and the other variables what they held; empty
-    (no stand-in's value: the reading does not hold) when it reads any other variable, assigns, or
-    fails with this value."""
+def _arith_again(*values: str, expr: str, groups: tuple[frozenset[str], ...], fixed: tuple[tuple[str, str], ...]) -> str:
+    """A derived stand-in of `Reader.derived_arith` for the values of its stand-ins: the expression
+    evaluated again, the variables of each group holding its stand-in's value and the other variables
+    what they held; empty (no stand-in's value: the reading does not hold) when it reads any other
+    variable, assigns, or fails with these values."""
     known = dict(fixed)
+    for names, value in zip(groups, values, strict=True):
+        known.update(dict.fromkeys(names, value))
 
     def lookup(name: str) -> str:
-        if name in names:
-            return value
         if name in known:
             return known[name]
         raise arith.ArithUnknown(name)
@@ -2947,6 +2984,41 @@ def _arith_again(value: str, expr: str, names: frozenset[str], fixed: tuple[tupl
         return str(arith.evaluate(expr, lookup, assign))
     except (arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
         return ""
+
+
+def _syntax(node: object) -> object:
+    """A syntax tree as nested tuples of its node types and every field (those derived from its text
+    too: a word's `tilde`, a command's `may_launch`) but a word's offset in its text and a script's
+    length (`_parses_alike`); a value of no type a tree holds is itself (compared as it compares)."""
+    if isinstance(node, (str, bool, int)) or node is None:
+        return node
+    if isinstance(node, (tuple, list)):
+        return tuple(_syntax(item) for item in node)
+    if dataclasses.is_dataclass(node):
+        return (type(node).__name__, *(_syntax(getattr(node, f.name)) for f in dataclasses.fields(node)
+                                       if f.name not in ("start", "chars")))
+    return node
+
+
+def _parses_alike(texts: tuple[Text, ...], tree: object, indices: tuple[int, ...], file: str) -> bool:
+    """Whether an `eval`'s text with values in place of its stand-ins (`texts[0]`; `texts[1:]` the
+    values of the stand-ins `indices`) parses to the tree it parsed to with the stand-ins (`tree`,
+    `_syntax` of it), the values put in (`Reader.eval_`)."""
+    try:
+        body = _parse(plain(texts[0]), file)
+    except ShellSyntaxError:
+        return False
+    values = dict(zip(indices, (plain(t) for t in texts[1:]), strict=True))
+    return _syntax(body) == _substituted(tree, values)
+
+
+def _substituted(flat: object, values: Mapping[int, str]) -> object:
+    """A `_syntax` tuple with `values` put in place of the stand-ins in its texts."""
+    if isinstance(flat, str):
+        return _MARK.sub(lambda m: values[int(m.group(1))], flat) if "\x00" in flat else flat
+    if isinstance(flat, tuple):
+        return tuple(_substituted(item, values) for item in flat)
+    return flat
 
 
 def _replay_single(values: tuple[Text, ...], bracket: bool) -> bool | None:
