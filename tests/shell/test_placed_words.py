@@ -91,6 +91,21 @@ def test_a_number_compared_with_a_literal_is_kept_as_that_comparison() -> None:
     assert (memo.misses, memo.hits) == (6, 4)
 
 
+def test_comparisons_joined_in_one_double_bracket_test_are_kept_each() -> None:
+    # `&&` binds tighter than `||`; every comparison is kept, whichever bash would not need
+    text = (f'if [[ $CONC == 32 || $CONC == 64 && $TP -ge 4 ]]; then R=30; else R=10; fi\n'
+            f'{SERVER} --recv "$R" --max-running-requests $CONC\n')
+    ev = evaluate(text, "x.sh", _env(CONC="64"), _options())
+    assert not {"CONC", "TP"} & ev.reads
+    assert ev.compared == {("CONC", 0, "==", "32"), ("CONC", 0, "==", "64"), ("TP", 0, "-ge", "4")}
+    assert ("30", ("x.sh", 1)) in _argv(ev)
+    envs = [_env(CONC=c, TP=t) for c in ("32", "64", "16") for t in ("8", "2")] + [_env(CONC="8", TP="1")]
+    memo = _memo_run(text, envs)
+    # one evaluation per way the three comparisons come out: 32 with either TP (TP -ge 4 differs),
+    # 64 with either, 16 with either; 8 goes as 16 with TP 2
+    assert (memo.misses, memo.hits) == (6, 1)
+
+
 def test_a_number_the_script_decides_with_otherwise_is_read() -> None:
     cases = {
         "arithmetic": f'if (( CONC > 8 )); then R=30; else R=10; fi\n{SERVER} --recv "$R" --c $CONC\n',
@@ -98,7 +113,8 @@ def test_a_number_the_script_decides_with_otherwise_is_read() -> None:
         "a test of more words": f'if [ $CONC -ge 16 -a $TP -ge 4 ]; then R=30; fi\n{SERVER} --recv "$R"\n',
         "a pattern": f'if [[ $CONC == 1* ]]; then R=30; fi\n{SERVER} --recv "$R"\n',
         "a test without its ]": f'if [ $CONC -ge 16; then R=30; fi\n{SERVER} --recv "$R"\n',
-        "two comparisons at once": f'if [[ $CONC -ge 16 && $TP -ge 4 ]]; then R=30; fi\n{SERVER} --recv "$R"\n',
+        "a comparison joined with a string test": f'if [[ $CONC -ge 16 && $MODEL == m ]]; then R=30; fi\n{SERVER} --recv "$R"\n',
+        "comparisons in parentheses": f'if [[ ( $CONC -ge 16 ) || $CONC -lt 2 ]]; then R=30; fi\n{SERVER} --recv "$R"\n',
         "an octal literal": f'if [[ $CONC -ge 010 ]]; then R=30; fi\n{SERVER} --recv "$R"\n',
     }
     _each_reads_conc(cases)

@@ -357,12 +357,37 @@ def placed_word(ev: Evaluator, word: Word, w: World, whole: bool = True,
     return name, "".join(p.text for p in parts[:found]), "".join(p.text for p in parts[found + 1:])
 
 
-def compared_test(ev: Evaluator, words: Sequence[Word], w: World) -> bool | None:
+def compared_test(ev: Evaluator, words: Sequence[Word], w: World, double: bool = False) -> bool | None:
     """The outcome of a test (`[[ ]]`'s words, `[ ]`'s or `test`'s arguments) that compares a word
     which is a starting variable's number (`placed_word`), not read so far, with a literal number
     (verifier.shell.conditions.number_comparison), recorded as that comparison (`Evaluator.compared`)
     instead of a read: an environment whose number compares alike goes the same way
-    (verifier.shell.memo). None: any other test, evaluated as before."""
+    (verifier.shell.memo). A `[[ ]]` (`double`) may join such comparisons with `&&` and `||`
+    (`[[ $CONC == 32 || $CONC == 64 ]]`): each is recorded, whichever bash would not need. None: any
+    other test, evaluated as before."""
+    groups: list[list[tuple[bool, tuple[str | Derivation, int, str, str]]]] = [[]]
+    start = 0
+    for i in range(len(words) + 1):
+        joiner = words[i].unquoted_literal if i < len(words) and double else None
+        if i < len(words) and (joiner not in ("&&", "||") or words[i].raw != joiner):
+            continue
+        found = _comparison(ev, words[start:i], w)
+        if found is None:
+            return None
+        groups[-1].append(found)
+        if joiner == "||":
+            groups.append([])
+        start = i + 1
+    for group in groups:
+        for _outcome, record in group:
+            ev.compared.add(record)
+    # `&&` binds tighter than `||` in `[[ ]]`
+    return any(all(outcome for outcome, _record in group) for group in groups)
+
+
+def _comparison(ev: Evaluator, words: Sequence[Word],
+                w: World) -> tuple[bool, tuple[str | Derivation, int, str, str]] | None:
+    """One comparison of `compared_test`: its outcome and its record (None: not such a comparison)."""
     comparison = number_comparison(words)
     if comparison is None:
         return None
@@ -381,9 +406,7 @@ def compared_test(ev: Evaluator, words: Sequence[Word], w: World) -> bool | None
     elif got[0] in ev.reads:
         return None
     outcome = compared_number(value, k, op, literal)
-    if outcome is not None:
-        ev.compared.add((subject, k, op, literal))
-    return outcome
+    return None if outcome is None else (outcome, (subject, k, op, literal))
 
 
 def _read_placed(ev: Evaluator, placed: list[Placed]) -> None:

@@ -2260,9 +2260,9 @@ class Evaluator:
     def double_test(self, words: tuple[Word, ...], w: World, loc: Loc) -> bool | None:
         """`[[ ... ]]` (three-valued: None when it cannot be decided).
 
-        `[[ $CONC -ge 16 ]]` is recorded as that comparison, not as a read of the variable
-        (builtins.compared_test)."""
-        outcome = _builtins().compared_test(self, words, w)
+        `[[ $CONC -ge 16 ]]` is recorded as that comparison, not as a read of the variable, and so
+        are comparisons joined with `&&` and `||` (builtins.compared_test)."""
+        outcome = _builtins().compared_test(self, words, w, double=True)
         if outcome is not None:
             return outcome
         return eval_double(self.operands(w, loc), words)
