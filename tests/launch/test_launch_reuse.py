@@ -172,8 +172,8 @@ def test_options_are_made_only_for_an_evaluation_the_memo_lacks() -> None:
         made.append("options")
         return harness.shell_options(job, "server", "/workspace")
 
-    # TP in an arithmetic word is read (a word of the number alone would only be placed)
-    text = 'python3 -m sglang.launch_server --model-path "$MODEL" --tp "$((TP))"\n'
+    # TP in a command substitution is read (a word of the number alone would only be placed)
+    text = 'python3 -m sglang.launch_server --model-path "$MODEL" --tp "$(echo "$TP")"\n'
 
     def run(**env: str) -> Any:
         bound = {name: (value, ("wf.yml", 1)) for name, value in env.items()}

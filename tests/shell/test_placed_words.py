@@ -132,7 +132,9 @@ def test_a_word_that_is_not_only_a_starting_number_is_read() -> None:
         "a function's argument": f'f() {{ {SERVER} --c "$1"; }}\nf "$CONC"\n',
         "two variables": f'{SERVER} --c=$CONC$TP\n',
         "a pattern around it": f'{SERVER} --c=$CONC*\n',
-        "an arithmetic word": f'{SERVER} --c "$((CONC))"\n',
+        "an arithmetic word with text around it": f'{SERVER} --c "c$((CONC))"\n',
+        "an arithmetic word that assigns": f'{SERVER} --c "$((CONC += 1))"\n',
+        "an arithmetic word of a negative number": f'{SERVER} --c "$((4 - CONC * 2))"\n',
         "a word that names a generated file for one number":
             f'echo x > /tmp/a4.yaml\n{SERVER} --config /tmp/a${{CONC}}.yaml\n',
         "a word whose `=` tail names one": f'echo x > 4.yaml\n{SERVER} --config=$CONC.yaml\n',
@@ -180,6 +182,20 @@ def test_a_number_derived_from_starting_numbers_is_placed_through_its_variable()
     ev = evaluate(text, "x.sh", _env(ISL="1024", MTP="3"), _options())
     assert {"CONC", "ISL", "MTP"} <= ev.templated and not ev.reads & {"CONC", "ISL", "MTP"}
     memo = _memo_run(text, [_env(ISL=i, MTP="3", CONC=c) for c in ("1", "4", "64", "256") for i in ("1024", "8192")])
+    assert (memo.misses, memo.hits) == (1, 7)
+
+
+def test_a_server_word_that_is_arithmetic_of_starting_numbers_is_placed() -> None:
+    """`--max-running-requests "$(( CONC * 3 / 2 > 8 ? CONC * 3 / 2 : 8 ))"`: the word is a derived
+    number of its own (Evaluator.word_derivation), placed as a variable holding it would be."""
+    text = (f'{SERVER} --max-running-requests "$(( CONC * 3 / 2 > 8 ? CONC * 3 / 2 : 8 ))" '
+            f'--chunk $(( (ISL + OSL) * 2 ))\n')
+    env = _env(ISL="1024", OSL="1024")
+    ev = evaluate(text, "x.sh", env, _options())
+    assert {"CONC", "ISL", "OSL"} <= ev.templated and not {"CONC", "ISL", "OSL"} & ev.reads
+    assert [shown(v) for v, _ in _argv(ev)] == ["--max-running-requests", "8", "--chunk", "4096"]
+    envs = [_env(ISL=i, OSL="1024", CONC=c) for c in ("4", "8", "64", "016") for i in ("1024", "8192")]
+    memo = _memo_run(text, envs)
     assert (memo.misses, memo.hits) == (1, 7)
 
 

@@ -43,7 +43,7 @@ PRINTED_FIRST = (
     'if [ -f /nonexistent/flag ]; then M=a; else M=b; fi\n'
     'printf "%s\\n" "$CONC" "$TP"\n'
     'export M\n'
-    f'{SERVER} --tp "$TP" --max-running-requests "$((CONC))" --m "$M"\n'
+    f'{SERVER} --tp "$TP" --max-running-requests "c$((CONC))" --m "$M"\n'  # read: text around the number
 )
 
 

@@ -10,7 +10,7 @@ literal text only places it (verifier.shell.builtins.placed_word), as it places 
 verifier.shell.memo computes the word again for another environment (`Derivation.number`).
 
 The function is the assignment's own text, evaluated the way the evaluator evaluates it (`$NAME`
-put in as text, a bare NAME looked up: bash reads `016` as 14 in the first and 16 in the second),
+put in as text, a bare NAME looked up and its value read as an expression: bash reads `016` as 14 both ways),
 from starting variables that hold numbers, variables the script set to a number (`constants`) and
 other derived numbers (`inner`: `GRAPH=$BATCH` holds BATCH's number, `$((BATCH + ISL))` builds on it).
 
