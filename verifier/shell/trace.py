@@ -35,27 +35,41 @@ command substitutions, exported environments) and names its variable wherever it
 place whose outcome depends on a value's characters records the stand-ins in it as decided
 (`Reader.decided`, `Reader.decide`) and ends the reading (`Decided`: the caller reads again with
 those variables' values, so the reading never goes where the run with the values would not, nor
-asks its loader what that run would not): a `[`/`test` test, a `case` subject or pattern,
-arithmetic, a loop's word list, a merge of branches that set different values, a parameter
-operator that reads the characters (`${#X}`, `${X/a/b}`, `${X:1}`, case changes, `${!X}`), a
-command name, the first words of a recorded command when the reader stops on them (`stop_at`),
-every argument and input of a builtin the reader follows (`cd`, `source`, `read`, `eval`, `set`,
-`shift`, `exit`, ...) and of `echo`/`printf`/`python3` whose output the reader keeps (and every
-variable a python3 data snippet looks up, `_Observed`), the path of a sourced file (and the
-files written before it is compared with). A test whose outcome only picks a branch or what the
-reader keeps (a `[[ ]]` comparison, whether a command names or writes a file the script generated,
-whether a field of an unquoted expansion is a pathname pattern, whether a value split on the
-script's IFS holds one of its characters) is a check instead (`Reader.checks`): kept with the
-outcome the stand-ins give, for the caller to re-check with other values; the reader knows each
-stand-in's value, and a check that comes out otherwise with it decides on the spot. A file test is the loader's (`file_test`). What is left, a
-value only copied into the words, redirect targets or environment of recorded commands, does not
-change the run the reader follows: the reading made with the stand-in is the reading for any value
-that, like every stand-in, is not empty and holds no blank or NUL (emptiness tests and field
-splitting then come out alike) and gives every check its outcome, with the value put in place of
-the stand-in. The removal of a prefix or suffix (`${X%%:*}`) from a whole stand-in is not a
-decision: it gives a derived stand-in whose value is that operation applied to the value
-(`Reader.marks`). A caller checks the places a value can reach outside the reader itself (the names
-of files it loads or tests, problem messages). Without stand-ins none of this costs anything.
+asks its loader what that run would not): a `case` subject or pattern, arithmetic that assigns or
+reads a stand-in inside other text, a loop's word list, a merge of branches that set different
+values, a parameter operator that reads the characters (`${#X}`, `${X/a/b}`, `${X:1}`, case
+changes, `${!X}`), a command name, the first words of a recorded command when the reader stops on
+them (`stop_at`), every argument and input of a builtin the reader follows (`cd`, `source`,
+`read`, `set`, `shift`, `exit`, ...) and of `echo`/`printf`/`python3` whose output the reader
+keeps (and every variable a python3 data snippet looks up or whose listed value it reads,
+`_Observed`), a value holding shell syntax in `eval`'s text, the path of a sourced file (and the
+files written before it is compared with).
+
+A test whose outcome only picks a branch or what the reader keeps is a check instead
+(`Reader.checks`): kept with its outcome, for the caller to re-check with other values; the reader
+knows each stand-in's value, and a check that comes out otherwise with it decides on the spot. The
+checks: a `[[ ]]` (evaluated with the values when it asks the tree and the state nothing, so it
+takes the branch the values take: `[[ $SLURM_PROCID == 0 ]]`), a `[ ]`/`test` that asks nothing
+either, a `[[ ]]` integer operand that is a plain decimal number (`[[ $NODE_RANK -gt 0 ]]`), how
+`eval`'s text parses with plain-word values (`_parses_alike`: `eval "$CMD"` of a server command
+holding a concurrency), whether a python3 snippet's listed value is an integer, whether a command
+names or writes a file the script generated, whether a field of an unquoted expansion is a pathname
+pattern, whether a value split on the script's IFS holds one of its characters. A file test is the
+loader's (`file_test`).
+
+What is left, a value only copied into the words, redirect targets or environment of recorded
+commands, does not change the run the reader follows: the reading made with the stand-in is the
+reading for any value that, like every stand-in, is not empty and holds no blank or NUL (emptiness
+tests and field splitting then come out alike) and gives every check its outcome, with the value
+put in place of the stand-in. Some operations on whole stand-ins are not decisions either: they
+give a derived stand-in (`Reader.marks`, verifier.shell.text `Mark`) whose value is the operation
+applied to the values, for each environment again (`stand_in_values`), and a reading holds only
+where that gives a value a stand-in may take: the removal of a prefix or suffix (`${X%%:*}`),
+arithmetic of stand-ins that assigns nothing (`$((NODE_RANK - xP * N))`, `derived_arith`), and
+the one line `echo "$X" | filters` prints into a capture (`$(echo "$C" | tr x '\\n' | sort -n |
+tail -1)`, `derived_pipeline`). A caller checks the places a value can reach outside the reader
+itself (the names of files it loads or tests, problem messages). Without stand-ins none of this
+costs anything.
 """
 
 from __future__ import annotations
@@ -1675,8 +1689,12 @@ class Reader:
             # a value holding shell syntax (`${SLURM_JOB_ID}`, a quote, a blank) is read by the parse:
             # those decide, so the check is left with values that are plain words
             self.decide(*(text_of(f"\x00{i}\x00") for i in indices if not _PLAIN_WORD.fullmatch(self.actual[i])))
+            tree = _syntax(body)
+            marked: set[int] = set()
+            _holding_marks(tree, marked)
             self.check((text_of(source), *(text_of(f"\x00{i}\x00") for i in indices)),
-                       partial(_parses_alike, tree=_syntax(body), indices=tuple(indices), file=st.file), True)
+                       partial(_parses_alike, tree=tree, marked=frozenset(marked), indices=tuple(indices), file=st.file,
+                               seen={}), True)
 
         saved, saved_line = self.origin_at, self.event_line
         self.origin_at = _origins(source, owners, st.file, node.line)
@@ -2990,35 +3008,77 @@ def _syntax(node: object) -> object:
     """A syntax tree as nested tuples of its node types and every field (those derived from its text
     too: a word's `tilde`, a command's `may_launch`) but a word's offset in its text and a script's
     length (`_parses_alike`); a value of no type a tree holds is itself (compared as it compares)."""
-    if isinstance(node, (str, bool, int)) or node is None:
+    kind = type(node)
+    if kind is str or kind is bool or kind is int or node is None:
         return node
-    if isinstance(node, (tuple, list)):
-        return tuple(_syntax(item) for item in node)
-    if dataclasses.is_dataclass(node):
-        return (type(node).__name__, *(_syntax(getattr(node, f.name)) for f in dataclasses.fields(node)
-                                       if f.name not in ("start", "chars")))
-    return node
+    if kind is tuple or kind is list:
+        return tuple(map(_syntax, node))  # type: ignore[call-overload]
+    names = _SYNTAX_FIELDS.get(kind)
+    if names is None:
+        if not dataclasses.is_dataclass(node):
+            return node
+        names = _SYNTAX_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(node) if f.name not in ("start", "chars"))
+    return (kind.__name__, *[_syntax(getattr(node, name)) for name in names])
 
 
-def _parses_alike(texts: tuple[Text, ...], tree: object, indices: tuple[int, ...], file: str) -> bool:
+_SYNTAX_FIELDS: dict[type, tuple[str, ...]] = {}
+# `_syntax` of the tree a text parses to, by text (None: it does not parse): the points of a config
+# `eval` the same server command with the same values, reading after reading
+_PARSED_SYNTAX: OrderedDict[tuple[str, str], object] = OrderedDict()
+MAX_PARSED_SYNTAX = 256
+processcache.register("shell.eval-syntax", _PARSED_SYNTAX.clear)
+
+
+def _parses_alike(texts: tuple[Text, ...], tree: object, marked: frozenset[int], indices: tuple[int, ...], file: str,
+                  seen: dict[tuple[str, ...], bool]) -> bool:
     """Whether an `eval`'s text with values in place of its stand-ins (`texts[0]`; `texts[1:]` the
     values of the stand-ins `indices`) parses to the tree it parsed to with the stand-ins (`tree`,
-    `_syntax` of it), the values put in (`Reader.eval_`)."""
-    try:
-        body = _parse(plain(texts[0]), file)
-    except ShellSyntaxError:
-        return False
-    values = dict(zip(indices, (plain(t) for t in texts[1:]), strict=True))
-    return _syntax(body) == _substituted(tree, values)
+    `_syntax` of it), the values put in (`Reader.eval_`). The values decide it: `seen` keeps it by
+    them for this `eval` of this reading."""
+    values = tuple(plain(t) for t in texts[1:])
+    found = seen.get(values)
+    if found is not None:
+        return found
+    code = plain(texts[0])
+    key = (file, code)
+    actual = _PARSED_SYNTAX.get(key, _PARSED_SYNTAX)
+    if actual is _PARSED_SYNTAX:
+        try:
+            actual = _syntax(_parse(code, file))
+        except ShellSyntaxError:
+            actual = None
+        _PARSED_SYNTAX[key] = actual
+        if len(_PARSED_SYNTAX) > MAX_PARSED_SYNTAX:
+            _PARSED_SYNTAX.popitem(last=False)
+    else:
+        _PARSED_SYNTAX.move_to_end(key)
+    found = actual is not None and actual == _substituted(tree, dict(zip(indices, values, strict=True)), marked)
+    seen[values] = found
+    return found
 
 
-def _substituted(flat: object, values: Mapping[int, str]) -> object:
-    """A `_syntax` tuple with `values` put in place of the stand-ins in its texts."""
-    if isinstance(flat, str):
-        return _MARK.sub(lambda m: values[int(m.group(1))], flat) if "\x00" in flat else flat
-    if isinstance(flat, tuple):
-        return tuple(_substituted(item, values) for item in flat)
+def _substituted(flat: object, values: Mapping[int, str], marked: frozenset[int]) -> object:
+    """A `_syntax` tuple with `values` put in place of the stand-ins in its texts; `marked`: the ids
+    of its tuples that hold a stand-in (`_holding_marks`), the others are themselves."""
+    if type(flat) is str:
+        return _MARK.sub(lambda m: values[int(m.group(1))], flat) if "\x00" in flat else flat  # type: ignore[operator]
+    if type(flat) is tuple and id(flat) in marked:
+        return tuple([_substituted(item, values, marked) for item in flat])  # type: ignore[union-attr]
     return flat
+
+
+def _holding_marks(flat: object, out: set[int]) -> bool:
+    """Whether a `_syntax` tuple holds a stand-in; the ids of those of its tuples that do go to `out`."""
+    if type(flat) is str:
+        return "\x00" in flat  # type: ignore[operator]
+    if type(flat) is not tuple:
+        return False
+    held = False
+    for item in flat:  # type: ignore[union-attr]
+        held = _holding_marks(item, out) or held
+    if held:
+        out.add(id(flat))
+    return held
 
 
 def _replay_single(values: tuple[Text, ...], bracket: bool) -> bool | None:
