@@ -204,7 +204,8 @@ def may_stand_in(value: str | None) -> bool:
 
 # a stand-in (verifier.shell.trace, Stand-ins): the variable it stands for (for a derived one, that of
 # its first base), the stand-ins it derives from (none for a variable's own) and how its value is
-# made from theirs (`Reader.derive`, `derived_pipeline`, `derived_arith`)
+# made from theirs (`Reader.derive`: `${X%%:*}`); chain readings and runner probes both compute the
+# values with `stand_in_values`
 Mark = tuple[str, tuple[int, ...], Callable[..., str] | None]
 
 

@@ -35,41 +35,27 @@ command substitutions, exported environments) and names its variable wherever it
 place whose outcome depends on a value's characters records the stand-ins in it as decided
 (`Reader.decided`, `Reader.decide`) and ends the reading (`Decided`: the caller reads again with
 those variables' values, so the reading never goes where the run with the values would not, nor
-asks its loader what that run would not): a `case` subject or pattern, arithmetic that assigns or
-reads a stand-in inside other text, a loop's word list, a merge of branches that set different
-values, a parameter operator that reads the characters (`${#X}`, `${X/a/b}`, `${X:1}`, case
-changes, `${!X}`), a command name, the first words of a recorded command when the reader stops on
-them (`stop_at`), every argument and input of a builtin the reader follows (`cd`, `source`,
-`read`, `set`, `shift`, `exit`, ...) and of `echo`/`printf`/`python3` whose output the reader
-keeps (and every variable a python3 data snippet looks up or whose listed value it reads,
-`_Observed`), a value holding shell syntax in `eval`'s text, the path of a sourced file (and the
-files written before it is compared with).
-
-A test whose outcome only picks a branch or what the reader keeps is a check instead
-(`Reader.checks`): kept with its outcome, for the caller to re-check with other values; the reader
-knows each stand-in's value, and a check that comes out otherwise with it decides on the spot. The
-checks: a `[[ ]]` (evaluated with the values when it asks the tree and the state nothing, so it
-takes the branch the values take: `[[ $SLURM_PROCID == 0 ]]`), a `[ ]`/`test` that asks nothing
-either, a `[[ ]]` integer operand that is a plain decimal number (`[[ $NODE_RANK -gt 0 ]]`), how
-`eval`'s text parses with plain-word values (`_parses_alike`: `eval "$CMD"` of a server command
-holding a concurrency), whether a python3 snippet's listed value is an integer, whether a command
-names or writes a file the script generated, whether a field of an unquoted expansion is a pathname
-pattern, whether a value split on the script's IFS holds one of its characters. A file test is the
-loader's (`file_test`).
-
-What is left, a value only copied into the words, redirect targets or environment of recorded
-commands, does not change the run the reader follows: the reading made with the stand-in is the
-reading for any value that, like every stand-in, is not empty and holds no blank or NUL (emptiness
-tests and field splitting then come out alike) and gives every check its outcome, with the value
-put in place of the stand-in. Some operations on whole stand-ins are not decisions either: they
-give a derived stand-in (`Reader.marks`, verifier.shell.text `Mark`) whose value is the operation
-applied to the values, for each environment again (`stand_in_values`), and a reading holds only
-where that gives a value a stand-in may take: the removal of a prefix or suffix (`${X%%:*}`),
-arithmetic of stand-ins that assigns nothing (`$((NODE_RANK - xP * N))`, `derived_arith`), and
-the one line `echo "$X" | filters` prints into a capture (`$(echo "$C" | tr x '\\n' | sort -n |
-tail -1)`, `derived_pipeline`). A caller checks the places a value can reach outside the reader
-itself (the names of files it loads or tests, problem messages). Without stand-ins none of this
-costs anything.
+asks its loader what that run would not): a `[`/`test` test, a `case` subject or pattern,
+arithmetic, a loop's word list, a merge of branches that set different values, a parameter
+operator that reads the characters (`${#X}`, `${X/a/b}`, `${X:1}`, case changes, `${!X}`), a
+command name, the first words of a recorded command when the reader stops on them (`stop_at`),
+every argument and input of a builtin the reader follows (`cd`, `source`, `read`, `eval`, `set`,
+`shift`, `exit`, ...) and of `echo`/`printf`/`python3` whose output the reader keeps (and every
+variable a python3 data snippet looks up, `_Observed`), the path of a sourced file (and the
+files written before it is compared with). A test whose outcome only picks a branch or what the
+reader keeps (a `[[ ]]` comparison, whether a command names or writes a file the script generated,
+whether a field of an unquoted expansion is a pathname pattern, whether a value split on the
+script's IFS holds one of its characters) is a check instead (`Reader.checks`): kept with the
+outcome the stand-ins give, for the caller to re-check with other values; the reader knows each
+stand-in's value, and a check that comes out otherwise with it decides on the spot. A file test is the loader's (`file_test`). What is left, a
+value only copied into the words, redirect targets or environment of recorded commands, does not
+change the run the reader follows: the reading made with the stand-in is the reading for any value
+that, like every stand-in, is not empty and holds no blank or NUL (emptiness tests and field
+splitting then come out alike) and gives every check its outcome, with the value put in place of
+the stand-in. The removal of a prefix or suffix (`${X%%:*}`) from a whole stand-in is not a
+decision: it gives a derived stand-in whose value is that operation applied to the value
+(`Reader.marks`). A caller checks the places a value can reach outside the reader itself (the names
+of files it loads or tests, problem messages). Without stand-ins none of this costs anything.
 """
 
 from __future__ import annotations
@@ -79,14 +65,14 @@ import dataclasses
 import posixpath
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache, partial
 
 from verifier.core import processcache
 from verifier.shell import arith, expansion, utilities
 from verifier.shell.arith import is_number
-from verifier.shell.conditions import eval_bracket, eval_double, eval_single, literal_integer
+from verifier.shell.conditions import eval_bracket, eval_double, eval_single
 from verifier.shell.launchers import Commands, program_code
 from verifier.shell.lexer import ShellSyntaxError, Word, lex_heredoc, lex_operand
 from verifier.shell.nodes import (
@@ -159,7 +145,6 @@ _QUIET = {"true", ":", "set", "shopt", "trap", "wait", "sleep", "ulimit", "umask
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SENTINEL = re.compile(r"\$\{__v(\d+)\}")
 _MARK = re.compile("\x00([0-9]+)\x00")  # a stand-in (`Reader.stand_in`)
-_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:,+@%-]+")  # characters no shell parse reads as syntax (`Reader.eval_`)
 
 
 @lru_cache(maxsize=4096)
@@ -415,8 +400,9 @@ class Reader:
         self.fetched: dict[str, int] = {}  # files a command brings in at run time (`curl -o F`): F -> line
         # of those, the files a download or copy brought in (`note_fetch`), not the script's own writes
         self.downloaded: dict[str, int] = {}
-        # stand-ins (module docstring, `Mark`), and the variables whose stand-in decided something;
-        # `decided_all`: a stand-in was cut, its variable cannot be named (every stand-in counts as decided)
+        # stand-ins (module docstring, verifier.shell.text `Mark`), and the variables whose stand-in
+        # decided something; `decided_all`: a stand-in was cut, its variable cannot be named (every
+        # stand-in counts as decided)
         self.marks: list[Mark] = []
         self.decided: set[str] = set()
         self.decided_all = False
@@ -587,10 +573,6 @@ class Reader:
             argv.extend(self.expand(word, st))
         if not argv or plain(argv[0]) not in ("echo", "printf") or not all(is_known(a) for a in argv):
             return None
-        if self.marks and len(argv) == 2 and plain(argv[0]) == "echo":
-            derived = self.derived_pipeline(argv[1], pipe, st)
-            if derived is not None:
-                return derived
         self.decide(*argv)  # the filters read the text's characters
         text = self.echo(plain(argv[0]), argv[1:])
         if text is None:
@@ -611,46 +593,6 @@ class Reader:
             text, status = result
         if self.capture is not None and not self.redirected(pipe.cmds[-1]):  # type: ignore[arg-type]
             self.capture[-1].append(text)
-        return status
-
-    def derived_pipeline(self, value: Text, pipe: Pipeline, st: State) -> bool | None:
-        """`X=$(echo "$Y" | tr x '\\n' | sort -n | tail -1)` with a stand-in for Y: a derived stand-in
-        (`Reader.marks`) for the line the filters print, as a prefix removal is, when their output is
-        captured, the echoed value is one whole stand-in and the filters' words hold none; the same
-        pipeline run again on each value (`_pipeline_again`) must print one line as this one did, end
-        it as this one did, and give the same status. None: not such a pipeline (`text_pipeline`
-        decides the stand-in)."""
-
-        found = _MARK.fullmatch(value[0].text) if len(value) == 1 else None
-        if found is None or int(found.group(1)) >= len(self.marks) or self.capture is None \
-                or self.redirected(pipe.cmds[-1]):  # type: ignore[arg-type]
-            return None
-        filters: list[tuple[tuple[str, ...], int]] = []  # each filter's words and line
-        for cmd in pipe.cmds[1:]:
-            if not isinstance(cmd, Simple) or not cmd.words or cmd.assigns or cmd.redirects:
-                return None
-            words: list[Text] = []
-            for word in cmd.words:
-                words.extend(self.expand(word, st))
-            if not all(is_known(w) and "\x00" not in plain(w) for w in words):
-                return None
-            filters.append((tuple(plain(w) for w in words), cmd.line))
-        base = int(found.group(1))
-        ran = _echo_filters(self.with_values(value), tuple(filters), st.file)
-        if ran is None:
-            return None
-        out, status = ran
-        text = plain(out)
-        ended = text.endswith("\n")
-        line = slice_text(out, 0, len(text) - 1) if ended else out
-        if len(line) != 1 or not line[0].known or not may_stand_in(line[0].text):
-            return None  # empty, several lines, blanks, or pieces of several origins: decided
-        how = partial(_pipeline_again, filters=tuple(filters), ended=ended, status=status)
-        self.marks.append((self.marks[base][0], (base,), how))
-        self.actual.append(line[0].text)
-        seg = line[0]  # the printed line's origin, which the filters give whatever the value
-        mark = (Seg(f"\x00{len(self.marks) - 1}\x00", seg.file, seg.line, True, seg.why, seg.many),)
-        self.capture[-1].append(concat(mark, slice_text(out, len(text) - 1)) if ended else mark)
         return status
 
     def command(self, node: Command, st: State) -> bool | None:
@@ -1656,45 +1598,20 @@ class Reader:
             st.positional, st.source_text = saved_pos, saved_source
 
     def eval_(self, args: list[Text], node: Simple, st: State) -> bool | None:
-        """`eval`: its arguments joined, parsed and run here.
-
-        With stand-ins in the text, it is parsed as it is: the reading holds for values that the
-        parse reads alike (`_parses_alike`, a check: every part of the syntax tree made from the text
-        with the values is that part made with the stand-ins, the values put in; `eval "$CMD"` of a
-        server command whose words hold a concurrency); a text whose values parse otherwise decides
-        them."""
         code = join_fields(args)
-        marked = bool(self.marks) and any("\x00" in seg.text for seg in code)
         # the text to run is itself a command's output (`eval "$(python3 ...)"`): nothing it does is known;
         # a run-time value inside known text (`eval "$CMD"` with a host IP in it) is only data
         lead = next((seg for seg in code if seg.text.strip()), None)
         opaque = lead if lead is not None and not lead.known and lead.text.startswith(("$(", "`")) else None
         if opaque is not None:
-            if marked:
-                self.decide(code)
             self.unmodelled(st, node.line, f"evaluates the output of `{opaque.text[:120]}`")
             return None
         source, owners = self.shell_text(code)
         try:
             body = _parse(source, st.file)
         except ShellSyntaxError as exc:
-            if marked:
-                self.decide(code)
             self.unmodelled(st, node.line, f"evaluates text that does not parse ({exc.message})")
             return None
-        if marked:
-            indices = sorted({int(m.group(1)) for m in _MARK.finditer(source)})
-            if source.count("\x00") != 2 * len(_MARK.findall(source)) or any(i >= len(self.marks) for i in indices):
-                self.undecidable()  # a cut stand-in
-            # a value holding shell syntax (`${SLURM_JOB_ID}`, a quote, a blank) is read by the parse:
-            # those decide, so the check is left with values that are plain words
-            self.decide(*(text_of(f"\x00{i}\x00") for i in indices if not _PLAIN_WORD.fullmatch(self.actual[i])))
-            tree = _syntax(body)
-            marked: set[int] = set()
-            _holding_marks(tree, marked)
-            self.check((text_of(source), *(text_of(f"\x00{i}\x00") for i in indices)),
-                       partial(_parses_alike, tree=tree, marked=frozenset(marked), indices=tuple(indices), file=st.file,
-                               seen={}), True)
 
         saved, saved_line = self.origin_at, self.event_line
         self.origin_at = _origins(source, owners, st.file, node.line)
@@ -1832,9 +1749,7 @@ class Reader:
             parsed = _yaml_doc(rel, text)
             return None if parsed is None else (parsed[0], dict(parsed[1]), rel)
 
-        # with stand-ins the snippet sees the values: it depends on the characters only of those it
-        # looks at, and a listed value's stand-in is not the integer its value may be
-        values = {k: plain(self.with_values(v)) for k, v in st.vars.items() if k in st.exported and is_known(v)}
+        values = {k: plain(v) for k, v in st.vars.items() if k in st.exported and is_known(v)}
         key = (code, st.file, node.line)
         ran = self.snippet_again(key, values, st, node.line)
         if ran is None:
@@ -1847,7 +1762,9 @@ class Reader:
                 error = str(exc)
             finally:
                 self.reads |= env.seen
-                self.snippet_read(env.asked, env.listing_key() if env.listed else None, st)
+                # what the snippet printed depends on the characters of the variables it looked up
+                # (or listed): their stand-ins decide it (module docstring, Stand-ins)
+                self.decide(*(st.vars.get(name) for name in env.seen))
             ran = _SnippetRun(tuple(env.asked.items()), env.listing_key() if env.listed else None,
                               tuple(loads), frozenset(env.seen), out, error)
             runs = _SNIPPET_RUNS.setdefault(key, [])
@@ -1883,24 +1800,10 @@ class Reader:
                     self.files.append(found[0])
             else:
                 self.reads |= ran.seen
-                self.snippet_read((name for name, _value in ran.env), ran.listed, st)
+                self.decide(*(st.vars.get(name) for name in ran.seen))
                 return ran
             del self.files[mark:]  # a file holds other text here (the other tree): not this run
         return None
-
-    def snippet_read(self, asked: Iterable[str], listed: _Listing | None, st: State) -> None:
-        """What a python3 snippet's output depends on, for the stand-ins (module docstring,
-        Stand-ins): the characters of every variable it looked up, and of every listed value it read
-        (their stand-ins decide it); whether a listed value it only gave to `int()` is an integer (a
-        check)."""
-        names = set(asked)
-        if listed is not None:
-            names.update(name for name, _value in listed[1])
-            for name, is_int in listed[2]:
-                value = st.vars.get(name)
-                if name not in names and value is not None:
-                    self.check((value,), _python_int, is_int)
-        self.decide(*(st.vars.get(name) for name in names))
 
     def echo(self, name: str, args: list[Text]) -> Text | None:
         """What `echo` or `printf` prints (verifier.shell.utilities), exactly: its final newline
@@ -1921,7 +1824,13 @@ class Reader:
                 return None
             pieces = utilities.printf_pieces(fmt, [plain(a) for a in args[1:]])
             return None if pieces is None else text_of("".join(pieces), *origin(args[0]))
-        return _echoed(args)
+        count, newline, escapes = utilities.echo_options([plain(a) if is_known(a) else None for a in args])
+        words = args[count:]
+        if escapes:
+            words = [text_of(utilities.unescape(plain(w)), *origin(w)) if is_known(w) and "\\" in plain(w) else w
+                     for w in words]
+        body = join_fields(words)
+        return concat(body, text_of("\n", *origin(body))) if newline else body
 
     def printf_to(self, target: Text, args: list[Text], st: State, line: int) -> bool:
         """`printf -v NAME FORMAT ARGS`: NAME holds what printf would print (all of it: no capture
@@ -2056,7 +1965,9 @@ class Reader:
             elif kind in ("cmd", "proc"):  # a process substitution is read as the command it runs
                 value = self.command_substitution(payload, st, line)
             else:
-                value = self.arith_expansion(payload, st, line, file)
+                number = self.arith(payload, st, line)
+                value = text_of(str(number), file, line) if number is not None else \
+                    (Seg(f"$(({payload}))", file, line, False, "runtime"),)
             if isinstance(value, list):  # "${A[@]}" / "$@"
                 if not value:
                     if len(word.parts) == 1:
@@ -2458,58 +2369,6 @@ class Reader:
         except (arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
             return None
 
-    def arith_expansion(self, expr: str, st: State, line: int, file: str) -> Text:
-        """`$(( expr ))`: its number, written here (a value the reader does not know when it has none).
-
-        With stand-ins, an expression that reads stand-ins whole (`$((NODE_RANK - xP * N))`), every
-        other value it reads holding none, and assigns nothing is a derived stand-in (`Reader.marks`):
-        the same expression of the values, evaluated again for each environment (`_arith_again`), as
-        a prefix removal is. Any other expression with a stand-in decides it (`arith`)."""
-        if self.marks and "$" not in expr and "`" not in expr:
-            derived = self.derived_arith(expr, st, line, file)
-            if derived is not None:
-                return derived
-        number = self.arith(expr, st, line)
-        return text_of(str(number), file, line) if number is not None else \
-            (Seg(f"$(({expr}))", file, line, False, "runtime"),)
-
-    def derived_arith(self, expr: str, st: State, line: int, file: str) -> Text | None:
-        """The derived stand-in of `arith_expansion` (None: the expression is not one)."""
-        fixed: dict[str, str] = {}  # the other variables read, and the values they gave
-        whole: dict[str, int] = {}  # the variables that held one whole stand-in: its index
-
-        def lookup(name: str) -> str:
-            value = self.lookup(name, st, line)
-            if not is_known(value):
-                raise _NotDerived
-            if len(value) == 1:
-                found = _MARK.fullmatch(value[0].text)
-                if found is not None and int(found.group(1)) < len(self.marks):
-                    whole[name] = int(found.group(1))
-                    return self.actual[whole[name]]
-            text = plain(value)
-            if "\x00" in text:
-                raise _NotDerived  # a stand-in inside other text: `arith` decides it
-            fixed[name] = text
-            return text
-
-        def assign(name: str, value: int) -> None:
-            raise _NotDerived  # `arith` follows the assignment (and decides the stand-ins it read)
-
-        try:
-            number = arith.evaluate(expr, lookup, assign)
-        except (_NotDerived, arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError,
-                OverflowError):
-            return None
-        if not whole:
-            return None  # no stand-in: `arith` gives the number
-        bases = tuple(sorted(set(whole.values())))
-        groups = tuple(frozenset(name for name, index in whole.items() if index == base) for base in bases)
-        self.marks.append((self.marks[bases[0]][0], bases,
-                           partial(_arith_again, expr=expr, groups=groups, fixed=tuple(fixed.items()))))
-        self.actual.append(str(number))
-        return (known_seg(f"\x00{len(self.marks) - 1}\x00", file, line),)
-
     # ------------------------------------------------------------------ tests
 
     def double_test(self, words: Sequence[Word], st: State, line: int) -> bool | None:
@@ -2525,31 +2384,14 @@ class Reader:
         outcome = eval_double(ops, words)
         values = tuple(ops.seen)
         if any("\x00" in seg.text for value in values for seg in value):
-            test = partial(_replay_double, words=tuple(words), patterns=tuple(ops.patterns), answers=tuple(ops.answers))
-            if not ops.answers:
-                # it asked the tree and the state nothing: its replay with the values is the test the
-                # values make (`[[ $SLURM_PROCID == 0 ]]`), and its outcome the branch taken
-                with contextlib.suppress(StopIteration):
-                    outcome = test(tuple(self.with_values(v) for v in values))
-            self.check(values, test, outcome)
+            self.check(values, partial(_replay_double, words=tuple(words), patterns=tuple(ops.patterns),
+                                       answers=tuple(ops.answers)), outcome)
         return outcome
 
     def single_test(self, name: str, args: Sequence[Text], st: State, line: int) -> bool | None:
-        """`[ ... ]` / `test ...` on expanded words (verifier.shell.conditions).
-
-        With stand-ins in its words its outcome is only a branch taken, as a `[[ ]]`'s: it is
-        evaluated with the values and kept as a check (`check`), evaluated again with other values
-        by `_replay_single` from the words alone, when it asked the tree and the state nothing (a
-        file test, `-v`); one that asked decides its words' stand-ins instead."""
-        test = eval_bracket if name == "[" else eval_single
-        if not self.marks or not any("\x00" in seg.text for arg in args for seg in arg):
-            return test(_Operands(self, st, line), args)
-        ops = _Operands(self, st, line, record=True)
-        outcome = test(ops, [self.with_values(arg) for arg in args])
-        if ops.answers:
-            self.decide(*args)  # its answers are for these values' paths and names
-        self.check(tuple(args), partial(_replay_single, bracket=name == "["), outcome)
-        return outcome
+        """`[ ... ]` / `test ...` on expanded words (verifier.shell.conditions)."""
+        ops = _Operands(self, st, line)
+        return eval_bracket(ops, args) if name == "[" else eval_single(ops, args)
 
     def pattern(self, word: Word, st: State) -> Pattern | None:
         """The glob pattern a word stands for (`[[ x == <word> ]]`, a `case` pattern, the operand of
@@ -2642,10 +2484,6 @@ class Reader:
             self.decide(*argv[1:2])  # the file read (its other words are only positional values)
             for gen in generated.values():
                 self.decide(gen.text, gen.path)  # a generated file sourced: its text is parsed
-            return
-        if name in ("[", "test", "eval") and name not in st.funcs:
-            # its words are a check or decide in `single_test` and `eval_`; what else it reads decides here
-            self.decide(*prefix.values(), stdin)
             return
         builtin = name in _FOLLOWED or \
             (name in ("echo", "printf") and (self.capture is not None or _writes_file(node))) or \
@@ -2779,16 +2617,6 @@ class _Operands:
         return found
 
     def arith(self, text: str) -> int | None:
-        if self.record and "\x00" in text:
-            # a stand-in whose value is a decimal number (`[[ $NODE_RANK -eq 0 ]]`): the comparison
-            # reads that number, with no arithmetic to evaluate; the `[[ ]]` is a check
-            # (Reader.double_test), and so is that another value is such a number too (its replay
-            # then reads it without asking `arith`, as this one does)
-            held = text_of(text)
-            number = literal_integer(plain(self.r.with_values(held)))
-            if number is not None:
-                self.r.check((held,), _reads_as_literal_integer, True)
-                return number
         self.r.decide(text)  # read as a number
         if "$" in text or "`" in text:  # an operand is not expanded again
             return None
@@ -2934,166 +2762,6 @@ def _makes_pattern(values: tuple[Text, ...]) -> bool:
     return expansion.may_glob(plain(values[0]))
 
 
-def _echoed(args: list[Text]) -> Text:
-    """What `echo` prints (verifier.shell.utilities), its final newline included."""
-    count, newline, escapes = utilities.echo_options([plain(a) if is_known(a) else None for a in args])
-    words = args[count:]
-    if escapes:
-        words = [text_of(utilities.unescape(plain(w)), *origin(w)) if is_known(w) and "\\" in plain(w) else w
-                 for w in words]
-    body = join_fields(words)
-    return concat(body, text_of("\n", *origin(body))) if newline else body
-
-
-def _echo_filters(value: Text, filters: tuple[tuple[tuple[str, ...], int], ...],
-                  file: str) -> tuple[Text, bool | None] | None:
-    """What `echo VALUE | filter | ...` in `file` prints and its status (verifier.shell.filters;
-    `filters`: each one's words and line; None: a filter the reader does not evaluate), as
-    `Reader.text_pipeline` has it."""
-    from verifier.shell.filters import apply_filter
-
-    text = _echoed([value])
-    status: bool | None = True
-    for words, line in filters:
-        result = apply_filter(list(words), text, (file, line))
-        if result is None:
-            return None
-        text, status = result
-    return text, status
-
-
-def _pipeline_again(value: str, filters: tuple[tuple[tuple[str, ...], int], ...], ended: bool,
-                    status: bool | None) -> str:
-    """A derived stand-in of `Reader.derived_pipeline` for its stand-in's value: the line the
-    pipeline prints; empty (no stand-in's value: the reading does not hold) when it prints otherwise
-    than one line ended as before, or gives another status."""
-    ran = _echo_filters(text_of(value), filters, "")
-    if ran is None or ran[1] != status:
-        return ""
-    text = plain(ran[0])
-    if text.endswith("\n") != ended:
-        return ""
-    line = text[:-1] if ended else text
-    return line if may_stand_in(line) else ""
-
-
-class _NotDerived(Exception):  # noqa: N818 (a signal: `Reader.derived_arith` gives no derived stand-in)
-    pass
-
-
-def _arith_again(*values: str, expr: str, groups: tuple[frozenset[str], ...], fixed: tuple[tuple[str, str], ...]) -> str:
-    """A derived stand-in of `Reader.derived_arith` for the values of its stand-ins: the expression
-    evaluated again, the variables of each group holding its stand-in's value and the other variables
-    what they held; empty (no stand-in's value: the reading does not hold) when it reads any other
-    variable, assigns, or fails with these values."""
-    known = dict(fixed)
-    for names, value in zip(groups, values, strict=True):
-        known.update(dict.fromkeys(names, value))
-
-    def lookup(name: str) -> str:
-        if name in known:
-            return known[name]
-        raise arith.ArithUnknown(name)
-
-    def assign(name: str, number: int) -> None:
-        raise arith.ArithError("an assignment")
-
-    try:
-        return str(arith.evaluate(expr, lookup, assign))
-    except (arith.ArithUnknown, arith.ArithError, ValueError, ZeroDivisionError, RecursionError, OverflowError):
-        return ""
-
-
-def _syntax(node: object) -> object:
-    """A syntax tree as nested tuples of its node types and every field (those derived from its text
-    too: a word's `tilde`, a command's `may_launch`) but a word's offset in its text and a script's
-    length (`_parses_alike`); a value of no type a tree holds is itself (compared as it compares)."""
-    kind = type(node)
-    if kind is str or kind is bool or kind is int or node is None:
-        return node
-    if kind is tuple or kind is list:
-        return tuple(map(_syntax, node))  # type: ignore[call-overload]
-    names = _SYNTAX_FIELDS.get(kind)
-    if names is None:
-        if not dataclasses.is_dataclass(node):
-            return node
-        names = _SYNTAX_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(node) if f.name not in ("start", "chars"))
-    return (kind.__name__, *[_syntax(getattr(node, name)) for name in names])
-
-
-_SYNTAX_FIELDS: dict[type, tuple[str, ...]] = {}
-# `_syntax` of the tree a text parses to, by text (None: it does not parse): the points of a config
-# `eval` the same server command with the same values, reading after reading
-_PARSED_SYNTAX: OrderedDict[tuple[str, str], object] = OrderedDict()
-MAX_PARSED_SYNTAX = 256
-processcache.register("shell.eval-syntax", _PARSED_SYNTAX.clear)
-
-
-def _parses_alike(texts: tuple[Text, ...], tree: object, marked: frozenset[int], indices: tuple[int, ...], file: str,
-                  seen: dict[tuple[str, ...], bool]) -> bool:
-    """Whether an `eval`'s text with values in place of its stand-ins (`texts[0]`; `texts[1:]` the
-    values of the stand-ins `indices`) parses to the tree it parsed to with the stand-ins (`tree`,
-    `_syntax` of it), the values put in (`Reader.eval_`). The values decide it: `seen` keeps it by
-    them for this `eval` of this reading."""
-    values = tuple(plain(t) for t in texts[1:])
-    found = seen.get(values)
-    if found is not None:
-        return found
-    code = plain(texts[0])
-    key = (file, code)
-    actual = _PARSED_SYNTAX.get(key, _PARSED_SYNTAX)
-    if actual is _PARSED_SYNTAX:
-        try:
-            actual = _syntax(_parse(code, file))
-        except ShellSyntaxError:
-            actual = None
-        _PARSED_SYNTAX[key] = actual
-        if len(_PARSED_SYNTAX) > MAX_PARSED_SYNTAX:
-            _PARSED_SYNTAX.popitem(last=False)
-    else:
-        _PARSED_SYNTAX.move_to_end(key)
-    found = actual is not None and actual == _substituted(tree, dict(zip(indices, values, strict=True)), marked)
-    seen[values] = found
-    return found
-
-
-def _substituted(flat: object, values: Mapping[int, str], marked: frozenset[int]) -> object:
-    """A `_syntax` tuple with `values` put in place of the stand-ins in its texts; `marked`: the ids
-    of its tuples that hold a stand-in (`_holding_marks`), the others are themselves."""
-    if type(flat) is str:
-        return _MARK.sub(lambda m: values[int(m.group(1))], flat) if "\x00" in flat else flat  # type: ignore[operator]
-    if type(flat) is tuple and id(flat) in marked:
-        return tuple([_substituted(item, values, marked) for item in flat])  # type: ignore[union-attr]
-    return flat
-
-
-def _holding_marks(flat: object, out: set[int]) -> bool:
-    """Whether a `_syntax` tuple holds a stand-in; the ids of those of its tuples that do go to `out`."""
-    if type(flat) is str:
-        return "\x00" in flat  # type: ignore[operator]
-    if type(flat) is not tuple:
-        return False
-    held = False
-    for item in flat:  # type: ignore[union-attr]
-        held = _holding_marks(item, out) or held
-    if held:
-        out.add(id(flat))
-    return held
-
-
-def _replay_single(values: tuple[Text, ...], bracket: bool) -> bool | None:
-    """A `[ ]` or `test` evaluated again with other words (`Reader.single_test`); one that asks the
-    tree or the state anything comes out otherwise (StopIteration, as a `[[ ]]` replay asking more)."""
-    ops = _Replayed((), (), ())
-    return eval_bracket(ops, values) if bracket else eval_single(ops, values)
-
-
-def _reads_as_literal_integer(values: tuple[Text, ...]) -> bool:
-    """Whether a `[[ ]]` integer comparison reads its operand as a number without arithmetic
-    (`_Operands.arith` with stand-ins)."""
-    return literal_integer(plain(values[0])) is not None
-
-
 def _replay_double(values: tuple[Text, ...], words: tuple[Word, ...], patterns: tuple[Pattern | None, ...],
                    answers: tuple[object, ...]) -> bool | None:
     """A `[[ ]]` evaluated again with other operand values (`Reader.double_test`)."""
@@ -3200,7 +2868,7 @@ class _Observed(Mapping[str, str]):
         """The snippet asked whether a listed value is an integer."""
         self.shapes.setdefault(name, is_int)
 
-    def listing_key(self) -> _Listing:
+    def listing_key(self) -> tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]]:
         """What a run that listed the environment depends on from the listing (`_SnippetRun.listed`)."""
         return tuple(self._env), tuple(self.looked.items()), tuple(self.shapes.items())
 
@@ -3229,11 +2897,6 @@ class _Observed(Mapping[str, str]):
         self.listed = True
 
 
-# what a python3 snippet's listing of its environment depends on (`_Observed.listing_key`): the names
-# listed, the listed values whose characters it read, and those it only asked whether they are integers
-_Listing = tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]]
-
-
 @dataclass(frozen=True)
 class _SnippetRun:
     """One run of a python3 data snippet (`Reader.snippet`): the answers it got (each environment
@@ -3243,14 +2906,15 @@ class _SnippetRun:
     env: tuple[tuple[str, str | None], ...]
     # a listing's names, the listed values whose characters it read, and those it only asked
     # whether they are integers (`_Observed.listing_key`)
-    listed: _Listing | None
+    listed: tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]] | None
     loads: tuple[tuple[str, tuple[str, str] | None], ...]
     seen: frozenset[str]
     out: Text | None
     error: str | None
 
 
-def _same_listing(listed: _Listing, values: Mapping[str, str]) -> bool:
+def _same_listing(listed: tuple[tuple[str, ...], tuple[tuple[str, str | None], ...], tuple[tuple[str, bool], ...]],
+                  values: Mapping[str, str]) -> bool:
     """Whether listing `values` answers a snippet run's listing alike (`_Observed.listing_key`): the
     same names in the same order, the same values where it read them, the same integers-or-not
     where it asked only that."""
@@ -3260,11 +2924,6 @@ def _same_listing(listed: _Listing, values: Mapping[str, str]) -> bool:
     if any(values.get(name) != value for name, value in looked):
         return False
     return all(_is_int(values[name]) == is_int for name, is_int in shapes)
-
-
-def _python_int(values: tuple[Text, ...]) -> bool:
-    """Whether Python's `int()` takes a listed value (`Reader.snippet_read`)."""
-    return _is_int(plain(values[0]))
 
 
 def _is_int(value: str) -> bool:
