@@ -52,7 +52,6 @@ from verifier.shell.text import (
     Text,
     as_vals,
     is_known,
-    mark_roots,
     may_stand_in,
     plain,
     slice_text,
@@ -296,10 +295,11 @@ def _misplaced(reader: Reader, result: ReadResult, env: Mapping[str, Text], stan
     def scan(text: str, only: set[str] | None) -> None:
         for m in _MARK.finditer(text):
             index = int(m.group(1))
-            if index >= len(marks):
+            name = marks[index][0] if index < len(marks) else None
+            if name is None:
                 bad.update(standins)  # not a stand-in of this reading: none is told apart
-                continue
-            bad.update(name for name in mark_roots(marks, index) if only is None or name in only)
+            elif only is None or name in only:
+                bad.add(name)
         if text.count("\x00") != 2 * len(_MARK.findall(text)):
             bad.update(standins)
 

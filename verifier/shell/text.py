@@ -202,31 +202,22 @@ def may_stand_in(value: str | None) -> bool:
     return bool(value) and _NOT_A_STAND_IN.search(value) is None  # type: ignore[arg-type]
 
 
-# a stand-in (verifier.shell.trace, Stand-ins): the variable it stands for (for a derived one, that of
-# its first base), the stand-ins it derives from (none for a variable's own) and how its value is
-# made from theirs (`Reader.derive`: `${X%%:*}`); chain readings and runner probes both compute the
-# values with `stand_in_values`
-Mark = tuple[str, tuple[int, ...], Callable[..., str] | None]
-
-
-def mark_roots(marks: Sequence[Mark], index: int) -> frozenset[str]:
-    """The variables a stand-in stands for: its own, or those of every stand-in it derives from."""
-    name, bases, _how = marks[index]
-    if not bases:
-        return frozenset((name,))
-    return frozenset().union(*(mark_roots(marks, base) for base in bases))
+# a stand-in (verifier.shell.trace, Stand-ins): the variable it stands for, the stand-in it derives
+# from (None for a variable's own) and how its value is made from that one's (`Reader.derive`:
+# `${X%%:*}`); chain readings and runner probes both compute the values with `stand_in_values`
+Mark = tuple[str, int | None, Callable[[str], str] | None]
 
 
 def stand_in_values(marks: Sequence[Mark], value_of: Callable[[str], str]) -> list[str] | None:
     """Every stand-in's value for an environment (`value_of` gives a variable's), a derived one made
-    from its bases' (None: a derived one may not take a stand-in's place, `may_stand_in`: the reading
+    from its base's (None: a derived one may not take a stand-in's place, `may_stand_in`: the reading
     does not hold there)."""
     out: list[str] = []
-    for name, bases, how in marks:
-        if not bases or how is None:
+    for name, base, how in marks:
+        if base is None or how is None:
             out.append(value_of(name))
             continue
-        value = how(*(out[base] for base in bases))
+        value = how(out[base])
         if not may_stand_in(value):
             return None  # `${X%%:*}` of this value is empty or blank
         out.append(value)

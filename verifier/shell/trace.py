@@ -104,7 +104,6 @@ from verifier.shell.text import (
     is_known,
     join_fields,
     known_seg,
-    mark_roots,
     may_stand_in,
     origin,
     plain,
@@ -2413,7 +2412,7 @@ class Reader:
     def stand_in(self, name: str, value: str) -> str:
         """A placeholder for the variable `name` of the starting environment, whose value is `value`
         (module docstring, Stand-ins): known text no script writes, holding no blank."""
-        self.marks.append((name, (), None))
+        self.marks.append((name, None, None))
         self.actual.append(value)
         return f"\x00{len(self.marks) - 1}\x00"
 
@@ -2436,7 +2435,7 @@ class Reader:
             found = [int(m.group(1)) for m in _MARK.finditer(text)]
             if text.count("\x00") != 2 * len(found) or any(i >= len(self.marks) for i in found):
                 self.undecidable()  # a cut stand-in: which variable it was is not known
-            names.update(*(mark_roots(self.marks, i) for i in found))
+            names.update(self.marks[i][0] for i in found)
         if names:
             self.decided |= names
             # the run goes on no further: from here it may differ from the run with the values, and
@@ -2459,7 +2458,7 @@ class Reader:
         derived = how(self.actual[base])
         if not may_stand_in(derived):
             self.decide(value)  # this value's result could not take a stand-in's place
-        self.marks.append((self.marks[base][0], (base,), how))
+        self.marks.append((self.marks[base][0], base, how))
         self.actual.append(derived)
         seg = value[0]
         return (Seg(f"\x00{len(self.marks) - 1}\x00", seg.file, seg.line, seg.known, seg.why, seg.many),)
@@ -2533,11 +2532,7 @@ class Reader:
         kept with its outcome (`checks`; computed here unless given): a caller that puts values in
         place of the stand-ins re-checks it with them (the reading holds only if every outcome stays)."""
         outcome = test(values) if outcome is ... else outcome
-        try:
-            same = test(tuple(self.with_values(v) for v in values)) == outcome
-        except StopIteration:  # a replayed `[[ ]]` asks more than was recorded: the values go otherwise
-            same = False
-        if not same:
+        if test(tuple(self.with_values(v) for v in values)) != outcome:
             self.decide(*values)  # with the values it comes out otherwise: the walk would not go this way
         self.checks.append((values, test, outcome))
 
