@@ -57,6 +57,18 @@ def is_integer(text: str) -> bool:
     return _INTEGER.fullmatch(text) is not None
 
 
+_SIGNED_DIGITS = re.compile(r"[-+]?[0-9]+")  # ASCII digits: bash reads no other digit as a number
+
+
+def decimal(text: str) -> int | None:
+    """The number a text is without evaluating it, when it is a decimal integer (a sign, then digits
+    with no leading 0: `012` is octal, 10, and is read as an expression); None for any other text."""
+    if _SIGNED_DIGITS.fullmatch(text) is None:
+        return None
+    digits = text.lstrip("+-")
+    return None if len(digits) > 1 and digits[0] == "0" else int(text)
+
+
 def tokens(expr: str) -> list[tuple[str, str]]:
     """The expression's tokens, each ("num" | "name" | "op", text); ArithError when it has a
     character no token starts with (an expression is read once per text: the lists are never changed)."""
@@ -182,8 +194,9 @@ class _Eval:
         text = value.strip(BLANKS)
         if not text:
             return 0
-        if is_integer(text) and not (len(text.lstrip("-")) > 1 and text.lstrip("-")[0] == "0"):
-            return int(text)  # a plain decimal (a leading 0 is octal: `X=012; $((X))` is 10)
+        number = decimal(text)
+        if number is not None:
+            return number
         if self.depth >= MAX_DEPTH:
             raise ArithError("expression recursion too deep")
         return evaluate(text, self.lookup, self.assign, self.depth + 1)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from verifier.core.linear_regex import compile_pattern
-from verifier.shell.arith import BLANKS, C_SPACE, is_number
+from verifier.shell.arith import BLANKS, C_SPACE, decimal, is_number
 from verifier.shell.lexer import Word
 from verifier.shell.values import Pattern, glob_match, has_extglob, pattern_is_literal, posix_regex
 
@@ -33,7 +33,6 @@ _INT_OPS: dict[str, Callable[[int, int], bool]] = {
     "-le": lambda a, b: a <= b, "-gt": lambda a, b: a > b, "-ge": lambda a, b: a >= b}
 _BINARY = frozenset({"=", "==", "!=", "=~", "<", ">", "-nt", "-ot", "-ef", *_INT_OPS})
 _CONNECTORS = ("&&", "||", "!", "(", ")")
-_INTEGER = re.compile(r"[-+]?[0-9]+")  # ASCII digits: bash reads no other digit as a number
 # `[ ]`'s integer, as bash's legal_number reads it: C white space before it, blanks after it
 _BRACKET_INTEGER = re.compile(f"[{C_SPACE}]*" r"([-+]?[0-9]+)[ \t]*")
 
@@ -202,18 +201,9 @@ def _int_operand(ops: Operands[V], text: str, double: bool) -> int | bool | None
     if not double:
         found = _BRACKET_INTEGER.fullmatch(text)
         return int(found.group(1)) if found else False  # `[ x -eq 1 ]` with a non-integer: an error, the test fails
-    number = literal_integer(text)
-    return number if number is not None else ops.arith(text.strip(BLANKS))
-
-
-def literal_integer(text: str) -> int | None:
-    """The number an operand of a `[[ ]]` integer comparison is without evaluating arithmetic: a
-    decimal integer (no octal leading 0) between optional blanks; None for any other text (read as
-    an arithmetic expression, `Operands.arith`)."""
     text = text.strip(BLANKS)
-    if _INTEGER.fullmatch(text) and not (len(text.lstrip("+-")) > 1 and text.lstrip("+-")[0] == "0"):
-        return int(text)
-    return None
+    number = decimal(text)
+    return number if number is not None else ops.arith(text)
 
 
 class _Double(Generic[V]):
@@ -345,4 +335,4 @@ def eval_bracket(ops: Operands[V], args: Sequence[V]) -> bool | None:
 
 
 __all__ = ["Item", "Operands", "binary", "compared_number", "eval_bracket", "eval_double", "eval_single",
-           "literal_integer", "number_comparison", "unary"]
+           "number_comparison", "unary"]
