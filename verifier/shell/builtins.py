@@ -434,11 +434,9 @@ def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: 
         held = None if placing is None else ev.held(w.vars[placing[0]])
         derivation = None if held is None else held[0]
         if placing is None and k and not testing:
-            inline = ev.word_derivation(w, word)  # `"$((CONC * 3 / 2))"`: placed as a variable holding it
-            if inline is not None and _placed_inline(ev, cmd, word, w, fields, placed, inline):
-                if w.flow is not None:
-                    return True
-                continue
+            derivation = ev.word_derivation(w, word)  # `"$((CONC * 3 / 2))"`: placed as a variable holding it
+            if derivation is not None:
+                placing = ("", "", "")
         # the starting variables the word would place that nothing has read so far (of a derived
         # number's, those read already are compared whole, and the rest still only placed)
         unread = () if placing is None else [n for n in ((placing[0],) if derivation is None else derivation.bases)
@@ -465,25 +463,6 @@ def _expand_fields(ev: Evaluator, cmd: Simple, w: World, testing: bool, fields: 
         if w.flow is not None:
             return True
     return False
-
-
-def _placed_inline(ev: Evaluator, cmd: Simple, word: Word, w: World, fields: list[Binding], placed: list[Placed],
-                   derivation: Derivation) -> bool:
-    """A word that is one `$(( ))` of starting numbers (`Evaluator.word_derivation`) expanded into
-    `fields` and listed in `placed`, its starting variables not read (False: they were read already,
-    or the expression gives no number here; nothing was expanded)."""
-    unread = [n for n in derivation.bases if n not in ev.reads]
-    if not unread:
-        return False
-    at = (cmd.src, word.line)
-    got = ev.expand_word(word, w, at, split=True, glob=True)
-    if len(got) != 1 or not isinstance(got[0][0], str) or derivation.number(ev.initial) != got[0][0]:
-        fields.extend(got)  # read as any other word (its variables stay read)
-        return True
-    ev.reads.difference_update(unread)
-    placed.append(Placed(len(fields), "", got[0][1], "", "", derivation))
-    fields.extend(got)
-    return True
 
 
 def _run_expanded(ev: Evaluator, cmd: Simple, w: World, stdin: list[tuple[Val, Loc]] | None, loc: Loc,

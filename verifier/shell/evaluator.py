@@ -1560,14 +1560,16 @@ class Evaluator:
     def word_derivation(self, w: World, word: Word) -> Derivation | None:
         """The derivation (verifier.shell.derived) a command word that is one `$(( ))` of starting
         numbers computes (`--max-running-requests "$(( CONC * 3 / 2 > 8 ? CONC * 3 / 2 : 8 ))"`),
-        which a server's argument places as it places a variable holding it (None: any other word)."""
+        which a server's argument places as it places a variable holding it (None: any other word, or
+        one that gives no number here, as `token_of` has it)."""
         parts = word.parts
         if self.sink is not None or self.weak or len(parts) != 1 or parts[0].kind != "arith" or word.braced \
                 or word.tilde or word.old_arithmetic:
             return None
         if not parts[0].quoted and any(c.isdigit() or c == "-" for c in self.ifs(w)):
             return None  # the number's text would be split
-        return derivation_for("arith", parts[0].text, partial(self._derivable, w))
+        derivation = derivation_for("arith", parts[0].text, partial(self._derivable, w))
+        return None if derivation is None or derivation.number(self.initial) is None else derivation
 
     def _derivable(self, w: World, var: str) -> tuple[Binding | None, bool, Derivation | None]:
         """What verifier.shell.derived.derivation_for asks of a variable: its binding (None for an

@@ -384,8 +384,9 @@ class Placed:
     prefix: str = ""
     suffix: str = ""
     # set when the variable holds a derived number (verifier.shell.derived): `name` is the
-    # script's variable, the starting variables placed are the derivation's, and `at` is where the
-    # evaluator put the number (the same in every environment)
+    # script's variable (empty for a word that is the `$(( ))` itself, Evaluator.word_derivation),
+    # the starting variables placed are the derivation's, and `at` is where the evaluator put the
+    # number (the same in every environment)
     derivation: Derivation | None = None
 
     @property
