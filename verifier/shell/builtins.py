@@ -368,24 +368,22 @@ def compared_test(ev: Evaluator, words: Sequence[Word], w: World, double: bool =
     (verifier.shell.memo). A `[[ ]]` (`double`) may join such comparisons with `&&` and `||`
     (`[[ $CONC == 32 || $CONC == 64 ]]`): each is recorded, whichever bash would not need. None: any
     other test, evaluated as before."""
-    groups: list[list[tuple[bool, tuple[str | Derivation, int, str, str]]]] = [[]]
-    start = 0
-    for i in range(len(words) + 1):
-        joiner = words[i].unquoted_literal if i < len(words) and double else None
-        if i < len(words) and (joiner not in ("&&", "||") or words[i].raw != joiner):
-            continue
-        found = _comparison(ev, words[start:i], w)
-        if found is None:
-            return None
-        groups[-1].append(found)
+    # the comparisons, in groups joined by `||` of comparisons joined by `&&`
+    groups: list[list[list[Word]]] = [[[]]]
+    for word in words:
+        joiner = word.unquoted_literal if double and word.raw in ("&&", "||") else None
         if joiner == "||":
-            groups.append([])
-        start = i + 1
-    for group in groups:
-        for _outcome, record in group:
-            ev.compared.add(record)
+            groups.append([[]])
+        elif joiner == "&&":
+            groups[-1].append([])
+        else:
+            groups[-1][-1].append(word)
+    found = [[_comparison(ev, comparison, w) for comparison in group] for group in groups]
+    if any(one is None for group in found for one in group):
+        return None
+    ev.compared.update(one[1] for group in found for one in group if one is not None)
     # `&&` binds tighter than `||` in `[[ ]]`
-    return any(all(outcome for outcome, _record in group) for group in groups)
+    return any(all(one is not None and one[0] for one in group) for group in found)
 
 
 def _comparison(ev: Evaluator, words: Sequence[Word],
