@@ -418,17 +418,17 @@ class _Walker:
             step = _STEPPED[words[0]]
             argv, words = argv[1:], words[1:]
             while words:
-                if step.queries and words[0].startswith("-") and any(c in step.queries for c in words[0][1:]):
+                if step.queried_by(words[0]):
                     return  # `command -v NAME`: a query, nothing runs
                 if words[0] in step.clears:
                     env = {}  # `env -i`: only what it assigns reaches the command
-                option, eq, named = words[0].partition("=")
-                if words[0] in step.unsets and len(words) > 1 or eq and option in step.unsets:
-                    gone = argv[0] if eq else argv[1]
+                taken, named = step.unset_by(words[0])
+                if taken and (named is not None or len(words) > 1):
+                    gone = argv[0] if named is not None else argv[1]
                     if not is_known(gone):
                         self.out.unread.append(Problem(event.file, event.line, unknown_unset(plain(event.argv[0]))))
                         return
-                    env.pop(named if eq else words[1], None)
+                    env.pop(named if named is not None else words[1], None)
                 if words[0] in step.valued:
                     skip = 2
                 elif words[0].startswith("-"):

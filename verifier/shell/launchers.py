@@ -82,6 +82,18 @@ class Wrapper:
     # above), "ranks" (runs the command once per rank), "submit" (runs a batch script), "container"
     follow: str = ""
 
+    def queried_by(self, word: str) -> bool:
+        """Whether this option makes it report and run no command (`command -v`, `queries`)."""
+        return bool(self.queries) and word.startswith("-") and any(c in self.queries for c in word[1:])
+
+    def unset_by(self, word: str) -> tuple[bool, str | None]:
+        """Whether this word takes a variable out of the command's environment (`unsets`), and the
+        variable when the word names it (`--unset=NAME`; None: the next word does, `-u NAME`)."""
+        option, eq, name = word.partition("=")
+        if eq and option in self.unsets:
+            return True, name
+        return word in self.unsets, None
+
 
 @dataclass(frozen=True, eq=False)
 class Commands:
@@ -215,8 +227,10 @@ def match_server(words: list[Val], commands: Commands) -> ServerMatch | None:
                     env.clear()  # what the wrapper assigned before goes too
                     unset.clear()
                     cleared = True
-                if t in wrapper.unsets or t.split("=", 1)[0] in wrapper.unsets and "=" in t:
-                    name = t.split("=", 1)[1] if "=" in t else _text(words[i + 1]) if i + 1 < n else None
+                taken, name = wrapper.unset_by(t)
+                if taken:
+                    if name is None:
+                        name = _text(words[i + 1]) if i + 1 < n else None
                     unset.append(name)
                     env[:] = [pair for pair in env if pair[0] != name]
                 if t in wrapper.valued:
@@ -439,7 +453,7 @@ def _after_wrapper(words: list[Val], k: int, commands: Commands) -> int | None:
         t = _text(words[i])
         if t is None:
             return None
-        if wrapper.queries and t.startswith("-") and any(c in wrapper.queries for c in t[1:]):
+        if wrapper.queried_by(t):
             return None  # `command -v NAME`: a query, nothing runs
         if t in wrapper.valued:
             i += 2
